@@ -1,0 +1,157 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "common/buffer.h"
+#include "common/config.h"
+#include "common/crc32c.h"
+#include "common/fd.h"
+#include "common/io_backend.h"
+#include "common/secret.h"
+#include "common/status.h"
+
+namespace t0fs {
+namespace {
+
+TEST(Status, CodesMapToErrnoAndBack) {
+  EXPECT_EQ(ToErrno(StatusCode::kNotFound), ENOENT);
+  EXPECT_EQ(ToErrno(StatusCode::kNotEmpty), ENOTEMPTY);
+  EXPECT_EQ(ToErrno(StatusCode::kOk), 0);
+  EXPECT_EQ(CodeFromErrno(EEXIST), StatusCode::kExists);
+  EXPECT_EQ(CodeFromWire(101), StatusCode::kNotFound);
+  EXPECT_EQ(CodeFromWire(65000), StatusCode::kRpcMalformed);
+  Status st = Status(StatusCode::kNotFound, "chunk 7").WithContext("read");
+  EXPECT_EQ(st.ToString(), "not found: read: chunk 7");
+}
+
+TEST(Status, ResultCarriesValueOrError) {
+  Result<int> good = 5;
+  ASSERT_TRUE(good.ok());
+  EXPECT_EQ(*good, 5);
+  Result<int> bad = Status(StatusCode::kIoError, "disk");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kIoError);
+}
+
+TEST(Config, ParsesSizesAndDurations) {
+  EXPECT_EQ(ParseByteSize("64M")->bytes, 64ull << 20);
+  EXPECT_EQ(ParseByteSize("4096")->bytes, 4096u);
+  EXPECT_EQ(ParseByteSize("1G")->bytes, 1ull << 30);
+  EXPECT_FALSE(ParseByteSize("12X").ok());
+  EXPECT_FALSE(ParseByteSize("").ok());
+  EXPECT_FALSE(ParseByteSize("99999999999999999999T").ok());
+  EXPECT_EQ(ParseDuration("250ms")->value.count(), 250);
+  EXPECT_EQ(ParseDuration("3s")->value.count(), 3000);
+  EXPECT_FALSE(ParseDuration("3 weeks").ok());
+  EXPECT_EQ(FormatByteSize(64ull << 20), "64 MiB");
+}
+
+struct SampleConfig {
+  std::string listen = "a";
+  ByteSize chunk{1};
+  Duration grace{};
+  bool flag = false;
+  template <class V>
+  void Visit(V& v) {
+    v("listen", listen, "where");
+    v("chunk-size", chunk, "how big");
+    v("grace", grace, "how long");
+    v("flag", flag, "on or off");
+  }
+};
+
+TEST(Config, TomlSectionAppliesAndRejectsUnknownKeys) {
+  auto doc = TomlDocument::Parse("[meta]\nlisten = \"x:1\"\nchunk-size = \"2M\"\ngrace = \"5s\"\n", "t");
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  SampleConfig cfg;
+  ASSERT_TRUE(doc->Apply("meta", cfg).ok());
+  EXPECT_EQ(cfg.listen, "x:1");
+  EXPECT_EQ(cfg.chunk.bytes, 2u << 20);
+  EXPECT_EQ(cfg.grace.value.count(), 5000);
+  SampleConfig untouched;
+  EXPECT_TRUE(doc->Apply("data", untouched).ok());
+  EXPECT_EQ(untouched.listen, "a");
+
+  auto typo = TomlDocument::Parse("[meta]\nlisten2 = \"x\"\n", "t");
+  ASSERT_TRUE(typo.ok());
+  Status st = typo->Apply("meta", cfg);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("listen2"), std::string::npos);
+
+  auto wrong_type = TomlDocument::Parse("[meta]\nflag = 3\n", "t");
+  EXPECT_FALSE(wrong_type->Apply("meta", cfg).ok());
+  EXPECT_FALSE(TomlDocument::Parse("[meta\n", "t").ok());
+}
+
+TEST(Crc32c, MatchesKnownVector) {
+  const char* text = "123456789";
+  EXPECT_EQ(Crc32c(std::as_bytes(std::span(text, 9))), 0xE3069283u);
+  // Incremental equals one-shot.
+  uint32_t part = Crc32c(std::as_bytes(std::span(text, 4)));
+  EXPECT_EQ(Crc32c(std::as_bytes(std::span(text + 4, 5)), part), 0xE3069283u);
+  std::string zeros(4096, '\0');
+  EXPECT_EQ(Crc32cOfZeros(4096), Crc32c(std::as_bytes(std::span(zeros.data(), zeros.size()))));
+}
+
+class IoBackendTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(IoBackendTest, BatchReadWrite) {
+  std::unique_ptr<IoBackend> backend;
+  if (GetParam() == "psync") {
+    backend = MakePsyncBackend();
+  } else {
+    auto uring = MakeUringBackend(4);
+    if (!uring.ok()) GTEST_SKIP() << "io_uring unavailable: " << uring.status().ToString();
+    backend = std::move(uring).value();
+  }
+  char path[] = "/tmp/t0fs-io-XXXXXX";
+  UniqueFd fd(::mkstemp(path));
+  ASSERT_TRUE(fd.valid());
+  ::unlink(path);
+  AlignedBuffer a(8192), b(8192);
+  std::memset(a.data(), 'x', 8192);
+  // Six requests through a ring of depth 4 exercise slicing.
+  std::vector<IoRequest> writes;
+  for (int block = 0; block < 6; ++block) {
+    writes.push_back(IoRequest{IoOp::kWrite, fd.get(), uint64_t(block) * 1000, a.data(), 1000, 0});
+  }
+  backend->Execute(writes);
+  for (auto& w : writes) EXPECT_EQ(w.result, 1000);
+  IoRequest reqs[2] = {{IoOp::kRead, fd.get(), 0, b.data(), 8192, 0},
+                       {IoOp::kFdatasync, fd.get(), 0, nullptr, 0, 0}};
+  backend->Execute(reqs);
+  EXPECT_EQ(reqs[0].result, 6000);  // short at EOF
+  EXPECT_EQ(reqs[1].result, 0);
+  IoRequest bad{IoOp::kRead, 12345, 0, b.data(), 10, 0};
+  backend->Execute(std::span(&bad, 1));
+  EXPECT_EQ(bad.result, -EBADF);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, IoBackendTest, ::testing::Values("psync", "uring"));
+
+TEST(Secret, CreateLoadAndRefuseOpenModes) {
+  std::string dir = std::filesystem::temp_directory_path() / ("t0fs-secret-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string path = dir + "/secret";
+  ASSERT_TRUE(CreateSecret(path).ok());
+  EXPECT_FALSE(CreateSecret(path).ok());  // never overwritten
+  auto secret = LoadSecret(path);
+  ASSERT_TRUE(secret.ok()) << secret.status().ToString();
+  EXPECT_EQ(secret->size(), 64u);
+  ::chmod(path.c_str(), 0644);
+  EXPECT_EQ(LoadSecret(path).status().code(), StatusCode::kPermissionDenied);
+  std::filesystem::remove_all(dir);
+
+  Digest d1 = HmacSha256("key", "data"), d2 = HmacSha256("key", "data"), d3 = HmacSha256("key2", "data");
+  EXPECT_TRUE(DigestEqual(d1, d2));
+  EXPECT_FALSE(DigestEqual(d1, d3));
+}
+
+}  // namespace
+}  // namespace t0fs

@@ -1,0 +1,323 @@
+#include "rpc/channel.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "common/secret.h"
+#include "rpc/proto/common.pb.h"
+
+namespace t0fs::rpc {
+namespace {
+
+constexpr size_t kMaxFds = 8;
+
+Status SetTimeouts(int fd, Duration timeout) {
+  timeval tv{};
+  tv.tv_sec = timeout.value.count() / 1000;
+  tv.tv_usec = (timeout.value.count() % 1000) * 1000;
+  if (::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
+      ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0) {
+    return Status::FromErrno(errno, "setsockopt timeout");
+  }
+  return Status::Ok();
+}
+
+// Non-blocking connect bounded by `timeout`, then back to blocking.
+Status ConnectWithTimeout(int fd, const sockaddr* addr, socklen_t len, Duration timeout,
+                          const std::string& what) {
+  int flags = ::fcntl(fd, F_GETFL);
+  ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  int rc = ::connect(fd, addr, len);
+  if (rc != 0 && errno != EINPROGRESS) {
+    return Status(StatusCode::kRpcConnect, fmt::format("connect {}: {}", what, std::strerror(errno)));
+  }
+  if (rc != 0) {
+    pollfd pfd{fd, POLLOUT, 0};
+    int n = 0;
+    do {
+      n = ::poll(&pfd, 1, static_cast<int>(timeout.value.count()));
+    } while (n < 0 && errno == EINTR);
+    if (n == 0) return Status(StatusCode::kRpcConnect, fmt::format("connect {}: timed out", what));
+    int err = 0;
+    socklen_t errlen = sizeof err;
+    ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &errlen);
+    if (err != 0) {
+      return Status(StatusCode::kRpcConnect, fmt::format("connect {}: {}", what, std::strerror(err)));
+    }
+  }
+  ::fcntl(fd, F_SETFL, flags);
+  return Status::Ok();
+}
+
+Result<UniqueFd> Dial(const Endpoint& ep, Duration timeout) {
+  if (ep.is_unix()) {
+    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!fd.valid()) return Status::FromErrno(errno, "socket");
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, ep.path.c_str(), sizeof(addr.sun_path) - 1);
+    RETURN_IF_ERROR(ConnectWithTimeout(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr,
+                                       timeout, ep.ToString()));
+    return fd;
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  int rc = ::getaddrinfo(ep.host.c_str(), std::to_string(ep.port).c_str(), &hints, &res);
+  if (rc != 0) {
+    return Status(StatusCode::kRpcConnect, fmt::format("resolve {}: {}", ep.ToString(), gai_strerror(rc)));
+  }
+  Status last(StatusCode::kRpcConnect, "no address for " + ep.ToString());
+  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
+    UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
+    if (!fd.valid()) continue;
+    last = ConnectWithTimeout(fd.get(), ai->ai_addr, ai->ai_addrlen, timeout, ep.ToString());
+    if (last.ok()) {
+      ::freeaddrinfo(res);
+      int one = 1;
+      ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      return fd;
+    }
+  }
+  ::freeaddrinfo(res);
+  return last;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Connection>> Connection::Open(const Endpoint& ep, const ClientOptions& options) {
+  ASSIGN_OR_RETURN(UniqueFd fd, Dial(ep, options.connect_timeout));
+  RETURN_IF_ERROR(SetTimeouts(fd.get(), options.io_timeout));
+  std::unique_ptr<Connection> conn(new Connection(std::move(fd), options));
+  Status st = conn->Handshake();
+  if (!st.ok()) return st.WithContext(ep.ToString());
+  return conn;
+}
+
+Status Connection::Fail(Status st) {
+  broken_ = true;
+  return st;
+}
+
+Status Connection::Handshake() {
+  ASSIGN_OR_RETURN(FrameHeader h, ReceiveHead(nullptr));
+  if (h.method != Method::kHello || h.payload_len != 0) {
+    return Fail(Status(StatusCode::kRpcMalformed, "expected the server's Hello"));
+  }
+  std::string body(h.header_len, '\0');
+  RETURN_IF_ERROR(ReceiveExact(reinterpret_cast<std::byte*>(body.data()), body.size()));
+  pb::Hello challenge;
+  if (!challenge.ParseFromString(body) || challenge.nonce().size() != 32) {
+    return Fail(Status(StatusCode::kRpcMalformed, "malformed server Hello"));
+  }
+  std::string my_nonce = RandomBytes(32);
+  Digest proof = HmacSha256(options_.secret, "client" + challenge.nonce());
+  pb::Hello hello;
+  hello.set_nonce(my_nonce);
+  hello.set_proof(std::string(reinterpret_cast<const char*>(proof.data()), proof.size()));
+  hello.set_role(options_.role);
+  hello.set_version("t0fs 0.1");
+  FrameHeader out;
+  out.method = Method::kHello;
+  out.request_id = next_id_++;
+  RETURN_IF_ERROR(SendFrame(out, hello.SerializeAsString(), {}));
+  ASSIGN_OR_RETURN(FrameHeader rh, ReceiveHead(nullptr));
+  std::string answer(rh.header_len, '\0');
+  RETURN_IF_ERROR(ReceiveExact(reinterpret_cast<std::byte*>(answer.data()), answer.size()));
+  if (rh.status != 0) {
+    return Fail(Status(CodeFromWire(rh.status), answer));
+  }
+  pb::Hello server;
+  Digest expected = HmacSha256(options_.secret, "server" + my_nonce);
+  if (!server.ParseFromString(answer) || server.proof().size() != expected.size() ||
+      std::memcmp(server.proof().data(), expected.data(), expected.size()) != 0) {
+    return Fail(Status(StatusCode::kRpcUnauthenticated,
+                       "the server could not prove it holds the cluster secret"));
+  }
+  return Status::Ok();
+}
+
+Status Connection::SendFrame(const FrameHeader& h, std::string_view header,
+                             std::span<const std::byte> payload) {
+  FrameHeader frame = h;
+  frame.header_len = static_cast<uint32_t>(header.size());
+  frame.payload_len = static_cast<uint32_t>(payload.size());
+  std::byte head[kFrameHeaderSize];
+  EncodeFrameHeader(frame, head);
+  iovec iov[3] = {{head, sizeof head},
+                  {const_cast<char*>(header.data()), header.size()},
+                  {const_cast<std::byte*>(payload.data()), payload.size()}};
+  int iov_idx = 0;
+  size_t remaining = sizeof head + header.size() + payload.size();
+  while (remaining > 0) {
+    msghdr msg{};
+    msg.msg_iov = iov + iov_idx;
+    msg.msg_iovlen = static_cast<size_t>(3 - iov_idx);
+    ssize_t n = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) return Fail(Status(StatusCode::kRpcTimeout, "send timed out"));
+      return Fail(Status(StatusCode::kRpcClosed, fmt::format("send: {}", std::strerror(errno))));
+    }
+    remaining -= static_cast<size_t>(n);
+    size_t done = static_cast<size_t>(n);
+    while (iov_idx < 3 && done >= iov[iov_idx].iov_len) {
+      done -= iov[iov_idx].iov_len;
+      ++iov_idx;
+    }
+    if (iov_idx < 3) {
+      iov[iov_idx].iov_base = static_cast<char*>(iov[iov_idx].iov_base) + done;
+      iov[iov_idx].iov_len -= done;
+    }
+  }
+  return Status::Ok();
+}
+
+Status Connection::ReceiveExact(std::byte* buf, size_t len) {
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = ::recv(fd_.get(), buf + done, len - done, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) return Fail(Status(StatusCode::kRpcTimeout, "no reply within the i/o timeout"));
+      return Fail(Status(StatusCode::kRpcClosed, fmt::format("receive: {}", std::strerror(errno))));
+    }
+    if (n == 0) return Fail(Status(StatusCode::kRpcClosed, "connection closed by the server"));
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Result<FrameHeader> Connection::ReceiveHead(std::vector<UniqueFd>* fds) {
+  std::byte head[kFrameHeaderSize];
+  size_t done = 0;
+  // The first recvmsg may carry descriptors (SCM_RIGHTS arrive with the first byte).
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)];
+  while (done < sizeof head) {
+    iovec iov{head + done, sizeof head - done};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    ssize_t n = ::recvmsg(fd_.get(), &msg, MSG_CMSG_CLOEXEC);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) return Fail(Status(StatusCode::kRpcTimeout, "no reply within the i/o timeout"));
+      return Fail(Status(StatusCode::kRpcClosed, fmt::format("receive: {}", std::strerror(errno))));
+    }
+    if (n == 0) return Fail(Status(StatusCode::kRpcClosed, "connection closed by the server"));
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+      size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t fd_idx = 0; fd_idx < count; ++fd_idx) {
+        int fd = -1;
+        std::memcpy(&fd, CMSG_DATA(c) + fd_idx * sizeof(int), sizeof fd);
+        UniqueFd owned(fd);  // closed unless the caller asked for descriptors
+        if (fds != nullptr) fds->push_back(std::move(owned));
+      }
+    }
+    done += static_cast<size_t>(n);
+  }
+  FrameHeader h;
+  Status st = DecodeFrameHeader(std::span<const std::byte, kFrameHeaderSize>(head, sizeof head),
+                                options_.limits, &h);
+  if (!st.ok()) return Fail(st);
+  if (!h.is_response()) return Fail(Status(StatusCode::kRpcMalformed, "request frame from a server"));
+  return h;
+}
+
+Status Connection::Call(const CallArgs& args) {
+  if (broken_) return Status(StatusCode::kRpcClosed, "connection is broken");
+  if (args.payload.size() > options_.limits.max_payload || args.header.size() > options_.limits.max_header) {
+    return Status(StatusCode::kRpcTooLarge, fmt::format("request of {} bytes exceeds the frame limit",
+                                                        args.header.size() + args.payload.size()));
+  }
+  FrameHeader h;
+  h.method = args.method;
+  h.request_id = next_id_++;
+  RETURN_IF_ERROR(SendFrame(h, args.header, args.payload));
+  ASSIGN_OR_RETURN(FrameHeader rh, ReceiveHead(args.reply_fds));
+  if (rh.request_id != h.request_id || rh.method != h.method) {
+    // A server that refuses a frame it cannot parse may answer with its own
+    // status before closing; prefer that explanation.
+    if (rh.status != 0 && rh.request_id == h.request_id) {
+      std::string msg(std::min<size_t>(rh.header_len, 4096), '\0');
+      (void)ReceiveExact(reinterpret_cast<std::byte*>(msg.data()), msg.size());
+      return Fail(Status(CodeFromWire(rh.status), msg));
+    }
+    return Fail(Status(StatusCode::kRpcMalformed, "reply does not match the request"));
+  }
+  std::string local_header;
+  std::string* header = args.reply_header != nullptr ? args.reply_header : &local_header;
+  header->resize(rh.header_len);
+  RETURN_IF_ERROR(ReceiveExact(reinterpret_cast<std::byte*>(header->data()), header->size()));
+  if (rh.status != 0) {
+    if (rh.payload_len != 0) return Fail(Status(StatusCode::kRpcMalformed, "error reply with payload"));
+    Status remote(CodeFromWire(rh.status), *header);
+    // The server closes the connection after refusing a frame.
+    if (remote.code() == StatusCode::kRpcMalformed || remote.code() == StatusCode::kRpcTooLarge) {
+      return Fail(remote);
+    }
+    return remote;
+  }
+  if (rh.payload_len > args.reply_payload.size()) {
+    return Fail(Status(StatusCode::kRpcTooLarge,
+                       fmt::format("reply payload of {} bytes exceeds the {} byte buffer", rh.payload_len,
+                                   args.reply_payload.size())));
+  }
+  RETURN_IF_ERROR(ReceiveExact(args.reply_payload.data(), rh.payload_len));
+  if (args.reply_payload_len != nullptr) *args.reply_payload_len = rh.payload_len;
+  return Status::Ok();
+}
+
+Status Channel::Call(const CallArgs& args) {
+  std::unique_ptr<Connection> conn;
+  {
+    std::lock_guard lock(mu_);
+    if (!idle_.empty()) {
+      conn = std::move(idle_.back());
+      idle_.pop_back();
+    }
+  }
+  if (!conn) {
+    ASSIGN_OR_RETURN(conn, Connection::Open(endpoint_, options_));
+  }
+  Status st = conn->Call(args);
+  if (!conn->broken()) {
+    std::lock_guard lock(mu_);
+    idle_.push_back(std::move(conn));
+  }
+  return st;
+}
+
+void Channel::Reset() {
+  std::lock_guard lock(mu_);
+  idle_.clear();
+}
+
+std::string LocalHostId() {
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::string boot_id;
+  std::getline(boot, boot_id);
+  struct stat st {};
+  uint64_t netns = ::stat("/proc/self/ns/net", &st) == 0 ? st.st_ino : 0;
+  return fmt::format("{}/{}", boot_id, netns);
+}
+
+}  // namespace t0fs::rpc

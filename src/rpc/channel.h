@@ -1,0 +1,113 @@
+// rpc::Channel: the client side. A pool of blocking connections to one
+// endpoint; each connection carries one request at a time.
+//
+// Why blocking sockets: the callers (FUSE worker threads, benchmark threads,
+// CLI) are threads that need the answer before they continue. Doing the
+// send/receive on the calling thread costs no thread hop, which is most of a
+// metadata operation's latency budget (docs/design.md).
+//
+// Thread safety: Channel is safe for concurrent use; a Connection is not.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "common/fd.h"
+#include "common/status.h"
+#include "rpc/endpoint.h"
+#include "rpc/frame.h"
+#include "rpc/methods.h"
+
+namespace t0fs::rpc {
+
+struct ClientOptions {
+  std::string secret;  // cluster secret
+  std::string role = "client";
+  Duration connect_timeout{std::chrono::seconds(5)};
+  // A request whose reply does not arrive within this fails with kRpcTimeout
+  // and its connection is dropped. Long enough for an fsync of a large chunk.
+  Duration io_timeout{std::chrono::seconds(60)};
+  FrameLimits limits;
+};
+
+// What a call sends and where its reply goes.
+struct CallArgs {
+  Method method = Method::kHello;
+  std::string_view header;                   // serialized request
+  std::span<const std::byte> payload;        // raw request bytes
+  std::string* reply_header = nullptr;       // serialized reply (required)
+  std::span<std::byte> reply_payload;        // reply bytes land here; larger replies fail
+  size_t* reply_payload_len = nullptr;       // bytes received into reply_payload
+  std::vector<UniqueFd>* reply_fds = nullptr;  // descriptors passed with the reply
+};
+
+class Connection {
+ public:
+  // Connects and authenticates (see common.proto Hello).
+  static Result<std::unique_ptr<Connection>> Open(const Endpoint& ep, const ClientOptions& options);
+  // Returns the remote status (e.g. kNotFound) or a transport error (kRpc*).
+  // After a transport error the connection is unusable.
+  Status Call(const CallArgs& args);
+  bool broken() const { return broken_; }
+
+ private:
+  Connection(UniqueFd fd, const ClientOptions& options) : fd_(std::move(fd)), options_(options) {}
+  Status Handshake();
+  Status SendFrame(const FrameHeader& h, std::string_view header, std::span<const std::byte> payload);
+  Result<FrameHeader> ReceiveHead(std::vector<UniqueFd>* fds);
+  Status ReceiveExact(std::byte* buf, size_t len);
+  Status Fail(Status st);
+
+  UniqueFd fd_;
+  const ClientOptions& options_;
+  uint64_t next_id_ = 1;
+  bool broken_ = false;
+};
+
+class Channel {
+ public:
+  Channel(Endpoint endpoint, ClientOptions options)
+      : endpoint_(std::move(endpoint)), options_(std::move(options)) {}
+
+  // One request on a pooled connection (opened on demand). Transport errors
+  // drop the connection; they are not retried here (see IsTransportError).
+  Status Call(const CallArgs& args);
+
+  // Typed convenience: serializes `req`, parses the reply into `rsp`.
+  template <typename Req, typename Rsp>
+  Status Call(Method method, const Req& req, Rsp* rsp) {
+    std::string out = req.SerializeAsString();
+    std::string in;
+    CallArgs args;
+    args.method = method;
+    args.header = out;
+    args.reply_header = &in;
+    RETURN_IF_ERROR(Call(args));
+    if (rsp != nullptr && !rsp->ParseFromString(in)) {
+      return Status(StatusCode::kRpcMalformed, "cannot parse reply from " + endpoint_.ToString());
+    }
+    return Status::Ok();
+  }
+
+  const Endpoint& endpoint() const { return endpoint_; }
+  // Closes every idle connection (e.g. after the peer restarted).
+  void Reset();
+
+ private:
+  Endpoint endpoint_;
+  ClientOptions options_;
+  std::mutex mu_;  // guards idle_
+  std::vector<std::unique_ptr<Connection>> idle_;
+};
+
+// Peer identity helpers for "same host" detection.
+// host id = boot id + network namespace inode: two processes share it iff they
+// run on the same kernel in the same network namespace.
+std::string LocalHostId();
+
+}  // namespace t0fs::rpc

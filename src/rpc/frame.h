@@ -1,0 +1,53 @@
+// The frame: every RPC message on a TCP or unix socket.
+//
+//   offset size field
+//   0      4    magic        "T0F1" (0x31463054 little-endian)
+//   4      2    method       rpc::Method
+//   6      2    flags        bit 0: response; other bits must be 0
+//   8      8    request_id   echoed in the response
+//   16     4    status       response: StatusCode number (0 = ok); request: 0
+//   20     4    header_len   bytes of protobuf header (or, on error, UTF-8 message)
+//   24     4    payload_len  raw bytes after the header (chunk data)
+//   28     4    reserved     must be 0
+//
+// All integers little-endian. Lengths are checked against FrameLimits before
+// anything is allocated (docs/formats/rpc.md has the full grammar).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "common/status.h"
+#include "rpc/methods.h"
+
+namespace t0fs::rpc {
+
+inline constexpr uint32_t kFrameMagic = 0x31463054;  // "T0F1"
+inline constexpr size_t kFrameHeaderSize = 32;
+inline constexpr uint16_t kFlagResponse = 1;
+
+struct FrameLimits {
+  uint32_t max_header = 4u << 20;    // protobuf part: layouts and directory pages
+  uint32_t max_payload = 17u << 20;  // raw part: one chunk I/O (16 MiB) plus slack
+};
+
+struct FrameHeader {
+  Method method = Method::kHello;
+  uint16_t flags = 0;
+  uint64_t request_id = 0;
+  uint32_t status = 0;
+  uint32_t header_len = 0;
+  uint32_t payload_len = 0;
+
+  bool is_response() const { return (flags & kFlagResponse) != 0; }
+};
+
+void EncodeFrameHeader(const FrameHeader& h, std::byte out[kFrameHeaderSize]);
+// Decodes `in` into `out` and validates magic, flags, reserved and the length
+// bounds. `out` is filled even when validation fails, so that an error reply
+// can name the request it refuses.
+Status DecodeFrameHeader(std::span<const std::byte, kFrameHeaderSize> in, const FrameLimits& limits,
+                         FrameHeader* out);
+
+}  // namespace t0fs::rpc

@@ -1,0 +1,395 @@
+#include "rpc/server.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include <asio.hpp>
+
+#include "common/logging.h"
+#include "common/secret.h"
+#include "rpc/proto/common.pb.h"
+
+namespace t0fs::rpc {
+namespace {
+
+using asio::awaitable;
+using asio::use_awaitable;
+using asio::ip::tcp;
+using Unix = asio::local::stream_protocol;
+
+constexpr std::string_view kVersion = "t0fs 0.1";
+
+// The coroutine that serves one connection. Socket is tcp::socket or
+// Unix::socket; everything else is shared.
+class ConnectionLoop {
+ public:
+  ConnectionLoop(const ServerOptions& options,
+                 const std::unordered_map<uint16_t, Handler>& handlers, std::string peer)
+      : options_(options), handlers_(handlers), peer_(std::move(peer)) {}
+
+  template <typename Socket>
+  awaitable<void> Run(Socket socket) {
+    asio::error_code ec;
+    if (!co_await Handshake(socket)) {
+      socket.close(ec);
+      co_return;
+    }
+    std::byte head[kFrameHeaderSize];
+    std::string header;
+    AlignedBuffer payload(64 << 10);
+    AlignedBuffer reply_buffer(64 << 10);
+    for (;;) {
+      co_await asio::async_read(socket, asio::buffer(head, sizeof head),
+                                asio::redirect_error(use_awaitable, ec));
+      if (ec) break;  // peer went away: the normal end of a connection
+      FrameHeader frame_head;
+      FrameHeader* frame = &frame_head;
+      Status valid = DecodeFrameHeader(std::span<const std::byte, kFrameHeaderSize>(head, sizeof head),
+                                       options_.limits, frame);
+      if (valid.ok() && frame->is_response()) {
+        valid = Status(StatusCode::kRpcMalformed, "response frame sent to a server");
+      }
+      if (!valid.ok()) {
+        // The stream cannot be resynchronised after a bad header: answer and close.
+        LOG_WARN("{}: dropping connection from {}: {}", options_.name, peer_, valid.ToString());
+        FrameHeader err;
+        err.method = frame->method;
+        err.request_id = frame->request_id;
+        co_await SendError(socket, err, valid);
+        break;
+      }
+      header.resize(frame->header_len);
+      payload.Reserve(frame->payload_len);
+      std::array<asio::mutable_buffer, 2> body = {
+          asio::buffer(header.data(), header.size()),
+          asio::buffer(payload.data(), frame->payload_len)};
+      co_await asio::async_read(socket, body, asio::redirect_error(use_awaitable, ec));
+      if (ec) break;
+
+      Call call;
+      call.method = frame->method;
+      call.header = std::as_bytes(std::span(header.data(), header.size()));
+      call.payload = std::span(payload.data(), frame->payload_len);
+      call.peer = peer_;
+      call.peer_role = role_;
+      call.reply_buffer = &reply_buffer;
+      Status st = Dispatch(call);
+
+      FrameHeader reply;
+      reply.method = frame->method;
+      reply.flags = kFlagResponse;
+      reply.request_id = frame->request_id;
+      if (!st.ok()) {
+        co_await SendError(socket, reply, st);
+        if (st.code() == StatusCode::kRpcMalformed) break;
+        continue;
+      }
+      reply.header_len = static_cast<uint32_t>(call.reply_header.size());
+      reply.payload_len = static_cast<uint32_t>(call.reply_payload.size());
+      std::byte out_head[kFrameHeaderSize];
+      EncodeFrameHeader(reply, out_head);
+      if (!call.reply_fds.empty()) {
+        if (!co_await SendWithFds(socket, out_head, call)) break;
+        continue;
+      }
+      std::array<asio::const_buffer, 3> out = {
+          asio::buffer(out_head, sizeof out_head),
+          asio::buffer(call.reply_header.data(), call.reply_header.size()),
+          asio::buffer(call.reply_payload.data(), call.reply_payload.size())};
+      co_await asio::async_write(socket, out, asio::redirect_error(use_awaitable, ec));
+      if (ec) break;
+    }
+    socket.close(ec);
+  }
+
+ private:
+  Status Dispatch(Call& call) {
+    auto it = handlers_.find(static_cast<uint16_t>(call.method));
+    if (it == handlers_.end()) {
+      return Status(StatusCode::kRpcUnknownMethod,
+                    fmt::format("{} does not serve method {}", options_.name,
+                                static_cast<unsigned>(call.method)));
+    }
+    // Exceptions never cross the RPC boundary: a handler that throws becomes
+    // an error reply, and the connection stays usable.
+    try {
+      return it->second(call);
+    } catch (const std::exception& e) {
+      LOG_ERROR("{}: {} from {} threw: {}", options_.name, MethodName(call.method), peer_, e.what());
+      return Status(StatusCode::kInternal, e.what());
+    }
+  }
+
+  // Server speaks first with a nonce; see common.proto Hello.
+  template <typename Socket>
+  awaitable<bool> Handshake(Socket& socket) {
+    asio::steady_timer deadline(socket.get_executor(), options_.handshake_timeout.value);
+    deadline.async_wait([&socket](const asio::error_code& ec) {
+      asio::error_code ignored;
+      if (!ec) socket.close(ignored);
+    });
+    std::string nonce = RandomBytes(32);
+    pb::Hello challenge;
+    challenge.set_nonce(nonce);
+    challenge.set_role(options_.name);
+    challenge.set_version(std::string(kVersion));
+    FrameHeader out;
+    out.method = Method::kHello;
+    out.flags = kFlagResponse;
+    if (!co_await SendMessage(socket, out, challenge.SerializeAsString())) co_return false;
+
+    asio::error_code ec;
+    std::byte head[kFrameHeaderSize];
+    co_await asio::async_read(socket, asio::buffer(head, sizeof head),
+                              asio::redirect_error(use_awaitable, ec));
+    if (ec) co_return false;
+    FrameLimits hello_limits{4096, 0};
+    FrameHeader frame_head;
+    FrameHeader* frame = &frame_head;
+    Status st = DecodeFrameHeader(std::span<const std::byte, kFrameHeaderSize>(head, sizeof head),
+                                  hello_limits, frame);
+    if (st.ok() && (frame->method != Method::kHello || frame->is_response())) {
+      st = Status(StatusCode::kRpcUnauthenticated, "expected Hello first");
+    }
+    if (!st.ok()) {
+      LOG_WARN("{}: refused {}: {}", options_.name, peer_, st.ToString());
+      co_await SendError(socket, FrameHeader{}, st);
+      co_return false;
+    }
+    std::string body(frame->header_len, '\0');
+    co_await asio::async_read(socket, asio::buffer(body), asio::redirect_error(use_awaitable, ec));
+    if (ec) co_return false;
+    pb::Hello hello;
+    FrameHeader reply;
+    reply.method = Method::kHello;
+    reply.flags = kFlagResponse;
+    reply.request_id = frame->request_id;
+    Digest expected = HmacSha256(options_.secret, "client" + nonce);
+    Digest got{};
+    if (!hello.ParseFromString(body) || hello.proof().size() != got.size()) {
+      co_await SendError(socket, reply, Status(StatusCode::kRpcUnauthenticated, "malformed Hello"));
+      co_return false;
+    }
+    std::memcpy(got.data(), hello.proof().data(), got.size());
+    if (!DigestEqual(expected, got)) {
+      LOG_WARN("{}: refused {} (role {}): wrong cluster secret", options_.name, peer_, hello.role());
+      co_await SendError(socket, reply,
+                         Status(StatusCode::kRpcUnauthenticated,
+                                fmt::format("{} refused the connection: wrong cluster secret",
+                                            options_.name)));
+      co_return false;
+    }
+    role_ = hello.role();
+    Digest server_proof = HmacSha256(options_.secret, "server" + hello.nonce());
+    pb::Hello answer;
+    answer.set_proof(std::string(reinterpret_cast<const char*>(server_proof.data()), server_proof.size()));
+    answer.set_role(options_.name);
+    bool sent = co_await SendMessage(socket, reply, answer.SerializeAsString());
+    deadline.cancel();
+    co_return sent && socket.is_open();
+  }
+
+  template <typename Socket>
+  awaitable<bool> SendMessage(Socket& socket, FrameHeader h, const std::string& body) {
+    h.header_len = static_cast<uint32_t>(body.size());
+    h.payload_len = 0;
+    std::byte head[kFrameHeaderSize];
+    EncodeFrameHeader(h, head);
+    std::array<asio::const_buffer, 2> out = {asio::buffer(head, sizeof head), asio::buffer(body)};
+    asio::error_code ec;
+    co_await asio::async_write(socket, out, asio::redirect_error(use_awaitable, ec));
+    co_return !ec;
+  }
+
+  template <typename Socket>
+  awaitable<bool> SendError(Socket& socket, FrameHeader h, const Status& st) {
+    h.flags = kFlagResponse;
+    h.status = static_cast<uint32_t>(st.code());
+    co_return co_await SendMessage(socket, h, st.message());
+  }
+
+  // Unix sockets: the reply's first byte carries the descriptors.
+  template <typename Socket>
+  awaitable<bool> SendWithFds(Socket& socket, const std::byte* head, Call& call) {
+    if constexpr (!std::is_same_v<Socket, Unix::socket>) {
+      LOG_ERROR("{}: handler tried to pass descriptors over TCP", options_.name);
+      co_return false;
+    } else {
+      std::string frame(reinterpret_cast<const char*>(head), kFrameHeaderSize);
+      frame += call.reply_header;
+      frame.append(reinterpret_cast<const char*>(call.reply_payload.data()), call.reply_payload.size());
+      iovec iov{frame.data(), frame.size()};
+      std::vector<int> fds;
+      for (auto& fd : call.reply_fds) fds.push_back(fd.get());
+      std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()));
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = control.data();
+      msg.msg_controllen = control.size();
+      cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+      cmsg->cmsg_level = SOL_SOCKET;
+      cmsg->cmsg_type = SCM_RIGHTS;
+      cmsg->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+      std::memcpy(CMSG_DATA(cmsg), fds.data(), sizeof(int) * fds.size());
+      size_t sent = 0;
+      while (sent < frame.size()) {
+        ssize_t n = ::sendmsg(socket.native_handle(), &msg, MSG_NOSIGNAL);
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          if (errno != EAGAIN) co_return false;
+          asio::error_code ec;
+          co_await socket.async_wait(Unix::socket::wait_write, asio::redirect_error(use_awaitable, ec));
+          if (ec) co_return false;
+          continue;
+        }
+        sent += static_cast<size_t>(n);
+        // Descriptors go with the first byte only.
+        msg.msg_control = nullptr;
+        msg.msg_controllen = 0;
+        iov.iov_base = frame.data() + sent;
+        iov.iov_len = frame.size() - sent;
+      }
+      co_return true;
+    }
+  }
+
+  const ServerOptions& options_;
+  const std::unordered_map<uint16_t, Handler>& handlers_;
+  std::string peer_;
+  std::string role_;
+};
+
+}  // namespace
+
+bool IsTransportError(StatusCode code) {
+  return code == StatusCode::kRpcConnect || code == StatusCode::kRpcClosed ||
+         code == StatusCode::kRpcTimeout;
+}
+
+struct Server::Impl {
+  ServerOptions options;
+  std::unordered_map<uint16_t, Handler> handlers;
+  asio::io_context io;
+  std::vector<std::unique_ptr<tcp::acceptor>> tcp_acceptors;
+  std::vector<std::unique_ptr<Unix::acceptor>> unix_acceptors;
+  std::vector<Endpoint> bound;
+  std::vector<std::thread> threads;
+  bool running = false;
+
+  awaitable<void> AcceptTcp(tcp::acceptor& acceptor) {
+    for (;;) {
+      asio::error_code ec;
+      tcp::socket socket = co_await acceptor.async_accept(asio::redirect_error(use_awaitable, ec));
+      if (ec) {
+        if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+        LOG_WARN("{}: accept failed: {}", options.name, ec.message());
+        continue;
+      }
+      socket.set_option(tcp::no_delay(true), ec);
+      std::string peer = "tcp";
+      auto remote = socket.remote_endpoint(ec);
+      if (!ec) peer = fmt::format("{}:{}", remote.address().to_string(), remote.port());
+      auto loop = std::make_shared<ConnectionLoop>(options, handlers, std::move(peer));
+      asio::co_spawn(io, [loop, s = std::move(socket)]() mutable { return loop->Run(std::move(s)); },
+                     asio::detached);
+    }
+  }
+
+  awaitable<void> AcceptUnix(Unix::acceptor& acceptor) {
+    for (;;) {
+      asio::error_code ec;
+      Unix::socket socket = co_await acceptor.async_accept(asio::redirect_error(use_awaitable, ec));
+      if (ec) {
+        if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+        LOG_WARN("{}: accept failed: {}", options.name, ec.message());
+        continue;
+      }
+      auto loop = std::make_shared<ConnectionLoop>(options, handlers, "unix");
+      asio::co_spawn(io, [loop, s = std::move(socket)]() mutable { return loop->Run(std::move(s)); },
+                     asio::detached);
+    }
+  }
+};
+
+Server::Server(ServerOptions options, std::vector<std::pair<Method, Handler>> handlers)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  for (auto& [method, handler] : handlers) {
+    impl_->handlers.emplace(static_cast<uint16_t>(method), std::move(handler));
+  }
+}
+
+Server::~Server() { Stop(); }
+
+Status Server::Start() {
+  Impl& s = *impl_;
+  if (s.options.secret.empty()) return Status(StatusCode::kInvalidArgument, "server needs the cluster secret");
+  for (const Endpoint& ep : s.options.listen) {
+    asio::error_code ec;
+    if (ep.is_unix()) {
+      ::unlink(ep.path.c_str());  // a socket file left by a killed process
+      auto acceptor = std::make_unique<Unix::acceptor>(s.io);
+      acceptor->open(Unix(), ec);
+      if (!ec) acceptor->bind(Unix::endpoint(ep.path), ec);
+      if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+      if (ec) return Status(StatusCode::kRpcConnect, fmt::format("listen on {}: {}", ep.ToString(), ec.message()));
+      s.bound.push_back(ep);
+      s.unix_acceptors.push_back(std::move(acceptor));
+    } else {
+      tcp::resolver resolver(s.io);
+      auto results = resolver.resolve(ep.host, std::to_string(ep.port), ec);
+      if (ec || results.empty()) {
+        return Status(StatusCode::kRpcConnect, fmt::format("resolve {}: {}", ep.ToString(), ec.message()));
+      }
+      tcp::endpoint local = *results.begin();
+      auto acceptor = std::make_unique<tcp::acceptor>(s.io);
+      acceptor->open(local.protocol(), ec);
+      if (!ec) acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
+      if (!ec) acceptor->bind(local, ec);
+      if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+      if (ec) return Status(StatusCode::kRpcConnect, fmt::format("listen on {}: {}", ep.ToString(), ec.message()));
+      Endpoint actual = ep;
+      actual.port = acceptor->local_endpoint().port();
+      s.bound.push_back(actual);
+      s.tcp_acceptors.push_back(std::move(acceptor));
+    }
+  }
+  for (auto& acceptor : s.tcp_acceptors) {
+    asio::co_spawn(s.io, s.AcceptTcp(*acceptor), asio::detached);
+  }
+  for (auto& acceptor : s.unix_acceptors) {
+    asio::co_spawn(s.io, s.AcceptUnix(*acceptor), asio::detached);
+  }
+  s.running = true;
+  for (uint32_t thread_idx = 0; thread_idx < std::max(1u, s.options.threads); ++thread_idx) {
+    s.threads.emplace_back([&s] { s.io.run(); });
+  }
+  return Status::Ok();
+}
+
+void Server::Stop() {
+  Impl& s = *impl_;
+  if (!s.running) return;
+  s.running = false;
+  asio::post(s.io, [&s] {
+    asio::error_code ec;
+    for (auto& a : s.tcp_acceptors) a->close(ec);
+    for (auto& a : s.unix_acceptors) a->close(ec);
+  });
+  s.io.stop();
+  for (auto& t : s.threads) t.join();
+  s.threads.clear();
+  for (const Endpoint& ep : s.bound) {
+    if (ep.is_unix()) ::unlink(ep.path.c_str());
+  }
+}
+
+Endpoint Server::bound(size_t index) const { return impl_->bound.at(index); }
+
+}  // namespace t0fs::rpc

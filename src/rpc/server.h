@@ -1,0 +1,94 @@
+// rpc::Server: accepts connections on TCP and unix endpoints, authenticates
+// each peer with the cluster secret, and dispatches request frames to
+// handlers by method id.
+//
+// Model: one asio io_context run by `threads` threads; one C++20 coroutine per
+// connection; requests on one connection are handled in order (clients keep a
+// pool of connections for concurrency). Handlers are synchronous and may block
+// (SQLite, disk I/O): size `threads` for the blocking you expect.
+//
+// Thread safety: Start/Stop from one thread. Handlers run concurrently on the
+// server threads and must synchronise shared state themselves.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/buffer.h"
+#include "common/config.h"
+#include "common/fd.h"
+#include "common/status.h"
+#include "rpc/endpoint.h"
+#include "rpc/frame.h"
+#include "rpc/methods.h"
+
+namespace t0fs::rpc {
+
+// One request as a handler sees it, and the reply it fills in.
+struct Call {
+  Method method = Method::kHello;
+  std::span<const std::byte> header;  // serialized request message
+  std::span<std::byte> payload;       // raw request bytes; page-aligned start
+  std::string peer;                   // "10.0.0.1:41234" or "unix"
+  std::string peer_role;              // role the peer claimed at Hello
+
+  std::string reply_header;                  // serialized reply message
+  std::span<const std::byte> reply_payload;  // must outlive the handler: use reply_buffer
+  AlignedBuffer* reply_buffer = nullptr;     // per-connection scratch, page-aligned
+  std::vector<UniqueFd> reply_fds;           // sent with SCM_RIGHTS (unix endpoints only)
+};
+
+using Handler = std::function<Status(Call&)>;
+
+// Wraps a typed handler: parses Req (malformed → kRpcMalformed), serializes Rsp.
+template <typename Req, typename Rsp, typename F>
+Handler Typed(F f) {
+  return [f = std::move(f)](Call& call) -> Status {
+    Req req;
+    if (!req.ParseFromArray(call.header.data(), static_cast<int>(call.header.size()))) {
+      return Status(StatusCode::kRpcMalformed, "cannot parse request");
+    }
+    Rsp rsp;
+    Status st = f(req, rsp, call);
+    if (st.ok()) rsp.SerializeToString(&call.reply_header);
+    return st;
+  };
+}
+
+struct ServerOptions {
+  std::string name = "rpc";         // for logs
+  std::vector<Endpoint> listen;     // bound in order
+  uint32_t threads = 2;             // io threads; handlers block them
+  std::string secret;               // cluster secret; required
+  FrameLimits limits;
+  Duration handshake_timeout{std::chrono::seconds(10)};  // a silent peer is dropped after this
+};
+
+class Server {
+ public:
+  Server(ServerOptions options, std::vector<std::pair<Method, Handler>> handlers);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds every endpoint (a stale unix socket file is replaced) and starts
+  // the threads. Fails without side effects left running.
+  Status Start();
+  // Closes listeners and connections and joins the threads. Idempotent.
+  void Stop();
+  // The endpoint actually bound (TCP port 0 resolved).
+  Endpoint bound(size_t index) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// True for codes that mean the request may not have reached the server or
+// its reply was lost (connect failure, reset, timeout): safe to retry only
+// with an idempotent request or a replay token.
+bool IsTransportError(StatusCode code);
+
+}  // namespace t0fs::rpc
