@@ -1,0 +1,15 @@
+// Subcommands of the t0fs binary. Each Register* adds one subcommand (and its
+// --help) to the app; the callback stores the exit code in *exit_code.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace t0fs::cli {
+
+int Main(int argc, char** argv);
+
+void RegisterVersion(CLI::App& app, int* exit_code);
+
+}  // namespace t0fs::cli

@@ -1,0 +1,246 @@
+// libt0fs: the native client of t0fs.
+//
+// A Client is one session with the meta service. It resolves names, creates
+// and removes files, and opens Files whose reads and writes go straight to the
+// data services: through the local bypass (the chunk file's descriptor,
+// passed by the data service on this host) when a replica is on this node,
+// over TCP otherwise. The meta service is never in the per-I/O path: layouts
+// are fetched at open and extended in batches.
+//
+// Consistency is close-to-open, as NFS: a File sees what was committed when
+// it was opened plus its own writes (and those of other Files of the same
+// Client); Flush/Fsync/Close commit size and chunk versions to meta, after
+// which a new Open anywhere sees the data.
+//
+// Errors are Status codes (common/status.h); ToErrno() gives the errno that a
+// POSIX call would have returned.
+//
+// Thread safety: Client and File are safe for concurrent use from many
+// threads (FUSE issues parallel requests on one file handle). A File must not
+// be used after Close(); destroying an unclosed File closes it.
+//
+// Example:
+//   auto client = t0fs::client::Client::Connect({.meta = "127.0.0.1:7700",
+//                                                 .secret_file = "t0fs-data/secret"});
+//   auto file = (*client)->CreatePath("/data/shard0", 0644);
+//   (*file)->Write(0, bytes);
+//   (*file)->Close();
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/config.h"
+#include "common/ids.h"
+#include "common/status.h"
+
+namespace t0fs::client {
+
+struct ClientOptions {
+  std::string meta = "127.0.0.1:7700";  // meta service address
+  std::string secret;                   // cluster secret, or:
+  std::string secret_file;              // path of the secret file (used when `secret` is empty)
+  std::string name;                     // shown in `t0fs status` ("mount /mnt/x")
+  uint64_t node_id = 0;                 // this host's data node; 0 = detect (same host id)
+  // How long an operation keeps retrying while meta or a data service is
+  // unreachable (a restart) before failing with EIO. Longer rides out
+  // restarts; shorter surfaces outages sooner.
+  Duration retry_timeout{std::chrono::seconds(60)};
+  Duration rpc_timeout{std::chrono::seconds(60)};  // one request's reply
+  // Chunks allocated per Allocate call when a write reaches unallocated
+  // space sequentially. More means fewer meta calls, more unused layout rows
+  // when a file stops short.
+  uint32_t allocate_ahead = 4;
+  // Use the local bypass (fd passing) for replicas on this node. Off forces
+  // TCP even on the same host (for comparison and tests).
+  bool local_bypass = true;
+};
+
+struct Attr {
+  InodeId ino;
+  uint32_t mode = 0;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  uint64_t size = 0;
+  uint32_t nlink = 0;
+  uint32_t rdev = 0;
+  Timespec atime, mtime, ctime;
+  uint64_t chunk_size = 0;
+  uint64_t generation = 0;
+};
+
+struct DirEntry {
+  std::string name;
+  InodeId ino;
+  uint32_t mode = 0;    // type bits at least
+  uint64_t cookie = 0;  // resume point after this entry
+  std::optional<Attr> attr;
+};
+
+struct DirPage {
+  std::vector<DirEntry> entries;
+  bool eof = false;
+};
+
+struct StatFs {
+  uint64_t total_bytes = 0;
+  uint64_t free_bytes = 0;
+  uint64_t files = 0;
+  uint32_t block_size = 4096;
+  uint32_t max_name = 255;
+};
+
+// Fields of SetAttr; values in SetAttrArgs. Same bits as meta's SetAttrMask.
+enum SetAttrMask : uint32_t {
+  kSetMode = 1,
+  kSetUid = 2,
+  kSetGid = 4,
+  kSetSize = 8,
+  kSetAtime = 16,
+  kSetMtime = 32,
+  kSetAtimeNow = 64,
+  kSetMtimeNow = 128,
+  kSetCtime = 256,
+};
+
+struct SetAttrArgs {
+  uint32_t mask = 0;
+  uint32_t mode = 0;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  uint64_t size = 0;
+  Timespec atime, mtime, ctime;
+};
+
+// Who is asking; used as the owner of new inodes.
+struct Caller {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+};
+
+// Per-replica description of a file's chunks (t0fs layout, passthrough).
+struct ReplicaInfo {
+  NodeId node;
+  VolumeId volume;
+  ChunkId chunk;
+  uint64_t version = 0;
+  bool local = false;  // on this client's node
+};
+struct ChunkInfo {
+  uint64_t index = 0;
+  std::vector<ReplicaInfo> replicas;
+};
+struct LayoutInfo {
+  uint64_t chunk_size = 0;
+  uint64_t size = 0;
+  std::vector<ChunkInfo> chunks;
+};
+
+// Byte and operation counters of one Client (monotonic).
+struct IoCounters {
+  uint64_t local_read_bytes = 0;
+  uint64_t local_write_bytes = 0;
+  uint64_t remote_read_bytes = 0;
+  uint64_t remote_write_bytes = 0;
+  uint64_t local_reads = 0;
+  uint64_t remote_reads = 0;
+  uint64_t checksum_errors = 0;
+};
+
+class File {
+ public:
+  virtual ~File() = default;
+
+  // Reads up to buf.size() bytes at `offset`; short at end of file; holes
+  // read as zeros. Verifies block checksums (EIO on mismatch).
+  virtual Result<size_t> Read(uint64_t offset, std::span<std::byte> buf) = 0;
+  // Writes all of `data` at `offset` (at the end of file when opened with
+  // O_APPEND, whatever `offset` says). Returns bytes written.
+  virtual Result<size_t> Write(uint64_t offset, std::span<const std::byte> data) = 0;
+  // Commits size, mtime and versions to meta (no fsync of data).
+  virtual Status Flush() = 0;
+  // Makes written data and the commit durable (fdatasync of chunk files,
+  // durable meta transaction).
+  virtual Status Fsync(bool datasync) = 0;
+  // Truncates or extends to `size` (ftruncate).
+  virtual Status Truncate(uint64_t size) = 0;
+  // Flush + release the handle. Idempotent.
+  virtual Status Close() = 0;
+
+  virtual InodeId ino() const = 0;
+  // Size as this client sees it (committed size at open, plus own writes).
+  virtual uint64_t size() const = 0;
+  // The attributes returned at open (size updated to size()).
+  virtual Attr attr() const = 0;
+};
+
+class Client {
+ public:
+  // Connects to meta and opens a session. Fails clearly on a wrong secret or
+  // an unreachable meta.
+  static Result<std::unique_ptr<Client>> Connect(const ClientOptions& options);
+  virtual ~Client() = default;
+
+  // ---- namespace by inode (what FUSE uses) ----
+  virtual Result<Attr> Lookup(InodeId parent, std::string_view name) = 0;
+  virtual Result<Attr> GetAttr(InodeId ino) = 0;
+  // A size change truncates the data first (all replicas), then commits.
+  virtual Result<Attr> SetAttr(InodeId ino, const SetAttrArgs& args) = 0;
+  // Regular files, fifos, sockets, devices (not directories or symlinks).
+  virtual Result<Attr> Mknod(InodeId parent, std::string_view name, uint32_t mode, uint32_t rdev,
+                             const Caller& caller) = 0;
+  virtual Result<Attr> Mkdir(InodeId parent, std::string_view name, uint32_t mode,
+                             const Caller& caller) = 0;
+  virtual Result<Attr> Symlink(InodeId parent, std::string_view name, std::string_view target,
+                               const Caller& caller) = 0;
+  virtual Status Unlink(InodeId parent, std::string_view name) = 0;
+  virtual Status Rmdir(InodeId parent, std::string_view name) = 0;
+  // flags: RENAME_NOREPLACE (1), RENAME_EXCHANGE (2).
+  virtual Status Rename(InodeId old_parent, std::string_view old_name, InodeId new_parent,
+                        std::string_view new_name, uint32_t flags) = 0;
+  virtual Result<Attr> Link(InodeId ino, InodeId new_parent, std::string_view new_name) = 0;
+  virtual Result<std::string> ReadLink(InodeId ino) = 0;
+  // "." and ".." first; `cookie` 0 starts, else continue after that entry.
+  virtual Result<DirPage> ReadDir(InodeId dir, uint64_t cookie, uint32_t max_entries,
+                                  bool with_attrs) = 0;
+  virtual Result<StatFs> GetStatFs() = 0;
+  virtual Result<std::string> GetXattr(InodeId ino, std::string_view name) = 0;
+  // flags: XATTR_CREATE (1), XATTR_REPLACE (2).
+  virtual Status SetXattr(InodeId ino, std::string_view name, std::string_view value,
+                          uint32_t flags) = 0;
+  virtual Result<std::vector<std::string>> ListXattr(InodeId ino) = 0;
+  virtual Status RemoveXattr(InodeId ino, std::string_view name) = 0;
+
+  // ---- files ----
+  // open(2) flags: O_RDONLY/O_WRONLY/O_RDWR, O_TRUNC, O_APPEND, O_DIRECT
+  // (local chunk files are then read and written with O_DIRECT).
+  virtual Result<std::unique_ptr<File>> Open(InodeId ino, int flags) = 0;
+  // O_CREAT open: creates (or with `exclusive` false, opens an existing)
+  // regular file. `created` tells which happened.
+  virtual Result<std::unique_ptr<File>> Create(InodeId parent, std::string_view name,
+                                               uint32_t mode, int flags, const Caller& caller,
+                                               bool* created = nullptr) = 0;
+  virtual Result<LayoutInfo> GetLayout(InodeId ino) = 0;
+
+  // ---- paths (for native applications and tools) ----
+  // Resolves an absolute path inside t0fs ("/a/b"); symlinks are not followed.
+  virtual Result<Attr> ResolvePath(std::string_view path) = 0;
+  virtual Result<std::unique_ptr<File>> OpenPath(std::string_view path, int flags) = 0;
+  virtual Result<std::unique_ptr<File>> CreatePath(std::string_view path, uint32_t mode,
+                                                   int flags = 0) = 0;
+  // mkdir -p.
+  virtual Status MakeDirs(std::string_view path, uint32_t mode) = 0;
+
+  // ---- this client ----
+  virtual NodeId local_node() const = 0;
+  virtual IoCounters counters() const = 0;
+};
+
+}  // namespace t0fs::client

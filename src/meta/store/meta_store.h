@@ -1,0 +1,307 @@
+// MetaStore: the namespace, layouts and cluster records of t0fs, behind one
+// interface so that SQLite (the embedded default) and PostgreSQL (later) are
+// interchangeable.
+//
+// Contract for every implementation:
+//  - Each method is one transaction: it is applied entirely or not at all,
+//    and `kill -9` at any point leaves a store that opens and passes Check().
+//  - POSIX semantics live here (rename cases, link counts, non-empty rmdir),
+//    so every front end (FUSE, native API) gets the same answers. Errors use
+//    the generic codes of common/status.h (kNotFound = ENOENT, ...).
+//  - Permission checks are NOT done here: the FUSE mount runs with
+//    default_permissions (the kernel checks), and native clients are trusted
+//    once they have authenticated with the cluster secret.
+//  - Mutating methods take an OpToken. When the token's (session, slot) has
+//    already recorded `seq`, the method does not run again: it returns the
+//    recorded outcome (see Replay). A zero token (session 0) records nothing.
+//
+// Thread safety: implementations are safe for concurrent use; they serialise
+// writers internally.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/ids.h"
+#include "common/status.h"
+
+namespace t0fs::meta {
+
+inline constexpr size_t kMaxNameLength = 255;
+inline constexpr size_t kMaxSymlinkLength = 4095;
+inline constexpr size_t kMaxXattrNameLength = 255;
+inline constexpr size_t kMaxXattrValueLength = 64 * 1024;
+inline constexpr uint32_t kMaxLinks = 65000;
+
+struct InodeAttr {
+  InodeId ino;
+  uint32_t mode = 0;  // st_mode: type and permission bits
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  uint64_t size = 0;  // files: committed size; symlinks: target length; dirs: 0
+  uint32_t nlink = 0;
+  uint32_t rdev = 0;
+  Timespec atime, mtime, ctime;
+  uint64_t chunk_size = 0;  // regular files; fixed at creation
+  uint64_t generation = 0;
+};
+
+struct DirEntry {
+  std::string name;
+  InodeId ino;
+  uint32_t mode = 0;    // at least the type bits
+  uint64_t cookie = 0;  // pass back to ReadDir to continue after this entry
+  std::optional<InodeAttr> attr;  // filled when ReadDir is asked for attrs
+};
+
+enum class ReplicaState : uint32_t { kHealthy = 0, kStale = 1, kPending = 2 };
+
+struct Replica {
+  NodeId node;
+  VolumeId volume;
+  ChunkId chunk;
+  uint64_t version = 0;  // last committed write version; 0 = never written
+  ReplicaState state = ReplicaState::kHealthy;
+};
+
+struct ChunkLayout {
+  uint64_t index = 0;  // covers [index * chunk_size, (index + 1) * chunk_size)
+  std::vector<Replica> replicas;
+};
+
+// Where a new chunk should go; chosen by meta's placement logic, not the store.
+struct ReplicaTarget {
+  NodeId node;
+  VolumeId volume;
+};
+
+struct OpToken {
+  SessionId session;  // 0 = do not record
+  uint32_t slot = 0;
+  uint64_t seq = 0;
+};
+
+struct MakeNodeArgs {
+  InodeId parent;
+  std::string name;
+  uint32_t mode = 0;  // includes the type: S_IFREG, S_IFDIR, S_IFLNK, S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  uint32_t rdev = 0;
+  bool exclusive = true;    // regular files: false = return the existing file (O_CREAT without O_EXCL)
+  std::string link_target;  // S_IFLNK only
+  uint64_t chunk_size = 0;  // S_IFREG only; must be > 0 for files
+};
+
+struct MakeNodeResult {
+  InodeAttr attr;
+  bool created = true;
+};
+
+// Which fields SetAttr changes; values in SetAttrArgs.
+enum SetAttrMask : uint32_t {
+  kSetMode = 1,
+  kSetUid = 2,
+  kSetGid = 4,
+  kSetSize = 8,
+  kSetAtime = 16,
+  kSetMtime = 32,
+  kSetAtimeNow = 64,
+  kSetMtimeNow = 128,
+  kSetCtime = 256,
+};
+
+struct SetAttrArgs {
+  InodeId ino;
+  uint32_t mask = 0;
+  uint32_t mode = 0;  // permission bits only; the type cannot change
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  uint64_t size = 0;
+  Timespec atime, mtime, ctime;
+};
+
+// A chunk whose data must be removed from a data node. Chunks enter the
+// garbage queue when their file is freed or truncated away; the node removes
+// the files and acknowledges (AckGarbage).
+struct GarbageChunk {
+  uint64_t id = 0;  // queue entry id
+  ChunkId chunk;
+  NodeId node;
+  VolumeId volume;
+};
+
+struct RenameFlags {
+  static constexpr uint32_t kNoReplace = 1;  // RENAME_NOREPLACE
+  static constexpr uint32_t kExchange = 2;   // RENAME_EXCHANGE
+};
+
+struct XattrFlags {
+  static constexpr uint32_t kCreate = 1;   // XATTR_CREATE
+  static constexpr uint32_t kReplace = 2;  // XATTR_REPLACE
+};
+
+struct OpenResult {
+  HandleId handle;
+  InodeAttr attr;
+};
+
+struct CommitArgs {
+  InodeId ino;
+  HandleId handle;     // may be 0 (a commit without an open handle, e.g. from a tool)
+  uint64_t size = 0;   // the file becomes max(current size, size)
+  std::optional<Timespec> mtime;  // also sets ctime
+  std::vector<std::pair<ChunkId, uint64_t>> written;  // version := max(version, v) on every replica of the chunk
+};
+
+struct VolumeRecord {
+  VolumeId volume;
+  NodeId node;
+  std::string uuid;  // written in the volume directory; identifies it across restarts
+  std::string path;
+  uint64_t total_bytes = 0;
+  uint64_t free_bytes = 0;
+  uint64_t chunks = 0;
+};
+
+struct NodeRecord {
+  NodeId node;
+  std::string host_id;
+  std::string hostname;
+  std::string address;       // TCP chunk service
+  std::string local_socket;  // unix socket for fd passing
+  Timespec last_heartbeat;
+  std::vector<VolumeRecord> volumes;
+};
+
+struct SessionRecord {
+  SessionId session;
+  std::string client_name;
+  std::string host_id;
+  Timespec last_renewed;
+};
+
+struct StoreCounts {
+  uint64_t files = 0;        // regular files (and other non-directories)
+  uint64_t directories = 0;
+  uint64_t chunks = 0;
+  uint64_t logical_bytes = 0;  // sum of file sizes
+  uint64_t sessions = 0;
+  uint64_t open_handles = 0;
+  uint64_t garbage_chunks = 0;
+};
+
+// One chunk as fsck sees it.
+struct ChunkRecord {
+  ChunkId chunk;
+  InodeId ino;
+  uint64_t index = 0;
+  Replica replica;
+  bool garbage = false;  // queued for removal, no longer in a layout
+};
+
+class MetaStore {
+ public:
+  virtual ~MetaStore() = default;
+
+  // ---- namespace: reads ----
+  virtual Result<InodeAttr> GetAttr(InodeId ino) = 0;
+  virtual Result<InodeAttr> Lookup(InodeId parent, std::string_view name) = 0;
+  virtual Result<std::string> ReadLink(InodeId ino) = 0;
+  // Entries after `cookie` (0 = start) in a stable order, at most `max`;
+  // "." and ".." come first (cookies 1 and 2). Entries created or removed
+  // during a listing may or may not appear; the others appear exactly once.
+  // `eof` is set when the listing is complete.
+  virtual Result<std::vector<DirEntry>> ReadDir(InodeId dir, uint64_t cookie, size_t max,
+                                                bool with_attrs, bool* eof) = 0;
+  virtual Result<std::string> GetXattr(InodeId ino, std::string_view name) = 0;
+  virtual Result<std::vector<std::string>> ListXattr(InodeId ino) = 0;
+
+  // ---- namespace: writes (times are set from `now`) ----
+  virtual Result<MakeNodeResult> MakeNode(const OpToken& token, const MakeNodeArgs& args,
+                                          Timespec now) = 0;
+  // Removes a non-directory entry. When the last link goes and no handle is
+  // open, the inode and its chunks are freed (chunks → garbage queue); when a
+  // handle is open the inode lives on with nlink 0 until the last Release.
+  virtual Status Unlink(const OpToken& token, InodeId parent, std::string_view name, Timespec now) = 0;
+  virtual Status Rmdir(const OpToken& token, InodeId parent, std::string_view name, Timespec now) = 0;
+  // rename(2)/renameat2(2): replacing a file (freed as in Unlink) or an empty
+  // directory; kNoReplace; kExchange (both must exist, types may differ);
+  // a directory cannot move below itself (kInvalidArgument); renaming onto a
+  // hard link of the same inode is a no-op.
+  virtual Status Rename(const OpToken& token, InodeId old_parent, std::string_view old_name,
+                        InodeId new_parent, std::string_view new_name, uint32_t flags,
+                        Timespec now) = 0;
+  virtual Result<InodeAttr> Link(const OpToken& token, InodeId ino, InodeId new_parent,
+                                 std::string_view new_name, Timespec now) = 0;
+  // A size change drops every chunk that lies wholly at or beyond
+  // min(old size, new size) rounded up to a chunk boundary (→ garbage queue):
+  // the caller has already truncated the boundary chunk's data.
+  virtual Result<InodeAttr> SetAttr(const OpToken& token, const SetAttrArgs& args, Timespec now) = 0;
+  virtual Status SetXattr(const OpToken& token, InodeId ino, std::string_view name,
+                          std::string_view value, uint32_t flags, Timespec now) = 0;
+  virtual Status RemoveXattr(const OpToken& token, InodeId ino, std::string_view name,
+                             Timespec now) = 0;
+
+  // ---- files ----
+  // Registers an open handle of `session` (unlink-while-open). With O_TRUNC in
+  // `flags` the file is truncated to 0 in the same transaction (its chunks to
+  // the garbage queue).
+  virtual Result<OpenResult> Open(const OpToken& token, SessionId session, InodeId ino,
+                                  uint32_t flags, Timespec now) = 0;
+  // Drops a handle; frees an unlinked inode when it was the last one.
+  virtual Status Release(const OpToken& token, HandleId handle) = 0;
+  // Allocated chunks with index in [first, first + count), ascending.
+  virtual Result<std::vector<ChunkLayout>> GetLayout(InodeId ino, uint64_t first, uint64_t count) = 0;
+  // Allocates the chunks at `indices` with one replica per target (the same
+  // targets for every chunk, in order; the first is the primary). Indices
+  // already allocated are returned unchanged (two writers racing to allocate
+  // the same chunk both get the winner's layout). Chunk ids are new and
+  // never reused.
+  virtual Result<std::vector<ChunkLayout>> Allocate(const OpToken& token, InodeId ino,
+                                                    const std::vector<uint64_t>& indices,
+                                                    const std::vector<ReplicaTarget>& targets) = 0;
+  // Commits size, mtime and chunk versions after writes (close-to-open).
+  // `durable`: the transaction reaches stable storage before returning.
+  virtual Result<InodeAttr> Commit(const OpToken& token, const CommitArgs& args, bool durable,
+                                   Timespec now) = 0;
+
+  // ---- sessions ----
+  virtual Result<SessionId> OpenSession(std::string_view client_name, std::string_view host_id,
+                                        Timespec now) = 0;
+  // kMetaNoSession if it expired or never existed.
+  virtual Status RenewSession(SessionId session, Timespec now) = 0;
+  // Closes a session: releases its handles (freeing unlinked inodes) and its
+  // replay records.
+  virtual Status CloseSession(SessionId session) = 0;
+  // Closes every session not renewed since `cutoff`; returns how many.
+  virtual Result<size_t> ExpireSessions(Timespec cutoff) = 0;
+
+  // ---- cluster ----
+  // Creates or updates a node (node.node == 0: assign an id). Volumes are
+  // matched by uuid; new ones get ids. Returns the stored record.
+  virtual Result<NodeRecord> RegisterNode(const NodeRecord& node, Timespec now) = 0;
+  virtual Status UpdateVolumes(NodeId node, const std::vector<VolumeRecord>& volumes,
+                               Timespec now) = 0;
+  virtual Result<std::vector<NodeRecord>> ListNodes() = 0;
+  virtual Result<std::vector<GarbageChunk>> TakeGarbage(NodeId node, size_t max) = 0;
+  virtual Status AckGarbage(const std::vector<uint64_t>& ids) = 0;
+
+  // ---- reporting ----
+  virtual Result<StoreCounts> Counts() = 0;
+  // Chunks with id > after, ascending, at most `max` (layout replicas and
+  // garbage queue entries).
+  virtual Result<std::vector<ChunkRecord>> ListChunks(ChunkId after, size_t max, bool* eof) = 0;
+  // Namespace consistency: every dentry points to a live inode, link counts
+  // match dentries, directories form a tree rooted at 1, sizes and layouts
+  // agree, no chunk id is used twice. Returns one line per problem.
+  virtual Result<std::vector<std::string>> Check() = 0;
+  // The cluster id created with the store (a random UUID).
+  virtual std::string cluster_id() const = 0;
+};
+
+}  // namespace t0fs::meta
