@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "bench/bench_cli.h"
+#include "cli/signals.h"
 
 namespace t0fs::cli {
 
@@ -16,12 +17,21 @@ void RegisterVersion(CLI::App& app, int* exit_code) {
 }
 
 int Main(int argc, char** argv) {
+  // Before any thread exists: stop signals are taken by sigwait only.
+  BlockStopSignals();
   CLI::App app("t0fs: a Tier 0 parallel file system over the NVMe drives of GPU servers,\n"
-               "and the benchmarks that prove it.");
+               "and the benchmarks that prove it. Quick start: t0fs up");
   app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Show help for every subcommand");
   int exit_code = 0;
-  RegisterVersion(app, &exit_code);
+  RegisterUp(app, &exit_code);
+  RegisterMeta(app, &exit_code);
+  RegisterData(app, &exit_code);
+  RegisterMount(app, &exit_code);
+  RegisterStatus(app, &exit_code);
+  RegisterFsck(app, &exit_code);
   bench::RegisterBenchCommand(app, &exit_code);
+  RegisterVersion(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -11,5 +11,11 @@ namespace t0fs::cli {
 int Main(int argc, char** argv);
 
 void RegisterVersion(CLI::App& app, int* exit_code);
+void RegisterUp(CLI::App& app, int* exit_code);
+void RegisterMeta(CLI::App& app, int* exit_code);
+void RegisterData(CLI::App& app, int* exit_code);
+void RegisterMount(CLI::App& app, int* exit_code);
+void RegisterStatus(CLI::App& app, int* exit_code);
+void RegisterFsck(CLI::App& app, int* exit_code);
 
 }  // namespace t0fs::cli

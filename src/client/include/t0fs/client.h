@@ -61,6 +61,17 @@ struct ClientOptions {
   // Use the local bypass (fd passing) for replicas on this node. Off forces
   // TCP even on the same host (for comparison and tests).
   bool local_bypass = true;
+
+  // Lists the knobs for config files and flags (common/config.h). The meta
+  // address and the secret are given separately by each command.
+  template <class V>
+  void Visit(V& v) {
+    v("node-id", node_id, "this host's data node (0: detect by host)");
+    v("retry-timeout", retry_timeout, "keep retrying an unreachable meta or data service this long");
+    v("rpc-timeout", rpc_timeout, "longest wait for one reply");
+    v("allocate-ahead", allocate_ahead, "chunks allocated per call for sequential writers");
+    v("local-bypass", local_bypass, "read and write local chunk files directly (fd passing)");
+  }
 };
 
 struct Attr {

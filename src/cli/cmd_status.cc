@@ -1,0 +1,92 @@
+// `t0fs status`: nodes, volumes, capacity, files and chunks of a cluster.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/admin.h"
+#include "cli/command_util.h"
+#include "cli/commands.h"
+#include "common/config.h"
+#include "rpc/proto/meta.pb.h"
+
+namespace t0fs::cli {
+namespace {
+
+nlohmann::json ToJson(const pb::ClusterStatusRsp& s, const std::string& meta) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const pb::NodeStatus& n : s.nodes()) {
+    nlohmann::json vols = nlohmann::json::array();
+    for (const pb::VolumeInfo& v : n.volumes()) {
+      vols.push_back({{"volume", v.volume()}, {"path", v.path()}, {"total_bytes", v.total_bytes()},
+                      {"free_bytes", v.free_bytes()}, {"chunks", v.chunks()}});
+    }
+    nodes.push_back({{"node", n.node()}, {"state", n.state()}, {"address", n.address()},
+                     {"hostname", n.hostname()}, {"last_heartbeat_ms_ago", n.last_heartbeat_ms_ago()},
+                     {"volumes", vols}});
+  }
+  return {{"meta", meta},           {"cluster_id", s.cluster_id()}, {"nodes", nodes},
+          {"files", s.files()},     {"directories", s.directories()}, {"chunks", s.chunks()},
+          {"logical_bytes", s.logical_bytes()}, {"sessions", s.sessions()},
+          {"open_handles", s.open_handles()},   {"garbage_chunks", s.garbage_chunks()}};
+}
+
+void PrintTable(const pb::ClusterStatusRsp& s, const std::string& meta) {
+  fmt::print("cluster {} (meta {})\n\n", s.cluster_id(), meta);
+  fmt::print("{:<6} {:<6} {:<22} {:<16} {:>7} {:>11} {:>11} {:>8} {:>10}\n", "NODE", "STATE", "ADDRESS", "HOST",
+             "VOLUMES", "USED", "FREE", "CHUNKS", "LAST SEEN");
+  uint64_t total = 0, free = 0;
+  for (const pb::NodeStatus& n : s.nodes()) {
+    uint64_t node_total = 0, node_free = 0, chunks = 0;
+    for (const pb::VolumeInfo& v : n.volumes()) {
+      node_total += v.total_bytes();
+      node_free += v.free_bytes();
+      chunks += v.chunks();
+    }
+    total += node_total;
+    free += node_free;
+    fmt::print("{:<6} {:<6} {:<22} {:<16} {:>7} {:>11} {:>11} {:>8} {:>9.1f}s\n", n.node(), n.state(), n.address(),
+               n.hostname().substr(0, 16), n.volumes_size(), FormatByteSize(node_total - node_free),
+               FormatByteSize(node_free), chunks, n.last_heartbeat_ms_ago() / 1000.0);
+    for (const pb::VolumeInfo& v : n.volumes()) {
+      fmt::print("         volume {} {} ({} of {} free)\n", v.volume(), v.path(), FormatByteSize(v.free_bytes()),
+                 FormatByteSize(v.total_bytes()));
+    }
+  }
+  if (s.nodes_size() == 0) fmt::print("(no data nodes registered)\n");
+  fmt::print("\ncapacity {} used, {} free of {}\n", FormatByteSize(total - free), FormatByteSize(free),
+             FormatByteSize(total));
+  fmt::print("files {}, directories {}, chunks {}, data {}\n", s.files(), s.directories(), s.chunks(),
+             FormatByteSize(s.logical_bytes()));
+  fmt::print("client sessions {}, open files {}, chunks awaiting removal {}\n", s.sessions(), s.open_handles(),
+             s.garbage_chunks());
+}
+
+}  // namespace
+
+void RegisterStatus(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand("status", "Show nodes, volumes, capacity, files and chunks");
+  auto opts = std::make_shared<AdminOptions>();
+  opts->Register(cmd);
+  cmd->callback([opts, exit_code] {
+    auto target = ConnectAdmin(*opts);
+    if (!target.ok()) {
+      *exit_code = Fail("status", target.status());
+      return;
+    }
+    pb::Empty req;
+    pb::ClusterStatusRsp rsp;
+    Status st = target->channel->Call(rpc::Method::kClusterStatus, req, &rsp);
+    if (!st.ok()) {
+      *exit_code = Fail("status", st.WithContext("meta " + target->meta));
+      return;
+    }
+    if (opts->json) {
+      fmt::print("{}\n", ToJson(rsp, target->meta).dump(2));
+    } else {
+      PrintTable(rsp, target->meta);
+    }
+    *exit_code = 0;
+  });
+}
+
+}  // namespace t0fs::cli

@@ -1,0 +1,16 @@
+// Orderly shutdown on SIGINT/SIGTERM for the long-running subcommands.
+//
+// BlockStopSignals() runs first in main, before any thread exists, so every
+// thread inherits the mask and the signals are only ever taken by
+// WaitForStopSignal() (sigwait): no async handler, no races.
+#pragma once
+
+namespace t0fs::cli {
+
+void BlockStopSignals();
+// Blocks until SIGINT, SIGTERM or SIGHUP arrives; returns the signal.
+int WaitForStopSignal();
+// Makes WaitForStopSignal() return (e.g. when the work ended by itself).
+void WakeStopWaiter();
+
+}  // namespace t0fs::cli

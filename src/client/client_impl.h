@@ -1,0 +1,105 @@
+// ClientImpl: the implementation of t0fs::client::Client (see t0fs/client.h).
+//
+// Owns the MetaClient (session, retries) and the DataClient (replicas), and
+// the table of InodeStates shared by open Files. Files call back into it for
+// layout, allocation, data I/O and commits.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "client/data_client.h"
+#include "client/inode_state.h"
+#include "client/meta_client.h"
+#include "t0fs/client.h"
+
+namespace t0fs::client {
+
+class ClientImpl final : public Client {
+ public:
+  ClientImpl(const ClientOptions& options, std::string secret);
+  ~ClientImpl() override;
+  Status Connect();
+
+  // ---- Client ----
+  Result<Attr> Lookup(InodeId parent, std::string_view name) override;
+  Result<Attr> GetAttr(InodeId ino) override;
+  Result<Attr> SetAttr(InodeId ino, const SetAttrArgs& args) override;
+  Result<Attr> Mknod(InodeId parent, std::string_view name, uint32_t mode, uint32_t rdev,
+                     const Caller& caller) override;
+  Result<Attr> Mkdir(InodeId parent, std::string_view name, uint32_t mode, const Caller& caller) override;
+  Result<Attr> Symlink(InodeId parent, std::string_view name, std::string_view target,
+                       const Caller& caller) override;
+  Status Unlink(InodeId parent, std::string_view name) override;
+  Status Rmdir(InodeId parent, std::string_view name) override;
+  Status Rename(InodeId old_parent, std::string_view old_name, InodeId new_parent,
+                std::string_view new_name, uint32_t flags) override;
+  Result<Attr> Link(InodeId ino, InodeId new_parent, std::string_view new_name) override;
+  Result<std::string> ReadLink(InodeId ino) override;
+  Result<DirPage> ReadDir(InodeId dir, uint64_t cookie, uint32_t max_entries, bool with_attrs) override;
+  Result<StatFs> GetStatFs() override;
+  Result<std::string> GetXattr(InodeId ino, std::string_view name) override;
+  Status SetXattr(InodeId ino, std::string_view name, std::string_view value, uint32_t flags) override;
+  Result<std::vector<std::string>> ListXattr(InodeId ino) override;
+  Status RemoveXattr(InodeId ino, std::string_view name) override;
+  Result<std::unique_ptr<File>> Open(InodeId ino, int flags) override;
+  Result<std::unique_ptr<File>> Create(InodeId parent, std::string_view name, uint32_t mode, int flags,
+                                       const Caller& caller, bool* created) override;
+  Result<LayoutInfo> GetLayout(InodeId ino) override;
+  Result<Attr> ResolvePath(std::string_view path) override;
+  Result<std::unique_ptr<File>> OpenPath(std::string_view path, int flags) override;
+  Result<std::unique_ptr<File>> CreatePath(std::string_view path, uint32_t mode, int flags) override;
+  Status MakeDirs(std::string_view path, uint32_t mode) override;
+  NodeId local_node() const override { return meta_.local_node(); }
+  IoCounters counters() const override;
+
+  // ---- used by FileImpl ----
+  // The layout entry of chunk `index`, fetching from meta when unknown;
+  // nullopt for an unallocated chunk (a hole).
+  Result<std::optional<ChunkInfo>> ChunkFor(InodeState& st, uint64_t index);
+  // Like ChunkFor, but allocates the chunk if needed (and, for a streaming
+  // writer, a few after it).
+  Result<ChunkInfo> AllocateChunk(InodeState& st, uint64_t index, bool streaming);
+  // Reads/writes one piece that lies within one chunk.
+  Result<size_t> ReadPiece(InodeState& st, const ChunkInfo& chunk, uint64_t offset_in_chunk,
+                           std::span<std::byte> buf, bool direct);
+  Status WritePiece(InodeState& st, const ChunkInfo& chunk, uint64_t offset_in_chunk,
+                    std::span<const std::byte> data, uint64_t version, bool direct);
+  // Commits pending writes of `st` (handle may be 0).
+  Status Commit(InodeState& st, HandleId handle, bool durable);
+  Status SyncReplicas(InodeState& st);
+  // Truncates to `size`: data of the boundary chunk first, then meta.
+  Result<Attr> Truncate(InodeId ino, InodeState* st, uint64_t size);
+  Status ReleaseHandle(HandleId handle);
+  void Forget(const std::shared_ptr<InodeState>& st);
+  bool IsLocal(const ReplicaInfo& r) const;
+
+ private:
+  std::shared_ptr<InodeState> StateFor(const Attr& attr);
+  void MergeLayout(InodeState& st, const pb::Layout& layout, uint64_t first, uint64_t count);
+  Result<std::shared_ptr<ChunkFile>> LocalFile(InodeState& st, const ReplicaInfo& r, bool for_write,
+                                               bool direct);
+  Result<std::unique_ptr<File>> OpenWith(const pb::OpenRsp& rsp, int flags);
+  Result<Attr> MakeNode(pb::MakeNodeReq& req);
+  Result<std::pair<Attr, std::string>> ResolveParent(std::string_view path);
+
+  ClientOptions options_;
+  MetaClient meta_;
+  DataClient data_;
+
+  std::mutex inodes_mu_;  // guards inodes_ (taken before any InodeState::mu)
+  std::unordered_map<InodeId, std::weak_ptr<InodeState>> inodes_;
+
+  struct Counters {
+    std::atomic<uint64_t> local_read_bytes{0}, local_write_bytes{0}, remote_read_bytes{0},
+        remote_write_bytes{0}, local_reads{0}, remote_reads{0}, checksum_errors{0};
+  };
+  mutable Counters counters_;
+};
+
+// Wire attributes to the public type.
+Attr AttrFromWire(const pb::Attr& in);
+
+}  // namespace t0fs::client

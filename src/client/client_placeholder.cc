@@ -1,1 +1,0 @@
-#include "t0fs/client.h"

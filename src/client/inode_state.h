@@ -1,0 +1,55 @@
+// InodeState: what one Client knows about an open inode, shared by all its
+// open Files of that inode: the layout cache, local chunk files, the size as
+// this client sees it, and the writes not yet committed to meta.
+//
+// Lock: `mu` guards every field; it is never held across I/O or RPCs.
+// Callers copy what they need under the lock, do the I/O, then update.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "common/chunk_file.h"
+#include "common/clock.h"
+#include "common/ids.h"
+#include "t0fs/client.h"
+
+namespace t0fs::client {
+
+struct InodeState {
+  InodeId ino;
+  uint64_t chunk_size = 0;
+
+  std::mutex mu;
+  uint64_t size = 0;            // visible size: committed size at open + own writes/truncates
+  uint64_t committed_size = 0;  // what meta last confirmed
+  std::map<uint64_t, ChunkInfo> layout;  // allocated chunks we know of, by index
+  uint64_t layout_known_below = 0;  // indices below this were fetched: absent = unallocated
+
+  // Chunks written since the last commit: chunk → the version those writes carry.
+  std::unordered_map<ChunkId, uint64_t> dirty_versions;
+  uint64_t write_generation = 0;      // bumped by every write; commits compare it
+  uint64_t committed_generation = 0;  // generation covered by the last commit
+  Timespec last_write;
+  bool needs_durable = false;  // committed since the last durable commit
+  // Replicas written since the last fsync (to sync them on Fsync).
+  std::unordered_map<ChunkId, std::vector<ReplicaInfo>> unsynced;
+
+  // Local chunk files, keyed by (chunk, O_DIRECT). A null file means the
+  // chunk has no local file (a hole) as of when we looked.
+  struct LocalFile {
+    std::shared_ptr<ChunkFile> file;
+    bool writable = false;
+  };
+  std::map<std::pair<uint64_t, bool>, LocalFile> local_files;
+
+  std::mutex append_mu;  // serialises O_APPEND writes (offset = size, then write)
+  int open_files = 0;    // Files of this client on this inode (guarded by the client's map lock)
+};
+
+}  // namespace t0fs::client

@@ -1,0 +1,167 @@
+#include "client/meta_client.h"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "common/logging.h"
+#include "rpc/server.h"
+
+namespace t0fs::client {
+namespace {
+
+rpc::Channel MakeChannel(const ClientOptions& options, std::string secret) {
+  auto ep = rpc::Endpoint::Parse(options.meta);
+  rpc::ClientOptions copts;
+  copts.secret = std::move(secret);
+  copts.role = "client";
+  copts.io_timeout = options.rpc_timeout;
+  return rpc::Channel(ep.ok() ? *ep : rpc::Endpoint{}, copts);
+}
+
+}  // namespace
+
+MetaClient::MetaClient(const ClientOptions& options, std::string secret)
+    : options_(options), channel_(MakeChannel(options, std::move(secret))) {}
+
+MetaClient::~MetaClient() { Close(); }
+
+Status MetaClient::Connect() {
+  RETURN_IF_ERROR(rpc::Endpoint::Parse(options_.meta).status());
+  RETURN_IF_ERROR(OpenSession(SessionId()));
+  renewer_ = std::thread([this] { RenewLoop(); });
+  return Status::Ok();
+}
+
+void MetaClient::Close() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (renewer_.joinable()) renewer_.join();
+  SessionId s = session();
+  if (s.valid()) {
+    pb::SessionReq req;
+    req.set_session(s.value());
+    pb::Empty rsp;
+    (void)channel_.Call(rpc::Method::kCloseSession, req, &rsp);  // best effort: the lease expires otherwise
+  }
+}
+
+Status MetaClient::OpenSession(SessionId resume) {
+  pb::OpenSessionReq req;
+  req.set_client_name(options_.name.empty() ? fmt::format("libt0fs pid {}", ::getpid()) : options_.name);
+  req.set_host_id(rpc::LocalHostId());
+  req.set_node_hint(options_.node_id);
+  req.set_resume(resume.value());
+  pb::OpenSessionRsp rsp;
+  RETURN_IF_ERROR(channel_.Call(rpc::Method::kOpenSession, req, &rsp));
+  std::lock_guard lock(mu_);
+  session_ = SessionId(rsp.session());
+  local_node_ = NodeId(rsp.local_node());
+  local_socket_ = rsp.local_socket();
+  lease_ms_ = std::max<uint64_t>(rsp.lease_ms(), 1000);
+  return Status::Ok();
+}
+
+SessionId MetaClient::session() const {
+  std::lock_guard lock(mu_);
+  return session_;
+}
+
+NodeId MetaClient::local_node() const {
+  std::lock_guard lock(mu_);
+  return local_node_;
+}
+
+std::string MetaClient::local_socket() const {
+  std::lock_guard lock(mu_);
+  return local_socket_;
+}
+
+void MetaClient::SetSessionListener(std::function<void()> listener) {
+  std::lock_guard lock(mu_);
+  listener_ = std::move(listener);
+}
+
+MetaClient::Slot MetaClient::AcquireSlot() {
+  std::lock_guard lock(mu_);
+  uint32_t index;
+  if (!free_slots_.empty()) {
+    index = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    index = static_cast<uint32_t>(slot_seq_.size());
+    slot_seq_.push_back(0);
+  }
+  return Slot{index, ++slot_seq_[index]};
+}
+
+void MetaClient::ReleaseSlot(Slot slot) {
+  std::lock_guard lock(mu_);
+  free_slots_.push_back(slot.index);
+}
+
+Status MetaClient::Retry(rpc::Method method, const std::function<Status()>& attempt) {
+  auto deadline = std::chrono::steady_clock::now() + options_.retry_timeout.value;
+  auto backoff = std::chrono::milliseconds(20);
+  bool warned = false;
+  for (;;) {
+    Status st = attempt();
+    if (st.code() == StatusCode::kMetaNoSession) {
+      // Our session expired (e.g. we were partitioned longer than the
+      // lease): nothing was applied; open a new one and try again.
+      LOG_WARN("meta session expired; opening a new one");
+      RETURN_IF_ERROR(OpenSession(SessionId()));
+      std::function<void()> listener;
+      {
+        std::lock_guard lock(mu_);
+        listener = listener_;
+      }
+      if (listener) listener();
+      continue;
+    }
+    if (!rpc::IsTransportError(st.code()) || std::chrono::steady_clock::now() >= deadline) {
+      if (warned && st.ok()) LOG_INFO("meta {} is reachable again", options_.meta);
+      return st;
+    }
+    if (!warned) {
+      LOG_WARN("meta {}: {} (retrying {} for up to {})", options_.meta, st.ToString(), rpc::MethodName(method),
+               FormatDuration(options_.retry_timeout));
+      warned = true;
+    }
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+  }
+}
+
+void MetaClient::RenewLoop() {
+  for (;;) {
+    std::chrono::milliseconds wait;
+    {
+      std::unique_lock lock(mu_);
+      wait = std::chrono::milliseconds(lease_ms_ / 3);
+      if (cv_.wait_for(lock, wait, [&] { return stopping_; })) return;
+    }
+    SessionId before = session();
+    // Resuming keeps the session alive and refreshes the local node.
+    Status st = OpenSession(before);
+    if (!st.ok()) {
+      LOG_WARN("renewing meta session {}: {}", before, st.ToString());
+      continue;
+    }
+    if (session() != before) {
+      LOG_WARN("meta session {} had expired; now session {}", before, session());
+      std::function<void()> listener;
+      {
+        std::lock_guard lock(mu_);
+        listener = listener_;
+      }
+      if (listener) listener();
+    }
+  }
+}
+
+}  // namespace t0fs::client

@@ -1,0 +1,113 @@
+#include "data/chunk_handlers.h"
+
+#include <fmt/format.h>
+
+#include "common/logging.h"
+#include "rpc/proto/data.pb.h"
+
+namespace t0fs::data {
+
+using rpc::Call;
+using rpc::Method;
+using rpc::Typed;
+
+namespace {
+
+// Logs corruption where an operator will see it; the client gets EIO and
+// tries another replica.
+Status Logged(Status st, const char* what) {
+  if (st.code() == StatusCode::kDataChecksum || st.code() == StatusCode::kCorruption) {
+    LOG_ERROR("{}: {}", what, st.ToString());
+  }
+  return st;
+}
+
+}  // namespace
+
+std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store,
+                                                               const DataConfig& config) {
+  const uint64_t max_io = config.max_io.bytes;
+  std::vector<std::pair<Method, rpc::Handler>> h;
+
+  h.emplace_back(Method::kChunkRead, Typed<pb::ChunkReadReq, pb::ChunkReadRsp>(
+      [&store, max_io](const pb::ChunkReadReq& req, pb::ChunkReadRsp& rsp, Call& call) -> Status {
+        if (req.length() > max_io) {
+          return Status(StatusCode::kInvalidArgument, fmt::format("read of {} bytes exceeds max-io {}", req.length(), max_io));
+        }
+        call.reply_buffer->Reserve(req.length());
+        uint64_t version = 0;
+        auto n = store.Read(VolumeId(req.volume()), ChunkId(req.chunk()), req.offset(),
+                            std::span(call.reply_buffer->data(), req.length()), req.min_version(), &version);
+        if (!n.ok()) return Logged(n.status(), "read");
+        rsp.set_length(static_cast<uint32_t>(*n));
+        rsp.set_version(version);
+        call.reply_payload = std::span(call.reply_buffer->data(), *n);
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kChunkWrite, Typed<pb::ChunkWriteReq, pb::ChunkEmptyRsp>(
+      [&store, max_io](const pb::ChunkWriteReq& req, pb::ChunkEmptyRsp&, Call& call) -> Status {
+        if (call.payload.size() > max_io) {
+          return Status(StatusCode::kInvalidArgument, "write exceeds max-io");
+        }
+        return store.Write(VolumeId(req.volume()), ChunkId(req.chunk()), req.offset(), call.payload,
+                           req.version(), req.sync());
+      }));
+
+  h.emplace_back(Method::kChunkTruncate, Typed<pb::ChunkTruncateReq, pb::ChunkEmptyRsp>(
+      [&store](const pb::ChunkTruncateReq& req, pb::ChunkEmptyRsp&, Call&) {
+        return store.Truncate(VolumeId(req.volume()), ChunkId(req.chunk()), req.length(), req.version());
+      }));
+
+  h.emplace_back(Method::kChunkRemove, Typed<pb::ChunkRemoveReq, pb::ChunkEmptyRsp>(
+      [&store](const pb::ChunkRemoveReq& req, pb::ChunkEmptyRsp&, Call&) {
+        return store.Remove(VolumeId(req.volume()), ChunkId(req.chunk()));
+      }));
+
+  h.emplace_back(Method::kChunkSync, Typed<pb::ChunkSyncReq, pb::ChunkEmptyRsp>(
+      [&store](const pb::ChunkSyncReq& req, pb::ChunkEmptyRsp&, Call&) {
+        return store.Sync(VolumeId(req.volume()), ChunkId(req.chunk()));
+      }));
+
+  h.emplace_back(Method::kChunkStat, Typed<pb::ChunkStatReq, pb::ChunkStatRsp>(
+      [&store](const pb::ChunkStatReq& req, pb::ChunkStatRsp& rsp, Call&) -> Status {
+        ASSIGN_OR_RETURN(ChunkStat st, store.Stat(VolumeId(req.volume()), ChunkId(req.chunk())));
+        rsp.set_length(st.length);
+        rsp.set_version(st.version);
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kOpenLocal, Typed<pb::OpenLocalReq, pb::OpenLocalRsp>(
+      [&store](const pb::OpenLocalReq& req, pb::OpenLocalRsp& rsp, Call& call) -> Status {
+        if (call.peer != "unix") {
+          return Status(StatusCode::kNotSupported, "OpenLocal is served on the local unix socket only");
+        }
+        ASSIGN_OR_RETURN(LocalFds fds, store.OpenLocal(VolumeId(req.volume()), ChunkId(req.chunk()),
+                                                       req.create(), req.writable(), req.direct()));
+        rsp.set_length(fds.stat.length);
+        rsp.set_version(fds.stat.version);
+        rsp.set_block_size(kChunkBlockSize);
+        call.reply_fds.push_back(std::move(fds.data));
+        call.reply_fds.push_back(std::move(fds.crc));
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kListChunks, Typed<pb::ListChunksReq, pb::ListChunksRsp>(
+      [&store](const pb::ListChunksReq& req, pb::ListChunksRsp& rsp, Call&) -> Status {
+        bool eof = false;
+        size_t max = req.max() == 0 || req.max() > 10000 ? 10000 : req.max();
+        ASSIGN_OR_RETURN(auto chunks, store.List(VolumeId(req.volume()), ChunkId(req.after()), max, &eof));
+        for (const ChunkListing& c : chunks) {
+          auto* out = rsp.add_chunks();
+          out->set_chunk(c.chunk.value());
+          out->set_volume(c.volume.value());
+          out->set_length(c.length);
+          out->set_version(c.version);
+        }
+        rsp.set_eof(eof);
+        return Status::Ok();
+      }));
+  return h;
+}
+
+}  // namespace t0fs::data

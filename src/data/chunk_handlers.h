@@ -1,0 +1,18 @@
+// The RPC handlers of the data service: chunk I/O over TCP and fd passing on
+// the unix socket. Each handler validates its request (lengths against
+// max_io, the volume belongs to this node) before touching a file.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "data/chunk_store.h"
+#include "data/data_config.h"
+#include "rpc/server.h"
+
+namespace t0fs::data {
+
+std::vector<std::pair<rpc::Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store,
+                                                                    const DataConfig& config);
+
+}  // namespace t0fs::data

@@ -1,0 +1,227 @@
+#include "data/chunk_store.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+
+#include <fmt/format.h>
+
+namespace t0fs::data {
+namespace {
+
+// Parses "<16 hex>.dat".
+bool ParseChunkName(const char* name, uint64_t* id) {
+  std::string_view n(name);
+  if (n.size() != 20 || !n.ends_with(".dat")) return false;
+  auto [ptr, ec] = std::from_chars(n.data(), n.data() + 16, *id, 16);
+  return ec == std::errc() && ptr == n.data() + 16;
+}
+
+template <typename F>
+void ForEachChunkFile(const std::string& dir, F f) {
+  for (int sub = 0; sub < 256; ++sub) {
+    std::string path = fmt::format("{}/chunks/{:02x}", dir, sub);
+    DIR* d = ::opendir(path.c_str());
+    if (d == nullptr) continue;
+    while (dirent* e = ::readdir(d)) {
+      uint64_t id = 0;
+      if (ParseChunkName(e->d_name, &id)) f(ChunkId(id));
+    }
+    ::closedir(d);
+  }
+}
+
+}  // namespace
+
+void ChunkStore::AddVolume(VolumeId id, const std::string& dir) {
+  uint64_t count = 0;
+  ForEachChunkFile(dir, [&](ChunkId) { ++count; });
+  std::lock_guard lock(mu_);
+  volumes_[id] = VolumeState{dir, count};
+}
+
+bool ChunkStore::HasVolume(VolumeId id) const {
+  std::lock_guard lock(mu_);
+  return volumes_.count(id) != 0;
+}
+
+uint64_t ChunkStore::ChunkCount(VolumeId volume) const {
+  std::lock_guard lock(mu_);
+  auto it = volumes_.find(volume);
+  return it == volumes_.end() ? 0 : it->second.chunks;
+}
+
+Result<std::string> ChunkStore::DirOf(VolumeId volume) const {
+  std::lock_guard lock(mu_);
+  auto it = volumes_.find(volume);
+  if (it == volumes_.end()) {
+    return Status(StatusCode::kDataNoVolume, fmt::format("volume {} is not on this node", volume));
+  }
+  return it->second.dir;
+}
+
+Result<std::shared_ptr<ChunkFile>> ChunkStore::OpenFile(const std::string& dir, ChunkId chunk,
+                                                        bool create, bool* created) {
+  std::string data_path = ChunkDataPath(dir, chunk);
+  int flags = O_RDWR | O_CLOEXEC;
+  UniqueFd data(::open(data_path.c_str(), flags));
+  if (!data.valid() && errno == ENOENT && create) {
+    data = UniqueFd(::open(data_path.c_str(), flags | O_CREAT | O_EXCL, 0600));
+    if (data.valid()) {
+      *created = true;
+    } else if (errno == EEXIST) {  // a concurrent creator won
+      data = UniqueFd(::open(data_path.c_str(), flags));
+    }
+  }
+  if (!data.valid()) {
+    if (errno == ENOENT) return Status(StatusCode::kDataNoChunk, fmt::format("chunk {} not found", chunk));
+    return Status::FromErrno(errno, fmt::format("open chunk {}", chunk));
+  }
+  std::string crc_path = ChunkCrcPath(dir, chunk);
+  UniqueFd crc(::open(crc_path.c_str(), O_RDWR | O_CLOEXEC | O_CREAT, 0600));
+  if (!crc.valid()) return Status::FromErrno(errno, fmt::format("open checksums of chunk {}", chunk));
+  auto file = std::make_shared<ChunkFile>(chunk, std::move(data), std::move(crc), false);
+  RETURN_IF_ERROR(file->InitOrValidate());
+  return file;
+}
+
+Result<std::shared_ptr<ChunkFile>> ChunkStore::Get(VolumeId volume, ChunkId chunk, bool create) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(chunk);
+    if (it != cache_.end() && it->second.volume == volume) {
+      lru_.splice(lru_.begin(), lru_, it->second.pos);
+      return it->second.file;
+    }
+  }
+  ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
+  bool created = false;
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, OpenFile(dir, chunk, create, &created));
+  std::lock_guard lock(mu_);
+  if (created) ++volumes_[volume].chunks;
+  auto it = cache_.find(chunk);
+  if (it != cache_.end()) {
+    if (it->second.volume == volume) return it->second.file;  // another thread opened it meanwhile
+    lru_.erase(it->second.pos);
+    cache_.erase(it);
+  }
+  lru_.push_front(chunk);
+  cache_.emplace(chunk, Entry{volume, file, lru_.begin()});
+  while (cache_.size() > capacity_) {
+    cache_.erase(lru_.back());
+    lru_.pop_back();
+  }
+  return file;
+}
+
+Result<size_t> ChunkStore::Read(VolumeId volume, ChunkId chunk, uint64_t offset,
+                                std::span<std::byte> buf, uint64_t min_version, uint64_t* version) {
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, Get(volume, chunk, false));
+  if (file->version() < min_version) {
+    RETURN_IF_ERROR(file->ReadHeader());  // a local client may have written meanwhile
+    if (file->version() < min_version) {
+      return Status(StatusCode::kStale, fmt::format("chunk {} is at version {}, wanted {}", chunk,
+                                                    file->version(), min_version));
+    }
+  }
+  *version = file->version();
+  return file->Read(offset, buf);
+}
+
+Status ChunkStore::Write(VolumeId volume, ChunkId chunk, uint64_t offset,
+                         std::span<const std::byte> data, uint64_t version, bool sync) {
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, Get(volume, chunk, true));
+  RETURN_IF_ERROR(file->Write(offset, data, version));
+  return sync ? file->Sync() : Status::Ok();
+}
+
+Status ChunkStore::Truncate(VolumeId volume, ChunkId chunk, uint64_t length, uint64_t version) {
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, Get(volume, chunk, true));
+  return file->Truncate(length, version);
+}
+
+Status ChunkStore::Sync(VolumeId volume, ChunkId chunk) {
+  auto file = Get(volume, chunk, false);
+  if (!file.ok() && file.status().code() == StatusCode::kDataNoChunk) return Status::Ok();
+  if (!file.ok()) return file.status();
+  return (*file)->Sync();
+}
+
+Result<ChunkStat> ChunkStore::Stat(VolumeId volume, ChunkId chunk) {
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, Get(volume, chunk, false));
+  RETURN_IF_ERROR(file->ReadHeader());
+  ASSIGN_OR_RETURN(uint64_t length, file->Length());
+  return ChunkStat{length, file->version()};
+}
+
+Status ChunkStore::Remove(VolumeId volume, ChunkId chunk) {
+  ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(chunk);
+    if (it != cache_.end()) {
+      lru_.erase(it->second.pos);
+      cache_.erase(it);
+    }
+  }
+  std::string data_path = ChunkDataPath(dir, chunk);
+  bool existed = ::unlink(data_path.c_str()) == 0;
+  if (!existed && errno != ENOENT) return Status::FromErrno(errno, "remove " + data_path);
+  std::string crc_path = ChunkCrcPath(dir, chunk);
+  if (::unlink(crc_path.c_str()) != 0 && errno != ENOENT) {
+    return Status::FromErrno(errno, "remove " + crc_path);
+  }
+  if (existed) {
+    std::lock_guard lock(mu_);
+    auto& state = volumes_[volume];
+    if (state.chunks > 0) --state.chunks;
+  }
+  return Status::Ok();
+}
+
+Result<LocalFds> ChunkStore::OpenLocal(VolumeId volume, ChunkId chunk, bool create, bool writable,
+                                       bool direct) {
+  ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
+  // Creates the files and the header through the cached path first.
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, Get(volume, chunk, create));
+  RETURN_IF_ERROR(file->ReadHeader());
+  int mode = writable ? O_RDWR : O_RDONLY;
+  UniqueFd data(::open(ChunkDataPath(dir, chunk).c_str(), mode | O_CLOEXEC | (direct ? O_DIRECT : 0)));
+  if (!data.valid()) return Status::FromErrno(errno, fmt::format("open chunk {} for a local client", chunk));
+  // The checksum file is always writable for writers (they update it) and
+  // readers take no locks, so read-only is enough for them.
+  UniqueFd crc(::open(ChunkCrcPath(dir, chunk).c_str(), mode | O_CLOEXEC));
+  if (!crc.valid()) return Status::FromErrno(errno, fmt::format("open checksums of chunk {}", chunk));
+  ASSIGN_OR_RETURN(uint64_t length, file->Length());
+  return LocalFds{std::move(data), std::move(crc), ChunkStat{length, file->version()}};
+}
+
+Result<std::vector<ChunkListing>> ChunkStore::List(VolumeId volume, ChunkId after, size_t max,
+                                                   bool* eof) {
+  ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
+  std::vector<ChunkId> ids;
+  ForEachChunkFile(dir, [&](ChunkId id) {
+    if (id > after) ids.push_back(id);
+  });
+  std::sort(ids.begin(), ids.end());
+  *eof = ids.size() <= max;
+  if (ids.size() > max) ids.resize(max);
+  std::vector<ChunkListing> out;
+  for (ChunkId id : ids) {
+    ChunkListing item{id, volume, 0, 0};
+    auto stat = Stat(volume, id);
+    if (stat.ok()) {
+      item.length = stat->length;
+      item.version = stat->version;
+    }
+    out.push_back(item);
+  }
+  return out;
+}
+
+}  // namespace t0fs::data

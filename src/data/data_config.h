@@ -1,0 +1,51 @@
+// Configuration of `t0fs data`, the data service of one node.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+
+namespace t0fs::data {
+
+struct DataConfig {
+  std::string meta = "127.0.0.1:7700";  // meta service address
+  std::string secret_file = "secret";    // cluster secret (mode 0600)
+  std::string listen = "127.0.0.1:7701";  // TCP chunk service
+  // Address other nodes and remote clients use; empty = `listen`. Needed
+  // when listening on 0.0.0.0.
+  std::string advertise;
+  // Unix socket for the local bypass (fd passing); empty = <first volume>/data.sock.
+  std::string local_socket;
+  std::vector<std::string> volumes = {"volume"};  // directories holding chunk files
+  uint64_t node_id = 0;  // 0 = the id recorded in the volumes, or assigned by meta
+  // Server threads. Handlers block on disk I/O, so more threads keep more
+  // requests in flight on a fast drive, at the cost of memory per thread.
+  uint32_t threads = 4;
+  Duration heartbeat{std::chrono::seconds(1)};  // how often volume stats and GC acks go to meta
+  // Open chunk files kept cached (two descriptors each). Larger saves
+  // open() calls on wide workloads; the process limit here is 20000 fds.
+  uint32_t open_chunk_cache = 2048;
+  ByteSize max_io{16u << 20};  // largest chunk read/write per request
+  std::string io_backend = "auto";  // auto | io_uring | psync
+  std::string log_level = "info";
+
+  template <class V>
+  void Visit(V& v) {
+    v("meta", meta, "meta service address (host:port)");
+    v("secret-file", secret_file, "cluster secret file (mode 0600)");
+    v("listen", listen, "host:port for chunk I/O over TCP");
+    v("advertise", advertise, "address clients and peers use to reach this node (default: listen)");
+    v("local-socket", local_socket, "unix socket for the same-host bypass (default: <volume>/data.sock)");
+    v("volumes", volumes, "volume directories holding chunk files");
+    v("node-id", node_id, "node id (0: from the volumes or assigned by meta)");
+    v("threads", threads, "server threads; more keeps more disk requests in flight");
+    v("heartbeat", heartbeat, "interval of heartbeats to meta");
+    v("open-chunk-cache", open_chunk_cache, "open chunk files kept cached");
+    v("max-io", max_io, "largest chunk read or write per request");
+    v("io-backend", io_backend, "disk I/O backend: auto, io_uring or psync");
+    v("log-level", log_level, "trace, debug, info, warn or error");
+  }
+};
+
+}  // namespace t0fs::data

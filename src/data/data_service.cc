@@ -1,0 +1,202 @@
+#include "data/data_service.h"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "common/io_backend.h"
+#include "common/logging.h"
+#include "common/secret.h"
+#include "data/chunk_handlers.h"
+#include "rpc/proto/meta.pb.h"
+
+namespace t0fs::data {
+
+DataService::DataService(DataConfig config)
+    : config_(std::move(config)), store_(config_.open_chunk_cache) {}
+
+DataService::~DataService() { Stop(); }
+
+Result<std::unique_ptr<DataService>> DataService::Start(const DataConfig& config) {
+  std::unique_ptr<DataService> svc(new DataService(config));
+  DataService& s = *svc;
+  ASSIGN_OR_RETURN(s.secret_, LoadSecret(config.secret_file));
+  ASSIGN_OR_RETURN(IoBackendKind io, ParseIoBackendKind(config.io_backend));
+  SetDefaultIoBackend(io);
+  if (config.volumes.empty()) return Status(StatusCode::kInvalidArgument, "no volumes configured");
+  for (const std::string& dir : config.volumes) {
+    ASSIGN_OR_RETURN(Volume vol, Volume::Open(dir));
+    s.volumes_.push_back(std::move(vol));
+  }
+  // A node id recorded in the volumes wins over 0; a conflicting one is an error.
+  NodeId recorded;
+  for (const Volume& vol : s.volumes_) {
+    NodeId n = vol.identity().node;
+    if (!n.valid()) continue;
+    if (recorded.valid() && recorded != n) {
+      return Status(StatusCode::kInvalidArgument,
+                    fmt::format("volumes belong to different nodes ({} and {})", recorded, n));
+    }
+    recorded = n;
+  }
+  if (config.node_id != 0 && recorded.valid() && recorded.value() != config.node_id) {
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("--node-id {} but the volumes belong to node {}", config.node_id, recorded));
+  }
+  s.node_ = config.node_id != 0 ? NodeId(config.node_id) : recorded;
+
+  s.local_socket_ = config.local_socket.empty() ? config.volumes.front() + "/data.sock" : config.local_socket;
+  if (s.local_socket_.size() > 107) {
+    s.local_socket_ = fmt::format("/tmp/t0fs-data-{}-{}.sock", ::getuid(), ::getpid());
+  }
+  ASSIGN_OR_RETURN(rpc::Endpoint tcp, rpc::Endpoint::Parse(config.listen));
+  ASSIGN_OR_RETURN(rpc::Endpoint unix_ep, rpc::Endpoint::Parse("unix:" + s.local_socket_));
+  rpc::ServerOptions opts;
+  opts.name = "data";
+  opts.listen = {tcp, unix_ep};
+  opts.threads = config.threads;
+  opts.secret = s.secret_;
+  opts.limits.max_payload = static_cast<uint32_t>(config.max_io.bytes + (64 << 10));
+  s.server_ = std::make_unique<rpc::Server>(opts, MakeChunkHandlers(s.store_, s.config_));
+  RETURN_IF_ERROR(s.server_->Start());
+
+  rpc::Endpoint bound = s.server_->bound(0);
+  s.advertise_ = config.advertise.empty() ? bound.ToString() : config.advertise;
+  if (config.advertise.empty() && (bound.host == "0.0.0.0" || bound.host == "::")) {
+    return Status(StatusCode::kInvalidArgument,
+                  "listening on all interfaces: give --advertise with the address peers should use");
+  }
+  ASSIGN_OR_RETURN(rpc::Endpoint meta_ep, rpc::Endpoint::Parse(config.meta));
+  rpc::ClientOptions copts;
+  copts.secret = s.secret_;
+  copts.role = "node";
+  copts.io_timeout.value = std::chrono::seconds(30);
+  s.meta_ = std::make_unique<rpc::Channel>(meta_ep, copts);
+  LOG_INFO("serving chunks on {} and {} ({} volume(s))", s.advertise_, s.local_socket_, s.volumes_.size());
+  s.heartbeat_ = std::thread([&s] { s.HeartbeatLoop(); });
+  return svc;
+}
+
+void DataService::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (heartbeat_.joinable()) heartbeat_.join();
+  if (server_) server_->Stop();
+}
+
+NodeId DataService::node() const {
+  std::lock_guard lock(mu_);
+  return node_;
+}
+
+Status DataService::Register() {
+  pb::RegisterNodeReq req;
+  req.set_node(node().value());
+  req.set_host_id(rpc::LocalHostId());
+  req.set_address(advertise_);
+  req.set_local_socket(local_socket_);
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  req.set_hostname(host);
+  for (const Volume& vol : volumes_) {
+    auto* v = req.add_volumes();
+    v->set_volume(vol.identity().volume.value());
+    v->set_volume_uuid(vol.identity().uuid);
+    v->set_path(vol.dir());
+    auto stats = vol.Stats();
+    if (stats.ok()) {
+      v->set_total_bytes(stats->total_bytes);
+      v->set_free_bytes(stats->free_bytes);
+    }
+  }
+  pb::RegisterNodeRsp rsp;
+  RETURN_IF_ERROR(meta_->Call(rpc::Method::kRegisterNode, req, &rsp));
+  NodeId node(rsp.node());
+  for (const pb::VolumeInfo& assigned : rsp.volumes()) {
+    for (Volume& vol : volumes_) {
+      if (vol.identity().uuid != assigned.volume_uuid()) continue;
+      RETURN_IF_ERROR(vol.Bind(rsp.cluster_id(), node, VolumeId(assigned.volume())));
+      store_.AddVolume(VolumeId(assigned.volume()), vol.dir());
+    }
+  }
+  {
+    std::lock_guard lock(mu_);
+    node_ = node;
+  }
+  registered_ = true;
+  LOG_INFO("registered with meta {} as node {}", config_.meta, node);
+  return Status::Ok();
+}
+
+Status DataService::Heartbeat() {
+  pb::HeartbeatReq req;
+  std::vector<uint64_t> acked;
+  {
+    std::lock_guard lock(mu_);
+    req.set_node(node_.value());
+    acked.swap(done_);
+  }
+  for (uint64_t id : acked) req.add_done_commands(id);
+  for (const Volume& vol : volumes_) {
+    auto* v = req.add_volumes();
+    v->set_volume(vol.identity().volume.value());
+    v->set_volume_uuid(vol.identity().uuid);
+    v->set_path(vol.dir());
+    v->set_chunks(store_.ChunkCount(vol.identity().volume));
+    auto stats = vol.Stats();
+    if (stats.ok()) {
+      v->set_total_bytes(stats->total_bytes);
+      v->set_free_bytes(stats->free_bytes);
+    }
+  }
+  pb::HeartbeatRsp rsp;
+  Status st = meta_->Call(rpc::Method::kHeartbeat, req, &rsp);
+  if (!st.ok()) {
+    std::lock_guard lock(mu_);
+    done_.insert(done_.end(), acked.begin(), acked.end());  // acknowledge them next time
+    return st;
+  }
+  std::vector<uint64_t> done;
+  for (const pb::NodeCommand& cmd : rsp.commands()) {
+    if (cmd.kind() != 1) continue;  // unknown kinds are left for a newer node
+    Status removed = store_.Remove(VolumeId(cmd.volume()), ChunkId(cmd.chunk()));
+    if (removed.ok() || removed.code() == StatusCode::kDataNoVolume) {
+      done.push_back(cmd.id());
+    } else {
+      LOG_WARN("remove chunk {}: {}", cmd.chunk(), removed.ToString());
+    }
+  }
+  std::lock_guard lock(mu_);
+  done_.insert(done_.end(), done.begin(), done.end());
+  return Status::Ok();
+}
+
+void DataService::HeartbeatLoop() {
+  auto last_warning = std::chrono::steady_clock::time_point{};
+  for (;;) {
+    Status st = registered_ ? Heartbeat() : Register();
+    if (!st.ok()) {
+      if (st.code() == StatusCode::kMetaNoNode) {
+        registered_ = false;  // meta forgot us (a new database): register again
+      }
+      auto now = std::chrono::steady_clock::now();
+      if (now - last_warning > std::chrono::seconds(10)) {
+        LOG_WARN("meta {}: {}{}", config_.meta, st.ToString(),
+                 registered_ ? "" : " (not registered yet; retrying)");
+        last_warning = now;
+      }
+      if (st.code() == StatusCode::kDataWrongCluster) {
+        LOG_ERROR("refusing to serve: {}", st.ToString());
+      }
+    }
+    std::unique_lock lock(mu_);
+    auto wait = registered_ ? config_.heartbeat.value : std::chrono::milliseconds(500);
+    if (cv_.wait_for(lock, wait, [&] { return stopping_; })) return;
+  }
+}
+
+}  // namespace t0fs::data

@@ -1,0 +1,65 @@
+// DataService: `t0fs data`, the data service of one node.
+//
+// Owns the volumes and the chunk store, serves chunk I/O over TCP and fd
+// passing on a unix socket, and keeps itself registered with meta: it
+// registers at start (retrying while meta is unreachable), then heartbeats
+// volume statistics and executes the commands meta returns (removing chunk
+// files that no layout references).
+//
+// Thread safety: Start/Stop from one thread; everything else is internal.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common/ids.h"
+#include "data/chunk_store.h"
+#include "data/data_config.h"
+#include "data/volume.h"
+#include "rpc/channel.h"
+#include "rpc/server.h"
+
+namespace t0fs::data {
+
+class DataService {
+ public:
+  // Opens the volumes and starts serving; registration with meta proceeds
+  // in the background (see registered()).
+  static Result<std::unique_ptr<DataService>> Start(const DataConfig& config);
+  ~DataService();
+  void Stop();
+
+  bool registered() const { return registered_.load(); }
+  NodeId node() const;
+  rpc::Endpoint tcp_endpoint() const { return server_->bound(0); }
+  const std::string& local_socket() const { return local_socket_; }
+
+ private:
+  explicit DataService(DataConfig config);
+  void HeartbeatLoop();
+  Status Register();
+  Status Heartbeat();
+
+  DataConfig config_;
+  std::string secret_;
+  std::string local_socket_;
+  std::string advertise_;
+  std::vector<Volume> volumes_;
+  ChunkStore store_;
+  std::unique_ptr<rpc::Server> server_;
+  std::unique_ptr<rpc::Channel> meta_;
+
+  mutable std::mutex mu_;  // guards node_, done_, stopping_
+  std::condition_variable cv_;
+  NodeId node_;
+  std::vector<uint64_t> done_;  // executed command ids, acknowledged with the next heartbeat
+  bool stopping_ = false;
+  std::atomic<bool> registered_{false};
+  std::thread heartbeat_;
+};
+
+}  // namespace t0fs::data

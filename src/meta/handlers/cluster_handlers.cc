@@ -1,0 +1,150 @@
+// Cluster membership, health and reporting: node registration, heartbeats
+// (which also hand out garbage-chunk removals), status, fsck, chunk lists.
+#include <fmt/format.h>
+
+#include "common/logging.h"
+#include "meta/meta_service.h"
+#include "rpc/proto/meta.pb.h"
+
+namespace t0fs::meta {
+
+using rpc::Call;
+using rpc::Method;
+using rpc::Typed;
+
+namespace {
+
+constexpr size_t kGarbagePerHeartbeat = 512;
+
+std::vector<VolumeRecord> VolumesFromWire(const google::protobuf::RepeatedPtrField<pb::VolumeInfo>& in,
+                                          NodeId node) {
+  std::vector<VolumeRecord> out;
+  for (const pb::VolumeInfo& v : in) {
+    VolumeRecord rec;
+    rec.volume = VolumeId(v.volume());
+    rec.node = node;
+    rec.uuid = v.volume_uuid();
+    rec.path = v.path();
+    rec.total_bytes = v.total_bytes();
+    rec.free_bytes = v.free_bytes();
+    rec.chunks = v.chunks();
+    out.push_back(std::move(rec));
+  }
+  return out;
+}
+
+void VolumeToWire(const VolumeRecord& v, pb::VolumeInfo* out) {
+  out->set_volume(v.volume.value());
+  out->set_volume_uuid(v.uuid);
+  out->set_path(v.path);
+  out->set_total_bytes(v.total_bytes);
+  out->set_free_bytes(v.free_bytes);
+  out->set_chunks(v.chunks);
+}
+
+}  // namespace
+
+void MetaService::AddClusterHandlers(HandlerList& h) {
+  h.emplace_back(Method::kRegisterNode, Typed<pb::RegisterNodeReq, pb::RegisterNodeRsp>(
+      [this](const pb::RegisterNodeReq& req, pb::RegisterNodeRsp& rsp, Call& call) -> Status {
+        if (req.address().empty()) return Status(StatusCode::kInvalidArgument, "a node must give its address");
+        NodeRecord node;
+        node.node = NodeId(req.node());
+        node.host_id = req.host_id();
+        node.hostname = req.hostname();
+        node.address = req.address();
+        node.local_socket = req.local_socket();
+        node.volumes = VolumesFromWire(req.volumes(), node.node);
+        ASSIGN_OR_RETURN(NodeRecord stored, store_->RegisterNode(node, WallNow()));
+        MarkSeen(stored.node);
+        LOG_INFO("node {} registered from {} ({} at {}, {} volume(s))", stored.node, call.peer,
+                 stored.hostname, stored.address, stored.volumes.size());
+        rsp.set_node(stored.node.value());
+        rsp.set_cluster_id(store_->cluster_id());
+        rsp.set_heartbeat_ms(static_cast<uint64_t>(config_.heartbeat.value.count()));
+        for (const VolumeRecord& v : stored.volumes) VolumeToWire(v, rsp.add_volumes());
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kHeartbeat, Typed<pb::HeartbeatReq, pb::HeartbeatRsp>(
+      [this](const pb::HeartbeatReq& req, pb::HeartbeatRsp& rsp, Call&) -> Status {
+        NodeId node(req.node());
+        Status st = store_->UpdateVolumes(node, VolumesFromWire(req.volumes(), node), WallNow());
+        if (st.code() == StatusCode::kNotFound) {
+          return Status(StatusCode::kMetaNoNode, fmt::format("node {} is not registered", node));
+        }
+        RETURN_IF_ERROR(st);
+        MarkSeen(node);
+        if (req.done_commands_size() > 0) {
+          std::vector<uint64_t> done(req.done_commands().begin(), req.done_commands().end());
+          RETURN_IF_ERROR(store_->AckGarbage(done));
+        }
+        ASSIGN_OR_RETURN(auto garbage, store_->TakeGarbage(node, kGarbagePerHeartbeat));
+        for (const GarbageChunk& g : garbage) {
+          auto* cmd = rsp.add_commands();
+          cmd->set_id(g.id);
+          cmd->set_kind(1);
+          cmd->set_chunk(g.chunk.value());
+          cmd->set_volume(g.volume.value());
+        }
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kClusterStatus, Typed<pb::Empty, pb::ClusterStatusRsp>(
+      [this](const pb::Empty&, pb::ClusterStatusRsp& rsp, Call&) -> Status {
+        ASSIGN_OR_RETURN(auto nodes, store_->ListNodes());
+        ASSIGN_OR_RETURN(StoreCounts counts, store_->Counts());
+        Timespec now = WallNow();
+        rsp.set_cluster_id(store_->cluster_id());
+        for (const NodeRecord& node : nodes) {
+          auto* out = rsp.add_nodes();
+          out->set_node(node.node.value());
+          out->set_address(node.address);
+          out->set_hostname(node.hostname);
+          out->set_state(IsUp(node.node) ? "up" : "down");
+          int64_t ago = (now.sec - node.last_heartbeat.sec) * 1000 +
+                        (static_cast<int64_t>(now.nsec) - node.last_heartbeat.nsec) / 1000000;
+          out->set_last_heartbeat_ms_ago(ago > 0 ? static_cast<uint64_t>(ago) : 0);
+          for (const VolumeRecord& v : node.volumes) VolumeToWire(v, out->add_volumes());
+        }
+        rsp.set_files(counts.files);
+        rsp.set_directories(counts.directories);
+        rsp.set_chunks(counts.chunks);
+        rsp.set_logical_bytes(counts.logical_bytes);
+        rsp.set_sessions(counts.sessions);
+        rsp.set_open_handles(counts.open_handles);
+        rsp.set_garbage_chunks(counts.garbage_chunks);
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kFsck, Typed<pb::Empty, pb::FsckRsp>(
+      [this](const pb::Empty&, pb::FsckRsp& rsp, Call&) -> Status {
+        ASSIGN_OR_RETURN(auto problems, store_->Check());
+        for (auto& p : problems) rsp.add_problems(std::move(p));
+        ASSIGN_OR_RETURN(StoreCounts counts, store_->Counts());
+        rsp.set_inodes(counts.files + counts.directories);
+        rsp.set_chunks(counts.chunks);
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kChunkList, Typed<pb::ChunkListReq, pb::ChunkListRsp>(
+      [this](const pb::ChunkListReq& req, pb::ChunkListRsp& rsp, Call&) -> Status {
+        size_t max = req.max() == 0 || req.max() > 10000 ? 10000 : req.max();
+        bool eof = false;
+        ASSIGN_OR_RETURN(auto chunks, store_->ListChunks(ChunkId(req.after()), max, &eof));
+        for (const ChunkRecord& c : chunks) {
+          auto* out = rsp.add_chunks();
+          out->set_chunk(c.chunk.value());
+          out->set_node(c.replica.node.value());
+          out->set_volume(c.replica.volume.value());
+          out->set_version(c.replica.version);
+          out->set_ino(c.ino.value());
+          out->set_index(c.index);
+          out->set_garbage(c.garbage);
+        }
+        rsp.set_eof(eof);
+        return Status::Ok();
+      }));
+}
+
+}  // namespace t0fs::meta

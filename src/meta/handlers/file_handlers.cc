@@ -1,0 +1,89 @@
+// Files: open/release handles, layouts, chunk allocation and commits.
+#include <fmt/format.h>
+
+#include "meta/convert.h"
+#include "meta/meta_service.h"
+#include "meta/placement.h"
+#include "rpc/proto/meta.pb.h"
+
+namespace t0fs::meta {
+
+using rpc::Call;
+using rpc::Method;
+using rpc::Typed;
+
+namespace {
+// Chunks in the layout handed out at open; the client fetches more on demand.
+constexpr uint64_t kOpenLayoutChunks = 1024;
+constexpr size_t kMaxAllocate = 1024;
+}  // namespace
+
+void MetaService::AddFileHandlers(HandlerList& h) {
+  h.emplace_back(Method::kOpen, Typed<pb::OpenReq, pb::OpenRsp>(
+      [this](const pb::OpenReq& req, pb::OpenRsp& rsp, Call&) -> Status {
+        ASSIGN_OR_RETURN(OpenResult opened, store_->Open(FromWire(req.token()), SessionId(req.session()),
+                                                         InodeId(req.ino()), req.flags(), WallNow()));
+        rsp.set_handle(opened.handle.value());
+        ToWire(opened.attr, rsp.mutable_attr());
+        auto* layout = rsp.mutable_layout();
+        layout->set_ino(req.ino());
+        layout->set_chunk_size(opened.attr.chunk_size);
+        if ((opened.attr.mode & 0170000) == 0100000) {
+          ASSIGN_OR_RETURN(auto chunks, store_->GetLayout(opened.attr.ino, 0, kOpenLayoutChunks));
+          for (const ChunkLayout& c : chunks) ToWire(c, layout->add_chunks());
+        }
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kRelease, Typed<pb::ReleaseReq, pb::Empty>(
+      [this](const pb::ReleaseReq& req, pb::Empty&, Call&) {
+        return store_->Release(FromWire(req.token()), HandleId(req.handle()));
+      }));
+
+  h.emplace_back(Method::kGetLayout, Typed<pb::GetLayoutReq, pb::LayoutRsp>(
+      [this](const pb::GetLayoutReq& req, pb::LayoutRsp& rsp, Call&) -> Status {
+        ASSIGN_OR_RETURN(InodeAttr attr, store_->GetAttr(InodeId(req.ino())));
+        uint64_t count = std::min<uint64_t>(req.count() == 0 ? kOpenLayoutChunks : req.count(), 65536);
+        ASSIGN_OR_RETURN(auto chunks, store_->GetLayout(InodeId(req.ino()), req.first_index(), count));
+        auto* layout = rsp.mutable_layout();
+        layout->set_ino(req.ino());
+        layout->set_chunk_size(attr.chunk_size);
+        for (const ChunkLayout& c : chunks) ToWire(c, layout->add_chunks());
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kAllocate, Typed<pb::AllocateReq, pb::LayoutRsp>(
+      [this](const pb::AllocateReq& req, pb::LayoutRsp& rsp, Call&) -> Status {
+        if (req.indices_size() == 0 || static_cast<size_t>(req.indices_size()) > kMaxAllocate) {
+          return Status(StatusCode::kInvalidArgument, fmt::format("allocate 1..{} chunks per call", kMaxAllocate));
+        }
+        ASSIGN_OR_RETURN(InodeAttr attr, store_->GetAttr(InodeId(req.ino())));
+        ASSIGN_OR_RETURN(auto nodes, store_->ListNodes());
+        std::vector<bool> up;
+        for (const NodeRecord& node : nodes) up.push_back(IsUp(node.node));
+        PlacementRequest place{NodeId(req.writer_node()), 1, attr.chunk_size};
+        ASSIGN_OR_RETURN(auto targets, ChooseTargets(nodes, up, place));
+        std::vector<uint64_t> indices(req.indices().begin(), req.indices().end());
+        ASSIGN_OR_RETURN(auto chunks, store_->Allocate(FromWire(req.token()), attr.ino, indices, targets));
+        auto* layout = rsp.mutable_layout();
+        layout->set_ino(req.ino());
+        layout->set_chunk_size(attr.chunk_size);
+        for (const ChunkLayout& c : chunks) ToWire(c, layout->add_chunks());
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kCommit, Typed<pb::CommitReq, pb::AttrRsp>(
+      [this](const pb::CommitReq& req, pb::AttrRsp& rsp, Call&) -> Status {
+        CommitArgs args;
+        args.ino = InodeId(req.ino());
+        args.handle = HandleId(req.handle());
+        args.size = req.size();
+        if (req.set_mtime()) args.mtime = FromWire(req.mtime());
+        for (const pb::ChunkVersion& w : req.written()) args.written.emplace_back(ChunkId(w.chunk()), w.version());
+        ASSIGN_OR_RETURN(InodeAttr attr, store_->Commit(FromWire(req.token()), args, req.durable(), WallNow()));
+        ToWire(attr, rsp.mutable_attr());
+        return Status::Ok();
+      }));
+}
+
+}  // namespace t0fs::meta

@@ -1,0 +1,161 @@
+// Namespace operations: thin conversions between the wire and the store,
+// which implements the POSIX semantics (src/meta/store/ops/).
+#include <fmt/format.h>
+
+#include "meta/convert.h"
+#include "meta/meta_service.h"
+#include "rpc/proto/meta.pb.h"
+
+namespace t0fs::meta {
+
+using rpc::Call;
+using rpc::Method;
+using rpc::Typed;
+
+void MetaService::AddNamespaceHandlers(HandlerList& h) {
+  h.emplace_back(Method::kLookup, Typed<pb::LookupReq, pb::AttrRsp>(
+      [this](const pb::LookupReq& req, pb::AttrRsp& rsp, Call&) -> Status {
+        ASSIGN_OR_RETURN(InodeAttr attr, store_->Lookup(InodeId(req.parent()), req.name()));
+        ToWire(attr, rsp.mutable_attr());
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kGetAttr, Typed<pb::GetAttrReq, pb::AttrRsp>(
+      [this](const pb::GetAttrReq& req, pb::AttrRsp& rsp, Call&) -> Status {
+        ASSIGN_OR_RETURN(InodeAttr attr, store_->GetAttr(InodeId(req.ino())));
+        ToWire(attr, rsp.mutable_attr());
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kSetAttr, Typed<pb::SetAttrReq, pb::AttrRsp>(
+      [this](const pb::SetAttrReq& req, pb::AttrRsp& rsp, Call&) -> Status {
+        SetAttrArgs args;
+        args.ino = InodeId(req.ino());
+        args.mask = req.valid();
+        args.mode = req.mode();
+        args.uid = req.uid();
+        args.gid = req.gid();
+        args.size = req.size();
+        args.atime = FromWire(req.atime());
+        args.mtime = FromWire(req.mtime());
+        args.ctime = FromWire(req.ctime());
+        ASSIGN_OR_RETURN(InodeAttr attr, store_->SetAttr(FromWire(req.token()), args, WallNow()));
+        ToWire(attr, rsp.mutable_attr());
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kMakeNode, Typed<pb::MakeNodeReq, pb::MakeNodeRsp>(
+      [this](const pb::MakeNodeReq& req, pb::MakeNodeRsp& rsp, Call&) -> Status {
+        MakeNodeArgs args;
+        args.parent = InodeId(req.parent());
+        args.name = req.name();
+        args.mode = req.mode();
+        args.uid = req.uid();
+        args.gid = req.gid();
+        args.rdev = req.rdev();
+        args.exclusive = req.exclusive();
+        args.link_target = req.link_target();
+        args.chunk_size = config_.chunk_size.bytes;
+        ASSIGN_OR_RETURN(MakeNodeResult made, store_->MakeNode(FromWire(req.token()), args, WallNow()));
+        ToWire(made.attr, rsp.mutable_attr());
+        rsp.set_created(made.created);
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kUnlink, Typed<pb::RemoveReq, pb::Empty>(
+      [this](const pb::RemoveReq& req, pb::Empty&, Call&) {
+        return store_->Unlink(FromWire(req.token()), InodeId(req.parent()), req.name(), WallNow());
+      }));
+
+  h.emplace_back(Method::kRmdir, Typed<pb::RemoveReq, pb::Empty>(
+      [this](const pb::RemoveReq& req, pb::Empty&, Call&) {
+        return store_->Rmdir(FromWire(req.token()), InodeId(req.parent()), req.name(), WallNow());
+      }));
+
+  h.emplace_back(Method::kRename, Typed<pb::RenameReq, pb::Empty>(
+      [this](const pb::RenameReq& req, pb::Empty&, Call&) {
+        return store_->Rename(FromWire(req.token()), InodeId(req.old_parent()), req.old_name(),
+                              InodeId(req.new_parent()), req.new_name(), req.flags(), WallNow());
+      }));
+
+  h.emplace_back(Method::kLink, Typed<pb::LinkReq, pb::AttrRsp>(
+      [this](const pb::LinkReq& req, pb::AttrRsp& rsp, Call&) -> Status {
+        ASSIGN_OR_RETURN(InodeAttr attr, store_->Link(FromWire(req.token()), InodeId(req.ino()),
+                                                      InodeId(req.new_parent()), req.new_name(), WallNow()));
+        ToWire(attr, rsp.mutable_attr());
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kReadLink, Typed<pb::GetAttrReq, pb::ReadLinkRsp>(
+      [this](const pb::GetAttrReq& req, pb::ReadLinkRsp& rsp, Call&) -> Status {
+        ASSIGN_OR_RETURN(std::string target, store_->ReadLink(InodeId(req.ino())));
+        rsp.set_target(std::move(target));
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kReadDir, Typed<pb::ReadDirReq, pb::ReadDirRsp>(
+      [this](const pb::ReadDirReq& req, pb::ReadDirRsp& rsp, Call&) -> Status {
+        size_t max = req.max_entries() == 0 || req.max_entries() > 4096 ? 4096 : req.max_entries();
+        bool eof = false;
+        ASSIGN_OR_RETURN(auto entries, store_->ReadDir(InodeId(req.ino()), req.cookie(), max,
+                                                       req.with_attrs(), &eof));
+        for (const DirEntry& e : entries) {
+          auto* out = rsp.add_entries();
+          out->set_name(e.name);
+          out->set_ino(e.ino.value());
+          out->set_mode(e.mode);
+          out->set_cookie(e.cookie);
+          if (e.attr) ToWire(*e.attr, out->mutable_attr());
+        }
+        rsp.set_eof(eof);
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kStatFs, Typed<pb::Empty, pb::StatFsRsp>(
+      [this](const pb::Empty&, pb::StatFsRsp& rsp, Call&) -> Status {
+        ASSIGN_OR_RETURN(auto nodes, store_->ListNodes());
+        uint64_t total = 0, free = 0;
+        for (const NodeRecord& node : nodes) {
+          if (!IsUp(node.node)) continue;
+          for (const VolumeRecord& v : node.volumes) {
+            total += v.total_bytes;
+            free += v.free_bytes;
+          }
+        }
+        ASSIGN_OR_RETURN(StoreCounts counts, store_->Counts());
+        rsp.set_total_bytes(total);
+        rsp.set_free_bytes(free);
+        rsp.set_used_bytes(total - free);
+        rsp.set_files(counts.files + counts.directories);
+        rsp.set_block_size(4096);
+        rsp.set_max_name(static_cast<uint32_t>(kMaxNameLength));
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kGetXattr, Typed<pb::XattrReq, pb::XattrRsp>(
+      [this](const pb::XattrReq& req, pb::XattrRsp& rsp, Call&) -> Status {
+        ASSIGN_OR_RETURN(std::string value, store_->GetXattr(InodeId(req.ino()), req.name()));
+        rsp.set_value(std::move(value));
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kSetXattr, Typed<pb::XattrReq, pb::Empty>(
+      [this](const pb::XattrReq& req, pb::Empty&, Call&) {
+        return store_->SetXattr(FromWire(req.token()), InodeId(req.ino()), req.name(), req.value(),
+                                req.flags(), WallNow());
+      }));
+
+  h.emplace_back(Method::kListXattr, Typed<pb::XattrReq, pb::XattrRsp>(
+      [this](const pb::XattrReq& req, pb::XattrRsp& rsp, Call&) -> Status {
+        ASSIGN_OR_RETURN(auto names, store_->ListXattr(InodeId(req.ino())));
+        for (auto& name : names) rsp.add_names(std::move(name));
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kRemoveXattr, Typed<pb::XattrReq, pb::Empty>(
+      [this](const pb::XattrReq& req, pb::Empty&, Call&) {
+        return store_->RemoveXattr(FromWire(req.token()), InodeId(req.ino()), req.name(), WallNow());
+      }));
+}
+
+}  // namespace t0fs::meta

@@ -1,0 +1,49 @@
+// Client sessions: open (or resume after a reconnect), renew, close.
+#include "common/logging.h"
+#include "meta/meta_service.h"
+#include "rpc/proto/meta.pb.h"
+
+namespace t0fs::meta {
+
+using rpc::Call;
+using rpc::Method;
+using rpc::Typed;
+
+void MetaService::AddSessionHandlers(HandlerList& h) {
+  h.emplace_back(Method::kOpenSession, Typed<pb::OpenSessionReq, pb::OpenSessionRsp>(
+      [this](const pb::OpenSessionReq& req, pb::OpenSessionRsp& rsp, Call& call) -> Status {
+        SessionId session(req.resume());
+        if (!session.valid() || !store_->RenewSession(session, WallNow()).ok()) {
+          ASSIGN_OR_RETURN(session, store_->OpenSession(req.client_name(), req.host_id(), WallNow()));
+          LOG_INFO("session {} opened by {} ({})", session, req.client_name(), call.peer);
+        }
+        rsp.set_session(session.value());
+        rsp.set_lease_ms(static_cast<uint64_t>(config_.session_lease.value.count()));
+        rsp.set_cluster_id(store_->cluster_id());
+        // The client's local data node: the one it names, else the one on
+        // the same host (same boot id and network namespace).
+        ASSIGN_OR_RETURN(auto nodes, store_->ListNodes());
+        for (const NodeRecord& node : nodes) {
+          bool named = req.node_hint() != 0 && node.node.value() == req.node_hint();
+          bool same_host = req.node_hint() == 0 && !req.host_id().empty() && node.host_id == req.host_id();
+          if (named || same_host) {
+            rsp.set_local_node(node.node.value());
+            rsp.set_local_socket(node.local_socket);
+            break;
+          }
+        }
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kRenewSession, Typed<pb::SessionReq, pb::Empty>(
+      [this](const pb::SessionReq& req, pb::Empty&, Call&) {
+        return store_->RenewSession(SessionId(req.session()), WallNow());
+      }));
+
+  h.emplace_back(Method::kCloseSession, Typed<pb::SessionReq, pb::Empty>(
+      [this](const pb::SessionReq& req, pb::Empty&, Call&) {
+        return store_->CloseSession(SessionId(req.session()));
+      }));
+}
+
+}  // namespace t0fs::meta

@@ -1,0 +1,45 @@
+// Configuration of `t0fs meta`, the metadata service.
+#pragma once
+
+#include <string>
+
+#include "common/config.h"
+
+namespace t0fs::meta {
+
+struct MetaConfig {
+  std::string listen = "127.0.0.1:7700";
+  std::string db = "meta.db";            // SQLite database file
+  std::string secret_file = "secret";    // cluster secret (mode 0600)
+  // Server threads. Metadata operations are short but serialise on the
+  // store's writer lock; more threads mostly help concurrent reads.
+  uint32_t threads = 4;
+  // Chunk size of new files. Large chunks keep a file's data in few chunk
+  // files (fewer layout rows, local files usable whole); small chunks spread
+  // a file over more nodes and repair in finer pieces.
+  ByteSize chunk_size{64u << 20};
+  // A client session not renewed within this is closed: its open handles are
+  // released (unlinked files freed). Longer tolerates longer client stalls.
+  Duration session_lease{std::chrono::seconds(60)};
+  // A node without a heartbeat for this long is shown as down.
+  Duration node_timeout{std::chrono::seconds(10)};
+  Duration heartbeat{std::chrono::seconds(1)};  // interval asked of data nodes
+  std::string sync = "normal";  // SQLite synchronous for ordinary ops: normal | full (fsync commits are always full)
+  std::string log_level = "info";
+
+  template <class V>
+  void Visit(V& v) {
+    v("listen", listen, "host:port the meta service listens on");
+    v("db", db, "metadata database file (SQLite)");
+    v("secret-file", secret_file, "cluster secret file (mode 0600)");
+    v("threads", threads, "server threads");
+    v("chunk-size", chunk_size, "chunk size of new files");
+    v("session-lease", session_lease, "client sessions expire after this without renewal");
+    v("node-timeout", node_timeout, "a node is down after this long without a heartbeat");
+    v("heartbeat", heartbeat, "heartbeat interval asked of data nodes");
+    v("sync", sync, "SQLite synchronous mode for ordinary operations: normal or full");
+    v("log-level", log_level, "trace, debug, info, warn or error");
+  }
+};
+
+}  // namespace t0fs::meta

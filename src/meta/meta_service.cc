@@ -1,0 +1,103 @@
+#include "meta/meta_service.h"
+
+#include <fmt/format.h>
+
+#include "common/clock.h"
+#include "common/logging.h"
+#include "common/secret.h"
+#include "meta/store/sqlite_store.h"
+
+namespace t0fs::meta {
+
+MetaService::MetaService(MetaConfig config, std::unique_ptr<MetaStore> store)
+    : config_(std::move(config)), store_(std::move(store)) {}
+
+MetaService::~MetaService() { Stop(); }
+
+Result<std::unique_ptr<MetaService>> MetaService::Start(const MetaConfig& config) {
+  ASSIGN_OR_RETURN(std::string secret, LoadSecret(config.secret_file));
+  SqliteStoreOptions opts;
+  if (config.sync != "normal" && config.sync != "full") {
+    return Status(StatusCode::kInvalidArgument, fmt::format("sync must be normal or full, not '{}'", config.sync));
+  }
+  opts.sync = config.sync;
+  ASSIGN_OR_RETURN(std::unique_ptr<SqliteStore> store, SqliteStore::Open(config.db, opts));
+  return StartWithStore(config, std::move(store), std::move(secret));
+}
+
+Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfig& config,
+                                                                 std::unique_ptr<MetaStore> store,
+                                                                 std::string secret) {
+  if (config.chunk_size.bytes < 4096 || config.chunk_size.bytes % 4096 != 0) {
+    return Status(StatusCode::kInvalidArgument, "chunk-size must be a positive multiple of 4 KiB");
+  }
+  std::unique_ptr<MetaService> svc(new MetaService(config, std::move(store)));
+  MetaService& s = *svc;
+  // Nodes that heartbeated recently (before a meta restart) count as up
+  // until their next heartbeat decides.
+  ASSIGN_OR_RETURN(auto nodes, s.store_->ListNodes());
+  Timespec now = WallNow();
+  for (const NodeRecord& node : nodes) {
+    int64_t age_ms = (now.sec - node.last_heartbeat.sec) * 1000;
+    if (age_ms >= 0 && age_ms < s.config_.node_timeout.value.count()) s.MarkSeen(node.node);
+  }
+  HandlerList handlers;
+  s.AddSessionHandlers(handlers);
+  s.AddNamespaceHandlers(handlers);
+  s.AddFileHandlers(handlers);
+  s.AddClusterHandlers(handlers);
+  rpc::ServerOptions opts;
+  opts.name = "meta";
+  ASSIGN_OR_RETURN(rpc::Endpoint ep, rpc::Endpoint::Parse(config.listen));
+  opts.listen = {ep};
+  opts.threads = config.threads;
+  opts.secret = std::move(secret);
+  s.server_ = std::make_unique<rpc::Server>(opts, std::move(handlers));
+  RETURN_IF_ERROR(s.server_->Start());
+  s.housekeeping_ = std::thread([&s] { s.Housekeeping(); });
+  LOG_INFO("meta serving {} on {} (cluster {})", config.db, s.endpoint().ToString(), s.store_->cluster_id());
+  return svc;
+}
+
+void MetaService::Stop() {
+  {
+    std::lock_guard lock(stop_mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (housekeeping_.joinable()) housekeeping_.join();
+  if (server_) server_->Stop();
+}
+
+void MetaService::Housekeeping() {
+  for (;;) {
+    {
+      std::unique_lock lock(stop_mu_);
+      if (stop_cv_.wait_for(lock, std::chrono::seconds(2), [&] { return stopping_; })) return;
+    }
+    Timespec cutoff = WallNow();
+    cutoff.sec -= config_.session_lease.value.count() / 1000;
+    auto expired = store_->ExpireSessions(cutoff);
+    if (!expired.ok()) {
+      LOG_WARN("expiring sessions: {}", expired.status().ToString());
+    } else if (*expired > 0) {
+      LOG_INFO("expired {} client session(s) without renewal for {}", *expired,
+               FormatDuration(config_.session_lease));
+    }
+  }
+}
+
+void MetaService::MarkSeen(NodeId node) {
+  std::lock_guard lock(liveness_mu_);
+  last_seen_[node] = std::chrono::steady_clock::now();
+}
+
+bool MetaService::IsUp(NodeId node) const {
+  std::lock_guard lock(liveness_mu_);
+  auto it = last_seen_.find(node);
+  return it != last_seen_.end() &&
+         std::chrono::steady_clock::now() - it->second < config_.node_timeout.value;
+}
+
+}  // namespace t0fs::meta
