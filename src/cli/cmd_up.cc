@@ -28,6 +28,7 @@
 #include "cli/command_util.h"
 #include "cli/commands.h"
 #include "common/config.h"
+#include "common/lock_file.h"
 #include "rpc/proto/meta.pb.h"
 
 namespace t0fs::cli {
@@ -164,6 +165,8 @@ int RunUp(const UpOptions& o) {
   bool created = false;
   auto dir = ClusterDir::OpenOrCreate(o.dir, dir_opts, &created);
   if (!dir.ok()) return Fail("up", dir.status());
+  auto lock = LockFile::Acquire(dir->root() + "/up.lock", "cluster directory " + dir->root());
+  if (!lock.ok()) return Fail("up", lock.status());
   std::error_code ec;
   fs::create_directories(o.mount, ec);
   if (ec) return Fail("up", Status(StatusCode::kIoError, fmt::format("create {}: {}", o.mount, ec.message())));

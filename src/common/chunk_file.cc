@@ -93,7 +93,9 @@ RangeTable& TableFor(const ChunkFile* file) {
 // across processes via an OFD lock on the matching checksum bytes.
 class ChunkFile::RangeLock {
  public:
-  RangeLock(ChunkFile* file, uint64_t first, uint64_t count)
+  // `shared`: a reader re-checking a block takes a read lock (its checksum
+  // descriptor may be read-only); it still waits for writers of the range.
+  RangeLock(ChunkFile* file, uint64_t first, uint64_t count, bool shared = false)
       : file_(file), table_(TableFor(file)), first_(first), end_(first + count) {
     std::unique_lock lock(table_.mu);
     table_.cv.wait(lock, [&] {
@@ -105,7 +107,7 @@ class ChunkFile::RangeLock {
     table_.held.push_back(HeldRange{file_, first_, end_});
     lock.unlock();
     uint64_t len = count >= kWholeFile ? 0 : count * 4;  // 0 = to the end of file
-    status_ = OfdLock(file_->crc_.get(), F_WRLCK, CrcOffset(first_), len);
+    status_ = OfdLock(file_->crc_.get(), shared ? F_RDLCK : F_WRLCK, CrcOffset(first_), len);
   }
   ~RangeLock() {
     if (status_.ok()) {
@@ -241,7 +243,7 @@ Result<size_t> ChunkFile::Read(uint64_t offset, std::span<std::byte> buf) {
   if (bad >= 0) {
     // A writer may have been between its data and checksum updates: wait for
     // it by taking the range, then look once more before calling it corrupt.
-    RangeLock lock(this, first, span_len / kB);
+    RangeLock lock(this, first, span_len / kB, /*shared=*/true);
     RETURN_IF_ERROR(lock.status());
     ASSIGN_OR_RETURN(n, ReadUnverified(span_start, bytes, span_len));
     ASSIGN_OR_RETURN(bad, FindBadBlock(bytes, n, first, (n + kB - 1) / kB));

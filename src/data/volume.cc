@@ -40,6 +40,8 @@ Result<Volume> Volume::Open(const std::string& dir) {
   }
   Volume vol;
   vol.dir_ = dir;
+  ASSIGN_OR_RETURN(LockFile lock, LockFile::Acquire(dir + "/lock", "volume " + dir));
+  vol.lock_ = std::make_shared<LockFile>(std::move(lock));
   std::string path = dir + "/volume.json";
   std::ifstream in(path);
   if (in) {

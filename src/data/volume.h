@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "common/ids.h"
+#include "common/lock_file.h"
 #include "common/status.h"
 
 namespace t0fs::data {
@@ -40,6 +42,7 @@ class Volume {
   Status Save() const;
   std::string dir_;
   VolumeIdentity identity_;
+  std::shared_ptr<LockFile> lock_;  // one data service per volume
 };
 
 }  // namespace t0fs::data

@@ -16,13 +16,18 @@ MetaService::~MetaService() { Stop(); }
 
 Result<std::unique_ptr<MetaService>> MetaService::Start(const MetaConfig& config) {
   ASSIGN_OR_RETURN(std::string secret, LoadSecret(config.secret_file));
+  // One meta service per database: a second one would corrupt nothing
+  // (SQLite locks) but would hand out conflicting ids and sessions.
+  ASSIGN_OR_RETURN(LockFile lock, LockFile::Acquire(config.db + ".lock", "metadata database " + config.db));
   SqliteStoreOptions opts;
   if (config.sync != "normal" && config.sync != "full") {
     return Status(StatusCode::kInvalidArgument, fmt::format("sync must be normal or full, not '{}'", config.sync));
   }
   opts.sync = config.sync;
   ASSIGN_OR_RETURN(std::unique_ptr<SqliteStore> store, SqliteStore::Open(config.db, opts));
-  return StartWithStore(config, std::move(store), std::move(secret));
+  ASSIGN_OR_RETURN(auto svc, StartWithStore(config, std::move(store), std::move(secret)));
+  svc->db_lock_ = std::move(lock);
+  return svc;
 }
 
 Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfig& config,

@@ -13,11 +13,13 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "common/lock_file.h"
 #include "meta/meta_config.h"
 #include "meta/store/meta_store.h"
 #include "rpc/server.h"
@@ -54,6 +56,7 @@ class MetaService {
   bool IsUp(NodeId node) const;
 
   MetaConfig config_;
+  std::optional<LockFile> db_lock_;  // held while serving a database file
   std::unique_ptr<MetaStore> store_;
   std::unique_ptr<rpc::Server> server_;
 
