@@ -1,0 +1,135 @@
+#include "meta/store/sqlite_schema.h"
+
+namespace t0fs::meta {
+
+// Conventions (kept portable to PostgreSQL: there, AUTOINCREMENT becomes
+// GENERATED ALWAYS AS IDENTITY and BLOB becomes BYTEA):
+//  - AUTOINCREMENT ids are never reused, even after the row with the largest
+//    id is deleted: inode numbers, dentry ids (readdir cookies), chunk ids and
+//    garbage entry ids (acknowledged by data nodes) rely on that.
+//  - Times are (seconds, nanoseconds) column pairs.
+//  - No foreign keys: Check() verifies references, so that corruption can be
+//    detected and reported rather than made impossible to load.
+const char* const kSchemaSql = R"sql(
+CREATE TABLE meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+
+CREATE TABLE inodes (
+  ino        INTEGER PRIMARY KEY AUTOINCREMENT,
+  mode       INTEGER NOT NULL,
+  uid        INTEGER NOT NULL,
+  gid        INTEGER NOT NULL,
+  size       INTEGER NOT NULL,
+  nlink      INTEGER NOT NULL,
+  rdev       INTEGER NOT NULL,
+  atime_s    INTEGER NOT NULL,
+  atime_ns   INTEGER NOT NULL,
+  mtime_s    INTEGER NOT NULL,
+  mtime_ns   INTEGER NOT NULL,
+  ctime_s    INTEGER NOT NULL,
+  ctime_ns   INTEGER NOT NULL,
+  chunk_size INTEGER NOT NULL,
+  generation INTEGER NOT NULL,
+  target     BLOB
+);
+
+CREATE TABLE dentries (
+  id     INTEGER PRIMARY KEY AUTOINCREMENT,
+  parent INTEGER NOT NULL,
+  name   BLOB NOT NULL,
+  ino    INTEGER NOT NULL,
+  UNIQUE (parent, name)
+);
+CREATE INDEX dentries_by_parent_id ON dentries (parent, id);
+CREATE INDEX dentries_by_ino ON dentries (ino);
+
+CREATE TABLE xattrs (
+  ino   INTEGER NOT NULL,
+  name  BLOB NOT NULL,
+  value BLOB NOT NULL,
+  PRIMARY KEY (ino, name)
+);
+
+CREATE TABLE chunks (
+  id  INTEGER PRIMARY KEY AUTOINCREMENT,
+  ino INTEGER NOT NULL,
+  idx INTEGER NOT NULL,
+  UNIQUE (ino, idx)
+);
+
+CREATE TABLE replicas (
+  chunk_id INTEGER NOT NULL,
+  pos      INTEGER NOT NULL,
+  node     INTEGER NOT NULL,
+  volume   INTEGER NOT NULL,
+  version  INTEGER NOT NULL,
+  state    INTEGER NOT NULL,
+  PRIMARY KEY (chunk_id, pos)
+);
+
+CREATE TABLE garbage (
+  id       INTEGER PRIMARY KEY AUTOINCREMENT,
+  chunk_id INTEGER NOT NULL,
+  ino      INTEGER NOT NULL,
+  idx      INTEGER NOT NULL,
+  node     INTEGER NOT NULL,
+  volume   INTEGER NOT NULL,
+  version  INTEGER NOT NULL
+);
+CREATE INDEX garbage_by_node ON garbage (node, id);
+CREATE INDEX garbage_by_chunk ON garbage (chunk_id);
+
+CREATE TABLE sessions (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  client_name TEXT NOT NULL,
+  host_id     TEXT NOT NULL,
+  renewed_s   INTEGER NOT NULL,
+  renewed_ns  INTEGER NOT NULL
+);
+
+CREATE TABLE handles (
+  id      INTEGER PRIMARY KEY AUTOINCREMENT,
+  session INTEGER NOT NULL,
+  ino     INTEGER NOT NULL,
+  flags   INTEGER NOT NULL
+);
+CREATE INDEX handles_by_session ON handles (session);
+CREATE INDEX handles_by_ino ON handles (ino);
+
+CREATE TABLE replay (
+  session INTEGER NOT NULL,
+  slot    INTEGER NOT NULL,
+  seq     INTEGER NOT NULL,
+  code    INTEGER NOT NULL,
+  message TEXT NOT NULL,
+  ino     INTEGER NOT NULL,
+  handle  INTEGER NOT NULL,
+  flag    INTEGER NOT NULL,
+  PRIMARY KEY (session, slot)
+);
+
+CREATE TABLE nodes (
+  id           INTEGER PRIMARY KEY AUTOINCREMENT,
+  host_id      TEXT NOT NULL,
+  hostname     TEXT NOT NULL,
+  address      TEXT NOT NULL,
+  local_socket TEXT NOT NULL,
+  heartbeat_s  INTEGER NOT NULL,
+  heartbeat_ns INTEGER NOT NULL
+);
+
+CREATE TABLE volumes (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  node        INTEGER NOT NULL,
+  uuid        TEXT NOT NULL UNIQUE,
+  path        TEXT NOT NULL,
+  total_bytes INTEGER NOT NULL,
+  free_bytes  INTEGER NOT NULL,
+  chunks      INTEGER NOT NULL
+);
+CREATE INDEX volumes_by_node ON volumes (node);
+)sql";
+
+}  // namespace t0fs::meta

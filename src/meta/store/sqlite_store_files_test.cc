@@ -1,0 +1,618 @@
+// SqliteStore: open handles, layouts (Allocate/Commit), sessions, replay,
+// cluster records, the garbage queue and reports.
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <thread>
+
+#include "meta/store/store_test_util.h"
+
+namespace t0fs::meta {
+namespace {
+
+using testing::StoreTest;
+using testing::T;
+using testing::TempDir;
+
+class FilesTest : public StoreTest {
+ protected:
+  void SetUp() override {
+    StoreTest::SetUp();
+    targets_ = testing::RegisterTargets(*store_, 1, 3);
+    ASSERT_EQ(targets_.size(), 3u);
+    session_ = NewSession();
+  }
+  Result<OpenResult> OpenFile(InodeId ino, uint32_t flags = O_RDWR) {
+    return store_->Open(OpToken{}, session_, ino, flags, T(150));
+  }
+
+  std::vector<ReplicaTarget> targets_;
+  SessionId session_;
+};
+
+// ---- Open / Release ----
+
+TEST_F(FilesTest, OpenRegistersHandles) {
+  InodeId f = MkFile(kRootInode, "f");
+  auto h1 = OpenFile(f);
+  ASSERT_OK(h1);
+  EXPECT_TRUE(h1->handle.valid());
+  EXPECT_EQ(h1->attr.ino, f);
+  auto h2 = OpenFile(f, O_RDONLY);
+  ASSERT_OK(h2);
+  EXPECT_NE(h1->handle, h2->handle);
+  EXPECT_EQ(Counts().open_handles, 2u);
+  ASSERT_OK(store_->Release(OpToken{}, h1->handle));
+  EXPECT_CODE(store_->Release(OpToken{}, h1->handle), kBadHandle);
+  EXPECT_CODE(store_->Release(OpToken{}, HandleId(999)), kBadHandle);
+  EXPECT_EQ(Counts().open_handles, 1u);
+}
+
+TEST_F(FilesTest, OpenErrors) {
+  InodeId f = MkFile(kRootInode, "f");
+  InodeId d = MkDir(kRootInode, "d");
+  EXPECT_CODE(store_->Open(OpToken{}, SessionId(999), f, O_RDONLY, T(150)), kMetaNoSession);
+  EXPECT_CODE(OpenFile(InodeId(999)), kNotFound);
+  EXPECT_CODE(OpenFile(d, O_WRONLY), kIsDirectory);
+  EXPECT_CODE(OpenFile(d, O_RDWR), kIsDirectory);
+  EXPECT_OK(OpenFile(d, O_RDONLY | O_DIRECTORY));
+}
+
+TEST_F(FilesTest, OpenWithTruncate) {
+  InodeId f = MkFile(kRootInode, "f");
+  ASSERT_OK(store_->Allocate(OpToken{}, f, {0, 1}, targets_));
+  CommitArgs c{f, HandleId(), 150, std::nullopt, {}};
+  ASSERT_OK(store_->Commit(OpToken{}, c, false, T(120)));
+  // Read-only O_TRUNC does nothing (the kernel refuses it anyway).
+  auto ro = store_->Open(OpToken{}, session_, f, O_RDONLY | O_TRUNC, T(130));
+  ASSERT_OK(ro);
+  EXPECT_EQ(ro->attr.size, 150u);
+  auto rw = store_->Open(OpToken{}, session_, f, O_WRONLY | O_TRUNC, T(140));
+  ASSERT_OK(rw);
+  EXPECT_EQ(rw->attr.size, 0u);
+  EXPECT_EQ(rw->attr.mtime, T(140));
+  EXPECT_EQ(rw->attr.ctime, T(140));
+  EXPECT_TRUE(store_->GetLayout(f, 0, 10)->empty());
+  EXPECT_EQ(Counts().garbage_chunks, 6u);
+  EXPECT_TRUE(CheckProblems().empty());
+}
+
+TEST_F(FilesTest, UnlinkWhileOpenKeepsTheInodeUntilLastRelease) {
+  InodeId f = MkFile(kRootInode, "f");
+  ASSERT_OK(store_->Allocate(OpToken{}, f, {0, 1}, targets_));
+  auto h1 = OpenFile(f);
+  auto h2 = OpenFile(f, O_RDONLY);
+  ASSERT_OK(h1);
+  ASSERT_OK(h2);
+  ASSERT_OK(store_->Unlink(OpToken{}, kRootInode, "f", T(200)));
+  EXPECT_CODE(store_->Lookup(kRootInode, "f"), kNotFound);
+  InodeAttr a = Attr(f);
+  EXPECT_EQ(a.nlink, 0u);
+  EXPECT_EQ(a.ctime, T(200));
+  // The open file stays fully usable.
+  CommitArgs c{f, h1->handle, 42, T(210), {}};
+  ASSERT_OK(store_->Commit(OpToken{}, c, false, T(210)));
+  EXPECT_EQ(store_->GetLayout(f, 0, 10)->size(), 2u);
+  EXPECT_EQ(Counts().garbage_chunks, 0u);
+  EXPECT_TRUE(CheckProblems().empty());
+
+  ASSERT_OK(store_->Release(OpToken{}, h1->handle));
+  EXPECT_OK(store_->GetAttr(f));
+  ASSERT_OK(store_->Release(OpToken{}, h2->handle));
+  EXPECT_CODE(store_->GetAttr(f), kNotFound);
+  EXPECT_EQ(Counts().garbage_chunks, 6u);
+  EXPECT_EQ(Counts().chunks, 0u);
+  EXPECT_TRUE(CheckProblems().empty());
+}
+
+// ---- sessions ----
+
+TEST_F(FilesTest, SessionLifecycle) {
+  SessionId s = NewSession();
+  EXPECT_GT(s.value(), session_.value());
+  ASSERT_OK(store_->RenewSession(s, T(200)));
+  EXPECT_CODE(store_->RenewSession(SessionId(999), T(200)), kMetaNoSession);
+  EXPECT_EQ(Counts().sessions, 2u);
+  ASSERT_OK(store_->CloseSession(s));
+  EXPECT_CODE(store_->CloseSession(s), kMetaNoSession);
+  EXPECT_CODE(store_->RenewSession(s, T(201)), kMetaNoSession);
+  SessionId again = NewSession();
+  EXPECT_GT(again.value(), s.value());  // never reused
+}
+
+TEST_F(FilesTest, CloseSessionReleasesHandlesAndFreesOrphans) {
+  InodeId f = MkFile(kRootInode, "f");
+  InodeId g = MkFile(kRootInode, "g");
+  ASSERT_OK(store_->Allocate(OpToken{}, f, {0}, targets_));
+  SessionId other = NewSession();
+  ASSERT_OK(OpenFile(f));
+  ASSERT_OK(OpenFile(g));
+  ASSERT_OK(store_->Open(OpToken{}, other, f, O_RDONLY, T(150)));
+  ASSERT_OK(store_->Unlink(OpToken{}, kRootInode, "f", T(200)));
+  ASSERT_OK(store_->CloseSession(session_));
+  EXPECT_OK(store_->GetAttr(f));  // still open by `other`
+  EXPECT_OK(store_->GetAttr(g));  // linked
+  EXPECT_EQ(Counts().open_handles, 1u);
+  ASSERT_OK(store_->CloseSession(other));
+  EXPECT_CODE(store_->GetAttr(f), kNotFound);
+  EXPECT_EQ(Counts().garbage_chunks, 3u);
+  EXPECT_EQ(Counts().open_handles, 0u);
+  EXPECT_TRUE(CheckProblems().empty());
+}
+
+TEST_F(FilesTest, ExpireSessionsClosesStaleOnes) {
+  InodeId f = MkFile(kRootInode, "f");
+  auto stale1 = store_->OpenSession("a", "h", T(10));
+  auto stale2 = store_->OpenSession("b", "h", T(20, 5));
+  auto fresh = store_->OpenSession("c", "h", T(10));
+  ASSERT_OK(stale1);
+  ASSERT_OK(stale2);
+  ASSERT_OK(fresh);
+  ASSERT_OK(store_->RenewSession(*fresh, T(40)));
+  ASSERT_OK(store_->RenewSession(session_, T(40)));
+  ASSERT_OK(store_->Open(OpToken{}, *stale2, f, O_RDWR, T(20)));
+  ASSERT_OK(store_->Unlink(OpToken{}, kRootInode, "f", T(25)));
+  auto n = store_->ExpireSessions(T(20, 6));
+  ASSERT_OK(n);
+  EXPECT_EQ(*n, 2u);
+  EXPECT_CODE(store_->RenewSession(*stale1, T(50)), kMetaNoSession);
+  EXPECT_CODE(store_->RenewSession(*stale2, T(50)), kMetaNoSession);
+  EXPECT_OK(store_->RenewSession(*fresh, T(50)));
+  EXPECT_CODE(store_->GetAttr(f), kNotFound);  // the orphan went with its session
+  EXPECT_EQ(*store_->ExpireSessions(T(20, 6)), 0u);
+  EXPECT_TRUE(CheckProblems().empty());
+}
+
+// ---- Allocate / GetLayout / Commit ----
+
+TEST_F(FilesTest, AllocateCreatesChunksOnce) {
+  InodeId f = MkFile(kRootInode, "f");
+  std::vector<ReplicaTarget> two(targets_.begin(), targets_.begin() + 2);
+  auto first = store_->Allocate(OpToken{}, f, {3, 1, 3}, two);
+  ASSERT_OK(first);
+  ASSERT_EQ(first->size(), 2u);
+  EXPECT_EQ((*first)[0].index, 1u);
+  EXPECT_EQ((*first)[1].index, 3u);
+  for (const ChunkLayout& l : *first) {
+    ASSERT_EQ(l.replicas.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(l.replicas[i].node, two[i].node);
+      EXPECT_EQ(l.replicas[i].volume, two[i].volume);
+      EXPECT_EQ(l.replicas[i].version, 0u);
+      EXPECT_EQ(l.replicas[i].state, ReplicaState::kHealthy);
+      EXPECT_EQ(l.replicas[i].chunk, l.replicas[0].chunk);
+    }
+  }
+  EXPECT_LT((*first)[0].replicas[0].chunk, (*first)[1].replicas[0].chunk);
+  // Already allocated indices come back unchanged, whatever the targets.
+  std::vector<ReplicaTarget> other = {targets_[2]};
+  auto second = store_->Allocate(OpToken{}, f, {0, 1, 2, 3}, other);
+  ASSERT_OK(second);
+  ASSERT_EQ(second->size(), 4u);
+  EXPECT_EQ((*second)[1].replicas[0].chunk, (*first)[0].replicas[0].chunk);
+  EXPECT_EQ((*second)[1].replicas.size(), 2u);
+  EXPECT_EQ((*second)[0].replicas.size(), 1u);
+  EXPECT_EQ((*second)[0].replicas[0].volume, targets_[2].volume);
+  EXPECT_EQ(Counts().chunks, 4u);
+
+  auto range = store_->GetLayout(f, 1, 2);
+  ASSERT_OK(range);
+  ASSERT_EQ(range->size(), 2u);
+  EXPECT_EQ((*range)[0].index, 1u);
+  EXPECT_EQ((*range)[1].index, 2u);
+  EXPECT_TRUE(store_->GetLayout(f, 10, 5)->empty());
+  EXPECT_EQ(store_->GetLayout(f, 0, ~uint64_t{0})->size(), 4u);
+  EXPECT_TRUE(CheckProblems().empty());
+}
+
+TEST_F(FilesTest, AllocateErrors) {
+  InodeId f = MkFile(kRootInode, "f");
+  InodeId d = MkDir(kRootInode, "d");
+  EXPECT_CODE(store_->Allocate(OpToken{}, InodeId(999), {0}, targets_), kNotFound);
+  EXPECT_CODE(store_->Allocate(OpToken{}, d, {0}, targets_), kIsDirectory);
+  EXPECT_CODE(store_->Allocate(OpToken{}, f, {0}, {}), kInvalidArgument);
+  EXPECT_CODE(store_->Allocate(OpToken{}, f, {0}, {{NodeId(77), VolumeId(1)}}), kMetaNoNode);
+  auto other = testing::RegisterTargets(*store_, 2, 1);
+  EXPECT_CODE(store_->Allocate(OpToken{}, f, {0}, {{NodeId(1), other[0].volume}}),
+              kInvalidArgument);
+  EXPECT_CODE(store_->Allocate(OpToken{}, f, {0}, {targets_[0], targets_[0]}), kInvalidArgument);
+  EXPECT_CODE(store_->Allocate(OpToken{}, f, {uint64_t{1} << 62}, targets_), kFileTooBig);
+  EXPECT_EQ(Counts().chunks, 0u);
+}
+
+TEST_F(FilesTest, ChunkIdsAreNeverReused) {
+  InodeId f = MkFile(kRootInode, "f");
+  auto a = store_->Allocate(OpToken{}, f, {0}, targets_);
+  ASSERT_OK(a);
+  ChunkId first = (*a)[0].replicas[0].chunk;
+  ASSERT_OK(store_->Unlink(OpToken{}, kRootInode, "f", T(200)));
+  InodeId g = MkFile(kRootInode, "g");
+  auto b = store_->Allocate(OpToken{}, g, {0}, targets_);
+  ASSERT_OK(b);
+  EXPECT_GT((*b)[0].replicas[0].chunk, first);
+}
+
+TEST_F(FilesTest, ConcurrentAllocateOfOneIndexYieldsOneChunk) {
+  InodeId f = MkFile(kRootInode, "f");
+  constexpr int kThreads = 8;
+  std::vector<std::vector<ChunkLayout>> got(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<ReplicaTarget> one = {targets_[static_cast<size_t>(t) % targets_.size()]};
+      for (uint64_t round = 0; round < 20; ++round) {
+        auto r = store_->Allocate(OpToken{}, f, {round, round + 1}, one);
+        if (r.ok()) got[t].insert(got[t].end(), r->begin(), r->end());
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(Counts().chunks, 21u);
+  auto final_layout = store_->GetLayout(f, 0, 100);
+  ASSERT_OK(final_layout);
+  ASSERT_EQ(final_layout->size(), 21u);
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_EQ(got[t].size(), 40u);
+    for (const ChunkLayout& l : got[t]) {
+      const ChunkLayout& winner = (*final_layout)[l.index];
+      ASSERT_EQ(l.replicas.size(), 1u);
+      EXPECT_EQ(l.replicas[0].chunk, winner.replicas[0].chunk);
+      EXPECT_EQ(l.replicas[0].volume, winner.replicas[0].volume);
+    }
+  }
+  EXPECT_TRUE(CheckProblems().empty());
+}
+
+TEST_F(FilesTest, CommitSizeOnlyGrowsAndVersionsTakeTheMaximum) {
+  InodeId f = MkFile(kRootInode, "f");
+  auto l = store_->Allocate(OpToken{}, f, {0, 1}, targets_);
+  ASSERT_OK(l);
+  ChunkId c0 = (*l)[0].replicas[0].chunk;
+  ChunkId c1 = (*l)[1].replicas[0].chunk;
+  CommitArgs c{f, HandleId(), 180, T(300), {{c0, 5}, {c1, 2}}};
+  auto r = store_->Commit(OpToken{}, c, false, T(301));
+  ASSERT_OK(r);
+  EXPECT_EQ(r->size, 180u);
+  EXPECT_EQ(r->mtime, T(300));
+  EXPECT_EQ(r->ctime, T(301));
+  c = CommitArgs{f, HandleId(), 120, std::nullopt, {{c0, 3}, {c1, 4}}};
+  r = store_->Commit(OpToken{}, c, true, T(400));
+  ASSERT_OK(r);
+  EXPECT_EQ(r->size, 180u);     // a smaller size does not shrink the file
+  EXPECT_EQ(r->mtime, T(300));  // no mtime given: unchanged
+  EXPECT_EQ(r->ctime, T(301));
+  auto layout = store_->GetLayout(f, 0, 2);
+  ASSERT_OK(layout);
+  for (const Replica& rep : (*layout)[0].replicas) EXPECT_EQ(rep.version, 5u);
+  for (const Replica& rep : (*layout)[1].replicas) EXPECT_EQ(rep.version, 4u);
+}
+
+TEST_F(FilesTest, CommitErrors) {
+  InodeId f = MkFile(kRootInode, "f");
+  InodeId g = MkFile(kRootInode, "g");
+  InodeId d = MkDir(kRootInode, "d");
+  EXPECT_CODE(store_->Commit(OpToken{}, CommitArgs{InodeId(999), {}, 1, {}, {}}, false, T(1)),
+              kNotFound);
+  EXPECT_CODE(store_->Commit(OpToken{}, CommitArgs{d, {}, 1, {}, {}}, false, T(1)),
+              kInvalidArgument);
+  auto hg = OpenFile(g);
+  ASSERT_OK(hg);
+  EXPECT_CODE(store_->Commit(OpToken{}, CommitArgs{f, hg->handle, 1, {}, {}}, false, T(1)),
+              kBadHandle);
+  // A chunk of another file is ignored, not updated.
+  auto lg = store_->Allocate(OpToken{}, g, {0}, targets_);
+  ASSERT_OK(lg);
+  ASSERT_OK(store_->Commit(OpToken{}, CommitArgs{f, {}, 1, {}, {{(*lg)[0].replicas[0].chunk, 9}}},
+                           false, T(1)));
+  EXPECT_EQ((*store_->GetLayout(g, 0, 1))[0].replicas[0].version, 0u);
+}
+
+TEST(SqliteStoreDurable, DurableCommitOnFileStore) {
+  TempDir dir;
+  std::string path = dir.File("meta.db");
+  InodeId f;
+  {
+    auto store = testing::OpenOrDie(path);
+    ASSERT_NE(store, nullptr);
+    MakeNodeArgs a{kRootInode, "f", S_IFREG | 0644, 0, 0, 0, true, "", 4096};
+    auto r = store->MakeNode(OpToken{}, a, T(1));
+    ASSERT_OK(r);
+    f = r->attr.ino;
+    ASSERT_OK(store->Commit(OpToken{}, CommitArgs{f, {}, 777, T(2), {}}, true, T(2)));
+    ASSERT_OK(store->Commit(OpToken{}, CommitArgs{f, {}, 778, T(3), {}}, false, T(3)));
+  }
+  auto store = testing::OpenOrDie(path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->GetAttr(f)->size, 778u);
+}
+
+// ---- replay ----
+
+TEST_F(FilesTest, ReplayedMakeNodeReturnsTheRecordedOutcome) {
+  OpToken tok{session_, 1, 10};
+  MakeNodeArgs a{kRootInode, "f", S_IFREG | 0644, 0, 0, 0, true, "", 100};
+  auto first = store_->MakeNode(tok, a, T(200));
+  ASSERT_OK(first);
+  auto again = store_->MakeNode(tok, a, T(300));  // a retry: not kExists
+  ASSERT_OK(again);
+  EXPECT_EQ(again->attr.ino, first->attr.ino);
+  EXPECT_TRUE(again->created);
+  EXPECT_EQ(Counts().files, 1u);
+  EXPECT_EQ(Attr(kRootInode).mtime, T(200));  // not executed twice
+  // A new seq on the slot executes.
+  auto next = store_->MakeNode(OpToken{session_, 1, 11}, a, T(400));
+  EXPECT_CODE(next, kExists);
+}
+
+TEST_F(FilesTest, ReplayedFailureStaysAFailure) {
+  MkFile(kRootInode, "f");
+  OpToken tok{session_, 2, 1};
+  MakeNodeArgs a{kRootInode, "f", S_IFREG | 0644, 0, 0, 0, true, "", 100};
+  auto first = store_->MakeNode(tok, a, T(200));
+  ASSERT_EQ(first.status().code(), StatusCode::kExists);
+  ASSERT_OK(store_->Unlink(OpToken{}, kRootInode, "f", T(300)));
+  auto again = store_->MakeNode(tok, a, T(400));  // would now succeed if run
+  EXPECT_EQ(again.status().code(), StatusCode::kExists);
+  EXPECT_EQ(again.status().message(), first.status().message());
+  EXPECT_EQ(Find(kRootInode, "f"), InodeId());
+}
+
+TEST_F(FilesTest, ReplayedUnlinkAndRenameDoNotFail) {
+  MkFile(kRootInode, "f");
+  MkFile(kRootInode, "g");
+  OpToken t1{session_, 0, 1};
+  ASSERT_OK(store_->Unlink(t1, kRootInode, "f", T(200)));
+  EXPECT_OK(store_->Unlink(t1, kRootInode, "f", T(201)));
+  OpToken t2{session_, 0, 2};
+  ASSERT_OK(store_->Rename(t2, kRootInode, "g", kRootInode, "h", 0, T(202)));
+  EXPECT_OK(store_->Rename(t2, kRootInode, "g", kRootInode, "h", 0, T(203)));
+  EXPECT_CODE(store_->Unlink(OpToken{session_, 0, 3}, kRootInode, "f", T(204)), kNotFound);
+}
+
+TEST_F(FilesTest, ReplayedOpenReturnsTheSameHandle) {
+  InodeId f = MkFile(kRootInode, "f");
+  OpToken tok{session_, 4, 1};
+  auto h = store_->Open(tok, session_, f, O_RDWR, T(200));
+  ASSERT_OK(h);
+  auto again = store_->Open(tok, session_, f, O_RDWR, T(201));
+  ASSERT_OK(again);
+  EXPECT_EQ(again->handle, h->handle);
+  EXPECT_EQ(again->attr.ino, f);
+  EXPECT_EQ(Counts().open_handles, 1u);
+  OpToken rel{session_, 4, 2};
+  ASSERT_OK(store_->Release(rel, h->handle));
+  EXPECT_OK(store_->Release(rel, h->handle));  // not kBadHandle
+}
+
+TEST_F(FilesTest, ReplayedAllocateCommitSetAttrLink) {
+  InodeId f = MkFile(kRootInode, "f");
+  OpToken ta{session_, 5, 1};
+  auto l1 = store_->Allocate(ta, f, {0, 1}, targets_);
+  ASSERT_OK(l1);
+  auto l2 = store_->Allocate(ta, f, {0, 1}, targets_);
+  ASSERT_OK(l2);
+  ASSERT_EQ(l2->size(), 2u);
+  EXPECT_EQ((*l2)[1].replicas[0].chunk, (*l1)[1].replicas[0].chunk);
+  EXPECT_EQ(Counts().chunks, 2u);
+
+  OpToken tc{session_, 5, 2};
+  ASSERT_OK(store_->Commit(tc, CommitArgs{f, {}, 50, T(300), {}}, false, T(300)));
+  ASSERT_OK(store_->Commit(OpToken{}, CommitArgs{f, {}, 60, T(310), {}}, false, T(310)));
+  auto replayed = store_->Commit(tc, CommitArgs{f, {}, 50, T(300), {}}, false, T(320));
+  ASSERT_OK(replayed);
+  EXPECT_EQ(replayed->size, 60u);  // current attributes, not re-executed
+  EXPECT_EQ(replayed->mtime, T(310));
+
+  OpToken ts{session_, 5, 3};
+  SetAttrArgs sa;
+  sa.ino = f;
+  sa.mask = kSetSize;
+  sa.size = 0;
+  ASSERT_OK(store_->SetAttr(ts, sa, T(400)));
+  ASSERT_OK(store_->Allocate(OpToken{}, f, {0}, targets_));
+  ASSERT_OK(store_->SetAttr(ts, sa, T(401)));  // the new chunk survives the retry
+  EXPECT_EQ(store_->GetLayout(f, 0, 1)->size(), 1u);
+
+  OpToken tl{session_, 5, 4};
+  ASSERT_OK(store_->Link(tl, f, kRootInode, "g", T(500)));
+  auto again = store_->Link(tl, f, kRootInode, "g", T(501));
+  ASSERT_OK(again);
+  EXPECT_EQ(again->nlink, 2u);
+}
+
+TEST_F(FilesTest, ReplaySlotsAreIndependentAndCleanedWithTheSession) {
+  OpToken a{session_, 1, 7};
+  OpToken b{session_, 2, 7};
+  MakeNodeArgs x{kRootInode, "x", S_IFDIR | 0755, 0, 0, 0, true, "", 0};
+  MakeNodeArgs y{kRootInode, "y", S_IFDIR | 0755, 0, 0, 0, true, "", 0};
+  ASSERT_OK(store_->MakeNode(a, x, T(200)));
+  ASSERT_OK(store_->MakeNode(b, y, T(200)));  // same seq, other slot: executes
+  EXPECT_NE(Find(kRootInode, "y"), InodeId());
+  EXPECT_CODE(store_->MakeNode(OpToken{SessionId(999), 1, 1}, x, T(200)), kMetaNoSession);
+  ASSERT_OK(store_->CloseSession(session_));
+  EXPECT_TRUE(CheckProblems().empty());  // no replay rows of unknown sessions remain
+}
+
+// ---- cluster ----
+
+TEST_F(StoreTest, RegisterNodeAndVolumes) {
+  NodeRecord n;
+  n.host_id = "h1";
+  n.hostname = "one";
+  n.address = "10.0.0.1:7700";
+  n.local_socket = "/run/t0fs/data.sock";
+  n.volumes = {VolumeRecord{VolumeId(), NodeId(), "uuid-a", "/a", 100, 50, 3},
+               VolumeRecord{VolumeId(), NodeId(), "uuid-b", "/b", 200, 150, 0}};
+  auto r = store_->RegisterNode(n, T(10));
+  ASSERT_OK(r);
+  EXPECT_TRUE(r->node.valid());
+  EXPECT_EQ(r->address, "10.0.0.1:7700");
+  EXPECT_EQ(r->local_socket, "/run/t0fs/data.sock");
+  EXPECT_EQ(r->last_heartbeat, T(10));
+  ASSERT_EQ(r->volumes.size(), 2u);
+  VolumeId va = r->volumes[0].volume;
+  EXPECT_EQ(r->volumes[0].uuid, "uuid-a");
+  EXPECT_EQ(r->volumes[0].total_bytes, 100u);
+  EXPECT_EQ(r->volumes[0].node, r->node);
+
+  // Re-registering: same id, volumes matched by uuid, a new one added.
+  n.node = r->node;
+  n.address = "10.0.0.1:7800";
+  n.volumes = {VolumeRecord{VolumeId(), NodeId(), "uuid-c", "/c", 1, 1, 1},
+               VolumeRecord{VolumeId(), NodeId(), "uuid-a", "/a2", 101, 51, 4}};
+  auto r2 = store_->RegisterNode(n, T(20));
+  ASSERT_OK(r2);
+  EXPECT_EQ(r2->node, r->node);
+  EXPECT_EQ(r2->address, "10.0.0.1:7800");
+  ASSERT_EQ(r2->volumes.size(), 3u);
+  EXPECT_EQ(r2->volumes[0].volume, va);
+  EXPECT_EQ(r2->volumes[0].path, "/a2");
+  EXPECT_EQ(r2->volumes[0].free_bytes, 51u);
+  EXPECT_GT(r2->volumes[2].volume, r2->volumes[1].volume);
+
+  // A volume of node 1 cannot show up on another node.
+  NodeRecord thief;
+  thief.host_id = "h2";
+  thief.volumes = {VolumeRecord{VolumeId(), NodeId(), "uuid-b", "/b", 1, 1, 1}};
+  auto bad = store_->RegisterNode(thief, T(30));
+  ASSERT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("uuid-b"), std::string::npos);
+  EXPECT_EQ(store_->ListNodes()->size(), 1u);  // the failed registration left nothing
+
+  // An explicit id is kept, and later assigned ids go past it.
+  NodeRecord explicit_node;
+  explicit_node.node = NodeId(50);
+  explicit_node.host_id = "h50";
+  ASSERT_EQ(store_->RegisterNode(explicit_node, T(40))->node, NodeId(50));
+  NodeRecord fresh;
+  fresh.host_id = "h51";
+  EXPECT_GT(store_->RegisterNode(fresh, T(41))->node, NodeId(50));
+
+  auto nodes = store_->ListNodes();
+  ASSERT_OK(nodes);
+  ASSERT_EQ(nodes->size(), 3u);
+  EXPECT_EQ((*nodes)[0].volumes.size(), 3u);
+  EXPECT_EQ((*nodes)[1].node, NodeId(50));
+}
+
+TEST_F(StoreTest, UpdateVolumes) {
+  auto targets = testing::RegisterTargets(*store_, 3, 2);
+  ASSERT_EQ(targets.size(), 2u);
+  VolumeRecord by_id{targets[0].volume, NodeId(3), "", "", 1000, 10, 7};
+  VolumeRecord by_uuid{VolumeId(), NodeId(3), "n3-v1", "", 2000, 20, 8};
+  ASSERT_OK(store_->UpdateVolumes(NodeId(3), {by_id, by_uuid}, T(99)));
+  auto nodes = store_->ListNodes();
+  ASSERT_OK(nodes);
+  const NodeRecord& n = (*nodes)[0];
+  EXPECT_EQ(n.last_heartbeat, T(99));
+  EXPECT_EQ(n.volumes[0].free_bytes, 10u);
+  EXPECT_EQ(n.volumes[0].chunks, 7u);
+  EXPECT_EQ(n.volumes[1].total_bytes, 2000u);
+  EXPECT_EQ(n.volumes[1].path, "/data/n3-v1");
+  EXPECT_CODE(store_->UpdateVolumes(NodeId(4), {}, T(100)), kMetaNoNode);
+  VolumeRecord unknown{VolumeId(), NodeId(3), "nope", "", 1, 1, 1};
+  EXPECT_CODE(store_->UpdateVolumes(NodeId(3), {unknown}, T(100)), kInvalidArgument);
+  auto other = testing::RegisterTargets(*store_, 4, 1);
+  VolumeRecord foreign{other[0].volume, NodeId(4), "", "", 1, 1, 1};
+  EXPECT_CODE(store_->UpdateVolumes(NodeId(3), {foreign}, T(100)), kInvalidArgument);
+}
+
+// ---- garbage and reports ----
+
+TEST_F(StoreTest, GarbageQueuePerNode) {
+  auto n1 = testing::RegisterTargets(*store_, 1, 1);
+  auto n2 = testing::RegisterTargets(*store_, 2, 1);
+  std::vector<ReplicaTarget> both = {n1[0], n2[0]};
+  InodeId f = MkFile(kRootInode, "f");
+  ASSERT_OK(store_->Allocate(OpToken{}, f, {0, 1, 2}, both));
+  ASSERT_OK(store_->Unlink(OpToken{}, kRootInode, "f", T(200)));
+  EXPECT_EQ(Counts().garbage_chunks, 6u);
+
+  auto page = store_->TakeGarbage(NodeId(1), 2);
+  ASSERT_OK(page);
+  ASSERT_EQ(page->size(), 2u);
+  for (const GarbageChunk& g : *page) {
+    EXPECT_EQ(g.node, NodeId(1));
+    EXPECT_EQ(g.volume, n1[0].volume);
+  }
+  EXPECT_LT((*page)[0].chunk, (*page)[1].chunk);
+  auto same = store_->TakeGarbage(NodeId(1), 2);  // not acknowledged: handed out again
+  ASSERT_OK(same);
+  EXPECT_EQ((*same)[0].id, (*page)[0].id);
+  ASSERT_OK(store_->AckGarbage({(*page)[0].id, (*page)[1].id}));
+  ASSERT_OK(store_->AckGarbage({(*page)[0].id}));  // idempotent
+  auto rest = store_->TakeGarbage(NodeId(1), 10);
+  ASSERT_OK(rest);
+  ASSERT_EQ(rest->size(), 1u);
+  EXPECT_EQ(store_->TakeGarbage(NodeId(2), 10)->size(), 3u);
+  EXPECT_TRUE(store_->TakeGarbage(NodeId(9), 10)->empty());
+  EXPECT_EQ(Counts().garbage_chunks, 4u);
+}
+
+TEST_F(StoreTest, ListChunksPagesOverLayoutsAndGarbage) {
+  auto targets = testing::RegisterTargets(*store_, 1, 2);
+  InodeId f = MkFile(kRootInode, "f");
+  InodeId g = MkFile(kRootInode, "g");
+  ASSERT_OK(store_->Allocate(OpToken{}, f, {0, 1, 2}, targets));
+  ASSERT_OK(store_->Allocate(OpToken{}, g, {0, 1}, targets));
+  SetAttrArgs a;
+  a.ino = f;
+  a.mask = kSetSize;
+  a.size = 0;  // chunks of f → garbage
+  ASSERT_OK(store_->SetAttr(OpToken{}, a, T(300)));
+
+  std::vector<ChunkRecord> all;
+  ChunkId after;
+  bool eof = false;
+  int pages = 0;
+  while (!eof) {
+    auto page = store_->ListChunks(after, 3, &eof);
+    ASSERT_OK(page);
+    ASSERT_LE(page->size(), 3u);
+    ASSERT_TRUE(!page->empty() || eof);
+    if (!page->empty()) after = page->back().chunk;
+    all.insert(all.end(), page->begin(), page->end());
+    ASSERT_LT(++pages, 20);
+  }
+  ASSERT_EQ(all.size(), 10u);  // 5 chunks x 2 replicas, none split or lost
+  for (size_t i = 0; i + 1 < all.size(); ++i) EXPECT_LE(all[i].chunk, all[i + 1].chunk);
+  size_t garbage = 0;
+  for (const ChunkRecord& r : all) {
+    EXPECT_EQ(r.chunk, r.replica.chunk);
+    if (r.garbage) {
+      ++garbage;
+      EXPECT_EQ(r.ino, f);
+    } else {
+      EXPECT_EQ(r.ino, g);
+    }
+  }
+  EXPECT_EQ(garbage, 6u);
+  EXPECT_EQ(all[0].index, 0u);
+  EXPECT_EQ(all[0].replica.volume, targets[0].volume);
+  EXPECT_EQ(all[1].replica.volume, targets[1].volume);
+  EXPECT_CODE(store_->ListChunks(ChunkId(), 0, &eof), kInvalidArgument);
+}
+
+TEST_F(StoreTest, CountsEverything) {
+  auto targets = testing::RegisterTargets(*store_, 1, 1);
+  InodeId d = MkDir(kRootInode, "d");
+  InodeId f = MkFile(d, "f");
+  MkFile(d, "g");
+  MakeNodeArgs l{kRootInode, "l", S_IFLNK | 0777, 0, 0, 0, true, "t", 0};
+  ASSERT_OK(store_->MakeNode(OpToken{}, l, T(1)));
+  ASSERT_OK(store_->Allocate(OpToken{}, f, {0, 1}, targets));
+  ASSERT_OK(store_->Commit(OpToken{}, CommitArgs{f, {}, 150, {}, {}}, false, T(2)));
+  SessionId s = NewSession();
+  ASSERT_OK(store_->Open(OpToken{}, s, f, O_RDONLY, T(3)));
+  StoreCounts c = Counts();
+  EXPECT_EQ(c.files, 3u);
+  EXPECT_EQ(c.directories, 2u);
+  EXPECT_EQ(c.chunks, 2u);
+  EXPECT_EQ(c.logical_bytes, 150u);
+  EXPECT_EQ(c.sessions, 1u);
+  EXPECT_EQ(c.open_handles, 1u);
+  EXPECT_EQ(c.garbage_chunks, 0u);
+}
+
+}  // namespace
+}  // namespace t0fs::meta

@@ -1,0 +1,47 @@
+// Small pieces shared by the SqliteStore operations (private to the store).
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <limits>
+#include <string_view>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "meta/store/meta_store.h"
+#include "meta/store/sqlite_db.h"
+
+namespace t0fs::meta::internal {
+
+// Sizes and offsets are stored as SQLite INTEGER (int64).
+inline constexpr uint64_t kMaxFileSize = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+
+// The inode columns AttrFromRow reads, in order; prefix with a table alias
+// where a query joins.
+//   ino, mode, uid, gid, size, nlink, rdev, atime_s, atime_ns, mtime_s,
+//   mtime_ns, ctime_s, ctime_ns, chunk_size, generation
+inline constexpr int kAttrColumnCount = 15;
+InodeAttr AttrFromRow(const sqlite::Statement& row, int first_col);
+
+// A name for a new or existing directory entry: not empty, ".", "..", no '/'
+// or NUL (kInvalidArgument), at most kMaxNameLength bytes (kNameTooLong).
+Status CheckName(std::string_view name);
+
+inline bool IsDir(uint32_t mode) {
+  return S_ISDIR(mode);
+}
+inline bool IsReg(uint32_t mode) {
+  return S_ISREG(mode);
+}
+
+// ceil(a / b) for b > 0, without overflow.
+inline uint64_t CeilDiv(uint64_t a, uint64_t b) {
+  return a / b + (a % b != 0 ? 1 : 0);
+}
+
+inline bool IsDatabaseError(const Status& st) {
+  return st.code() == StatusCode::kMetaDatabase || st.code() == StatusCode::kInternal;
+}
+
+}  // namespace t0fs::meta::internal
