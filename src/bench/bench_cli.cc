@@ -2,12 +2,25 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bench/cli_common.h"
+#include "bench/comm.h"
+
 namespace t0fs::bench {
 
 void RegisterBenchCommand(CLI::App& app, int* exit_code) {
-  auto* bench = app.add_subcommand("bench", "Storage benchmarks for AI workloads (any path)");
+  auto* bench = app.add_subcommand(
+      "bench",
+      "Storage benchmarks for AI workloads on any path: io (fio/elbencho), ai (seed 001 "
+      "patterns), sweep (iozone), meta (mdtest), report (HTML)");
   bench->require_subcommand(1);
-  (void)exit_code;
+  bench->footer(MpiCompiledIn()
+                    ? "Multi-host: launch under mpirun; ranks share the work, rank 0 reports."
+                    : "Multi-host: this build has no MPI; threads in one process.");
+  RegisterIo(bench, exit_code);
+  RegisterAi(bench, exit_code);
+  RegisterSweep(bench, exit_code);
+  RegisterMeta(bench, exit_code);
+  RegisterReport(bench, exit_code);
 }
 
 }  // namespace t0fs::bench

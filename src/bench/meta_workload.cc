@@ -1,0 +1,252 @@
+#include "bench/meta_workload.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bench/dataset_files.h"
+#include "bench/io_workload.h"
+#include "bench/pattern.h"
+#include "bench/progress.h"
+#include "bench/start_gate.h"
+#include "bench/sysstat.h"
+#include "common/buffer.h"
+#include "common/clock.h"
+#include "common/fd.h"
+#include "common/io_backend.h"
+
+namespace t0fs::bench {
+
+Status ValidateMetaSpec(const MetaSpec& spec) {
+  auto bad = [](std::string m) { return Status(StatusCode::kInvalidArgument, std::move(m)); };
+  if (spec.path.empty()) return bad("PATH is required");
+  if (spec.threads == 0 || spec.threads > 4096) return bad("--threads must be 1..4096");
+  if (spec.items == 0 || spec.items > 100000000) return bad("--items must be 1..100000000");
+  if (!spec.files && !spec.dirs) return bad("--files-only and --dirs-only exclude each other");
+  if (spec.write_bytes > (uint64_t{64} << 20)) return bad("--write-bytes must be at most 64 MiB");
+  return Status::Ok();
+}
+
+namespace {
+
+class MetaRun {
+ public:
+  MetaRun(const MetaSpec& spec, Comm& comm) : spec_(spec), comm_(comm) {}
+  Result<RunResult> Run();
+
+ private:
+  using Op = std::function<Status(uint32_t global, uint64_t item, AlignedBuffer& buf)>;
+  Result<PhaseResult> Phase(const std::string& name, const Op& op);
+  std::string Dir(uint32_t global) const {
+    return spec_.unique_dirs ? fmt::format("{}/t{}", root_, global) : root_ + "/shared";
+  }
+  uint32_t Target(uint32_t global) const {
+    uint32_t total = spec_.threads * static_cast<uint32_t>(comm_.size());
+    return spec_.neighbor ? (global + 1) % total : global;
+  }
+  std::string Item(char kind, uint32_t owner, uint64_t item) const {
+    return fmt::format("{}/{}.{}.{}", Dir(owner), kind, owner, item);
+  }
+
+  const MetaSpec& spec_;
+  Comm& comm_;
+  std::string root_;
+};
+
+Result<PhaseResult> MetaRun::Phase(const std::string& name, const Op& op) {
+  const uint32_t threads = spec_.threads;
+  struct Worker {
+    Histogram lat;
+    uint64_t end_ns = 0;
+    Status status;
+    std::atomic<uint64_t> done{0};
+  };
+  std::vector<Worker> workers(threads);
+  StartGate gate;
+  std::atomic<bool> abort{false};
+  std::atomic<uint64_t> first_ns{0}, first_ops{0};
+  std::vector<std::thread> pool;
+  for (uint32_t idx = 0; idx < threads; ++idx) {
+    pool.emplace_back([&, idx] {
+      Worker& w = workers[idx];
+      AlignedBuffer buf(AlignUp(std::max<uint64_t>(spec_.write_bytes, 1), kPageSize));
+      FillRandom(buf.span(), idx + 1);
+      uint32_t global = static_cast<uint32_t>(comm_.rank()) * threads + idx;
+      gate.Ready();
+      gate.WaitGo();
+      for (uint64_t item = 0; item < spec_.items && !abort.load(std::memory_order_relaxed);
+           ++item) {
+        uint64_t t0 = MonoNanos();
+        Status st = op(global, item, buf);
+        if (!st.ok()) {
+          w.status = st;
+          abort.store(true);
+          break;
+        }
+        w.lat.Record(MonoNanos() - t0);
+        w.done.store(item + 1, std::memory_order_relaxed);
+      }
+      w.end_ns = MonoNanos();
+      uint64_t expected = 0;
+      if (w.status.ok() && first_ns.compare_exchange_strong(expected, w.end_ns)) {
+        uint64_t ops = 0;
+        for (const Worker& other : workers) ops += other.done.load(std::memory_order_relaxed);
+        first_ops.store(ops);
+      }
+    });
+  }
+  gate.WaitReady(threads);
+  comm_.Barrier();
+  CpuSample begin = SampleCpu();
+  gate.Go();
+  std::optional<Progress> line;
+  line.emplace(spec_.progress && comm_.rank() == 0, name, [&] {
+    ProgressSnapshot s;
+    for (const Worker& w : workers) s.ops += w.done.load(std::memory_order_relaxed);
+    s.fraction = static_cast<double>(s.ops) / static_cast<double>(spec_.items * threads);
+    return s;
+  });
+  for (auto& t : pool) t.join();
+  CpuSample end = SampleCpu();
+  line->Stop();
+  PhaseResult p;
+  p.name = name;
+  p.has_bytes = false;
+  p.workers = threads;
+  uint64_t last_ns = begin.wall_ns;
+  for (Worker& w : workers) {
+    if (!w.status.ok()) return w.status;
+    p.latency.Merge(w.lat);
+    p.last_done.ops += w.done.load();
+    last_ns = std::max(last_ns, w.end_ns);
+  }
+  p.last_done.elapsed_s = static_cast<double>(last_ns - begin.wall_ns) / 1e9;
+  p.first_done.elapsed_s = static_cast<double>(first_ns.load() - begin.wall_ns) / 1e9;
+  p.first_done.ops = first_ops.load();
+  p.cpu = CpuBetween(begin, end);
+  p.peak_rss = PeakRssBytes();
+  p.ComputeFigures();
+  return p;
+}
+
+Status Errno(std::string_view what, const std::string& path) {
+  return Status::FromErrno(errno, fmt::format("{} {}", what, path));
+}
+
+Result<RunResult> MetaRun::Run() {
+  // A fresh directory for this run, named by rank 0.
+  std::string tag = comm_.Broadcast(fmt::format("{}.{}", ::getpid(), MonoNanos() % 1000000));
+  root_ = fmt::format("{}/t0fs-meta.{}", spec_.path, tag);
+  Status setup;
+  if (comm_.rank() == 0) {
+    if (::mkdir(root_.c_str(), 0755) != 0) setup = Errno("mkdir", root_);
+    else if (!spec_.unique_dirs && ::mkdir(Dir(0).c_str(), 0755) != 0) setup = Errno("mkdir", Dir(0));
+  }
+  if (comm_.AnyFailed(!setup.ok())) {
+    if (comm_.rank() == 0 && !spec_.keep) std::filesystem::remove_all(root_);
+    return setup.ok() ? Status(StatusCode::kIoError, "rank 0 failed to set up") : setup;
+  }
+  if (spec_.unique_dirs) {
+    for (uint32_t idx = 0; idx < spec_.threads && setup.ok(); ++idx) {
+      std::string dir = Dir(static_cast<uint32_t>(comm_.rank()) * spec_.threads + idx);
+      if (::mkdir(dir.c_str(), 0755) != 0) setup = Errno("mkdir", dir);
+    }
+  }
+  RunResult run;
+  Status failed;
+  auto phase = [&](const std::string& name, const Op& op) {
+    bool local_bad = !failed.ok();
+    Result<PhaseResult> p = local_bad ? Result<PhaseResult>(failed) : Phase(name, op);
+    if (!p.ok() && failed.ok()) failed = p.status();
+    if (comm_.AnyFailed(!failed.ok())) {
+      if (failed.ok()) failed = Status(StatusCode::kIoError, "another rank failed");
+      return;
+    }
+    run.phases.push_back(*p);
+  };
+  if (!comm_.AnyFailed(!setup.ok())) {
+    if (spec_.dirs) {
+      phase("dir-create", [&](uint32_t g, uint64_t i, AlignedBuffer&) {
+        std::string p = Item('d', g, i);
+        return ::mkdir(p.c_str(), 0755) == 0 ? Status::Ok() : Errno("mkdir", p);
+      });
+      phase("dir-stat", [&](uint32_t g, uint64_t i, AlignedBuffer&) {
+        std::string p = Item('d', Target(g), i);
+        struct stat st {};
+        return ::stat(p.c_str(), &st) == 0 ? Status::Ok() : Errno("stat", p);
+      });
+      phase("dir-remove", [&](uint32_t g, uint64_t i, AlignedBuffer&) {
+        std::string p = Item('d', g, i);
+        return ::rmdir(p.c_str()) == 0 ? Status::Ok() : Errno("rmdir", p);
+      });
+    }
+    if (spec_.files) {
+      phase("file-create", [&](uint32_t g, uint64_t i, AlignedBuffer& buf) {
+        std::string p = Item('f', g, i);
+        int fd = ::open(p.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+        if (fd < 0) return Errno("create", p);
+        UniqueFd owner(fd);
+        if (spec_.write_bytes > 0) {
+          RETURN_IF_ERROR(PwriteFull(fd, buf.data(), spec_.write_bytes, 0).WithContext(p));
+        }
+        return owner.Close();
+      });
+      phase("file-stat", [&](uint32_t g, uint64_t i, AlignedBuffer&) {
+        std::string p = Item('f', Target(g), i);
+        struct stat st {};
+        return ::stat(p.c_str(), &st) == 0 ? Status::Ok() : Errno("stat", p);
+      });
+      if (spec_.write_bytes > 0) {
+        phase("file-read", [&](uint32_t g, uint64_t i, AlignedBuffer& buf) {
+          std::string p = Item('f', Target(g), i);
+          int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+          if (fd < 0) return Errno("open", p);
+          UniqueFd owner(fd);
+          ASSIGN_OR_RETURN(size_t got, PreadFull(fd, buf.data(), spec_.write_bytes, 0));
+          if (got != spec_.write_bytes) return Status(StatusCode::kIoError, "short read of " + p);
+          return owner.Close();
+        });
+      }
+      phase("file-remove", [&](uint32_t g, uint64_t i, AlignedBuffer&) {
+        std::string p = Item('f', g, i);
+        return ::unlink(p.c_str()) == 0 ? Status::Ok() : Errno("unlink", p);
+      });
+    }
+  } else if (setup.ok()) {
+    failed = Status(StatusCode::kIoError, "another rank failed to set up");
+  } else {
+    failed = setup;
+  }
+  comm_.Barrier();
+  if (comm_.rank() == 0 && !spec_.keep) {
+    std::error_code ec;
+    std::filesystem::remove_all(root_, ec);
+  }
+  if (!failed.ok()) return failed;
+  return GatherRun(run, comm_);
+}
+
+}  // namespace
+
+Result<RunResult> RunMeta(const MetaSpec& spec, Comm& comm) {
+  RETURN_IF_ERROR(ValidateMetaSpec(spec));
+  ASSIGN_OR_RETURN(PathKind kind, ClassifyPath(spec.path));
+  struct stat st {};
+  if (kind != PathKind::kDirectory || ::stat(spec.path.c_str(), &st) != 0) {
+    return Status(StatusCode::kInvalidArgument, spec.path + ": meta needs an existing directory");
+  }
+  MetaRun run(spec, comm);
+  return run.Run();
+}
+
+}  // namespace t0fs::bench
