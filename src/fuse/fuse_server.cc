@@ -1,0 +1,160 @@
+#include "fuse/fuse_server.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "common/logging.h"
+#include "fuse/ops/fuse_ops.h"
+#include "fuse/protocol/session.h"
+
+namespace t0fs::fuse {
+namespace {
+
+// The kernel answers INIT as soon as mount(2) returns; this only guards
+// against a broken kernel or a wrong fd.
+constexpr std::chrono::milliseconds kInitTimeout{30000};
+
+}  // namespace
+
+FuseServer::FuseServer(client::Client& client, const MountConfig& config)
+    : config_(config), ops_(std::make_unique<FuseOps>(client, config)) {}
+
+Result<std::unique_ptr<FuseServer>> FuseServer::Mount(client::Client& client,
+                                                      const std::string& mountpoint,
+                                                      const MountConfig& config) {
+  RETURN_IF_ERROR(config.Validate());
+  ASSIGN_OR_RETURN(std::string path, CanonicalMountpoint(mountpoint));
+  RETURN_IF_ERROR(PrepareMountpoint(path));
+
+  std::unique_ptr<FuseServer> server(new FuseServer(client, config));
+  MountOptions mount_options;
+  mount_options.allow_other = config.allow_other;
+  mount_options.max_read = 1u << 20;
+  ASSIGN_OR_RETURN(server->mount_, FuseMount::Mount(path, mount_options));
+  // From here on, returning an error drops `server`, whose FuseMount unmounts.
+
+  InitOptions init_options;
+  init_options.max_write = 1u << 20;
+  init_options.max_readahead = static_cast<uint32_t>(
+      std::min<uint64_t>(config.max_readahead.bytes, uint64_t(1) << 30));
+  init_options.max_background = static_cast<uint16_t>(config.max_background);
+  ASSIGN_OR_RETURN(server->info_,
+                   HandshakeInit(server->mount_.device_fd(), init_options, kInitTimeout));
+
+  SessionOptions session_options;
+  session_options.threads = config.threads;
+  session_options.max_write = server->info_.max_write;
+  session_options.reply_buffer =
+      std::max<size_t>(mount_options.max_read, size_t(server->info_.max_pages) * kPageSize);
+  session_options.proto_minor = server->info_.minor;
+  session_options.trace = config.debug;
+  ASSIGN_OR_RETURN(server->session_,
+                   Session::Start(server->mount_.TakeDevice(), *server->ops_, session_options));
+
+  // Served by the workers now running.
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    server->dev_ = st.st_dev;
+  } else {
+    LOG_WARN("fuse: stat {} after mount: {}", path, std::strerror(errno));
+  }
+  server->TuneReadahead();
+  LOG_INFO("fuse: mounted {} ({} threads{}): {}", path, config.threads,
+           server->mount_.via_fusermount() ? ", via fusermount3" : "",
+           DescribeInit(server->info_));
+  return server;
+}
+
+FuseServer::~FuseServer() { Stop(); }
+
+Status FuseServer::Run() {
+  session_->Join();
+  return session_->status();
+}
+
+void FuseServer::Stop() {
+  std::lock_guard lock(stop_mu_);
+  if (stopped_ || !session_) return;
+  stopped_ = true;
+  if (session_->ended()) {
+    mount_.Forget();  // unmounted from outside; the path is not ours any more
+  } else {
+    // A handle on our mount's root, taken before the unmount detaches the path.
+    UniqueFd probe(::open(mount_.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    struct stat st;
+    if (probe.valid() && (::fstat(probe.get(), &st) != 0 || st.st_dev != dev_ || dev_ == 0)) {
+      (void)probe.Close();  // something else is mounted there now
+    }
+    session_->BeginStop(::gettid());
+    Status st_unmount = mount_.Unmount();
+    if (!st_unmount.ok()) LOG_WARN("fuse: unmount {}: {}", mount_.path(), st_unmount.ToString());
+    Status woken = WakeWorkersForStop(probe.get());
+    if (!woken.ok()) {
+      LOG_ERROR("fuse: cannot wake the workers of {} ({}); waiting for the mount to go away",
+                mount_.path(), woken.ToString());
+    }
+  }
+  session_->CloseDevices();
+  Status st = session_->status();
+  if (!st.ok()) LOG_WARN("fuse: session ended with: {}", st.ToString());
+  LOG_INFO("fuse: {} stopped", mount_.path());
+}
+
+Status FuseServer::WakeWorkersForStop(int probe_fd) {
+  if (probe_fd >= 0) {
+    // Each statx from this thread reaches one worker, which answers ECANCELED
+    // and exits (Session). FORCE_SYNC: never answered from the attribute cache.
+    for (size_t attempt = 0; session_->alive() > 0 && !session_->ended(); ++attempt) {
+      if (attempt > 4 * size_t(config_.threads) + 8) {
+        return Status(StatusCode::kInternal, "workers did not take the stop requests");
+      }
+      struct statx stx;
+      int rc = ::statx(probe_fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC,
+                       STATX_TYPE | STATX_MODE, &stx);
+      if (rc != 0 && errno != ECANCELED && errno != EINTR) {
+        if (errno == ENOTCONN || errno == ECONNABORTED || errno == ENODEV) break;
+        return Status::FromErrno(errno, "statx on the mount root");
+      }
+    }
+    return Status::Ok();
+  }
+  // No handle on the root: abort the connection through fusectl, if mounted.
+  if (dev_ == 0) return Status(StatusCode::kNotFound, "mount device unknown");
+  std::string abort_path =
+      fmt::format("/sys/fs/fuse/connections/{}/abort", (unsigned)::minor(dev_));
+  std::ofstream abort_file(abort_path);
+  if (!abort_file) return Status(StatusCode::kNotFound, abort_path + " is not available");
+  abort_file << "1";
+  return Status::Ok();
+}
+
+void FuseServer::TuneReadahead() const {
+  // INIT can only lower the kernel's readahead (its offer is 128 KiB); the
+  // bdi knob raises it. Best effort: needs root.
+  uint64_t want_kb = config_.max_readahead.bytes / 1024;
+  if (dev_ == 0 || want_kb <= info_.max_readahead / 1024 || ::geteuid() != 0) return;
+  std::string knob = fmt::format("/sys/class/bdi/{}:{}/read_ahead_kb", ::major(dev_), ::minor(dev_));
+  std::ofstream out(knob);
+  if (out) out << want_kb;
+  if (!out) {
+    LOG_DEBUG("fuse: cannot raise readahead via {}", knob);
+  } else {
+    LOG_DEBUG("fuse: readahead raised to {} KiB", want_kb);
+  }
+}
+
+size_t FuseServer::open_files() const { return ops_->open_files(); }
+
+uint64_t FuseServer::interrupts_received() const {
+  return session_ ? session_->processor().inflight().interrupts() : 0;
+}
+
+}  // namespace t0fs::fuse

@@ -1,0 +1,89 @@
+// FuseServer: a t0fs FUSE mount served by libt0fs. The CLI's `t0fs mount`
+// is Mount() + Run(), with Stop() called from its signal thread.
+//
+// Built directly on the kernel protocol over /dev/fuse (no libfuse; see
+// docs/fuse.md): Mount() mounts (mount(2) as root, fusermount3 otherwise;
+// a dead mount left at the path is detached first), answers INIT, starts
+// MountConfig::threads workers and returns with the file system live.
+// Run() blocks until the mount goes away (umount / fusermount3 -u) or Stop().
+//
+//   auto client = t0fs::client::Client::Connect(options);
+//   auto server = t0fs::fuse::FuseServer::Mount(**client, "/mnt/t0fs", {});
+//   if (!server.ok()) return Fail(server.status());
+//   std::thread([&] { WaitForSignal(); (*server)->Stop(); }).detach();
+//   Status st = (*server)->Run();
+//
+// Ownership: the Client must outlive the FuseServer. Destroying the server
+// stops it. Workers block asynchronous signals, so SIGINT/SIGTERM go to the
+// caller's threads (block them there and sigwait(), or install handlers).
+//
+// Thread safety: Run, Stop and the accessors may be called from any thread;
+// Stop is idempotent and may race with Run and with an external unmount.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/status.h"
+#include "fuse/mount_config.h"
+#include "fuse/protocol/init.h"
+#include "fuse/protocol/mount.h"
+#include "t0fs/client.h"
+
+namespace t0fs::fuse {
+
+class FuseOps;
+class Session;
+
+class FuseServer {
+ public:
+  // Mounts `client`'s file system at `mountpoint` (an existing directory).
+  // Errors: kNotFound (no mountpoint, no /dev/fuse), kNotDirectory, kBusy (a
+  // live FUSE mount is already there), kFuseProtocol (INIT failed), or the
+  // mount(2)/fusermount3 failure.
+  static Result<std::unique_ptr<FuseServer>> Mount(client::Client& client,
+                                                   const std::string& mountpoint,
+                                                   const MountConfig& config);
+  ~FuseServer();
+  FuseServer(const FuseServer&) = delete;
+  FuseServer& operator=(const FuseServer&) = delete;
+
+  // Blocks until the file system is unmounted or Stop() is called; OK then,
+  // or the error a worker died of.
+  Status Run();
+  // Unmounts (lazily: processes with open files get ENOTCONN once the
+  // workers are gone), stops and joins the workers. Waits for requests in
+  // progress (a Client call that hangs delays it). Safe from a signal-handling
+  // thread (not from an async signal handler).
+  void Stop();
+
+  // What INIT negotiated (protocol minor, flags, passthrough offered).
+  const NegotiatedInit& info() const { return info_; }
+  bool passthrough_offered() const { return info_.passthrough_offered; }
+  // Canonical absolute path of the mount.
+  const std::string& mountpoint() const { return mount_.path(); }
+
+  // Handles currently open (files the kernel has not released).
+  size_t open_files() const;
+  // INTERRUPT requests received since the mount.
+  uint64_t interrupts_received() const;
+
+ private:
+  FuseServer(client::Client& client, const MountConfig& config);
+  Status WakeWorkersForStop(int probe_fd);
+  void TuneReadahead() const;
+
+  const MountConfig config_;
+  FuseMount mount_;
+  NegotiatedInit info_;
+  dev_t dev_ = 0;  // the mount's device number (0: unknown)
+  std::unique_ptr<FuseOps> ops_;
+  std::unique_ptr<Session> session_;
+  std::mutex stop_mu_;  // serializes Stop()
+  bool stopped_ = false;
+};
+
+}  // namespace t0fs::fuse

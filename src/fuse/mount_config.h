@@ -1,0 +1,70 @@
+// MountConfig: the knobs of a t0fs FUSE mount (the [mount] section of the
+// config file; `t0fs mount --help` lists them). Defaults live here.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "common/config.h"
+#include "common/status.h"
+
+namespace t0fs::fuse {
+
+struct MountConfig {
+  // Worker threads, each reading requests from its own clone of the /dev/fuse
+  // fd. A worker blocks in one Client call at a time, so this bounds the
+  // requests in flight. More hides meta/data latency; each costs ~2 MiB of
+  // buffers and adds contention on a 2-core host.
+  uint32_t threads = 4;
+  // How long the kernel may cache attributes and names before asking again.
+  // Longer means fewer GETATTR/LOOKUP round trips and a staler view of other
+  // clients' changes (close-to-open still holds: open refetches).
+  Duration attr_timeout{std::chrono::seconds(1)};
+  Duration entry_timeout{std::chrono::seconds(1)};
+  // How long "no such name" may be cached. 0 asks meta every time; longer
+  // speeds up PATH-style searches but hides files created by other clients.
+  Duration negative_timeout{std::chrono::milliseconds(0)};
+  // Let users other than the mounter use the mount (needs root or
+  // user_allow_other in /etc/fuse.conf). Permissions are still checked.
+  bool allow_other = false;
+  // Upper bound for kernel readahead per file. Bigger turns sequential reads
+  // into fewer, larger requests (1 MiB at most); costs memory and wasted reads
+  // on random access. Applied through INIT and, as root, the mount's bdi.
+  ByteSize max_readahead{1u << 20};
+  // Asynchronous requests (readahead, async direct I/O) the kernel keeps in
+  // flight. More keeps all workers busy on big sequential reads; fewer bounds
+  // the memory pinned by queued requests.
+  uint32_t max_background = 64;
+  // Log every request and its answer at trace level (needs log level trace).
+  // Costs a formatted log line per request.
+  bool debug = false;
+
+  template <class V>
+  void Visit(V& v) {
+    v("threads", threads, "worker threads serving requests (in-flight bound)");
+    v("attr-timeout", attr_timeout, "kernel attribute cache time; longer = fewer GETATTR, staler");
+    v("entry-timeout", entry_timeout, "kernel name cache time; longer = fewer LOOKUP, staler");
+    v("negative-timeout", negative_timeout, "cache time of missing names; 0 = always ask");
+    v("allow-other", allow_other, "let other users access the mount (permissions still apply)");
+    v("max-readahead", max_readahead, "kernel readahead cap; bigger = fewer larger reads");
+    v("max-background", max_background, "async requests in flight; more = deeper readahead");
+    v("debug", debug, "trace every FUSE request (log level trace)");
+  }
+
+  Status Validate() const;
+};
+
+inline Status MountConfig::Validate() const {
+  if (threads == 0 || threads > 256) {
+    return Status(StatusCode::kInvalidArgument, "mount threads must be 1..256");
+  }
+  if (max_background == 0 || max_background > 65535) {
+    return Status(StatusCode::kInvalidArgument, "mount max-background must be 1..65535");
+  }
+  if (max_readahead.bytes > (uint64_t(1) << 30)) {
+    return Status(StatusCode::kInvalidArgument, "mount max-readahead must be at most 1G");
+  }
+  return Status::Ok();
+}
+
+}  // namespace t0fs::fuse

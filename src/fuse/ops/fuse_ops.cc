@@ -1,0 +1,84 @@
+#include "fuse/ops/fuse_ops.h"
+
+#include "common/logging.h"
+
+namespace t0fs::fuse {
+namespace {
+
+using Op = abi::Opcode;
+
+constexpr std::array<OpHandler, abi::kMaxOpcode> BuildTable() {
+  std::array<OpHandler, abi::kMaxOpcode> t{};
+  for (auto& h : t) h = &OpUnsupported;
+  auto set = [&t](Op op, OpHandler h) { t[static_cast<uint32_t>(op)] = h; };
+  set(Op::kLookup, &OpLookup);
+  set(Op::kForget, &OpForget);
+  set(Op::kBatchForget, &OpBatchForget);
+  set(Op::kGetattr, &OpGetattr);
+  set(Op::kSetattr, &OpSetattr);
+  set(Op::kReadlink, &OpReadlink);
+  set(Op::kSymlink, &OpSymlink);
+  set(Op::kMknod, &OpMknod);
+  set(Op::kMkdir, &OpMkdir);
+  set(Op::kUnlink, &OpUnlink);
+  set(Op::kRmdir, &OpRmdir);
+  set(Op::kRename, &OpRename);
+  set(Op::kRename2, &OpRename2);
+  set(Op::kLink, &OpLink);
+  set(Op::kOpen, &OpOpen);
+  set(Op::kRead, &OpRead);
+  set(Op::kWrite, &OpWrite);
+  set(Op::kStatfs, &OpStatfs);
+  set(Op::kRelease, &OpRelease);
+  set(Op::kFsync, &OpFsync);
+  set(Op::kSetxattr, &OpSetxattr);
+  set(Op::kGetxattr, &OpGetxattr);
+  set(Op::kListxattr, &OpListxattr);
+  set(Op::kRemovexattr, &OpRemovexattr);
+  set(Op::kFlush, &OpFlush);
+  set(Op::kOpendir, &OpOpendir);
+  set(Op::kReaddir, &OpReaddir);
+  set(Op::kReleasedir, &OpReleasedir);
+  set(Op::kFsyncdir, &OpFsyncdir);
+  set(Op::kGetlk, &OpLock);
+  set(Op::kSetlk, &OpLock);
+  set(Op::kSetlkw, &OpLock);
+  set(Op::kAccess, &OpAccess);
+  set(Op::kCreate, &OpCreate);
+  set(Op::kBmap, &OpBmap);
+  set(Op::kDestroy, &OpDestroy);
+  set(Op::kIoctl, &OpIoctl);
+  set(Op::kPoll, &OpPoll);
+  set(Op::kFallocate, &OpFallocate);
+  set(Op::kReaddirplus, &OpReaddirplus);
+  set(Op::kLseek, &OpLseek);
+  set(Op::kCopyFileRange, &OpCopyFileRange);
+  set(Op::kCopyFileRange64, &OpCopyFileRange);
+  return t;
+}
+
+constexpr std::array<OpHandler, abi::kMaxOpcode> kHandlers = BuildTable();
+
+}  // namespace
+
+FuseOps::FuseOps(client::Client& client, const MountConfig& config) : ctx_(client, config) {}
+
+FuseOps::~FuseOps() {
+  auto files = ctx_.files.Drain();
+  if (!files.empty()) {
+    LOG_INFO("fuse: closing {} files the kernel did not release", files.size());
+  }
+  for (auto& file : files) {
+    Status st = file->Close();
+    if (!st.ok()) LOG_WARN("fuse: close at unmount: {}", st.ToString());
+  }
+  ctx_.dirs.Drain();
+}
+
+void FuseOps::Handle(Request& req, Reply& reply) {
+  const uint32_t opcode = req.opcode();
+  OpHandler handler = opcode < kHandlers.size() ? kHandlers[opcode] : &OpUnsupported;
+  handler(ctx_, req, reply);
+}
+
+}  // namespace t0fs::fuse

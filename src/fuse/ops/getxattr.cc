@@ -1,0 +1,31 @@
+#include <cerrno>
+
+#include "fuse/ops/ops.h"
+
+namespace t0fs::fuse {
+
+// GETXATTR with the size-probe protocol of getxattr(2): size 0 asks for the
+// length (GetxattrOut); a value longer than `size` is ERANGE.
+//
+// security.capability is answered here, without a Client call: the kernel
+// asks for it before writes (once per inode with HANDLE_KILLPRIV_V2, before
+// every write(2) without), t0fs mounts are nosuid (file capabilities never
+// apply) and SETXATTR refuses to store it.
+void OpGetxattr(OpContext& ctx, Request& req, Reply& reply) {
+  abi::GetxattrIn in{};
+  ArgReader args(req.args);
+  std::string_view name;
+  if (!args.Read(&in) || !args.ReadString(&name)) return reply.Error(EINVAL);
+  if (name == kCapabilityXattr) return reply.Error(ENODATA);
+  auto value = ctx.client.GetXattr(InodeId(req.nodeid()), name);
+  if (!value.ok()) return reply.Fail(value.status());
+  if (in.size == 0) {
+    abi::GetxattrOut out{};
+    out.size = static_cast<uint32_t>(value->size());
+    return reply.Send(out);
+  }
+  if (value->size() > in.size) return reply.Error(ERANGE);
+  reply.SendBytes(std::as_bytes(std::span(value->data(), value->size())));
+}
+
+}  // namespace t0fs::fuse

@@ -1,0 +1,21 @@
+#include <cerrno>
+
+#include "fuse/ops/ops.h"
+
+namespace t0fs::fuse {
+
+// RELEASE: the last reference to the handle is gone. The kernel does not
+// wait for (or report) the answer, so a failing Close is only logged by the
+// Client; FLUSH already reported errors to close(2).
+void OpRelease(OpContext& ctx, Request& req, Reply& reply) {
+  abi::ReleaseIn in{};
+  ArgReader args(req.args);
+  if (!args.Read(&in)) return reply.Error(EINVAL);
+  auto file = ctx.files.Remove(in.fh);
+  if (!file) return reply.Error(EBADF);
+  Status st = file->Close();
+  if (!st.ok()) return reply.Fail(st);
+  reply.SendEmpty();
+}
+
+}  // namespace t0fs::fuse

@@ -1,0 +1,18 @@
+#include <cerrno>
+
+#include "fuse/ops/ops.h"
+
+namespace t0fs::fuse {
+
+// UNLINK. Open Files of the inode keep working (the Client keeps the data
+// until the last Close).
+void OpUnlink(OpContext& ctx, Request& req, Reply& reply) {
+  ArgReader args(req.args);
+  std::string_view name;
+  if (!args.ReadName(&name)) return reply.Error(EINVAL);
+  Status st = ctx.client.Unlink(InodeId(req.nodeid()), name);
+  if (!st.ok()) return reply.Fail(st);
+  reply.SendEmpty();
+}
+
+}  // namespace t0fs::fuse

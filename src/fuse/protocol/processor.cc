@@ -1,0 +1,80 @@
+#include "fuse/protocol/processor.h"
+
+#include <cerrno>
+#include <exception>
+
+#include "common/logging.h"
+
+namespace t0fs::fuse {
+
+RequestProcessor::RequestProcessor(RequestHandler& handler, size_t slots, uint32_t proto_minor,
+                                   bool trace)
+    : handler_(handler), inflight_(slots), proto_minor_(proto_minor), trace_(trace) {}
+
+void RequestProcessor::Process(std::span<const std::byte> bytes, int reply_fd,
+                               WorkerContext& worker) {
+  Request req;
+  Status parsed = ParseRequest(bytes, &req);
+  if (!parsed.ok()) {
+    LOG_WARN("fuse: malformed request dropped: {}", parsed.ToString());
+    if (bytes.size() >= sizeof(abi::InHeader) && !abi::IsNoReply(req.opcode())) {
+      Reply(reply_fd, req.unique()).Error(EIO);
+    }
+    return;
+  }
+  const uint32_t opcode = req.opcode();
+  if (trace_) {
+    LOG_TRACE("fuse: <- {} unique={} nodeid={} uid={} gid={} pid={} len={}",
+              abi::OpcodeName(opcode), req.unique(), req.nodeid(), req.header.uid,
+              req.header.gid, req.header.pid, req.header.len);
+  }
+
+  if (opcode == uint32_t(abi::Opcode::kInterrupt)) {
+    // No reply: the interrupted request answers for both.
+    abi::InterruptIn in{};
+    ArgReader args(req.args);
+    if (args.Read(&in)) {
+      inflight_.Interrupt(in.unique);
+    } else {
+      LOG_WARN("fuse: INTERRUPT {} without a target", req.unique());
+    }
+    return;
+  }
+
+  Reply reply(reply_fd, req.unique());
+  if (opcode == uint32_t(abi::Opcode::kInit)) {
+    reply.Error(EIO);  // INIT is answered once, before the workers start
+    return;
+  }
+  req.scratch = worker.reply.span();
+  req.proto_minor = proto_minor_;
+  req.interrupted_flag = inflight_.flag(worker.slot);
+  const bool tracked = !abi::IsNoReply(opcode);
+  if (tracked) inflight_.Begin(worker.slot, req.unique());
+
+  if (tracked && inflight_.interrupted(worker.slot)) {
+    reply.Error(EINTR);  // interrupted before anything was done
+  } else {
+    try {
+      handler_.Handle(req, reply);
+    } catch (const std::exception& e) {
+      LOG_ERROR("fuse: {} unique={} threw: {}", abi::OpcodeName(opcode), req.unique(), e.what());
+      if (!reply.done() && tracked) reply.Error(EIO);
+    } catch (...) {
+      LOG_ERROR("fuse: {} unique={} threw", abi::OpcodeName(opcode), req.unique());
+      if (!reply.done() && tracked) reply.Error(EIO);
+    }
+  }
+  if (!reply.done() && tracked) {
+    LOG_ERROR("fuse: {} unique={} finished without a reply", abi::OpcodeName(opcode),
+              req.unique());
+    reply.Error(EIO);
+  }
+  if (tracked) inflight_.End(worker.slot);
+  if (trace_ && tracked) {
+    LOG_TRACE("fuse: -> {} unique={} error={}", abi::OpcodeName(opcode), req.unique(),
+              reply.error());
+  }
+}
+
+}  // namespace t0fs::fuse

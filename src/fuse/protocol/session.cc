@@ -1,0 +1,162 @@
+#include "fuse/protocol/session.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/logging.h"
+
+namespace t0fs::fuse {
+namespace {
+
+// Workers never take asynchronous signals: a SIGINT meant for the CLI's signal
+// thread must not land in (and kill) a worker. Faults still arrive.
+class BlockAsyncSignals {
+ public:
+  BlockAsyncSignals() {
+    sigset_t all;
+    ::sigfillset(&all);
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS}) {
+      ::sigdelset(&all, sig);
+    }
+    ::pthread_sigmask(SIG_BLOCK, &all, &old_);
+  }
+  ~BlockAsyncSignals() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+
+ private:
+  sigset_t old_;
+};
+
+Result<UniqueFd> CloneDevice(int master) {
+  UniqueFd clone(::open("/dev/fuse", O_RDWR | O_CLOEXEC));
+  if (!clone.valid()) return Status::FromErrno(errno, "open /dev/fuse for a worker");
+  uint32_t master_fd = static_cast<uint32_t>(master);
+  if (::ioctl(clone.get(), abi::kDevIocClone, &master_fd) != 0) {
+    return Status::FromErrno(errno, "FUSE_DEV_IOC_CLONE");
+  }
+  return clone;
+}
+
+}  // namespace
+
+Session::Session(RequestHandler& handler, const SessionOptions& options)
+    : options_(options),
+      processor_(handler, options.threads, options.proto_minor, options.trace) {}
+
+Result<std::unique_ptr<Session>> Session::Start(UniqueFd device, RequestHandler& handler,
+                                                const SessionOptions& options) {
+  std::unique_ptr<Session> s(new Session(handler, options));
+  const size_t threads = std::max<size_t>(options.threads, 1);
+  const int master = device.get();
+  s->fds_.push_back(std::move(device));
+  bool shared = false;
+  for (size_t i = 1; i < threads; ++i) {
+    auto clone = CloneDevice(master);
+    if (!clone.ok()) {
+      // Old kernels: all workers share the one fd (one processing queue).
+      LOG_WARN("fuse: {}; workers share one /dev/fuse fd", clone.status().ToString());
+      shared = true;
+      break;
+    }
+    s->fds_.push_back(std::move(*clone));
+  }
+  // Room for the largest request: header + WriteIn + max_write, plus slack for
+  // SETXATTR names; never below the kernel's minimum.
+  const size_t request_size =
+      std::max<size_t>(options.max_write + kPageSize, abi::kMinReadBuffer);
+  for (size_t i = 0; i < threads; ++i) {
+    s->contexts_.push_back(std::make_unique<WorkerContext>(i, request_size, options.reply_buffer));
+  }
+  {
+    BlockAsyncSignals blocked;
+    s->alive_.store(threads);
+    for (size_t i = 0; i < threads; ++i) {
+      s->threads_.emplace_back([session = s.get(), i] { session->WorkerMain(i); });
+    }
+  }
+  if (shared) LOG_DEBUG("fuse: {} workers on a shared fd", threads);
+  return s;
+}
+
+Session::~Session() { Join(); }
+
+void Session::BeginStop(pid_t tid) {
+  stop_tid_.store(tid);
+  stopping_.store(true);
+}
+
+void Session::Join() {
+  std::lock_guard lock(join_mu_);
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+void Session::CloseDevices() {
+  std::lock_guard lock(join_mu_);
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  // Workers are gone: nobody reads fds_ any more.
+  for (auto& fd : fds_) (void)fd.Close();
+}
+
+Status Session::status() const {
+  std::lock_guard lock(mu_);
+  return error_;
+}
+
+void Session::WorkerMain(size_t index) {
+  try {
+    WorkerLoop(index);
+  } catch (const std::exception& e) {
+    LOG_ERROR("fuse: worker {} died: {}", index, e.what());
+    std::lock_guard lock(mu_);
+    if (error_.ok()) error_ = Status(StatusCode::kInternal, e.what());
+    alive_.fetch_sub(1);
+  }
+}
+
+void Session::WorkerLoop(size_t index) {
+  const int fd = fds_[std::min(index, fds_.size() - 1)].get();
+  WorkerContext& ctx = *contexts_[index];
+  const std::span<std::byte> area = ctx.request_area();
+  for (;;) {
+    ssize_t n = ::read(fd, area.data(), area.size());
+    if (n < 0) {
+      int err = errno;
+      // EINTR: a signal; EAGAIN: raced with another reader; ENOENT: the request
+      // was aborted between wake-up and copy.
+      if (err == EINTR || err == EAGAIN || err == ENOENT) continue;
+      if (err == ENODEV || err == ECONNABORTED) {
+        ended_.store(true);
+      } else {
+        LOG_ERROR("fuse: worker {} read: {}", index, std::strerror(err));
+        std::lock_guard lock(mu_);
+        if (error_.ok()) error_ = Status::FromErrno(err, "read /dev/fuse");
+      }
+      break;
+    }
+    const std::span<const std::byte> bytes = area.first(size_t(n));
+    if (stopping_.load() && bytes.size() >= sizeof(abi::InHeader)) {
+      abi::InHeader header;
+      std::memcpy(&header, bytes.data(), sizeof(header));
+      if (header.pid == uint32_t(stop_tid_.load())) {
+        // Leave the count before answering: when the stopper's request returns,
+        // alive() already excludes this worker.
+        alive_.fetch_sub(1);
+        if (!abi::IsNoReply(header.opcode)) Reply(fd, header.unique).Error(ECANCELED);
+        return;
+      }
+    }
+    processor_.Process(bytes, fd, ctx);
+  }
+  alive_.fetch_sub(1);
+}
+
+}  // namespace t0fs::fuse
