@@ -30,6 +30,19 @@ ChunkInfo ChunkFromWire(const pb::ChunkLayout& in, NodeId local) {
   return out;
 }
 
+// The non-empty components of a path other than ".", in order.
+std::vector<std::string_view> PathComponents(std::string_view path) {
+  std::vector<std::string_view> parts;
+  for (size_t pos = 0; pos < path.size();) {
+    size_t end = path.find('/', pos);
+    if (end == std::string_view::npos) end = path.size();
+    std::string_view part = path.substr(pos, end - pos);
+    if (!part.empty() && part != ".") parts.push_back(part);
+    pos = end + 1;
+  }
+  return parts;
+}
+
 // Chunks fetched per GetLayout when a read reaches an unknown index.
 constexpr uint64_t kLayoutFetch = 256;
 
@@ -720,14 +733,7 @@ Result<Attr> ClientImpl::ResolvePath(std::string_view path) {
     return Status(StatusCode::kInvalidArgument, fmt::format("'{}' is not an absolute path in t0fs", path));
   }
   ASSIGN_OR_RETURN(Attr cur, GetAttr(kRootInode));
-  size_t pos = 0;
-  while (pos < path.size()) {
-    while (pos < path.size() && path[pos] == '/') ++pos;
-    size_t end = path.find('/', pos);
-    if (end == std::string_view::npos) end = path.size();
-    std::string_view part = path.substr(pos, end - pos);
-    pos = end;
-    if (part.empty() || part == ".") continue;
+  for (std::string_view part : PathComponents(path)) {
     if (!S_ISDIR(cur.mode)) return Status(StatusCode::kNotDirectory, std::string(path));
     auto next = Lookup(cur.ino, part);
     if (!next.ok()) return next.status().WithContext(std::string(path));
@@ -767,14 +773,7 @@ Status ClientImpl::MakeDirs(std::string_view path, uint32_t mode) {
   }
   Caller caller{static_cast<uint32_t>(::geteuid()), static_cast<uint32_t>(::getegid())};
   InodeId cur = kRootInode;
-  size_t pos = 0;
-  while (pos < path.size()) {
-    while (pos < path.size() && path[pos] == '/') ++pos;
-    size_t end = path.find('/', pos);
-    if (end == std::string_view::npos) end = path.size();
-    std::string_view part = path.substr(pos, end - pos);
-    pos = end;
-    if (part.empty()) continue;
+  for (std::string_view part : PathComponents(path)) {
     auto next = Lookup(cur, part);
     if (next.ok()) {
       if (!S_ISDIR(next->mode)) return Status(StatusCode::kNotDirectory, std::string(part));

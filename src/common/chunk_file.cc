@@ -199,6 +199,7 @@ Result<uint64_t> ChunkFile::Length() const {
 }
 
 Status ChunkFile::ReadCrcs(uint64_t first_block, size_t count, uint32_t* out) {
+  if (count == 0) return Status::Ok();
   std::vector<std::byte> raw(count * 4);
   ASSIGN_OR_RETURN(size_t n, PreadFull(crc_.get(), raw.data(), raw.size(), CrcOffset(first_block)));
   // Entries past the end of the checksum file are zero: all-zero blocks.

@@ -1,0 +1,44 @@
+// The shape shared by the daemon subcommands (`t0fs meta`, `t0fs data`):
+// resolve the config (defaults < file section < flags), start the service,
+// run until SIGINT/SIGTERM, stop it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/command_util.h"
+#include "cli/signals.h"
+#include "common/logging.h"
+
+namespace t0fs::cli {
+
+// Service must have `static Result<std::unique_ptr<Service>> Start(const Config&)`
+// and `void Stop()`; Config must have `log_level` and Visit().
+template <typename Service, typename Config>
+void RegisterDaemon(CLI::App& app, int* exit_code, const std::string& name, const std::string& help) {
+  auto* cmd = app.add_subcommand(name, help);
+  auto state = std::make_shared<Configured<Config>>();
+  state->Register(cmd);
+  cmd->callback([state, exit_code, name] {
+    Status st = state->Resolve(name);
+    if (st.ok()) st = CheckLogLevel(state->cfg.log_level);
+    if (!st.ok()) {
+      *exit_code = Fail(name, st);
+      return;
+    }
+    InitLogging(name, state->cfg.log_level);
+    auto svc = Service::Start(state->cfg);
+    if (!svc.ok()) {
+      *exit_code = Fail(name, svc.status());
+      return;
+    }
+    int sig = WaitForStopSignal();
+    LOG_INFO("stopping (signal {})", sig);
+    (*svc)->Stop();
+    *exit_code = 0;
+  });
+}
+
+}  // namespace t0fs::cli
