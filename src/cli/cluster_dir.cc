@@ -58,6 +58,7 @@ Result<ClusterDir> ClusterDir::Open(const std::string& path) {
   try {
     toml::table t = toml::parse_file(dir.config());
     dir.meta_ = t["meta"]["listen"].value_or(std::string("127.0.0.1:7700"));
+    dir.data_ = t["data"]["listen"].value_or(std::string("127.0.0.1:7701"));
   } catch (const std::exception& e) {
     return Status(StatusCode::kInvalidArgument, fmt::format("{}: {}", dir.config(), e.what()));
   }

@@ -36,10 +36,13 @@ class ClusterDir {
   std::string logs() const { return root_ + "/logs"; }
   // The meta address recorded in the config.
   const std::string& meta_address() const { return meta_; }
+  // The (first) data node address recorded in the config.
+  const std::string& data_address() const { return data_; }
 
  private:
   std::string root_;
   std::string meta_;
+  std::string data_;
 };
 
 }  // namespace t0fs::cli

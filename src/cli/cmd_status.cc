@@ -22,18 +22,22 @@ nlohmann::json ToJson(const pb::ClusterStatusRsp& s, const std::string& meta) {
     }
     nodes.push_back({{"node", n.node()}, {"state", n.state()}, {"address", n.address()},
                      {"hostname", n.hostname()}, {"last_heartbeat_ms_ago", n.last_heartbeat_ms_ago()},
-                     {"volumes", vols}});
+                     {"replicas", n.replicas()}, {"volumes", vols}});
   }
   return {{"meta", meta},           {"cluster_id", s.cluster_id()}, {"nodes", nodes},
           {"files", s.files()},     {"directories", s.directories()}, {"chunks", s.chunks()},
           {"logical_bytes", s.logical_bytes()}, {"sessions", s.sessions()},
-          {"open_handles", s.open_handles()},   {"garbage_chunks", s.garbage_chunks()}};
+          {"open_handles", s.open_handles()},   {"garbage_chunks", s.garbage_chunks()},
+          {"repair", {{"under_replicated", s.under_replicated()}, {"over_replicated", s.over_replicated()},
+                      {"stale_replicas", s.stale_replicas()}, {"copies_running", s.copies_running()},
+                      {"copies_done", s.copies_done()}, {"copies_failed", s.copies_failed()},
+                      {"copied_bytes", s.copied_bytes()}, {"copy_rate_bps", s.copy_rate_bps()}}}};
 }
 
 void PrintTable(const pb::ClusterStatusRsp& s, const std::string& meta) {
   fmt::print("cluster {} (meta {})\n\n", s.cluster_id(), meta);
-  fmt::print("{:<6} {:<6} {:<22} {:<16} {:>7} {:>11} {:>11} {:>8} {:>10}\n", "NODE", "STATE", "ADDRESS", "HOST",
-             "VOLUMES", "USED", "FREE", "CHUNKS", "LAST SEEN");
+  fmt::print("{:<6} {:<9} {:<22} {:<16} {:>7} {:>11} {:>11} {:>9} {:>10}\n", "NODE", "STATE", "ADDRESS", "HOST",
+             "VOLUMES", "USED", "FREE", "REPLICAS", "LAST SEEN");
   uint64_t total = 0, free = 0;
   for (const pb::NodeStatus& n : s.nodes()) {
     uint64_t node_total = 0, node_free = 0, chunks = 0;
@@ -44,9 +48,10 @@ void PrintTable(const pb::ClusterStatusRsp& s, const std::string& meta) {
     }
     total += node_total;
     free += node_free;
-    fmt::print("{:<6} {:<6} {:<22} {:<16} {:>7} {:>11} {:>11} {:>8} {:>9.1f}s\n", n.node(), n.state(), n.address(),
+    (void)chunks;
+    fmt::print("{:<6} {:<9} {:<22} {:<16} {:>7} {:>11} {:>11} {:>9} {:>9.1f}s\n", n.node(), n.state(), n.address(),
                n.hostname().substr(0, 16), n.volumes_size(), FormatByteSize(node_total - node_free),
-               FormatByteSize(node_free), chunks, n.last_heartbeat_ms_ago() / 1000.0);
+               FormatByteSize(node_free), n.replicas(), n.last_heartbeat_ms_ago() / 1000.0);
     for (const pb::VolumeInfo& v : n.volumes()) {
       fmt::print("         volume {} {} ({} of {} free)\n", v.volume(), v.path(), FormatByteSize(v.free_bytes()),
                  FormatByteSize(v.total_bytes()));
@@ -59,6 +64,15 @@ void PrintTable(const pb::ClusterStatusRsp& s, const std::string& meta) {
              FormatByteSize(s.logical_bytes()));
   fmt::print("client sessions {}, open files {}, chunks awaiting removal {}\n", s.sessions(), s.open_handles(),
              s.garbage_chunks());
+  if (s.under_replicated() == 0 && s.copies_running() == 0 && s.stale_replicas() == 0) {
+    fmt::print("repair: every chunk meets its objective ({} copies done, {} copied)\n", s.copies_done(),
+               FormatByteSize(s.copied_bytes()));
+  } else {
+    fmt::print("repair: {} chunk(s) under-replicated, {} stale replica(s), {} copies running, {} done, {} failed; "
+               "{} copied, {}/s over the last minute\n",
+               s.under_replicated(), s.stale_replicas(), s.copies_running(), s.copies_done(), s.copies_failed(),
+               FormatByteSize(s.copied_bytes()), FormatByteSize(static_cast<uint64_t>(s.copy_rate_bps())));
+  }
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include "cli/commands.h"
 #include "common/config.h"
 #include "common/lock_file.h"
+#include "rpc/endpoint.h"
 #include "rpc/proto/meta.pb.h"
 
 namespace t0fs::cli {
@@ -44,6 +45,7 @@ struct UpOptions {
   std::string data_listen = "127.0.0.1:7701";
   std::string chunk_size = "64M";
   std::string log_level = "info";
+  uint32_t nodes = 1;
 };
 
 struct Child {
@@ -197,26 +199,43 @@ int RunUp(const UpOptions& o) {
       return cluster_status(&rsp);
     });
   }
-  if (st.ok()) st = start("data", {"t0fs", "data", "--config", config, "--log-level", o.log_level});
+  // Data nodes: node i keeps volume<i> and listens on the data port + i.
+  auto base = rpc::Endpoint::Parse(dir->data_address());
+  if (!base.ok()) st = base.status().WithContext("--data-listen");
+  std::vector<std::string> addresses;
+  for (uint32_t idx = 0; st.ok() && idx < o.nodes; ++idx) {
+    std::string volume = fmt::format("{}/volume{}", dir->root(), idx);
+    std::error_code mk;
+    fs::create_directories(volume, mk);
+    std::string address = fmt::format("{}:{}", base->host, base->port + idx);
+    addresses.push_back(address);
+    std::string name = o.nodes == 1 ? "data" : fmt::format("data{}", idx + 1);
+    st = start(name, {"t0fs", "data", "--config", config, "--log-level", o.log_level, "--listen", address,
+                      "--volumes", volume});
+  }
   uint64_t node = 0;
   std::string node_address;
   if (st.ok()) {
     st = WaitReady(sup.children.back(), std::chrono::seconds(30), [&] {
       pb::ClusterStatusRsp rsp;
       if (!cluster_status(&rsp)) return false;
+      size_t up = 0;
       for (const auto& n : rsp.nodes()) {
-        if (n.state() == "up") {
+        bool ours = std::find(addresses.begin(), addresses.end(), n.address()) != addresses.end();
+        if (!ours || n.state() != "up") continue;
+        ++up;
+        if (n.address() == addresses.front()) {
           node = n.node();
           node_address = n.address();
-          return true;
         }
       }
-      return false;
+      return up == addresses.size();
     });
   }
   if (st.ok()) {
+    // The mount is a client of the first node (its local bypass).
     st = start("mount", {"t0fs", "mount", dir->meta_address(), mountpoint, "--config", config, "--secret-file",
-                         dir->secret(), "--log-level", o.log_level});
+                         dir->secret(), "--log-level", o.log_level, "--node-id", std::to_string(node)});
   }
   if (st.ok()) {
     st = WaitReady(sup.children.back(), std::chrono::seconds(30), [&] { return IsMounted(mountpoint); });
@@ -227,7 +246,13 @@ int RunUp(const UpOptions& o) {
   }
 
   fmt::print("t0fs up: mounted at {}\n", mountpoint);
-  fmt::print("  meta {}, data node {} on {}, logs in {}\n", dir->meta_address(), node, node_address, dir->logs());
+  if (o.nodes == 1) {
+    fmt::print("  meta {}, data node {} on {}, logs in {}\n", dir->meta_address(), node, node_address, dir->logs());
+  } else {
+    fmt::print("  meta {}, {} data nodes on {}..{} (the mount is on node {}), logs in {}\n", dir->meta_address(),
+               o.nodes, addresses.front(), addresses.back(), node, dir->logs());
+    fmt::print("  objectives: t0fs objective set {}/DIR replicas=2 --dir {}\n", mountpoint, dir->root());
+  }
   fmt::print("  try:   echo hello > {}/hello && cat {}/hello\n", mountpoint, mountpoint);
   fmt::print("  state: {} status --dir {}\n", "t0fs", dir->root());
   fmt::print("Press Ctrl-C to stop (unmounts, then stops the services; data stays in {}).\n", dir->root());
@@ -275,6 +300,9 @@ void RegisterUp(CLI::App& app, int* exit_code) {
   cmd->add_option("--data-listen", o->data_listen, "data node address for a new cluster")->capture_default_str();
   cmd->add_option("--chunk-size", o->chunk_size, "chunk size of files in a new cluster")->capture_default_str();
   cmd->add_option("--log-level", o->log_level, "trace, debug, info, warn or error")->capture_default_str();
+  cmd->add_option("--nodes", o->nodes, "data nodes to run on this machine (own volume and port each)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   cmd->callback([o, exit_code] {
     // Children inherit the blocked mask and reset it before exec.
     sigset_t set;

@@ -30,6 +30,9 @@ int Main(int argc, char** argv) {
   RegisterMount(app, &exit_code);
   RegisterStatus(app, &exit_code);
   RegisterFsck(app, &exit_code);
+  RegisterObjective(app, &exit_code);
+  RegisterLayout(app, &exit_code);
+  RegisterNode(app, &exit_code);
   bench::RegisterBenchCommand(app, &exit_code);
   RegisterVersion(app, &exit_code);
   try {

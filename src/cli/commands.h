@@ -17,5 +17,8 @@ void RegisterData(CLI::App& app, int* exit_code);
 void RegisterMount(CLI::App& app, int* exit_code);
 void RegisterStatus(CLI::App& app, int* exit_code);
 void RegisterFsck(CLI::App& app, int* exit_code);
+void RegisterObjective(CLI::App& app, int* exit_code);
+void RegisterLayout(CLI::App& app, int* exit_code);
+void RegisterNode(CLI::App& app, int* exit_code);
 
 }  // namespace t0fs::cli

@@ -20,16 +20,6 @@ void TsToWire(const Timespec& ts, pb::Timespec* out) {
   out->set_nsec(ts.nsec);
 }
 
-ChunkInfo ChunkFromWire(const pb::ChunkLayout& in, NodeId local) {
-  ChunkInfo out;
-  out.index = in.index();
-  for (const pb::Replica& r : in.replicas()) {
-    out.replicas.push_back(ReplicaInfo{NodeId(r.node()), VolumeId(r.volume()), ChunkId(r.chunk()),
-                                       r.version(), NodeId(r.node()) == local && local.valid()});
-  }
-  return out;
-}
-
 // The non-empty components of a path other than ".", in order.
 std::vector<std::string_view> PathComponents(std::string_view path) {
   std::vector<std::string_view> parts;
@@ -43,8 +33,6 @@ std::vector<std::string_view> PathComponents(std::string_view path) {
   return parts;
 }
 
-// Chunks fetched per GetLayout when a read reaches an unknown index.
-constexpr uint64_t kLayoutFetch = 256;
 
 }  // namespace
 
@@ -102,12 +90,11 @@ IoCounters ClientImpl::counters() const {
   c.local_reads = counters_.local_reads;
   c.remote_reads = counters_.remote_reads;
   c.checksum_errors = counters_.checksum_errors;
+  c.replica_failovers = counters_.replica_failovers;
+  c.replica_write_failures = counters_.replica_write_failures;
   return c;
 }
 
-bool ClientImpl::IsLocal(const ReplicaInfo& r) const {
-  return options_.local_bypass && r.node.valid() && r.node == meta_.local_node();
-}
 
 // ---------------------------------------------------------------- namespace
 
@@ -329,7 +316,7 @@ Status ClientImpl::RemoveXattr(InodeId ino, std::string_view name) {
 
 // ---------------------------------------------------------------- files
 
-std::shared_ptr<InodeState> ClientImpl::StateFor(const Attr& attr) {
+std::shared_ptr<InodeState> ClientImpl::StateFor(const Attr& attr, bool writable) {
   std::lock_guard lock(inodes_mu_);
   auto& slot = inodes_[attr.ino];
   std::shared_ptr<InodeState> st = slot.lock();
@@ -339,11 +326,18 @@ std::shared_ptr<InodeState> ClientImpl::StateFor(const Attr& attr) {
     st->chunk_size = attr.chunk_size;
     st->size = attr.size;
     st->committed_size = attr.size;
+    st->writable = writable;
     slot = st;
   } else {
     std::lock_guard state_lock(st->mu);
     st->size = std::max(st->size, attr.size);
     st->committed_size = std::max(st->committed_size, attr.size);
+    if (writable && !st->writable) {
+      // Cached capabilities carry read rights only: refetch with write rights.
+      st->writable = true;
+      st->layout.clear();
+      st->layout_known_below = 0;
+    }
   }
   st->open_files++;
   return st;
@@ -354,21 +348,9 @@ void ClientImpl::Forget(const std::shared_ptr<InodeState>& st) {
   if (--st->open_files == 0) inodes_.erase(st->ino);
 }
 
-void ClientImpl::MergeLayout(InodeState& st, const pb::Layout& layout, uint64_t first, uint64_t count) {
-  NodeId local = meta_.local_node();
-  std::lock_guard lock(st.mu);
-  for (const pb::ChunkLayout& c : layout.chunks()) {
-    ChunkInfo info = ChunkFromWire(c, local);
-    // Keep the version this client already wrote with: meta's is older only
-    // until our commit.
-    st.layout[info.index] = std::move(info);
-  }
-  if (first <= st.layout_known_below) st.layout_known_below = std::max(st.layout_known_below, first + count);
-}
-
 Result<std::unique_ptr<File>> ClientImpl::OpenWith(const pb::OpenRsp& rsp, int flags) {
   Attr attr = AttrFromWire(rsp.attr());
-  std::shared_ptr<InodeState> st = StateFor(attr);
+  std::shared_ptr<InodeState> st = StateFor(attr, (flags & O_ACCMODE) != O_RDONLY);
   if (S_ISREG(attr.mode)) {
     // The open reply carries the first chunks of the layout.
     uint64_t covered = std::max<uint64_t>(rsp.layout().chunks_size() > 0
@@ -428,295 +410,11 @@ Result<LayoutInfo> ClientImpl::GetLayout(InodeId ino) {
     req.set_count(4096);
     pb::LayoutRsp rsp;
     RETURN_IF_ERROR(meta_.Call(rpc::Method::kGetLayout, req, &rsp));
-    for (const pb::ChunkLayout& c : rsp.layout().chunks()) info.chunks.push_back(ChunkFromWire(c, local));
+    for (const pb::ChunkLayout& c : rsp.layout().chunks()) info.chunks.push_back(ChunkFromWire(c, local).info);
     if (rsp.layout().chunks_size() == 0) break;
     first = rsp.layout().chunks(rsp.layout().chunks_size() - 1).index() + 1;
   }
   return info;
-}
-
-Result<std::optional<ChunkInfo>> ClientImpl::ChunkFor(InodeState& st, uint64_t index) {
-  {
-    std::lock_guard lock(st.mu);
-    auto it = st.layout.find(index);
-    if (it != st.layout.end()) return std::optional<ChunkInfo>(it->second);
-    if (index < st.layout_known_below) return std::optional<ChunkInfo>();
-  }
-  pb::GetLayoutReq req;
-  req.set_ino(st.ino.value());
-  req.set_first_index(index);
-  req.set_count(kLayoutFetch);
-  pb::LayoutRsp rsp;
-  RETURN_IF_ERROR(meta_.Call(rpc::Method::kGetLayout, req, &rsp));
-  MergeLayout(st, rsp.layout(), index, kLayoutFetch);
-  std::lock_guard lock(st.mu);
-  auto it = st.layout.find(index);
-  if (it != st.layout.end()) return std::optional<ChunkInfo>(it->second);
-  return std::optional<ChunkInfo>();
-}
-
-Result<ChunkInfo> ClientImpl::AllocateChunk(InodeState& st, uint64_t index, bool streaming) {
-  {
-    std::lock_guard lock(st.mu);
-    auto it = st.layout.find(index);
-    if (it != st.layout.end()) return it->second;
-  }
-  pb::AllocateReq req;
-  req.set_ino(st.ino.value());
-  req.set_writer_node(meta_.local_node().value());
-  {
-    // A writer that runs off the end of a chunk is streaming: allocate the
-    // next few chunks in the same call. A small write allocates only its own.
-    std::lock_guard lock(st.mu);
-    uint64_t count = streaming ? std::max<uint32_t>(1, options_.allocate_ahead) : 1;
-    for (uint64_t ahead = 0; ahead < count; ++ahead) {
-      if (ahead == 0 || st.layout.count(index + ahead) == 0) req.add_indices(index + ahead);
-    }
-  }
-  pb::LayoutRsp rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kAllocate, req, &rsp));
-  NodeId local = meta_.local_node();
-  std::lock_guard lock(st.mu);
-  for (const pb::ChunkLayout& c : rsp.layout().chunks()) {
-    ChunkInfo info = ChunkFromWire(c, local);
-    st.layout.emplace(info.index, std::move(info));  // keep what we had (and its versions)
-  }
-  auto it = st.layout.find(index);
-  if (it == st.layout.end() || it->second.replicas.empty()) {
-    return Status(StatusCode::kInternal, fmt::format("meta did not allocate chunk {} of inode {}", index, st.ino));
-  }
-  return it->second;
-}
-
-Result<std::shared_ptr<ChunkFile>> ClientImpl::LocalFile(InodeState& st, const ReplicaInfo& r, bool for_write,
-                                                         bool direct) {
-  auto key = std::make_pair(r.chunk.value(), direct);
-  {
-    std::lock_guard lock(st.mu);
-    auto it = st.local_files.find(key);
-    if (it != st.local_files.end() && (it->second.writable || !for_write) && (it->second.file || !for_write)) {
-      return it->second.file;  // may be null: a known hole
-    }
-  }
-  auto opened = data_.OpenLocal(r, /*create=*/for_write, /*writable=*/for_write, direct);
-  std::shared_ptr<ChunkFile> file;
-  if (opened.ok()) {
-    file = std::move(opened).value();
-  } else if (opened.status().code() != StatusCode::kDataNoChunk || for_write) {
-    return opened.status();
-  }
-  std::lock_guard lock(st.mu);
-  st.local_files[key] = InodeState::LocalFile{file, for_write};
-  return file;
-}
-
-Result<size_t> ClientImpl::ReadPiece(InodeState& st, const ChunkInfo& chunk, uint64_t offset_in_chunk,
-                                     std::span<std::byte> buf, bool direct) {
-  if (chunk.replicas.empty()) return size_t{0};
-  const ReplicaInfo* chosen = &chunk.replicas.front();
-  for (const ReplicaInfo& r : chunk.replicas) {
-    if (IsLocal(r)) {
-      chosen = &r;
-      break;
-    }
-  }
-  Result<size_t> n = size_t{0};
-  if (IsLocal(*chosen)) {
-    ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, LocalFile(st, *chosen, false, direct));
-    if (!file) return size_t{0};  // no local file yet: a hole
-    n = file->Read(offset_in_chunk, buf);
-    if (n.ok()) {
-      counters_.local_reads++;
-      counters_.local_read_bytes += *n;
-    }
-  } else {
-    n = data_.Read(*chosen, offset_in_chunk, buf);
-    if (n.ok()) {
-      counters_.remote_reads++;
-      counters_.remote_read_bytes += *n;
-    }
-  }
-  if (!n.ok() && n.status().code() == StatusCode::kDataChecksum) {
-    counters_.checksum_errors++;
-    LOG_ERROR("inode {} chunk {} on node {}: {}", st.ino, chosen->chunk, chosen->node, n.status().ToString());
-  }
-  return n;
-}
-
-Status ClientImpl::WritePiece(InodeState& st, const ChunkInfo& chunk, uint64_t offset_in_chunk,
-                              std::span<const std::byte> data, uint64_t version, bool direct) {
-  for (const ReplicaInfo& r : chunk.replicas) {
-    if (IsLocal(r)) {
-      ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, LocalFile(st, r, true, direct));
-      RETURN_IF_ERROR(file->Write(offset_in_chunk, data, version));
-      counters_.local_write_bytes += data.size();
-    } else {
-      RETURN_IF_ERROR(data_.Write(r, offset_in_chunk, data, version));
-      counters_.remote_write_bytes += data.size();
-    }
-  }
-  std::lock_guard lock(st.mu);
-  st.unsynced.emplace(chunk.replicas.front().chunk, chunk.replicas);
-  return Status::Ok();
-}
-
-Status ClientImpl::SyncReplicas(InodeState& st) {
-  std::unordered_map<ChunkId, std::vector<ReplicaInfo>> unsynced;
-  {
-    std::lock_guard lock(st.mu);
-    unsynced.swap(st.unsynced);
-  }
-  for (auto& [chunk, replicas] : unsynced) {
-    for (const ReplicaInfo& r : replicas) {
-      Status st_sync = Status::Ok();
-      if (IsLocal(r)) {
-        for (bool direct : {false, true}) {
-          std::shared_ptr<ChunkFile> file;
-          {
-            std::lock_guard lock(st.mu);
-            auto it = st.local_files.find(std::make_pair(r.chunk.value(), direct));
-            if (it != st.local_files.end()) file = it->second.file;
-          }
-          if (file) st_sync = file->Sync();
-          if (!st_sync.ok()) break;
-        }
-      } else {
-        st_sync = data_.Sync(r);
-      }
-      if (!st_sync.ok()) {
-        std::lock_guard lock(st.mu);
-        st.unsynced.emplace(chunk, replicas);  // fsync again next time
-        return st_sync;
-      }
-    }
-  }
-  return Status::Ok();
-}
-
-Status ClientImpl::Commit(InodeState& st, HandleId handle, bool durable) {
-  pb::CommitReq req;
-  uint64_t generation;
-  std::vector<std::pair<ChunkId, uint64_t>> versions;
-  {
-    std::lock_guard lock(st.mu);
-    bool dirty = st.write_generation != st.committed_generation || !st.dirty_versions.empty();
-    if (!dirty && !(durable && st.needs_durable)) return Status::Ok();
-    generation = st.write_generation;
-    req.set_ino(st.ino.value());
-    req.set_handle(handle.value());
-    req.set_size(st.size);
-    if (st.write_generation != st.committed_generation) {
-      req.set_set_mtime(true);
-      TsToWire(st.last_write, req.mutable_mtime());
-    }
-    for (auto& [chunk, version] : st.dirty_versions) {
-      auto* w = req.add_written();
-      w->set_chunk(chunk.value());
-      w->set_version(version);
-      versions.emplace_back(chunk, version);
-    }
-  }
-  req.set_durable(durable);
-  pb::AttrRsp rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kCommit, req, &rsp));
-  std::lock_guard lock(st.mu);
-  st.committed_size = rsp.attr().size();
-  st.size = std::max(st.size, st.committed_size);
-  if (st.write_generation == generation) st.committed_generation = generation;
-  st.needs_durable = !durable;
-  for (auto& [chunk, version] : versions) {
-    auto it = st.dirty_versions.find(chunk);
-    if (it != st.dirty_versions.end() && it->second == version) st.dirty_versions.erase(it);
-    // Later writes of this session build on the committed version.
-    for (auto& [index, info] : st.layout) {
-      for (ReplicaInfo& r : info.replicas) {
-        if (r.chunk == chunk) r.version = std::max(r.version, version);
-      }
-    }
-  }
-  return Status::Ok();
-}
-
-Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size) {
-  // Our pending writes first, so that meta's size includes them.
-  if (st != nullptr) RETURN_IF_ERROR(Commit(*st, HandleId(), false));
-  ASSIGN_OR_RETURN(Attr before, GetAttr(ino));
-  if (!S_ISREG(before.mode)) {
-    return Status(S_ISDIR(before.mode) ? StatusCode::kIsDirectory : StatusCode::kInvalidArgument,
-                  "truncate needs a regular file");
-  }
-  const uint64_t cs = before.chunk_size;
-  const uint64_t boundary = std::min(before.size, size);
-  pb::CommitReq versions;  // the boundary chunk's new version, recorded after the truncation
-  if (cs > 0 && boundary % cs != 0) {
-    // The chunk that keeps a prefix loses its tail on every replica first;
-    // chunks wholly past the boundary are dropped by meta below.
-    uint64_t index = boundary / cs;
-    pb::GetLayoutReq req;
-    req.set_ino(ino.value());
-    req.set_first_index(index);
-    req.set_count(1);
-    pb::LayoutRsp rsp;
-    RETURN_IF_ERROR(meta_.Call(rpc::Method::kGetLayout, req, &rsp));
-    NodeId local = meta_.local_node();
-    for (const pb::ChunkLayout& c : rsp.layout().chunks()) {
-      if (c.index() != index) continue;
-      ChunkInfo chunk = ChunkFromWire(c, local);
-      for (const ReplicaInfo& r : chunk.replicas) {
-        uint64_t version = r.version + 1;
-        if (IsLocal(r)) {
-          auto file = data_.OpenLocal(r, /*create=*/false, /*writable=*/true, false);
-          if (file.ok()) {
-            RETURN_IF_ERROR((*file)->Truncate(boundary % cs, version));
-          } else if (file.status().code() != StatusCode::kDataNoChunk) {
-            return file.status();
-          }
-        } else {
-          RETURN_IF_ERROR(data_.Truncate(r, boundary % cs, version));
-        }
-        auto* w = versions.add_written();
-        w->set_chunk(r.chunk.value());
-        w->set_version(version);
-      }
-    }
-  }
-  pb::SetAttrReq req;
-  req.set_ino(ino.value());
-  req.set_valid(kSetSize);
-  req.set_size(size);
-  pb::AttrRsp rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kSetAttr, req, &rsp));
-  if (versions.written_size() > 0) {
-    versions.set_ino(ino.value());
-    versions.set_size(0);  // sizes only grow through Commit: this records versions only
-    pb::AttrRsp ignored;
-    RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kCommit, versions, &ignored));
-  }
-  if (st != nullptr) {
-    std::lock_guard lock(st->mu);
-    st->size = size;
-    st->committed_size = size;
-    uint64_t first_dropped = cs == 0 ? 0 : (boundary + cs - 1) / cs;
-    for (auto it = st->layout.lower_bound(first_dropped); it != st->layout.end();) {
-      for (const ReplicaInfo& r : it->second.replicas) {
-        st->dirty_versions.erase(r.chunk);
-        st->unsynced.erase(r.chunk);
-        st->local_files.erase(std::make_pair(r.chunk.value(), false));
-        st->local_files.erase(std::make_pair(r.chunk.value(), true));
-      }
-      it = st->layout.erase(it);
-    }
-    // The boundary chunk's version moved: later writes must carry a newer one.
-    for (const pb::ChunkVersion& w : versions.written()) {
-      for (auto& [index, info] : st->layout) {
-        for (ReplicaInfo& r : info.replicas) {
-          if (r.chunk.value() == w.chunk()) r.version = std::max(r.version, w.version());
-        }
-      }
-      st->dirty_versions.erase(ChunkId(w.chunk()));
-    }
-  }
-  return AttrFromWire(rsp.attr());
 }
 
 Status ClientImpl::ReleaseHandle(HandleId handle) {

@@ -55,17 +55,22 @@ class ClientImpl final : public Client {
   NodeId local_node() const override { return meta_.local_node(); }
   IoCounters counters() const override;
 
-  // ---- used by FileImpl ----
-  // The layout entry of chunk `index`, fetching from meta when unknown;
-  // nullopt for an unallocated chunk (a hole).
-  Result<std::optional<ChunkInfo>> ChunkFor(InodeState& st, uint64_t index);
+  // ---- used by FileImpl (client_data.cc) ----
+  // The layout entry of chunk `index` with a fresh capability, fetching from
+  // meta when unknown or about to expire; nullopt for an unallocated chunk.
+  Result<std::optional<CachedChunk>> ChunkFor(InodeState& st, uint64_t index);
   // Like ChunkFor, but allocates the chunk if needed (and, for a streaming
   // writer, a few after it).
-  Result<ChunkInfo> AllocateChunk(InodeState& st, uint64_t index, bool streaming);
-  // Reads/writes one piece that lies within one chunk.
-  Result<size_t> ReadPiece(InodeState& st, const ChunkInfo& chunk, uint64_t offset_in_chunk,
-                           std::span<std::byte> buf, bool direct);
-  Status WritePiece(InodeState& st, const ChunkInfo& chunk, uint64_t offset_in_chunk,
+  Result<CachedChunk> AllocateChunk(InodeState& st, uint64_t index, bool streaming);
+  // Reads one piece that lies within chunk `index` (a hole reads empty):
+  // the local replica first, else the least busy; on failure the next
+  // replica, reporting the bad one to meta.
+  Result<size_t> ReadPiece(InodeState& st, uint64_t index, uint64_t offset_in_chunk, std::span<std::byte> buf,
+                           bool direct);
+  // Writes one piece to every healthy replica (in parallel); succeeds when
+  // at least one took it. Replicas that failed leave the session's write
+  // set (and are reported stale at commit).
+  Status WritePiece(InodeState& st, const CachedChunk& chunk, uint64_t offset_in_chunk,
                     std::span<const std::byte> data, uint64_t version, bool direct);
   // Commits pending writes of `st` (handle may be 0).
   Status Commit(InodeState& st, HandleId handle, bool durable);
@@ -77,10 +82,14 @@ class ClientImpl final : public Client {
   bool IsLocal(const ReplicaInfo& r) const;
 
  private:
-  std::shared_ptr<InodeState> StateFor(const Attr& attr);
+  std::shared_ptr<InodeState> StateFor(const Attr& attr, bool writable);
   void MergeLayout(InodeState& st, const pb::Layout& layout, uint64_t first, uint64_t count);
-  Result<std::shared_ptr<ChunkFile>> LocalFile(InodeState& st, const ReplicaInfo& r, bool for_write,
-                                               bool direct);
+  Status FetchLayout(InodeState& st, uint64_t first, uint64_t count);
+  Result<std::shared_ptr<ChunkFile>> LocalFile(InodeState& st, const ReplicaInfo& r, const Capability& cap,
+                                               bool for_write, bool direct);
+  Result<size_t> ReadReplica(InodeState& st, const ReplicaInfo& r, const Capability& cap, uint64_t offset,
+                             std::span<std::byte> buf, bool direct, bool last_resort);
+  void ReportReplica(const ReplicaInfo& r, uint32_t reason, const Status& why);
   Result<std::unique_ptr<File>> OpenWith(const pb::OpenRsp& rsp, int flags);
   Result<Attr> MakeNode(pb::MakeNodeReq& req);
   Result<std::pair<Attr, std::string>> ResolveParent(std::string_view path);
@@ -94,12 +103,15 @@ class ClientImpl final : public Client {
 
   struct Counters {
     std::atomic<uint64_t> local_read_bytes{0}, local_write_bytes{0}, remote_read_bytes{0},
-        remote_write_bytes{0}, local_reads{0}, remote_reads{0}, checksum_errors{0};
+        remote_write_bytes{0}, local_reads{0}, remote_reads{0}, checksum_errors{0}, replica_failovers{0},
+        replica_write_failures{0};
   };
   mutable Counters counters_;
 };
 
 // Wire attributes to the public type.
 Attr AttrFromWire(const pb::Attr& in);
+// A wire chunk layout as the client caches it; `local` marks replicas on `local_node`.
+CachedChunk ChunkFromWire(const pb::ChunkLayout& in, NodeId local_node);
 
 }  // namespace t0fs::client

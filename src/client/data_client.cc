@@ -14,7 +14,23 @@ namespace {
 // Largest piece per chunk RPC (the frame limit is 17 MiB).
 constexpr size_t kMaxPiece = 8u << 20;
 
+// Counts a request towards a node while it is in flight.
+class InFlightGuard {
+ public:
+  explicit InFlightGuard(std::atomic<uint64_t>& counter) : counter_(counter) { ++counter_; }
+  ~InFlightGuard() { --counter_; }
+
+ private:
+  std::atomic<uint64_t>& counter_;
+};
+
 }  // namespace
+
+void CapToWire(const Capability& cap, pb::Capability* out) {
+  out->set_mac(cap.mac);
+  out->set_expiry_ms(cap.expiry_ms);
+  out->set_rights(cap.rights);
+}
 
 DataClient::DataClient(const ClientOptions& options, std::string secret, MetaClient& meta)
     : options_(options), secret_(std::move(secret)), meta_(meta) {
@@ -22,6 +38,15 @@ DataClient::DataClient(const ClientOptions& options, std::string secret, MetaCli
   channel_options_.role = "client";
   channel_options_.io_timeout = options.rpc_timeout;
 }
+
+std::atomic<uint64_t>& DataClient::InFlight(NodeId node) {
+  std::lock_guard lock(mu_);
+  auto& slot = in_flight_[node];
+  if (!slot) slot = std::make_unique<std::atomic<uint64_t>>(0);
+  return *slot;
+}
+
+uint64_t DataClient::Load(NodeId node) { return InFlight(node).load(); }
 
 Result<rpc::Channel*> DataClient::ChannelFor(NodeId node) {
   {
@@ -58,27 +83,36 @@ Result<rpc::Channel*> DataClient::LocalChannel() {
   return local_.get();
 }
 
-Status DataClient::Retry(const std::string& what, const std::function<Status()>& attempt) {
+Status DataClient::Attempt(rpc::Channel* ch, const std::string& what, bool retry,
+                           const std::function<Status()>& attempt) {
   auto deadline = std::chrono::steady_clock::now() + options_.retry_timeout.value;
   auto backoff = std::chrono::milliseconds(20);
   bool warned = false;
-  for (;;) {
+  for (int tries = 1;; ++tries) {
     Status st = attempt();
-    if (!rpc::IsTransportError(st.code()) || std::chrono::steady_clock::now() >= deadline) {
+    if (!rpc::IsTransportError(st.code())) {
       if (warned && st.ok()) LOG_INFO("{}: reachable again", what);
       return st.ok() ? st : st.WithContext(what);
     }
-    if (!warned) {
+    // Pooled connections to a peer that restarted are all stale at once.
+    ch->Reset();
+    bool again = retry ? std::chrono::steady_clock::now() < deadline : tries < 2;
+    if (!again) return st.WithContext(what);
+    if (retry && !warned) {
       LOG_WARN("{}: {} (retrying for up to {})", what, st.ToString(), FormatDuration(options_.retry_timeout));
       warned = true;
     }
-    std::this_thread::sleep_for(backoff);
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+    if (tries > 1) {
+      std::this_thread::sleep_for(backoff);
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+    }
   }
 }
 
-Result<size_t> DataClient::Read(const ReplicaInfo& r, uint64_t offset, std::span<std::byte> buf) {
+Result<size_t> DataClient::Read(const ReplicaInfo& r, const Capability& cap, uint64_t offset,
+                                std::span<std::byte> buf, bool retry) {
   ASSIGN_OR_RETURN(rpc::Channel * ch, ChannelFor(r.node));
+  InFlightGuard busy(InFlight(r.node));
   size_t done = 0;
   while (done < buf.size()) {
     size_t piece = std::min(kMaxPiece, buf.size() - done);
@@ -88,6 +122,7 @@ Result<size_t> DataClient::Read(const ReplicaInfo& r, uint64_t offset, std::span
     req.set_offset(offset + done);
     req.set_length(static_cast<uint32_t>(piece));
     req.set_min_version(r.version);
+    CapToWire(cap, req.mutable_cap());
     std::string header = req.SerializeAsString();
     std::string reply;
     size_t got = 0;
@@ -97,7 +132,8 @@ Result<size_t> DataClient::Read(const ReplicaInfo& r, uint64_t offset, std::span
     args.reply_header = &reply;
     args.reply_payload = buf.subspan(done, piece);
     args.reply_payload_len = &got;
-    Status st = Retry(fmt::format("read chunk {} on node {}", r.chunk, r.node), [&] { return ch->Call(args); });
+    Status st = Attempt(ch, fmt::format("read chunk {} on node {}", r.chunk, r.node), retry,
+                        [&] { return ch->Call(args); });
     if (st.code() == StatusCode::kDataNoChunk && r.version == 0) return done;  // never written: a hole
     RETURN_IF_ERROR(st);
     done += got;
@@ -106,9 +142,10 @@ Result<size_t> DataClient::Read(const ReplicaInfo& r, uint64_t offset, std::span
   return done;
 }
 
-Status DataClient::Write(const ReplicaInfo& r, uint64_t offset, std::span<const std::byte> data,
-                         uint64_t version) {
+Status DataClient::Write(const ReplicaInfo& r, const Capability& cap, uint64_t offset,
+                         std::span<const std::byte> data, uint64_t version, bool retry) {
   ASSIGN_OR_RETURN(rpc::Channel * ch, ChannelFor(r.node));
+  InFlightGuard busy(InFlight(r.node));
   for (size_t done = 0; done < data.size();) {
     size_t piece = std::min(kMaxPiece, data.size() - done);
     pb::ChunkWriteReq req;
@@ -116,6 +153,7 @@ Status DataClient::Write(const ReplicaInfo& r, uint64_t offset, std::span<const 
     req.set_volume(r.volume.value());
     req.set_offset(offset + done);
     req.set_version(version);
+    CapToWire(cap, req.mutable_cap());
     std::string header = req.SerializeAsString();
     std::string reply;
     rpc::CallArgs args;
@@ -123,36 +161,110 @@ Status DataClient::Write(const ReplicaInfo& r, uint64_t offset, std::span<const 
     args.header = header;
     args.payload = data.subspan(done, piece);
     args.reply_header = &reply;
-    RETURN_IF_ERROR(Retry(fmt::format("write chunk {} on node {}", r.chunk, r.node), [&] { return ch->Call(args); }));
+    RETURN_IF_ERROR(Attempt(ch, fmt::format("write chunk {} on node {}", r.chunk, r.node), retry,
+                            [&] { return ch->Call(args); }));
     done += piece;
   }
   return Status::Ok();
 }
 
-Status DataClient::Truncate(const ReplicaInfo& r, uint64_t length, uint64_t version) {
+std::vector<Status> DataClient::WriteMany(const std::vector<ReplicaInfo>& replicas, const Capability& cap,
+                                          uint64_t offset, std::span<const std::byte> data, uint64_t version,
+                                          const std::function<void()>& local_write) {
+  struct InFlightWrite {
+    rpc::Channel* channel = nullptr;
+    std::unique_ptr<rpc::Connection> conn;
+    std::string header, reply;
+    Status status;
+  };
+  std::vector<InFlightWrite> writes(replicas.size());
+  std::vector<Status> out(replicas.size());
+  if (data.size() > kMaxPiece) {  // callers split at chunk and piece size; be safe
+    for (size_t idx = 0; idx < replicas.size(); ++idx) out[idx] = Write(replicas[idx], cap, offset, data, version, false);
+    if (local_write) local_write();
+    return out;
+  }
+  // Send every request first...
+  for (size_t idx = 0; idx < replicas.size(); ++idx) {
+    InFlightWrite& w = writes[idx];
+    auto ch = ChannelFor(replicas[idx].node);
+    if (!ch.ok()) {
+      w.status = ch.status();
+      continue;
+    }
+    w.channel = *ch;
+    pb::ChunkWriteReq req;
+    req.set_chunk(replicas[idx].chunk.value());
+    req.set_volume(replicas[idx].volume.value());
+    req.set_offset(offset);
+    req.set_version(version);
+    CapToWire(cap, req.mutable_cap());
+    w.header = req.SerializeAsString();
+    auto conn = w.channel->Acquire();
+    if (!conn.ok()) {
+      w.status = conn.status();
+      continue;
+    }
+    w.conn = std::move(conn).value();
+    rpc::CallArgs args;
+    args.method = rpc::Method::kChunkWrite;
+    args.header = w.header;
+    args.payload = data;
+    args.reply_header = &w.reply;
+    w.status = w.conn->Send(args);
+    ++InFlight(replicas[idx].node);
+  }
+  // ...the local replica meanwhile...
+  if (local_write) local_write();
+  // ...then collect the replies.
+  for (size_t idx = 0; idx < replicas.size(); ++idx) {
+    InFlightWrite& w = writes[idx];
+    if (w.conn) {
+      if (w.status.ok()) {
+        rpc::CallArgs args;
+        args.method = rpc::Method::kChunkWrite;
+        args.reply_header = &w.reply;
+        w.status = w.conn->Receive(args);
+      }
+      --InFlight(replicas[idx].node);
+      w.channel->Release(std::move(w.conn));
+    }
+    // A stale pooled connection gets one more chance on a fresh one.
+    if (rpc::IsTransportError(w.status.code()) && w.channel != nullptr) {
+      w.channel->Reset();
+      w.status = Write(replicas[idx], cap, offset, data, version, /*retry=*/false);
+    }
+    out[idx] = w.status;
+  }
+  return out;
+}
+
+Status DataClient::Truncate(const ReplicaInfo& r, const Capability& cap, uint64_t length, uint64_t version) {
   ASSIGN_OR_RETURN(rpc::Channel * ch, ChannelFor(r.node));
   pb::ChunkTruncateReq req;
   req.set_chunk(r.chunk.value());
   req.set_volume(r.volume.value());
   req.set_length(length);
   req.set_version(version);
+  CapToWire(cap, req.mutable_cap());
   pb::ChunkEmptyRsp rsp;
-  return Retry(fmt::format("truncate chunk {} on node {}", r.chunk, r.node),
-               [&] { return ch->Call(rpc::Method::kChunkTruncate, req, &rsp); });
+  return Attempt(ch, fmt::format("truncate chunk {} on node {}", r.chunk, r.node), true,
+                 [&] { return ch->Call(rpc::Method::kChunkTruncate, req, &rsp); });
 }
 
-Status DataClient::Sync(const ReplicaInfo& r) {
+Status DataClient::Sync(const ReplicaInfo& r, const Capability& cap) {
   ASSIGN_OR_RETURN(rpc::Channel * ch, ChannelFor(r.node));
   pb::ChunkSyncReq req;
   req.set_chunk(r.chunk.value());
   req.set_volume(r.volume.value());
+  CapToWire(cap, req.mutable_cap());
   pb::ChunkEmptyRsp rsp;
-  return Retry(fmt::format("sync chunk {} on node {}", r.chunk, r.node),
-               [&] { return ch->Call(rpc::Method::kChunkSync, req, &rsp); });
+  return Attempt(ch, fmt::format("sync chunk {} on node {}", r.chunk, r.node), true,
+                 [&] { return ch->Call(rpc::Method::kChunkSync, req, &rsp); });
 }
 
-Result<std::shared_ptr<ChunkFile>> DataClient::OpenLocal(const ReplicaInfo& r, bool create, bool writable,
-                                                         bool direct) {
+Result<std::shared_ptr<ChunkFile>> DataClient::OpenLocal(const ReplicaInfo& r, const Capability& cap, bool create,
+                                                         bool writable, bool direct) {
   ASSIGN_OR_RETURN(rpc::Channel * ch, LocalChannel());
   pb::OpenLocalReq req;
   req.set_chunk(r.chunk.value());
@@ -160,6 +272,7 @@ Result<std::shared_ptr<ChunkFile>> DataClient::OpenLocal(const ReplicaInfo& r, b
   req.set_create(create);
   req.set_writable(writable);
   req.set_direct(direct);
+  CapToWire(cap, req.mutable_cap());
   std::string header = req.SerializeAsString();
   std::string reply;
   std::vector<UniqueFd> fds;
@@ -168,7 +281,7 @@ Result<std::shared_ptr<ChunkFile>> DataClient::OpenLocal(const ReplicaInfo& r, b
   args.header = header;
   args.reply_header = &reply;
   args.reply_fds = &fds;
-  RETURN_IF_ERROR(Retry(fmt::format("open local chunk {}", r.chunk), [&] {
+  RETURN_IF_ERROR(Attempt(ch, fmt::format("open local chunk {}", r.chunk), true, [&] {
     fds.clear();
     return ch->Call(args);
   }));

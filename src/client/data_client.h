@@ -6,19 +6,25 @@
 // local data service over its unix socket (fd passing) and then used
 // directly, with the same checksum rules (common/chunk_file.h).
 //
-// Every call retries transport errors (a data service restarting) until the
-// retry timeout; chunk reads and writes are idempotent.
+// Every request carries the chunk's capability. With `retry`, transport
+// errors (a data service restarting) are retried until the retry timeout;
+// without, one attempt is made (plus one on a fresh connection, in case a
+// pooled one went stale) so that the caller can fail over to another
+// replica at once. Chunk reads and writes are idempotent.
 //
 // Thread safety: safe for concurrent use.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "client/meta_client.h"
+#include "common/capability.h"
 #include "common/chunk_file.h"
 #include "rpc/channel.h"
 #include "t0fs/client.h"
@@ -32,28 +38,43 @@ class DataClient {
   // Reads from a remote replica into buf; returns the bytes the chunk file
   // holds there (short at its end). A replica never written (version 0)
   // whose file does not exist reads as empty.
-  Result<size_t> Read(const ReplicaInfo& r, uint64_t offset, std::span<std::byte> buf);
-  Status Write(const ReplicaInfo& r, uint64_t offset, std::span<const std::byte> data, uint64_t version);
-  Status Truncate(const ReplicaInfo& r, uint64_t length, uint64_t version);
-  Status Sync(const ReplicaInfo& r);
+  Result<size_t> Read(const ReplicaInfo& r, const Capability& cap, uint64_t offset, std::span<std::byte> buf,
+                      bool retry);
+  Status Write(const ReplicaInfo& r, const Capability& cap, uint64_t offset, std::span<const std::byte> data,
+               uint64_t version, bool retry);
+  // Writes to several remote replicas at once: all requests are sent before
+  // any reply is awaited, and `local_write` (the local replica, may be empty)
+  // runs while they are in flight. One status per replica, in order.
+  std::vector<Status> WriteMany(const std::vector<ReplicaInfo>& replicas, const Capability& cap, uint64_t offset,
+                                std::span<const std::byte> data, uint64_t version,
+                                const std::function<void()>& local_write);
+  Status Truncate(const ReplicaInfo& r, const Capability& cap, uint64_t length, uint64_t version);
+  Status Sync(const ReplicaInfo& r, const Capability& cap);
   // Opens the local replica's files through the local data service.
   // kDataNoChunk when `create` is false and the chunk has no file yet.
-  Result<std::shared_ptr<ChunkFile>> OpenLocal(const ReplicaInfo& r, bool create, bool writable,
-                                               bool direct);
+  Result<std::shared_ptr<ChunkFile>> OpenLocal(const ReplicaInfo& r, const Capability& cap, bool create,
+                                               bool writable, bool direct);
+  // Requests in flight towards `node` (the read path prefers idle replicas).
+  uint64_t Load(NodeId node);
 
  private:
   Result<rpc::Channel*> ChannelFor(NodeId node);
   Result<rpc::Channel*> LocalChannel();
-  Status Retry(const std::string& what, const std::function<Status()>& attempt);
+  Status Attempt(rpc::Channel* ch, const std::string& what, bool retry, const std::function<Status()>& attempt);
+  std::atomic<uint64_t>& InFlight(NodeId node);
 
   const ClientOptions options_;
   const std::string secret_;
   MetaClient& meta_;
   rpc::ClientOptions channel_options_;
-  std::mutex mu_;  // guards channels_, local_
+  std::mutex mu_;  // guards channels_, local_, in_flight_
   std::unordered_map<NodeId, std::unique_ptr<rpc::Channel>> channels_;
+  std::unordered_map<NodeId, std::unique_ptr<std::atomic<uint64_t>>> in_flight_;
   std::unique_ptr<rpc::Channel> local_;
   std::string local_path_;
 };
+
+// A capability as it goes on the wire.
+void CapToWire(const Capability& cap, pb::Capability* out);
 
 }  // namespace t0fs::client

@@ -48,11 +48,7 @@ Result<size_t> FileImpl::Read(uint64_t offset, std::span<std::byte> buf) {
     uint64_t in_chunk = pos % cs;
     size_t piece = static_cast<size_t>(std::min<uint64_t>(cs - in_chunk, end - pos));
     std::span<std::byte> out = buf.subspan(done, piece);
-    ASSIGN_OR_RETURN(std::optional<ChunkInfo> chunk, client_.ChunkFor(*state_, index));
-    size_t got = 0;
-    if (chunk) {
-      ASSIGN_OR_RETURN(got, client_.ReadPiece(*state_, *chunk, in_chunk, out, direct));
-    }
+    ASSIGN_OR_RETURN(size_t got, client_.ReadPiece(*state_, index, in_chunk, out, direct));
     // Within the file size, bytes the chunk file does not hold are a hole.
     if (got < piece) std::memset(out.data() + got, 0, piece - got);
     done += piece;
@@ -88,14 +84,17 @@ Result<size_t> FileImpl::WriteAt(uint64_t offset, std::span<const std::byte> dat
     uint64_t in_chunk = pos % cs;
     size_t piece = static_cast<size_t>(std::min<uint64_t>(cs - in_chunk, data.size() - done));
     const bool streaming = in_chunk + piece == cs;  // this write reaches the chunk's end
-    ASSIGN_OR_RETURN(ChunkInfo chunk, client_.AllocateChunk(*state_, index, streaming));
+    ASSIGN_OR_RETURN(CachedChunk chunk, client_.AllocateChunk(*state_, index, streaming));
     // Every write of this session to a chunk carries one version: the
     // committed one + 1. Meta records it at commit.
     uint64_t version;
     {
       std::lock_guard lock(state_->mu);
-      uint64_t base = chunk.replicas.empty() ? 0 : chunk.replicas.front().version;
-      auto [it, inserted] = state_->dirty_versions.emplace(chunk.replicas.front().chunk, base + 1);
+      uint64_t base = 0;
+      for (const ReplicaInfo& r : chunk.info.replicas) {
+        if (r.state == 0) base = std::max(base, r.version);
+      }
+      auto [it, inserted] = state_->dirty_versions.emplace(chunk.info.replicas.front().chunk, base + 1);
       version = it->second;
     }
     RETURN_IF_ERROR(client_.WritePiece(*state_, chunk, in_chunk, data.subspan(done, piece), version, direct));

@@ -14,12 +14,20 @@
 #include <utility>
 #include <vector>
 
+#include "common/capability.h"
 #include "common/chunk_file.h"
 #include "common/clock.h"
 #include "common/ids.h"
 #include "t0fs/client.h"
 
 namespace t0fs::client {
+
+// A chunk of the layout cache: its replicas and the capability meta signed
+// for it (refreshed before it expires).
+struct CachedChunk {
+  ChunkInfo info;
+  Capability cap;
+};
 
 struct InodeState {
   InodeId ino;
@@ -28,8 +36,13 @@ struct InodeState {
   std::mutex mu;
   uint64_t size = 0;            // visible size: committed size at open + own writes/truncates
   uint64_t committed_size = 0;  // what meta last confirmed
-  std::map<uint64_t, ChunkInfo> layout;  // allocated chunks we know of, by index
+  std::map<uint64_t, CachedChunk> layout;  // allocated chunks we know of, by index
   uint64_t layout_known_below = 0;  // indices below this were fetched: absent = unallocated
+  bool writable = false;            // some File of this inode may write (layouts carry write rights)
+  // Per chunk written this session: the nodes whose replica took every
+  // write. A replica that failed once is left out for the rest of the
+  // session, and the commit reports it stale.
+  std::unordered_map<ChunkId, std::vector<NodeId>> written_nodes;
 
   // Chunks written since the last commit: chunk → the version those writes carry.
   std::unordered_map<ChunkId, uint64_t> dirty_versions;
@@ -37,8 +50,8 @@ struct InodeState {
   uint64_t committed_generation = 0;  // generation covered by the last commit
   Timespec last_write;
   bool needs_durable = false;  // committed since the last durable commit
-  // Replicas written since the last fsync (to sync them on Fsync).
-  std::unordered_map<ChunkId, std::vector<ReplicaInfo>> unsynced;
+  // Chunks written since the last fsync, by chunk → index (Fsync syncs them).
+  std::unordered_map<ChunkId, uint64_t> unsynced;
 
   // Local chunk files, keyed by (chunk, O_DIRECT). A null file means the
   // chunk has no local file (a hole) as of when we looked.

@@ -67,6 +67,8 @@ namespace t0fs {
   X(kDataNoVolume, 401, EIO, "volume not found")                       \
   X(kDataChecksum, 402, EIO, "checksum mismatch")                      \
   X(kDataWrongCluster, 403, EIO, "volume belongs to another cluster")  \
+  X(kDataBadCapability, 404, EACCES, "invalid chunk capability")       \
+  X(kDataCapabilityExpired, 405, ESTALE, "chunk capability expired")   \
   X(kClientNoLocalNode, 500, EIO, "no local data service")             \
   X(kFuseProtocol, 600, EIO, "fuse protocol error")
 

@@ -25,12 +25,15 @@ Status Logged(Status st, const char* what) {
 }  // namespace
 
 std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store,
-                                                               const DataConfig& config) {
+                                                               const DataConfig& config,
+                                                               const CapabilityGate& gate,
+                                                               Scrubber& scrubber) {
   const uint64_t max_io = config.max_io.bytes;
   std::vector<std::pair<Method, rpc::Handler>> h;
 
   h.emplace_back(Method::kChunkRead, Typed<pb::ChunkReadReq, pb::ChunkReadRsp>(
-      [&store, max_io](const pb::ChunkReadReq& req, pb::ChunkReadRsp& rsp, Call& call) -> Status {
+      [&store, &gate, &scrubber, max_io](const pb::ChunkReadReq& req, pb::ChunkReadRsp& rsp, Call& call) -> Status {
+        RETURN_IF_ERROR(gate.Check(req.chunk(), kCapRead, req.cap()));
         if (req.length() > max_io) {
           return Status(StatusCode::kInvalidArgument, fmt::format("read of {} bytes exceeds max-io {}", req.length(), max_io));
         }
@@ -38,7 +41,12 @@ std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store
         uint64_t version = 0;
         auto n = store.Read(VolumeId(req.volume()), ChunkId(req.chunk()), req.offset(),
                             std::span(call.reply_buffer->data(), req.length()), req.min_version(), &version);
-        if (!n.ok()) return Logged(n.status(), "read");
+        if (!n.ok()) {
+          if (n.status().code() == StatusCode::kDataChecksum) {
+            scrubber.Report(VolumeId(req.volume()), ChunkId(req.chunk()), n.status().ToString());
+          }
+          return Logged(n.status(), "read");
+        }
         rsp.set_length(static_cast<uint32_t>(*n));
         rsp.set_version(version);
         call.reply_payload = std::span(call.reply_buffer->data(), *n);
@@ -46,7 +54,8 @@ std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store
       }));
 
   h.emplace_back(Method::kChunkWrite, Typed<pb::ChunkWriteReq, pb::ChunkEmptyRsp>(
-      [&store, max_io](const pb::ChunkWriteReq& req, pb::ChunkEmptyRsp&, Call& call) -> Status {
+      [&store, &gate, max_io](const pb::ChunkWriteReq& req, pb::ChunkEmptyRsp&, Call& call) -> Status {
+        RETURN_IF_ERROR(gate.Check(req.chunk(), kCapWrite, req.cap()));
         if (call.payload.size() > max_io) {
           return Status(StatusCode::kInvalidArgument, "write exceeds max-io");
         }
@@ -55,22 +64,26 @@ std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store
       }));
 
   h.emplace_back(Method::kChunkTruncate, Typed<pb::ChunkTruncateReq, pb::ChunkEmptyRsp>(
-      [&store](const pb::ChunkTruncateReq& req, pb::ChunkEmptyRsp&, Call&) {
+      [&store, &gate](const pb::ChunkTruncateReq& req, pb::ChunkEmptyRsp&, Call&) {
+        RETURN_IF_ERROR(gate.Check(req.chunk(), kCapWrite, req.cap()));
         return store.Truncate(VolumeId(req.volume()), ChunkId(req.chunk()), req.length(), req.version());
       }));
 
   h.emplace_back(Method::kChunkRemove, Typed<pb::ChunkRemoveReq, pb::ChunkEmptyRsp>(
-      [&store](const pb::ChunkRemoveReq& req, pb::ChunkEmptyRsp&, Call&) {
+      [&store, &gate](const pb::ChunkRemoveReq& req, pb::ChunkEmptyRsp&, Call&) {
+        RETURN_IF_ERROR(gate.Check(req.chunk(), kCapWrite, req.cap()));
         return store.Remove(VolumeId(req.volume()), ChunkId(req.chunk()));
       }));
 
   h.emplace_back(Method::kChunkSync, Typed<pb::ChunkSyncReq, pb::ChunkEmptyRsp>(
-      [&store](const pb::ChunkSyncReq& req, pb::ChunkEmptyRsp&, Call&) {
+      [&store, &gate](const pb::ChunkSyncReq& req, pb::ChunkEmptyRsp&, Call&) {
+        RETURN_IF_ERROR(gate.Check(req.chunk(), kCapWrite, req.cap()));
         return store.Sync(VolumeId(req.volume()), ChunkId(req.chunk()));
       }));
 
   h.emplace_back(Method::kChunkStat, Typed<pb::ChunkStatReq, pb::ChunkStatRsp>(
-      [&store](const pb::ChunkStatReq& req, pb::ChunkStatRsp& rsp, Call&) -> Status {
+      [&store, &gate](const pb::ChunkStatReq& req, pb::ChunkStatRsp& rsp, Call&) -> Status {
+        RETURN_IF_ERROR(gate.Check(req.chunk(), kCapRead, req.cap()));
         ASSIGN_OR_RETURN(ChunkStat st, store.Stat(VolumeId(req.volume()), ChunkId(req.chunk())));
         rsp.set_length(st.length);
         rsp.set_version(st.version);
@@ -78,10 +91,14 @@ std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store
       }));
 
   h.emplace_back(Method::kOpenLocal, Typed<pb::OpenLocalReq, pb::OpenLocalRsp>(
-      [&store](const pb::OpenLocalReq& req, pb::OpenLocalRsp& rsp, Call& call) -> Status {
+      [&store, &gate](const pb::OpenLocalReq& req, pb::OpenLocalRsp& rsp, Call& call) -> Status {
         if (call.peer != "unix") {
           return Status(StatusCode::kNotSupported, "OpenLocal is served on the local unix socket only");
         }
+        // Handing out a descriptor is the strongest access there is: the
+        // same capability as the I/O it stands for.
+        RETURN_IF_ERROR(gate.Check(req.chunk(), req.writable() || req.create() ? kCapRead | kCapWrite : kCapRead,
+                                   req.cap()));
         ASSIGN_OR_RETURN(LocalFds fds, store.OpenLocal(VolumeId(req.volume()), ChunkId(req.chunk()),
                                                        req.create(), req.writable(), req.direct()));
         rsp.set_length(fds.stat.length);

@@ -6,13 +6,19 @@
 #include <utility>
 #include <vector>
 
+#include "data/capability_gate.h"
 #include "data/chunk_store.h"
 #include "data/data_config.h"
+#include "data/scrubber.h"
 #include "rpc/server.h"
 
 namespace t0fs::data {
 
+// Every chunk request must carry a capability granting the rights it needs
+// (`gate`); damage a read finds is also reported through `scrubber`.
 std::vector<std::pair<rpc::Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store,
-                                                                    const DataConfig& config);
+                                                                    const DataConfig& config,
+                                                                    const CapabilityGate& gate,
+                                                                    Scrubber& scrubber);
 
 }  // namespace t0fs::data

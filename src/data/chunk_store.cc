@@ -225,3 +225,69 @@ Result<std::vector<ChunkListing>> ChunkStore::List(VolumeId volume, ChunkId afte
 }
 
 }  // namespace t0fs::data
+
+namespace t0fs::data {
+
+std::vector<VolumeId> ChunkStore::Volumes() const {
+  std::lock_guard lock(mu_);
+  std::vector<VolumeId> out;
+  for (const auto& [id, state] : volumes_) out.push_back(id);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Status ChunkStore::Verify(VolumeId volume, ChunkId chunk) {
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, Get(volume, chunk, false));
+  return file->VerifyAll();
+}
+
+Result<std::unique_ptr<ChunkFile>> ChunkStore::CreateTemp(VolumeId volume, ChunkId chunk) {
+  ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
+  std::string data_path = ChunkDataPath(dir, chunk) + ".tmp";
+  std::string crc_path = ChunkCrcPath(dir, chunk) + ".tmp";
+  UniqueFd data(::open(data_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!data.valid()) return Status::FromErrno(errno, "create " + data_path);
+  UniqueFd crc(::open(crc_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!crc.valid()) return Status::FromErrno(errno, "create " + crc_path);
+  auto file = std::make_unique<ChunkFile>(chunk, std::move(data), std::move(crc), false);
+  RETURN_IF_ERROR(file->InitOrValidate());
+  return file;
+}
+
+Status ChunkStore::CommitTemp(VolumeId volume, ChunkId chunk) {
+  ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
+  std::string data_path = ChunkDataPath(dir, chunk);
+  std::string crc_path = ChunkCrcPath(dir, chunk);
+  bool existed = ::access(data_path.c_str(), F_OK) == 0;
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(chunk);
+    if (it != cache_.end()) {
+      lru_.erase(it->second.pos);
+      cache_.erase(it);
+    }
+  }
+  // Checksums first: a crash between the renames leaves new checksums over
+  // old data, which reads report as damage (and repair fixes) — never old
+  // checksums blessing new data.
+  if (::rename((crc_path + ".tmp").c_str(), crc_path.c_str()) != 0) {
+    return Status::FromErrno(errno, "rename " + crc_path);
+  }
+  if (::rename((data_path + ".tmp").c_str(), data_path.c_str()) != 0) {
+    return Status::FromErrno(errno, "rename " + data_path);
+  }
+  if (!existed) {
+    std::lock_guard lock(mu_);
+    ++volumes_[volume].chunks;
+  }
+  return Status::Ok();
+}
+
+void ChunkStore::DropTemp(VolumeId volume, ChunkId chunk) {
+  auto dir = DirOf(volume);
+  if (!dir.ok()) return;
+  ::unlink((ChunkDataPath(*dir, chunk) + ".tmp").c_str());
+  ::unlink((ChunkCrcPath(*dir, chunk) + ".tmp").c_str());
+}
+
+}  // namespace t0fs::data

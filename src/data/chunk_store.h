@@ -61,6 +61,17 @@ class ChunkStore {
   Result<LocalFds> OpenLocal(VolumeId volume, ChunkId chunk, bool create, bool writable, bool direct);
   Result<std::vector<ChunkListing>> List(VolumeId volume, ChunkId after, size_t max, bool* eof);
   uint64_t ChunkCount(VolumeId volume) const;
+  // Volumes served (for the scrubber and inventories).
+  std::vector<VolumeId> Volumes() const;
+  // Re-reads every block of a chunk (the scrubber). kDataChecksum on damage.
+  Status Verify(VolumeId volume, ChunkId chunk);
+
+  // A copy received from a peer is written to a temporary chunk and moved
+  // into place only when complete, so a crash mid-copy never leaves a mixed
+  // replica and an existing (stale) copy keeps serving until then.
+  Result<std::unique_ptr<ChunkFile>> CreateTemp(VolumeId volume, ChunkId chunk);
+  Status CommitTemp(VolumeId volume, ChunkId chunk);
+  void DropTemp(VolumeId volume, ChunkId chunk);
 
  private:
   struct VolumeState {

@@ -27,6 +27,17 @@ struct DataConfig {
   // open() calls on wide workloads; the process limit here is 20000 fds.
   uint32_t open_chunk_cache = 2048;
   ByteSize max_io{16u << 20};  // largest chunk read/write per request
+  // Repair copies from peers: parallel copies, and their total bandwidth.
+  // More finishes repair sooner, at the cost of client I/O on this node.
+  uint32_t copy_threads = 2;
+  ByteSize copy_rate{200u << 20};  // bytes/s; 0 = unthrottled
+  // Background verification of every chunk: bytes/s spent (0 = off) and
+  // the rest between passes. Faster finds silent damage sooner and costs
+  // disk bandwidth.
+  ByteSize scrub_rate{16u << 20};
+  Duration scrub_pause{std::chrono::hours(1)};
+  // Tolerated clock difference with meta when checking capability expiry.
+  Duration clock_skew{std::chrono::seconds(60)};
   std::string io_backend = "auto";  // auto | io_uring | psync
   std::string log_level = "info";
 
@@ -43,6 +54,11 @@ struct DataConfig {
     v("heartbeat", heartbeat, "interval of heartbeats to meta");
     v("open-chunk-cache", open_chunk_cache, "open chunk files kept cached");
     v("max-io", max_io, "largest chunk read or write per request");
+    v("copy-threads", copy_threads, "repair copies in parallel");
+    v("copy-rate", copy_rate, "bandwidth of repair copies per second (0: unthrottled)");
+    v("scrub-rate", scrub_rate, "bytes per second the scrubber verifies (0: off)");
+    v("scrub-pause", scrub_pause, "rest between two scrub passes");
+    v("clock-skew", clock_skew, "tolerated clock difference with meta for capability expiry");
     v("io-backend", io_backend, "disk I/O backend: auto, io_uring or psync");
     v("log-level", log_level, "trace, debug, info, warn or error");
   }

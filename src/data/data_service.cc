@@ -13,7 +13,7 @@
 namespace t0fs::data {
 
 DataService::DataService(DataConfig config)
-    : config_(std::move(config)), store_(config_.open_chunk_cache) {}
+    : config_(std::move(config)), store_(config_.open_chunk_cache), gate_(config_.clock_skew) {}
 
 DataService::~DataService() { Stop(); }
 
@@ -57,7 +57,8 @@ Result<std::unique_ptr<DataService>> DataService::Start(const DataConfig& config
   opts.threads = config.threads;
   opts.secret = s.secret_;
   opts.limits.max_payload = static_cast<uint32_t>(config.max_io.bytes + (64 << 10));
-  s.server_ = std::make_unique<rpc::Server>(opts, MakeChunkHandlers(s.store_, s.config_));
+  s.scrubber_ = std::make_unique<Scrubber>(s.store_, config.scrub_rate.bytes, config.scrub_pause);
+  s.server_ = std::make_unique<rpc::Server>(opts, MakeChunkHandlers(s.store_, s.config_, s.gate_, *s.scrubber_));
   RETURN_IF_ERROR(s.server_->Start());
 
   rpc::Endpoint bound = s.server_->bound(0);
@@ -72,6 +73,9 @@ Result<std::unique_ptr<DataService>> DataService::Start(const DataConfig& config
   copts.role = "node";
   copts.io_timeout.value = std::chrono::seconds(30);
   s.meta_ = std::make_unique<rpc::Channel>(meta_ep, copts);
+  rpc::ClientOptions peer = copts;
+  peer.role = "peer";
+  s.copier_ = std::make_unique<Copier>(s.store_, peer, config.copy_threads, config.copy_rate.bytes);
   LOG_INFO("serving chunks on {} and {} ({} volume(s))", s.advertise_, s.local_socket_, s.volumes_.size());
   s.heartbeat_ = std::thread([&s] { s.HeartbeatLoop(); });
   return svc;
@@ -86,6 +90,8 @@ void DataService::Stop() {
   cv_.notify_all();
   if (heartbeat_.joinable()) heartbeat_.join();
   if (server_) server_->Stop();
+  copier_.reset();
+  scrubber_.reset();
 }
 
 NodeId DataService::node() const {
@@ -127,6 +133,7 @@ Status DataService::Register() {
     std::lock_guard lock(mu_);
     node_ = node;
   }
+  gate_.SetKey(rsp.capability_key());
   registered_ = true;
   LOG_INFO("registered with meta {} as node {}", config_.meta, node);
   return Status::Ok();
@@ -153,15 +160,37 @@ Status DataService::Heartbeat() {
       v->set_free_bytes(stats->free_bytes);
     }
   }
+  std::vector<pb::CopyResult> copies = copier_->TakeResults();
+  {
+    std::lock_guard lock(mu_);
+    copies.insert(copies.begin(), requeue_copies_.begin(), requeue_copies_.end());
+    requeue_copies_.clear();
+  }
+  std::vector<pb::ReplicaProblem> problems = scrubber_->TakeProblems();
+  for (const auto& c : copies) *req.add_copies() = c;
+  for (const auto& p : problems) *req.add_problems() = p;
+  for (uint64_t id : copier_->Active()) req.add_copying(id);
+  req.set_copied_bytes_total(copier_->bytes_total());
   pb::HeartbeatRsp rsp;
   Status st = meta_->Call(rpc::Method::kHeartbeat, req, &rsp);
   if (!st.ok()) {
+    // Not delivered: everything goes again with the next heartbeat.
     std::lock_guard lock(mu_);
-    done_.insert(done_.end(), acked.begin(), acked.end());  // acknowledge them next time
+    done_.insert(done_.end(), acked.begin(), acked.end());
+    for (const auto& p : problems) scrubber_->Report(VolumeId(p.volume()), ChunkId(p.chunk()), p.detail());
+    requeue_copies_.insert(requeue_copies_.end(), copies.begin(), copies.end());
     return st;
   }
   std::vector<uint64_t> done;
   for (const pb::NodeCommand& cmd : rsp.commands()) {
+    if (cmd.kind() == 2) {
+      copier_->Enqueue(cmd);
+      continue;
+    }
+    if (cmd.kind() == 3) {
+      CheckReplicas(cmd);
+      continue;
+    }
     if (cmd.kind() != 1) continue;  // unknown kinds are left for a newer node
     Status removed = store_.Remove(VolumeId(cmd.volume()), ChunkId(cmd.chunk()));
     if (removed.ok() || removed.code() == StatusCode::kDataNoVolume) {
@@ -173,6 +202,27 @@ Status DataService::Heartbeat() {
   std::lock_guard lock(mu_);
   done_.insert(done_.end(), done.begin(), done.end());
   return Status::Ok();
+}
+
+void DataService::CheckReplicas(const pb::NodeCommand& cmd) {
+  size_t bad = 0;
+  for (const pb::InventoryItem& item : cmd.expected()) {
+    VolumeId volume(item.volume());
+    ChunkId chunk(item.chunk());
+    auto stat = store_.Stat(volume, chunk);
+    std::string problem;
+    if (!stat.ok()) {
+      problem = stat.status().code() == StatusCode::kDataNoChunk
+                    ? fmt::format("missing (version {} committed)", item.version())
+                    : stat.status().ToString();
+    } else if (stat->version < item.version()) {
+      problem = fmt::format("at version {}, {} committed", stat->version, item.version());
+    }
+    if (problem.empty()) continue;
+    ++bad;
+    scrubber_->Report(volume, chunk, problem);
+  }
+  LOG_INFO("checked {} replica(s) meta expects here: {} missing or stale", cmd.expected_size(), bad);
 }
 
 void DataService::HeartbeatLoop() {

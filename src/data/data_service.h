@@ -1,10 +1,12 @@
 // DataService: `t0fs data`, the data service of one node.
 //
 // Owns the volumes and the chunk store, serves chunk I/O over TCP and fd
-// passing on a unix socket, and keeps itself registered with meta: it
-// registers at start (retrying while meta is unreachable), then heartbeats
-// volume statistics and executes the commands meta returns (removing chunk
-// files that no layout references).
+// passing on a unix socket (every request checked against a meta-signed
+// capability), and keeps itself registered with meta: it registers at start
+// (retrying while meta is unreachable), then heartbeats volume statistics
+// and executes the commands meta returns: removing chunk files no layout
+// references, copying chunks from peers (repair), reporting its inventory.
+// A scrubber verifies every chunk in the background.
 //
 // Thread safety: Start/Stop from one thread; everything else is internal.
 #pragma once
@@ -17,10 +19,14 @@
 #include <vector>
 
 #include "common/ids.h"
+#include "data/capability_gate.h"
 #include "data/chunk_store.h"
+#include "data/copier.h"
 #include "data/data_config.h"
+#include "data/scrubber.h"
 #include "data/volume.h"
 #include "rpc/channel.h"
+#include "rpc/proto/meta.pb.h"
 #include "rpc/server.h"
 
 namespace t0fs::data {
@@ -43,6 +49,9 @@ class DataService {
   void HeartbeatLoop();
   Status Register();
   Status Heartbeat();
+  // Checks replicas meta expects here (command kind 3): missing or older
+  // files are reported as problems.
+  void CheckReplicas(const pb::NodeCommand& cmd);
 
   DataConfig config_;
   std::string secret_;
@@ -50,6 +59,9 @@ class DataService {
   std::string advertise_;
   std::vector<Volume> volumes_;
   ChunkStore store_;
+  CapabilityGate gate_;
+  std::unique_ptr<Scrubber> scrubber_;
+  std::unique_ptr<Copier> copier_;
   std::unique_ptr<rpc::Server> server_;
   std::unique_ptr<rpc::Channel> meta_;
 
@@ -57,6 +69,7 @@ class DataService {
   std::condition_variable cv_;
   NodeId node_;
   std::vector<uint64_t> done_;  // executed command ids, acknowledged with the next heartbeat
+  std::vector<pb::CopyResult> requeue_copies_;  // copy results a failed heartbeat did not deliver
   bool stopping_ = false;
   std::atomic<bool> registered_{false};
   std::thread heartbeat_;

@@ -21,8 +21,22 @@ struct MetaConfig {
   // A client session not renewed within this is closed: its open handles are
   // released (unlinked files freed). Longer tolerates longer client stalls.
   Duration session_lease{std::chrono::seconds(60)};
-  // A node without a heartbeat for this long is shown as down.
+  // A node without a heartbeat for `suspect-after` is suspect (still used),
+  // for `node-timeout` it is down (not used for new data or reads).
+  Duration suspect_after{std::chrono::seconds(3)};
   Duration node_timeout{std::chrono::seconds(10)};
+  // How long a down node's replicas still count before repair copies them
+  // elsewhere. Longer avoids copying for a node that is only rebooting;
+  // shorter restores redundancy sooner.
+  Duration repair_grace{std::chrono::seconds(60)};
+  Duration repair_interval{std::chrono::seconds(2)};  // how often the planner looks at every chunk
+  // Copies in flight per target node; more repairs faster, competes more
+  // with client I/O.
+  uint32_t copies_per_node = 2;
+  Duration copy_timeout{std::chrono::minutes(10)};  // a copy not finished by then is retried
+  // Lifetime of chunk capabilities handed out with layouts. Longer means
+  // fewer layout refreshes; shorter revokes access sooner.
+  Duration capability_ttl{std::chrono::minutes(10)};
   Duration heartbeat{std::chrono::seconds(1)};  // interval asked of data nodes
   std::string sync = "normal";  // SQLite synchronous for ordinary ops: normal | full (fsync commits are always full)
   std::string log_level = "info";
@@ -35,7 +49,13 @@ struct MetaConfig {
     v("threads", threads, "server threads");
     v("chunk-size", chunk_size, "chunk size of new files");
     v("session-lease", session_lease, "client sessions expire after this without renewal");
+    v("suspect-after", suspect_after, "a node is suspect after this long without a heartbeat");
     v("node-timeout", node_timeout, "a node is down after this long without a heartbeat");
+    v("repair-grace", repair_grace, "a down node's replicas are re-created elsewhere after this");
+    v("repair-interval", repair_interval, "how often the repair planner scans the chunks");
+    v("copies-per-node", copies_per_node, "repair copies in flight per target node");
+    v("copy-timeout", copy_timeout, "a repair copy not done by then is retried");
+    v("capability-ttl", capability_ttl, "lifetime of chunk capabilities");
     v("heartbeat", heartbeat, "heartbeat interval asked of data nodes");
     v("sync", sync, "SQLite synchronous mode for ordinary operations: normal or full");
     v("log-level", log_level, "trace, debug, info, warn or error");

@@ -10,7 +10,9 @@
 namespace t0fs::meta {
 
 MetaService::MetaService(MetaConfig config, std::unique_ptr<MetaStore> store)
-    : config_(std::move(config)), store_(std::move(store)) {}
+    : config_(std::move(config)),
+      store_(std::move(store)),
+      health_(config_.suspect_after.value, config_.node_timeout.value) {}
 
 MetaService::~MetaService() { Stop(); }
 
@@ -38,19 +40,26 @@ Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfi
   }
   std::unique_ptr<MetaService> svc(new MetaService(config, std::move(store)));
   MetaService& s = *svc;
-  // Nodes that heartbeated recently (before a meta restart) count as up
-  // until their next heartbeat decides.
+  ASSIGN_OR_RETURN(s.cap_key_, s.store_->CapabilityKey());
+  s.planner_ = std::make_unique<RepairPlanner>(*s.store_, s.health_, s.config_, s.cap_key_);
+  // Nodes keep the age of their last stored heartbeat across a meta restart,
+  // so a node that was down stays down and one that was up is not declared
+  // down (and its data re-replicated) just because meta restarted. Each is
+  // checked against the committed versions at its first heartbeat.
   ASSIGN_OR_RETURN(auto nodes, s.store_->ListNodes());
   Timespec now = WallNow();
   for (const NodeRecord& node : nodes) {
-    int64_t age_ms = (now.sec - node.last_heartbeat.sec) * 1000;
-    if (age_ms >= 0 && age_ms < s.config_.node_timeout.value.count()) s.MarkSeen(node.node);
+    int64_t age_ms = (now.sec - node.last_heartbeat.sec) * 1000 +
+                     (static_cast<int64_t>(now.nsec) - node.last_heartbeat.nsec) / 1000000;
+    s.health_.SeenAgo(node.node, std::chrono::milliseconds(std::max<int64_t>(0, age_ms)));
+    s.planner_->RequestCheck(node.node);
   }
   HandlerList handlers;
   s.AddSessionHandlers(handlers);
   s.AddNamespaceHandlers(handlers);
   s.AddFileHandlers(handlers);
   s.AddClusterHandlers(handlers);
+  s.AddObjectiveHandlers(handlers);
   rpc::ServerOptions opts;
   opts.name = "meta";
   ASSIGN_OR_RETURN(rpc::Endpoint ep, rpc::Endpoint::Parse(config.listen));
@@ -76,11 +85,15 @@ void MetaService::Stop() {
 }
 
 void MetaService::Housekeeping() {
+  auto next_session_check = std::chrono::steady_clock::now();
   for (;;) {
     {
       std::unique_lock lock(stop_mu_);
-      if (stop_cv_.wait_for(lock, std::chrono::seconds(2), [&] { return stopping_; })) return;
+      if (stop_cv_.wait_for(lock, config_.repair_interval.value, [&] { return stopping_; })) return;
     }
+    planner_->RunPass();
+    if (std::chrono::steady_clock::now() < next_session_check) continue;
+    next_session_check = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     Timespec cutoff = WallNow();
     cutoff.sec -= config_.session_lease.value.count() / 1000;
     auto expired = store_->ExpireSessions(cutoff);
@@ -93,16 +106,22 @@ void MetaService::Housekeeping() {
   }
 }
 
-void MetaService::MarkSeen(NodeId node) {
-  std::lock_guard lock(liveness_mu_);
-  last_seen_[node] = std::chrono::steady_clock::now();
+void MetaService::NodeSeen(NodeId node) {
+  if (health_.Seen(node)) {
+    LOG_INFO("node {} is up; reconciling its chunks against their versions", node);
+    planner_->RequestCheck(node);
+  }
 }
 
-bool MetaService::IsUp(NodeId node) const {
-  std::lock_guard lock(liveness_mu_);
-  auto it = last_seen_.find(node);
-  return it != last_seen_.end() &&
-         std::chrono::steady_clock::now() - it->second < config_.node_timeout.value;
+void MetaService::SignLayout(pb::Layout* layout, uint32_t rights) const {
+  uint64_t expiry = WallMillis() + static_cast<uint64_t>(config_.capability_ttl.value.count());
+  for (pb::ChunkLayout& chunk : *layout->mutable_chunks()) {
+    if (chunk.replicas().empty()) continue;
+    Capability cap = SignCapability(cap_key_, ChunkId(chunk.replicas(0).chunk()), rights, expiry);
+    chunk.mutable_cap()->set_mac(cap.mac);
+    chunk.mutable_cap()->set_expiry_ms(cap.expiry_ms);
+    chunk.mutable_cap()->set_rights(cap.rights);
+  }
 }
 
 }  // namespace t0fs::meta

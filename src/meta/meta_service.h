@@ -1,12 +1,13 @@
 // MetaService: `t0fs meta`, the metadata service ("the Anvil").
 //
-// Serves the namespace, layouts, sessions and cluster membership over RPC on
-// top of a MetaStore. It never carries file data. Besides the handlers it
-// runs one housekeeping thread: expiring client sessions whose lease ran out
-// (which releases their open handles and frees unlinked files).
+// Serves the namespace, layouts (with chunk capabilities), sessions,
+// objectives and cluster membership over RPC on top of a MetaStore. It never
+// carries file data. Besides the handlers it runs one housekeeping thread:
+// expiring client sessions whose lease ran out (which releases their open
+// handles and frees unlinked files) and the repair planner's passes.
 //
 // Thread safety: handlers run concurrently on the server threads; the store
-// serialises writes; liveness_ has its own mutex.
+// serialises writes; NodeHealth and RepairPlanner lock internally.
 #pragma once
 
 #include <chrono>
@@ -19,8 +20,11 @@
 #include <utility>
 #include <vector>
 
+#include "common/capability.h"
 #include "common/lock_file.h"
+#include "meta/health.h"
 #include "meta/meta_config.h"
+#include "meta/repair.h"
 #include "meta/store/meta_store.h"
 #include "rpc/server.h"
 
@@ -49,19 +53,24 @@ class MetaService {
   void AddNamespaceHandlers(HandlerList& h);
   void AddFileHandlers(HandlerList& h);
   void AddClusterHandlers(HandlerList& h);
+  void AddObjectiveHandlers(HandlerList& h);
 
   void Housekeeping();
-  void MarkSeen(NodeId node);
-  // Up = a heartbeat within node_timeout.
-  bool IsUp(NodeId node) const;
+  // A node's heartbeat or registration: health, and reconciliation when it
+  // comes back after being down (or is new to this meta).
+  void NodeSeen(NodeId node);
+  // Usable for new data: up or suspect.
+  bool IsUp(NodeId node) const { return health_.Of(node) != Health::kDown; }
+  // Signs every chunk of `layout` with `rights`.
+  void SignLayout(pb::Layout* layout, uint32_t rights) const;
 
   MetaConfig config_;
   std::optional<LockFile> db_lock_;  // held while serving a database file
   std::unique_ptr<MetaStore> store_;
   std::unique_ptr<rpc::Server> server_;
-
-  mutable std::mutex liveness_mu_;  // guards last_seen_
-  std::unordered_map<NodeId, std::chrono::steady_clock::time_point> last_seen_;
+  std::string cap_key_;
+  NodeHealth health_;
+  std::unique_ptr<RepairPlanner> planner_;
 
   std::mutex stop_mu_;  // guards stopping_
   std::condition_variable stop_cv_;

@@ -17,35 +17,44 @@ const VolumeRecord* BestVolume(const NodeRecord& node, uint64_t need) {
   return best;
 }
 
-uint64_t FreeBytes(const NodeRecord& node) {
-  uint64_t total = 0;
-  for (const VolumeRecord& v : node.volumes) total += v.free_bytes;
-  return total;
+double Score(const NodeChoice& c) {
+  uint64_t free = 0;
+  for (const VolumeRecord& v : c.node->volumes) free += v.free_bytes;
+  return static_cast<double>(free) / (1.0 + static_cast<double>(c.load));
+}
+
+bool Contains(const std::vector<NodeId>& list, NodeId node) {
+  return std::find(list.begin(), list.end(), node) != list.end();
 }
 
 }  // namespace
 
-Result<std::vector<ReplicaTarget>> ChooseTargets(const std::vector<NodeRecord>& nodes,
-                                                 const std::vector<bool>& up,
+Result<std::vector<ReplicaTarget>> ChooseTargets(const std::vector<NodeChoice>& nodes,
                                                  const PlacementRequest& request) {
-  std::vector<size_t> candidates;
-  for (size_t idx = 0; idx < nodes.size(); ++idx) {
-    if (up[idx] && BestVolume(nodes[idx], request.chunk_size) != nullptr) candidates.push_back(idx);
+  std::vector<const NodeChoice*> candidates;
+  for (const NodeChoice& c : nodes) {
+    if (!c.usable || Contains(request.exclude, c.node->node)) continue;
+    if (!request.allowed.empty() && !Contains(request.allowed, c.node->node)) continue;
+    if (BestVolume(*c.node, request.chunk_size) == nullptr) continue;
+    candidates.push_back(&c);
   }
-  // The writer's own node first, then by free space.
-  std::stable_sort(candidates.begin(), candidates.end(), [&](size_t a, size_t b) {
-    bool wa = nodes[a].node == request.writer, wb = nodes[b].node == request.writer;
-    if (wa != wb) return wa;
-    return FreeBytes(nodes[a]) > FreeBytes(nodes[b]);
+  const bool local = request.placement == Placement::kLocal && request.writer.valid();
+  std::stable_sort(candidates.begin(), candidates.end(), [&](const NodeChoice* a, const NodeChoice* b) {
+    if (local) {
+      bool wa = a->node->node == request.writer, wb = b->node->node == request.writer;
+      if (wa != wb) return wa;
+    }
+    return Score(*a) > Score(*b);
   });
-  if (candidates.size() < request.replicas) {
+  size_t want = std::max<uint32_t>(1, request.replicas);
+  if (candidates.empty() || (candidates.size() < want && !request.allow_fewer)) {
     return Status(StatusCode::kMetaNoVolumes,
-                  fmt::format("need {} node(s) with {} bytes free for a new chunk, {} available",
-                              request.replicas, request.chunk_size, candidates.size()));
+                  fmt::format("need {} node(s) with {} bytes free for a chunk, {} usable", want,
+                              request.chunk_size, candidates.size()));
   }
   std::vector<ReplicaTarget> targets;
-  for (uint32_t replica = 0; replica < request.replicas; ++replica) {
-    const NodeRecord& node = nodes[candidates[replica]];
+  for (size_t idx = 0; idx < std::min(want, candidates.size()); ++idx) {
+    const NodeRecord& node = *candidates[idx]->node;
     targets.push_back(ReplicaTarget{node.node, BestVolume(node, request.chunk_size)->volume});
   }
   return targets;

@@ -1,14 +1,15 @@
-// Placement: where the replicas of a new chunk go.
+// Placement: where the replicas of a new chunk (or a repair copy) go.
 //
-// Issue-2 scope: one replica. With a writer node that has a volume with room,
-// the chunk lands there (data is written where it is produced: the Tier 0
-// rule); otherwise on the up node with the most free space. Within a node the
-// volume with the most free space wins.
+// Rules: never two replicas of a chunk on one node; only usable nodes (up or
+// suspect, not draining) with a volume that has room for a chunk; only the
+// objective's allowed nodes when it names some. With placement=local the
+// writer's own node comes first (data is written where it is produced: the
+// Tier 0 rule); the rest are ranked by free space discounted by load
+// (copies and allocations in flight).
 #pragma once
 
 #include <vector>
 
-#include "common/clock.h"
 #include "meta/store/meta_store.h"
 
 namespace t0fs::meta {
@@ -16,13 +17,22 @@ namespace t0fs::meta {
 struct PlacementRequest {
   NodeId writer;          // 0 = the writer is not a data node
   uint32_t replicas = 1;
-  uint64_t chunk_size = 0;  // a volume needs at least this much free space
+  Placement placement = Placement::kLocal;
+  std::vector<NodeId> allowed;  // empty = any node
+  uint64_t chunk_size = 0;      // a volume needs at least this much free space
+  std::vector<NodeId> exclude;  // nodes that already hold a replica
+  bool allow_fewer = false;     // return what is possible (at least one) rather than fail
 };
 
-// `up` filters out nodes that are down. Fails with kMetaNoVolumes when no
-// node can take the chunk.
-Result<std::vector<ReplicaTarget>> ChooseTargets(const std::vector<NodeRecord>& nodes,
-                                                 const std::vector<bool>& up,
+struct NodeChoice {
+  const NodeRecord* node = nullptr;
+  bool usable = false;  // up or suspect, and not draining
+  uint64_t load = 0;    // work in flight towards the node
+};
+
+// kMetaNoVolumes when not even one (or, without allow_fewer, not enough)
+// nodes can take the chunk.
+Result<std::vector<ReplicaTarget>> ChooseTargets(const std::vector<NodeChoice>& nodes,
                                                  const PlacementRequest& request);
 
 }  // namespace t0fs::meta

@@ -242,7 +242,7 @@ Result<FrameHeader> Connection::ReceiveHead(std::vector<UniqueFd>* fds) {
   return h;
 }
 
-Status Connection::Call(const CallArgs& args) {
+Status Connection::Send(const CallArgs& args) {
   if (broken_) return Status(StatusCode::kRpcClosed, "connection is broken");
   if (args.payload.size() > options_.limits.max_payload || args.header.size() > options_.limits.max_header) {
     return Status(StatusCode::kRpcTooLarge, fmt::format("request of {} bytes exceeds the frame limit",
@@ -251,7 +251,21 @@ Status Connection::Call(const CallArgs& args) {
   FrameHeader h;
   h.method = args.method;
   h.request_id = next_id_++;
-  RETURN_IF_ERROR(SendFrame(h, args.header, args.payload));
+  pending_id_ = h.request_id;
+  pending_method_ = h.method;
+  return SendFrame(h, args.header, args.payload);
+}
+
+Status Connection::Call(const CallArgs& args) {
+  RETURN_IF_ERROR(Send(args));
+  return Receive(args);
+}
+
+Status Connection::Receive(const CallArgs& args) {
+  if (broken_) return Status(StatusCode::kRpcClosed, "connection is broken");
+  FrameHeader h;
+  h.method = pending_method_;
+  h.request_id = pending_id_;
   ASSIGN_OR_RETURN(FrameHeader rh, ReceiveHead(args.reply_fds));
   if (rh.request_id != h.request_id || rh.method != h.method) {
     // A server that refuses a frame it cannot parse may answer with its own
@@ -287,28 +301,38 @@ Status Connection::Call(const CallArgs& args) {
 }
 
 Status Channel::Call(const CallArgs& args) {
-  std::unique_ptr<Connection> conn;
+  ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, Acquire());
+  Status st = conn->Call(args);
+  Release(std::move(conn));
+  return st;
+}
+
+Result<std::unique_ptr<Connection>> Channel::Acquire() {
   {
     std::lock_guard lock(mu_);
     if (!idle_.empty()) {
-      conn = std::move(idle_.back());
+      auto conn = std::move(idle_.back());
       idle_.pop_back();
+      return conn;
     }
   }
-  if (!conn) {
-    ASSIGN_OR_RETURN(conn, Connection::Open(endpoint_, options_));
-  }
-  Status st = conn->Call(args);
-  if (!conn->broken()) {
-    std::lock_guard lock(mu_);
-    idle_.push_back(std::move(conn));
-  }
-  return st;
+  return Connection::Open(endpoint_, options_);
+}
+
+void Channel::Release(std::unique_ptr<Connection> conn) {
+  if (!conn || conn->broken()) return;
+  std::lock_guard lock(mu_);
+  idle_.push_back(std::move(conn));
 }
 
 void Channel::Reset() {
   std::lock_guard lock(mu_);
   idle_.clear();
+}
+
+bool IsTransportError(StatusCode code) {
+  return code == StatusCode::kRpcConnect || code == StatusCode::kRpcClosed ||
+         code == StatusCode::kRpcTimeout;
 }
 
 std::string LocalHostId() {

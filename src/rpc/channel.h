@@ -53,6 +53,10 @@ class Connection {
   // Returns the remote status (e.g. kNotFound) or a transport error (kRpc*).
   // After a transport error the connection is unusable.
   Status Call(const CallArgs& args);
+  // Call in two halves, so that requests to several peers can be in flight
+  // at once from one thread: Send, (Send to others), then Receive.
+  Status Send(const CallArgs& args);
+  Status Receive(const CallArgs& args);
   bool broken() const { return broken_; }
 
  private:
@@ -66,6 +70,8 @@ class Connection {
   UniqueFd fd_;
   const ClientOptions& options_;
   uint64_t next_id_ = 1;
+  uint64_t pending_id_ = 0;  // the request Receive waits for
+  Method pending_method_ = Method::kHello;
   bool broken_ = false;
 };
 
@@ -94,6 +100,10 @@ class Channel {
     return Status::Ok();
   }
 
+  // A pooled (or new) connection, for Send/Receive; give it back with Release.
+  Result<std::unique_ptr<Connection>> Acquire();
+  void Release(std::unique_ptr<Connection> conn);
+
   const Endpoint& endpoint() const { return endpoint_; }
   // Closes every idle connection (e.g. after the peer restarted).
   void Reset();
@@ -104,6 +114,11 @@ class Channel {
   std::mutex mu_;  // guards idle_
   std::vector<std::unique_ptr<Connection>> idle_;
 };
+
+// True for codes that mean the request may not have reached the server or
+// its reply was lost (connect failure, reset, timeout): safe to retry only
+// with an idempotent request or a replay token.
+bool IsTransportError(StatusCode code);
 
 // Peer identity helpers for "same host" detection.
 // host id = boot id + network namespace inode: two processes share it iff they

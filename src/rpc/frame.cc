@@ -94,6 +94,9 @@ std::string_view MethodName(Method m) {
     case Method::kClusterStatus: return "ClusterStatus";
     case Method::kFsck: return "Fsck";
     case Method::kChunkList: return "ChunkList";
+    case Method::kObjective: return "Objective";
+    case Method::kReportReplica: return "ReportReplica";
+    case Method::kNodeAdmin: return "NodeAdmin";
     case Method::kChunkRead: return "ChunkRead";
     case Method::kChunkWrite: return "ChunkWrite";
     case Method::kChunkTruncate: return "ChunkTruncate";

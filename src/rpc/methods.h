@@ -42,6 +42,9 @@ enum class Method : uint16_t {
   kClusterStatus = 60,
   kFsck = 61,
   kChunkList = 62,
+  kObjective = 63,
+  kReportReplica = 64,
+  kNodeAdmin = 65,
 
   // data
   kChunkRead = 100,

@@ -128,11 +128,19 @@ class ConnectionLoop {
   // Server speaks first with a nonce; see common.proto Hello.
   template <typename Socket>
   awaitable<bool> Handshake(Socket& socket) {
+    // The connection runs on its own strand, so this handler never runs
+    // concurrently with the coroutine; `finished` keeps a timer that expired
+    // just as the handshake ended from touching a socket that is gone.
     asio::steady_timer deadline(socket.get_executor(), options_.handshake_timeout.value);
-    deadline.async_wait([&socket](const asio::error_code& ec) {
+    auto finished = std::make_shared<bool>(false);
+    deadline.async_wait([&socket, finished](const asio::error_code& ec) {
       asio::error_code ignored;
-      if (!ec) socket.close(ignored);
+      if (!ec && !*finished) socket.close(ignored);
     });
+    struct MarkFinished {
+      std::shared_ptr<bool> flag;
+      ~MarkFinished() { *flag = true; }
+    } mark_finished{finished};
     std::string nonce = RandomBytes(32);
     pb::Hello challenge;
     challenge.set_nonce(nonce);
@@ -267,11 +275,6 @@ class ConnectionLoop {
 
 }  // namespace
 
-bool IsTransportError(StatusCode code) {
-  return code == StatusCode::kRpcConnect || code == StatusCode::kRpcClosed ||
-         code == StatusCode::kRpcTimeout;
-}
-
 struct Server::Impl {
   ServerOptions options;
   std::unordered_map<uint16_t, Handler> handlers;
@@ -285,7 +288,8 @@ struct Server::Impl {
   awaitable<void> AcceptTcp(tcp::acceptor& acceptor) {
     for (;;) {
       asio::error_code ec;
-      tcp::socket socket = co_await acceptor.async_accept(asio::redirect_error(use_awaitable, ec));
+      tcp::socket socket = co_await acceptor.async_accept(
+          asio::any_io_executor(asio::make_strand(io)), asio::redirect_error(use_awaitable, ec));
       if (ec) {
         if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
         LOG_WARN("{}: accept failed: {}", options.name, ec.message());
@@ -296,7 +300,8 @@ struct Server::Impl {
       auto remote = socket.remote_endpoint(ec);
       if (!ec) peer = fmt::format("{}:{}", remote.address().to_string(), remote.port());
       auto loop = std::make_shared<ConnectionLoop>(options, handlers, std::move(peer));
-      asio::co_spawn(io, [loop, s = std::move(socket)]() mutable { return loop->Run(std::move(s)); },
+      auto strand = socket.get_executor();
+      asio::co_spawn(strand, [loop, s = std::move(socket)]() mutable { return loop->Run(std::move(s)); },
                      asio::detached);
     }
   }
@@ -304,14 +309,16 @@ struct Server::Impl {
   awaitable<void> AcceptUnix(Unix::acceptor& acceptor) {
     for (;;) {
       asio::error_code ec;
-      Unix::socket socket = co_await acceptor.async_accept(asio::redirect_error(use_awaitable, ec));
+      Unix::socket socket = co_await acceptor.async_accept(
+          asio::any_io_executor(asio::make_strand(io)), asio::redirect_error(use_awaitable, ec));
       if (ec) {
         if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
         LOG_WARN("{}: accept failed: {}", options.name, ec.message());
         continue;
       }
       auto loop = std::make_shared<ConnectionLoop>(options, handlers, "unix");
-      asio::co_spawn(io, [loop, s = std::move(socket)]() mutable { return loop->Run(std::move(s)); },
+      auto strand = socket.get_executor();
+      asio::co_spawn(strand, [loop, s = std::move(socket)]() mutable { return loop->Run(std::move(s)); },
                      asio::detached);
     }
   }

@@ -86,9 +86,5 @@ class Server {
   std::unique_ptr<Impl> impl_;
 };
 
-// True for codes that mean the request may not have reached the server or
-// its reply was lost (connect failure, reset, timeout): safe to retry only
-// with an idempotent request or a replay token.
-bool IsTransportError(StatusCode code);
 
 }  // namespace t0fs::rpc

@@ -71,7 +71,8 @@ bool StillServes(const rpc::Endpoint& ep, const std::string& secret, bool meta) 
   req.set_volume(1);
   pb::ChunkStatRsp rsp;
   Status st = ch.Call(rpc::Method::kChunkStat, req, &rsp);
-  return st.code() == StatusCode::kDataNoChunk;  // a proper answer
+  // A proper answer: no capability, no chunk I/O.
+  return st.code() == StatusCode::kDataBadCapability;
 }
 
 void Attack(const std::string& name, const rpc::Endpoint& ep, const std::string& secret, bool meta) {

@@ -56,12 +56,15 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         node.local_socket = req.local_socket();
         node.volumes = VolumesFromWire(req.volumes(), node.node);
         ASSIGN_OR_RETURN(NodeRecord stored, store_->RegisterNode(node, WallNow()));
-        MarkSeen(stored.node);
+        // A (re)starting node may have lost or missed data: reconcile it.
+        health_.Seen(stored.node);
+        planner_->RequestCheck(stored.node);
         LOG_INFO("node {} registered from {} ({} at {}, {} volume(s))", stored.node, call.peer,
                  stored.hostname, stored.address, stored.volumes.size());
         rsp.set_node(stored.node.value());
         rsp.set_cluster_id(store_->cluster_id());
         rsp.set_heartbeat_ms(static_cast<uint64_t>(config_.heartbeat.value.count()));
+        rsp.set_capability_key(cap_key_);
         for (const VolumeRecord& v : stored.volumes) VolumeToWire(v, rsp.add_volumes());
         return Status::Ok();
       }));
@@ -74,7 +77,9 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
           return Status(StatusCode::kMetaNoNode, fmt::format("node {} is not registered", node));
         }
         RETURN_IF_ERROR(st);
-        MarkSeen(node);
+        NodeSeen(node);
+        planner_->OnHeartbeat(node, req);
+        for (pb::NodeCommand& cmd : planner_->TakeCommands(node)) *rsp.add_commands() = std::move(cmd);
         if (req.done_commands_size() > 0) {
           std::vector<uint64_t> done(req.done_commands().begin(), req.done_commands().end());
           RETURN_IF_ERROR(store_->AckGarbage(done));
@@ -94,6 +99,7 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
       [this](const pb::Empty&, pb::ClusterStatusRsp& rsp, Call&) -> Status {
         ASSIGN_OR_RETURN(auto nodes, store_->ListNodes());
         ASSIGN_OR_RETURN(StoreCounts counts, store_->Counts());
+        RepairStats repair = planner_->Stats();
         Timespec now = WallNow();
         rsp.set_cluster_id(store_->cluster_id());
         for (const NodeRecord& node : nodes) {
@@ -101,7 +107,12 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
           out->set_node(node.node.value());
           out->set_address(node.address);
           out->set_hostname(node.hostname);
-          out->set_state(IsUp(node.node) ? "up" : "down");
+          Health h = health_.Of(node.node);
+          out->set_state(node.admin_state == NodeAdminState::kDraining && h != Health::kDown ? "draining"
+                                                                                           : NodeHealth::Name(h));
+          auto replicas = repair.replicas_per_node.find(node.node);
+          out->set_replicas(replicas == repair.replicas_per_node.end() ? 0 : replicas->second);
+          out->set_host_id(node.host_id);
           int64_t ago = (now.sec - node.last_heartbeat.sec) * 1000 +
                         (static_cast<int64_t>(now.nsec) - node.last_heartbeat.nsec) / 1000000;
           out->set_last_heartbeat_ms_ago(ago > 0 ? static_cast<uint64_t>(ago) : 0);
@@ -114,6 +125,14 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         rsp.set_sessions(counts.sessions);
         rsp.set_open_handles(counts.open_handles);
         rsp.set_garbage_chunks(counts.garbage_chunks);
+        rsp.set_under_replicated(repair.under_replicated);
+        rsp.set_over_replicated(repair.over_replicated);
+        rsp.set_stale_replicas(repair.stale_replicas);
+        rsp.set_copies_running(repair.copies_running);
+        rsp.set_copies_done(repair.copies_done);
+        rsp.set_copies_failed(repair.copies_failed);
+        rsp.set_copied_bytes(repair.copied_bytes);
+        rsp.set_copy_rate_bps(repair.copy_rate_bps);
         return Status::Ok();
       }));
 

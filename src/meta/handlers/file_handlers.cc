@@ -1,4 +1,6 @@
 // Files: open/release handles, layouts, chunk allocation and commits.
+#include <fcntl.h>
+
 #include <fmt/format.h>
 
 #include "meta/convert.h"
@@ -31,6 +33,8 @@ void MetaService::AddFileHandlers(HandlerList& h) {
         if ((opened.attr.mode & 0170000) == 0100000) {
           ASSIGN_OR_RETURN(auto chunks, store_->GetLayout(opened.attr.ino, 0, kOpenLayoutChunks));
           for (const ChunkLayout& c : chunks) ToWire(c, layout->add_chunks());
+          bool write = (req.flags() & O_ACCMODE) != O_RDONLY;
+          SignLayout(layout, write ? kCapRead | kCapWrite : kCapRead);
         }
         return Status::Ok();
       }));
@@ -49,6 +53,10 @@ void MetaService::AddFileHandlers(HandlerList& h) {
         layout->set_ino(req.ino());
         layout->set_chunk_size(attr.chunk_size);
         for (const ChunkLayout& c : chunks) ToWire(c, layout->add_chunks());
+        // Capabilities scope what a client may touch to the chunks meta
+        // showed it, for a limited time; permissions themselves are checked
+        // at open (by the kernel for FUSE clients).
+        SignLayout(layout, req.write() ? kCapRead | kCapWrite : kCapRead);
         return Status::Ok();
       }));
 
@@ -59,16 +67,28 @@ void MetaService::AddFileHandlers(HandlerList& h) {
         }
         ASSIGN_OR_RETURN(InodeAttr attr, store_->GetAttr(InodeId(req.ino())));
         ASSIGN_OR_RETURN(auto nodes, store_->ListNodes());
-        std::vector<bool> up;
-        for (const NodeRecord& node : nodes) up.push_back(IsUp(node.node));
-        PlacementRequest place{NodeId(req.writer_node()), 1, attr.chunk_size};
-        ASSIGN_OR_RETURN(auto targets, ChooseTargets(nodes, up, place));
+        std::vector<NodeChoice> choices;
+        for (const NodeRecord& node : nodes) {
+          choices.push_back(NodeChoice{&node, IsUp(node.node) && node.admin_state == NodeAdminState::kActive,
+                                       planner_->LoadOf(node.node)});
+        }
+        PlacementRequest place;
+        place.writer = NodeId(req.writer_node());
+        place.replicas = attr.replicas;
+        place.placement = attr.placement;
+        place.allowed = attr.placement_nodes;
+        place.chunk_size = attr.chunk_size;
+        // With fewer usable nodes than the objective asks, the chunk starts
+        // with what there is and repair adds the rest when nodes return.
+        place.allow_fewer = true;
+        ASSIGN_OR_RETURN(auto targets, ChooseTargets(choices, place));
         std::vector<uint64_t> indices(req.indices().begin(), req.indices().end());
         ASSIGN_OR_RETURN(auto chunks, store_->Allocate(FromWire(req.token()), attr.ino, indices, targets));
         auto* layout = rsp.mutable_layout();
         layout->set_ino(req.ino());
         layout->set_chunk_size(attr.chunk_size);
         for (const ChunkLayout& c : chunks) ToWire(c, layout->add_chunks());
+        SignLayout(layout, kCapRead | kCapWrite);
         return Status::Ok();
       }));
 
@@ -79,7 +99,11 @@ void MetaService::AddFileHandlers(HandlerList& h) {
         args.handle = HandleId(req.handle());
         args.size = req.size();
         if (req.set_mtime()) args.mtime = FromWire(req.mtime());
-        for (const pb::ChunkVersion& w : req.written()) args.written.emplace_back(ChunkId(w.chunk()), w.version());
+        for (const pb::ChunkVersion& w : req.written()) {
+          WrittenChunk chunk{ChunkId(w.chunk()), w.version(), {}};
+          for (uint64_t node : w.nodes()) chunk.nodes.push_back(NodeId(node));
+          args.written.push_back(std::move(chunk));
+        }
         ASSIGN_OR_RETURN(InodeAttr attr, store_->Commit(FromWire(req.token()), args, req.durable(), WallNow()));
         ToWire(attr, rsp.mutable_attr());
         return Status::Ok();

@@ -116,7 +116,7 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
         ASSIGN_OR_RETURN(auto nodes, store_->ListNodes());
         uint64_t total = 0, free = 0;
         for (const NodeRecord& node : nodes) {
-          if (!IsUp(node.node)) continue;
+          if (!IsUp(node.node)) continue;  // its space is not usable now
           for (const VolumeRecord& v : node.volumes) {
             total += v.total_bytes;
             free += v.free_bytes;

@@ -37,6 +37,21 @@ inline constexpr size_t kMaxXattrNameLength = 255;
 inline constexpr size_t kMaxXattrValueLength = 64 * 1024;
 inline constexpr uint32_t kMaxLinks = 65000;
 
+// Where a file's replicas go: `kLocal` puts the first replica on the
+// writer's node (the Tier 0 rule), `kSpread` lets placement choose by free
+// space and load alone.
+enum class Placement : uint32_t { kLocal = 0, kSpread = 1 };
+
+// The declarative policy of a file or directory tree: how many copies of
+// every chunk, where, and the chunk size of files created below.
+struct Objective {
+  uint32_t replicas = 1;
+  Placement placement = Placement::kLocal;
+  std::vector<NodeId> nodes;  // allowed nodes; empty = any
+  uint64_t chunk_size = 0;    // for new files; 0 = the cluster default
+  friend bool operator==(const Objective&, const Objective&) = default;
+};
+
 struct InodeAttr {
   InodeId ino;
   uint32_t mode = 0;  // st_mode: type and permission bits
@@ -46,8 +61,11 @@ struct InodeAttr {
   uint32_t nlink = 0;
   uint32_t rdev = 0;
   Timespec atime, mtime, ctime;
-  uint64_t chunk_size = 0;  // regular files; fixed at creation
+  uint64_t chunk_size = 0;  // regular files: fixed at creation; dirs: for files created below (0 = default)
   uint64_t generation = 0;
+  uint32_t replicas = 1;    // the objective (inherited from the parent at creation)
+  Placement placement = Placement::kLocal;
+  std::vector<NodeId> placement_nodes;
 };
 
 struct DirEntry {
@@ -150,12 +168,24 @@ struct OpenResult {
   InodeAttr attr;
 };
 
+// One chunk a client wrote since its last commit.
+struct WrittenChunk {
+  WrittenChunk() = default;
+  WrittenChunk(ChunkId c, uint64_t v, std::vector<NodeId> n = {}) : chunk(c), version(v), nodes(std::move(n)) {}
+  ChunkId chunk;
+  uint64_t version = 0;
+  // The nodes whose replica took every write of this session. Empty = all
+  // replicas. A replica of the chunk not listed missed writes: it becomes
+  // stale (its version stays) and repair brings it back.
+  std::vector<NodeId> nodes;
+};
+
 struct CommitArgs {
   InodeId ino;
   HandleId handle;     // may be 0 (a commit without an open handle, e.g. from a tool)
   uint64_t size = 0;   // the file becomes max(current size, size)
   std::optional<Timespec> mtime;  // also sets ctime
-  std::vector<std::pair<ChunkId, uint64_t>> written;  // version := max(version, v) on every replica of the chunk
+  std::vector<WrittenChunk> written;  // version := max(version, v) on the replicas that took it
 };
 
 struct VolumeRecord {
@@ -168,8 +198,13 @@ struct VolumeRecord {
   uint64_t chunks = 0;
 };
 
+// Administrative state of a node (its health — up, suspect, down — is
+// derived by meta from heartbeats and is not stored).
+enum class NodeAdminState : uint32_t { kActive = 0, kDraining = 1 };
+
 struct NodeRecord {
   NodeId node;
+  NodeAdminState admin_state = NodeAdminState::kActive;
   std::string host_id;
   std::string hostname;
   std::string address;       // TCP chunk service
@@ -193,6 +228,16 @@ struct StoreCounts {
   uint64_t sessions = 0;
   uint64_t open_handles = 0;
   uint64_t garbage_chunks = 0;
+};
+
+// A chunk with its objective and replicas, as the repair planner sees it.
+struct ChunkReplicas {
+  ChunkId chunk;
+  InodeId ino;
+  uint64_t index = 0;
+  uint64_t chunk_size = 0;
+  Objective objective;
+  std::vector<Replica> replicas;
 };
 
 // One chunk as fsck sees it.
@@ -290,6 +335,36 @@ class MetaStore {
   virtual Result<std::vector<NodeRecord>> ListNodes() = 0;
   virtual Result<std::vector<GarbageChunk>> TakeGarbage(NodeId node, size_t max) = 0;
   virtual Status AckGarbage(const std::vector<uint64_t>& ids) = 0;
+
+  // ---- objectives ----
+  virtual Result<Objective> GetObjective(InodeId ino) = 0;
+  // Sets the objective of `ino`; for a directory with `recursive`, of every
+  // inode below it too. Chunk size changes apply to files created later
+  // (existing files keep theirs). Returns the number of inodes changed.
+  virtual Result<uint64_t> SetObjective(InodeId ino, const Objective& objective, bool recursive) = 0;
+
+  // ---- replication (the repair planner and data nodes) ----
+  // Chunks with id > after, ascending, at most `max`, with their replicas
+  // and their file's objective.
+  virtual Result<std::vector<ChunkReplicas>> ScanReplicas(ChunkId after, size_t max, bool* eof) = 0;
+  // Sets the state of the replica of `chunk` on `node` (kNotFound if none).
+  virtual Status SetReplicaState(ChunkId chunk, NodeId node, ReplicaState state) = 0;
+  // Adds a pending replica of `chunk` on (node, volume); if the node already
+  // has a replica of the chunk, that replica becomes pending instead.
+  virtual Status AddPendingReplica(ChunkId chunk, NodeId node, VolumeId volume) = 0;
+  // A pending replica received a copy at `version`: it becomes healthy when
+  // `version` is still the chunk's committed version (the highest of its
+  // healthy replicas), else it stays pending (a write raced the copy) and
+  // kStale is returned.
+  virtual Status CompleteReplica(ChunkId chunk, NodeId node, uint64_t version) = 0;
+  // Removes the replica of `chunk` on `node` from the layout; its file goes
+  // to the garbage queue of that node.
+  virtual Status DropReplica(ChunkId chunk, NodeId node) = 0;
+  virtual Status SetNodeAdminState(NodeId node, NodeAdminState state) = 0;
+  // The key meta signs chunk capabilities with (created with the store).
+  virtual Result<std::string> CapabilityKey() = 0;
+  // True when `session` holds a handle open for writing on `ino`.
+  virtual Result<bool> HasWriteHandle(SessionId session, InodeId ino) = 0;
 
   // ---- reporting ----
   virtual Result<StoreCounts> Counts() = 0;

@@ -32,7 +32,10 @@ CREATE TABLE inodes (
   ctime_ns   INTEGER NOT NULL,
   chunk_size INTEGER NOT NULL,
   generation INTEGER NOT NULL,
-  target     BLOB
+  target     BLOB,
+  replicas   INTEGER NOT NULL DEFAULT 1,
+  placement  INTEGER NOT NULL DEFAULT 0,
+  placement_nodes TEXT NOT NULL DEFAULT ''
 );
 
 CREATE TABLE dentries (
@@ -117,7 +120,8 @@ CREATE TABLE nodes (
   address      TEXT NOT NULL,
   local_socket TEXT NOT NULL,
   heartbeat_s  INTEGER NOT NULL,
-  heartbeat_ns INTEGER NOT NULL
+  heartbeat_ns INTEGER NOT NULL,
+  admin_state  INTEGER NOT NULL DEFAULT 0
 );
 
 CREATE TABLE volumes (
@@ -130,6 +134,19 @@ CREATE TABLE volumes (
   chunks      INTEGER NOT NULL
 );
 CREATE INDEX volumes_by_node ON volumes (node);
+CREATE INDEX replicas_by_node ON replicas (node);
 )sql";
+
+// Version 1 → 2: objectives on inodes (replicas, placement, allowed nodes),
+// the administrative state of nodes (draining), replicas by node.
+const char* const kMigrations[] = {
+    R"sql(
+ALTER TABLE inodes ADD COLUMN replicas INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE inodes ADD COLUMN placement INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE inodes ADD COLUMN placement_nodes TEXT NOT NULL DEFAULT '';
+ALTER TABLE nodes ADD COLUMN admin_state INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX replicas_by_node ON replicas (node);
+)sql",
+};
 
 }  // namespace t0fs::meta

@@ -69,7 +69,14 @@ Result<std::string> OpenSchema(Db& db, const std::string& path) {
   std::string cluster_id;
   if (v == 0) {
     ASSIGN_OR_RETURN(cluster_id, CreateStore(db, path));
-  } else if (v == kSchemaVersion) {
+  } else if (v >= 1 && v <= kSchemaVersion) {
+    for (int64_t from = v; from < kSchemaVersion; ++from) {
+      RETURN_IF_ERROR(db.Exec(kMigrations[from - 1]));
+      LOG_INFO("{}: metadata schema migrated from version {} to {}", path, from, from + 1);
+    }
+    if (v < kSchemaVersion) {
+      RETURN_IF_ERROR(db.Exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion)));
+    }
     ASSIGN_OR_RETURN(auto q, db.Query("SELECT value FROM meta WHERE key = 'cluster_id'"));
     ASSIGN_OR_RETURN(bool row, q->Step());
     if (!row) {
@@ -109,7 +116,32 @@ InodeAttr AttrFromRow(const sqlite::Statement& row, int c) {
   a.ctime = Timespec{row.Int(c + 11), row.U32(c + 12)};
   a.chunk_size = row.U64(c + 13);
   a.generation = row.U64(c + 14);
+  a.replicas = row.U32(c + 15);
+  a.placement = static_cast<Placement>(row.U32(c + 16));
+  a.placement_nodes = ParseNodeList(row.Bytes(c + 17));
   return a;
+}
+
+std::string FormatNodeList(const std::vector<NodeId>& nodes) {
+  std::string out;
+  for (NodeId n : nodes) out += (out.empty() ? "" : ",") + std::to_string(n.value());
+  return out;
+}
+
+std::vector<NodeId> ParseNodeList(std::string_view text) {
+  std::vector<NodeId> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(',', pos);
+    if (end == std::string_view::npos) end = text.size();
+    uint64_t v = 0;
+    for (char ch : text.substr(pos, end - pos)) {
+      if (ch >= '0' && ch <= '9') v = v * 10 + static_cast<uint64_t>(ch - '0');
+    }
+    if (v != 0) out.push_back(NodeId(v));
+    pos = end + 1;
+  }
+  return out;
 }
 
 Status CheckName(std::string_view name) {

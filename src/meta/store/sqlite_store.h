@@ -105,6 +105,17 @@ class SqliteStore final : public MetaStore {
   Result<std::vector<GarbageChunk>> TakeGarbage(NodeId node, size_t max) override;
   Status AckGarbage(const std::vector<uint64_t>& ids) override;
 
+  Result<Objective> GetObjective(InodeId ino) override;
+  Result<uint64_t> SetObjective(InodeId ino, const Objective& objective, bool recursive) override;
+  Result<std::vector<ChunkReplicas>> ScanReplicas(ChunkId after, size_t max, bool* eof) override;
+  Status SetReplicaState(ChunkId chunk, NodeId node, ReplicaState state) override;
+  Status AddPendingReplica(ChunkId chunk, NodeId node, VolumeId volume) override;
+  Status CompleteReplica(ChunkId chunk, NodeId node, uint64_t version) override;
+  Status DropReplica(ChunkId chunk, NodeId node) override;
+  Status SetNodeAdminState(NodeId node, NodeAdminState state) override;
+  Result<std::string> CapabilityKey() override;
+  Result<bool> HasWriteHandle(SessionId session, InodeId ino) override;
+
   Result<StoreCounts> Counts() override;
   Result<std::vector<ChunkRecord>> ListChunks(ChunkId after, size_t max, bool* eof) override;
   Result<std::vector<std::string>> Check() override;

@@ -12,7 +12,8 @@ using internal::IsDir;
 Result<InodeAttr> SqliteStore::LoadAttr(InodeId ino) {
   ASSIGN_OR_RETURN(auto q, db_.Query("SELECT ino, mode, uid, gid, size, nlink, rdev, atime_s, "
                                      "atime_ns, mtime_s, mtime_ns, ctime_s, ctime_ns, chunk_size, "
-                                     "generation FROM inodes WHERE ino = ?",
+                                     "generation, replicas, placement, placement_nodes FROM inodes "
+                                     "WHERE ino = ?",
                                      ino));
   ASSIGN_OR_RETURN(bool row, q->Step());
   if (!row) return Status(StatusCode::kNotFound, fmt::format("inode {}", ino));

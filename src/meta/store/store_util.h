@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/status.h"
@@ -20,9 +22,14 @@ inline constexpr uint64_t kMaxFileSize = static_cast<uint64_t>(std::numeric_limi
 // The inode columns AttrFromRow reads, in order; prefix with a table alias
 // where a query joins.
 //   ino, mode, uid, gid, size, nlink, rdev, atime_s, atime_ns, mtime_s,
-//   mtime_ns, ctime_s, ctime_ns, chunk_size, generation
-inline constexpr int kAttrColumnCount = 15;
+//   mtime_ns, ctime_s, ctime_ns, chunk_size, generation, replicas,
+//   placement, placement_nodes
+inline constexpr int kAttrColumnCount = 18;
 InodeAttr AttrFromRow(const sqlite::Statement& row, int first_col);
+
+// placement_nodes is stored as "1,4,7".
+std::string FormatNodeList(const std::vector<NodeId>& nodes);
+std::vector<NodeId> ParseNodeList(std::string_view text);
 
 // A name for a new or existing directory entry: not empty, ".", "..", no '/'
 // or NUL (kInvalidArgument), at most kMaxNameLength bytes (kNameTooLong).

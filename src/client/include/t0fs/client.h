@@ -143,6 +143,7 @@ struct ReplicaInfo {
   ChunkId chunk;
   uint64_t version = 0;
   bool local = false;  // on this client's node
+  uint32_t state = 0;  // 0 healthy, 1 stale (missed writes or damaged: being repaired), 2 pending (being copied)
 };
 struct ChunkInfo {
   uint64_t index = 0;
@@ -163,6 +164,8 @@ struct IoCounters {
   uint64_t local_reads = 0;
   uint64_t remote_reads = 0;
   uint64_t checksum_errors = 0;
+  uint64_t replica_failovers = 0;  // reads served by another replica after one failed
+  uint64_t replica_write_failures = 0;  // replicas dropped from a write (reported stale at commit)
 };
 
 class File {

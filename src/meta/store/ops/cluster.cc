@@ -28,11 +28,13 @@ NodeRecord NodeFromRow(const sqlite::Statement& q) {
   n.address = q.Bytes(3);
   n.local_socket = q.Bytes(4);
   n.last_heartbeat = Timespec{q.Int(5), q.U32(6)};
+  n.admin_state = static_cast<NodeAdminState>(q.U32(7));
   return n;
 }
 
 constexpr const char* kNodeColumns =
-    "SELECT id, host_id, hostname, address, local_socket, heartbeat_s, heartbeat_ns FROM nodes";
+    "SELECT id, host_id, hostname, address, local_socket, heartbeat_s, heartbeat_ns, admin_state "
+    "FROM nodes";
 
 }  // namespace
 

@@ -154,12 +154,27 @@ Result<InodeAttr> SqliteStore::Commit(const OpToken& token, const CommitArgs& ar
                   args.mtime->sec, args.mtime->nsec, now.sec, now.nsec, args.ino));
     }
     // Versions only grow; a chunk that is no longer part of this file
-    // (truncated away meanwhile) is skipped.
-    for (const auto& [chunk, version] : args.written) {
-      RETURN_IF_ERROR(
-          db_.Run("UPDATE replicas SET version = ? WHERE chunk_id = ? AND version < ? "
-                  "AND chunk_id IN (SELECT id FROM chunks WHERE ino = ?)",
-                  version, chunk, version, args.ino));
+    // (truncated away meanwhile) is skipped. A healthy replica that did not
+    // take the writes (not listed) missed data: it becomes stale and keeps
+    // its version, so that it is neither read nor counted until repaired.
+    for (const WrittenChunk& w : args.written) {
+      ASSIGN_OR_RETURN(auto owned, db_.QueryInt("SELECT 1 FROM chunks WHERE id = ? AND ino = ?",
+                                                w.chunk, args.ino));
+      if (!owned) continue;
+      if (w.nodes.empty()) {
+        RETURN_IF_ERROR(db_.Run("UPDATE replicas SET version = ? WHERE chunk_id = ? AND version < ?",
+                                w.version, w.chunk, w.version));
+        continue;
+      }
+      std::string nodes = internal::FormatNodeList(w.nodes);
+      RETURN_IF_ERROR(db_.Run(
+          "UPDATE replicas SET version = ? WHERE chunk_id = ? AND version < ? AND "
+          "instr(',' || ? || ',', ',' || node || ',') > 0",
+          w.version, w.chunk, w.version, nodes));
+      RETURN_IF_ERROR(db_.Run(
+          "UPDATE replicas SET state = ? WHERE chunk_id = ? AND state = ? AND version < ? AND "
+          "instr(',' || ? || ',', ',' || node || ',') = 0",
+          ReplicaState::kStale, w.chunk, ReplicaState::kHealthy, w.version, nodes));
     }
     ASSIGN_OR_RETURN(result, LoadAttr(args.ino));
     return Status::Ok();

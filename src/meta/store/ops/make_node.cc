@@ -76,13 +76,19 @@ Result<MakeNodeResult> SqliteStore::MakeNode(const OpToken& token, const MakeNod
         auto q,
         db_.Query(
             "INSERT INTO inodes (mode, uid, gid, size, nlink, rdev, atime_s, atime_ns, mtime_s, "
-            "mtime_ns, ctime_s, ctime_ns, chunk_size, generation, target) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?) RETURNING ino",
+            "mtime_ns, ctime_s, ctime_ns, chunk_size, generation, target, replicas, placement, "
+            "placement_nodes) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?) RETURNING ino",
             type | (args.mode & 07777), args.uid, args.gid,
             is_link ? args.link_target.size() : size_t{0}, is_dir ? 2 : 1, is_dev ? args.rdev : 0u,
             now.sec, now.nsec, now.sec, now.nsec, now.sec, now.nsec,
-            type == S_IFREG ? args.chunk_size : uint64_t{0},
-            is_link ? std::optional(sqlite::Blob{args.link_target}) : std::nullopt));
+            // The objective is inherited from the parent: a directory passes
+            // on its chunk size for files (0 = the cluster default).
+            type == S_IFREG ? (parent.chunk_size != 0 ? parent.chunk_size : args.chunk_size)
+                            : (is_dir ? parent.chunk_size : uint64_t{0}),
+            is_link ? std::optional(sqlite::Blob{args.link_target}) : std::nullopt,
+            parent.replicas, static_cast<uint32_t>(parent.placement),
+            internal::FormatNodeList(parent.placement_nodes)));
     ASSIGN_OR_RETURN(bool row, q->Step());
     if (!row) return Status(StatusCode::kInternal, "insert inode returned no id");
     InodeId ino(q->U64(0));

@@ -45,7 +45,8 @@ Result<std::vector<DirEntry>> SqliteStore::ReadDir(InodeId dir, uint64_t cookie,
         auto q,
         db_.Query(
             "SELECT d.id, d.name, i.ino, i.mode, i.uid, i.gid, i.size, i.nlink, i.rdev, i.atime_s, "
-            "i.atime_ns, i.mtime_s, i.mtime_ns, i.ctime_s, i.ctime_ns, i.chunk_size, i.generation "
+            "i.atime_ns, i.mtime_s, i.mtime_ns, i.ctime_s, i.ctime_ns, i.chunk_size, i.generation, "
+            "i.replicas, i.placement, i.placement_nodes "
             "FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? AND d.id > ? "
             "ORDER BY d.id LIMIT ?",
             dir, after_id, want));

@@ -1,0 +1,519 @@
+// The data path of ClientImpl: layouts and capabilities, replica choice,
+// replicated writes, failover reads, commits and truncation.
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "client/client_impl.h"
+#include "common/logging.h"
+
+namespace t0fs::client {
+namespace {
+
+// Chunks fetched per GetLayout when a read reaches an unknown index.
+constexpr uint64_t kLayoutFetch = 256;
+// A capability this close to expiry is refreshed before use.
+constexpr uint64_t kCapMarginMs = 30000;
+
+bool Healthy(const ReplicaInfo& r) { return r.state == 0; }
+
+// The committed version of a chunk: the highest of its healthy replicas.
+uint64_t CommittedVersion(const ChunkInfo& c) {
+  uint64_t v = 0;
+  for (const ReplicaInfo& r : c.replicas) {
+    if (Healthy(r)) v = std::max(v, r.version);
+  }
+  return v;
+}
+
+bool Damaged(StatusCode code) {
+  return code == StatusCode::kDataChecksum || code == StatusCode::kCorruption || code == StatusCode::kStale ||
+         code == StatusCode::kDataNoChunk;
+}
+
+}  // namespace
+
+CachedChunk ChunkFromWire(const pb::ChunkLayout& in, NodeId local) {
+  CachedChunk out;
+  out.info.index = in.index();
+  for (const pb::Replica& r : in.replicas()) {
+    out.info.replicas.push_back(ReplicaInfo{NodeId(r.node()), VolumeId(r.volume()), ChunkId(r.chunk()), r.version(),
+                                            NodeId(r.node()) == local && local.valid(), r.state()});
+  }
+  out.cap = Capability{in.cap().mac(), in.cap().expiry_ms(), in.cap().rights()};
+  return out;
+}
+
+void ClientImpl::MergeLayout(InodeState& st, const pb::Layout& layout, uint64_t first, uint64_t count) {
+  NodeId local = meta_.local_node();
+  std::lock_guard lock(st.mu);
+  for (const pb::ChunkLayout& c : layout.chunks()) {
+    CachedChunk fresh = ChunkFromWire(c, local);
+    auto it = st.layout.find(fresh.info.index);
+    if (it != st.layout.end()) {
+      // Keep the versions this session wrote with: meta's are older only
+      // until our commit.
+      for (ReplicaInfo& r : fresh.info.replicas) {
+        for (const ReplicaInfo& old : it->second.info.replicas) {
+          if (old.node == r.node && old.chunk == r.chunk) r.version = std::max(r.version, old.version);
+        }
+      }
+    }
+    st.layout[fresh.info.index] = std::move(fresh);
+  }
+  if (first <= st.layout_known_below) st.layout_known_below = std::max(st.layout_known_below, first + count);
+}
+
+Status ClientImpl::FetchLayout(InodeState& st, uint64_t first, uint64_t count) {
+  pb::GetLayoutReq req;
+  req.set_ino(st.ino.value());
+  req.set_first_index(first);
+  req.set_count(count);
+  req.set_session(meta_.session().value());
+  {
+    std::lock_guard lock(st.mu);
+    req.set_write(st.writable);
+  }
+  pb::LayoutRsp rsp;
+  RETURN_IF_ERROR(meta_.Call(rpc::Method::kGetLayout, req, &rsp));
+  MergeLayout(st, rsp.layout(), first, count);
+  return Status::Ok();
+}
+
+Result<std::optional<CachedChunk>> ClientImpl::ChunkFor(InodeState& st, uint64_t index) {
+  for (int round = 0; round < 2; ++round) {
+    {
+      std::lock_guard lock(st.mu);
+      auto it = st.layout.find(index);
+      if (it != st.layout.end()) {
+        if (it->second.cap.expiry_ms > WallMillis() + kCapMarginMs) return std::optional(it->second);
+      } else if (index < st.layout_known_below) {
+        return std::optional<CachedChunk>();
+      }
+    }
+    if (round == 1) break;
+    RETURN_IF_ERROR(FetchLayout(st, index, kLayoutFetch));
+  }
+  std::lock_guard lock(st.mu);
+  auto it = st.layout.find(index);
+  if (it == st.layout.end()) return std::optional<CachedChunk>();
+  return std::optional(it->second);
+}
+
+Result<CachedChunk> ClientImpl::AllocateChunk(InodeState& st, uint64_t index, bool streaming) {
+  ASSIGN_OR_RETURN(std::optional<CachedChunk> known, ChunkFor(st, index));
+  if (known) return *known;
+  pb::AllocateReq req;
+  req.set_ino(st.ino.value());
+  req.set_writer_node(meta_.local_node().value());
+  {
+    // A writer that runs off the end of a chunk is streaming: allocate the
+    // next few chunks in the same call. A small write allocates only its own.
+    std::lock_guard lock(st.mu);
+    uint64_t count = streaming ? std::max<uint32_t>(1, options_.allocate_ahead) : 1;
+    for (uint64_t ahead = 0; ahead < count; ++ahead) {
+      if (ahead == 0 || st.layout.count(index + ahead) == 0) req.add_indices(index + ahead);
+    }
+  }
+  pb::LayoutRsp rsp;
+  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kAllocate, req, &rsp));
+  NodeId local = meta_.local_node();
+  std::lock_guard lock(st.mu);
+  for (const pb::ChunkLayout& c : rsp.layout().chunks()) {
+    CachedChunk fresh = ChunkFromWire(c, local);
+    auto [it, inserted] = st.layout.emplace(fresh.info.index, fresh);
+    if (!inserted) it->second.cap = fresh.cap;  // keep replicas and versions we had; take the new rights
+  }
+  auto it = st.layout.find(index);
+  if (it == st.layout.end() || it->second.info.replicas.empty()) {
+    return Status(StatusCode::kInternal, fmt::format("meta did not allocate chunk {} of inode {}", index, st.ino));
+  }
+  return it->second;
+}
+
+bool ClientImpl::IsLocal(const ReplicaInfo& r) const {
+  return options_.local_bypass && r.node.valid() && r.node == meta_.local_node();
+}
+
+Result<std::shared_ptr<ChunkFile>> ClientImpl::LocalFile(InodeState& st, const ReplicaInfo& r,
+                                                         const Capability& cap, bool for_write, bool direct) {
+  auto key = std::make_pair(r.chunk.value(), direct);
+  {
+    std::lock_guard lock(st.mu);
+    auto it = st.local_files.find(key);
+    if (it != st.local_files.end() && (it->second.writable || !for_write) && (it->second.file || !for_write)) {
+      return it->second.file;  // may be null: a known hole
+    }
+  }
+  auto opened = data_.OpenLocal(r, cap, /*create=*/for_write, /*writable=*/for_write, direct);
+  std::shared_ptr<ChunkFile> file;
+  if (opened.ok()) {
+    file = std::move(opened).value();
+  } else if (opened.status().code() != StatusCode::kDataNoChunk || for_write) {
+    return opened.status();
+  }
+  std::lock_guard lock(st.mu);
+  st.local_files[key] = InodeState::LocalFile{file, for_write};
+  return file;
+}
+
+void ClientImpl::ReportReplica(const ReplicaInfo& r, uint32_t reason, const Status& why) {
+  LOG_WARN("chunk {} on node {}: {}; reading another replica{}", r.chunk, r.node, why.ToString(),
+           reason != 3 ? " and reporting this one for repair" : "");
+  if (reason == 3) return;  // unreachable: meta learns that from heartbeats
+  pb::ReportReplicaReq req;
+  req.set_chunk(r.chunk.value());
+  req.set_node(r.node.value());
+  req.set_reason(reason);
+  req.set_detail(why.ToString());
+  pb::Empty rsp;
+  Status st = meta_.Call(rpc::Method::kReportReplica, req, &rsp);
+  if (!st.ok()) LOG_WARN("reporting chunk {} on node {}: {}", r.chunk, r.node, st.ToString());
+}
+
+Result<size_t> ClientImpl::ReadReplica(InodeState& st, const ReplicaInfo& r, const Capability& cap,
+                                       uint64_t offset, std::span<std::byte> buf, bool direct, bool last_resort) {
+  if (IsLocal(r)) {
+    ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, LocalFile(st, r, cap, false, direct));
+    if (!file) {
+      if (r.version == 0) return size_t{0};  // never written: a hole
+      return Status(StatusCode::kDataNoChunk, fmt::format("chunk {} at version {} has no local file", r.chunk,
+                                                          r.version));
+    }
+    if (file->version() < r.version) RETURN_IF_ERROR(file->ReadHeader());
+    if (file->version() < r.version) {
+      return Status(StatusCode::kStale, fmt::format("local chunk {} is at version {}, committed {}", r.chunk,
+                                                    file->version(), r.version));
+    }
+    ASSIGN_OR_RETURN(size_t n, file->Read(offset, buf));
+    counters_.local_reads++;
+    counters_.local_read_bytes += n;
+    return n;
+  }
+  ASSIGN_OR_RETURN(size_t n, data_.Read(r, cap, offset, buf, /*retry=*/last_resort));
+  counters_.remote_reads++;
+  counters_.remote_read_bytes += n;
+  return n;
+}
+
+Result<size_t> ClientImpl::ReadPiece(InodeState& st, uint64_t index, uint64_t offset_in_chunk,
+                                     std::span<std::byte> buf, bool direct) {
+  ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, ChunkFor(st, index));
+  if (!chunk) return size_t{0};  // unallocated: a hole
+  std::vector<ReplicaInfo> order;
+  for (const ReplicaInfo& r : chunk->info.replicas) {
+    if (Healthy(r)) order.push_back(r);
+  }
+  if (order.empty()) {
+    return Status(StatusCode::kIoError, fmt::format("chunk {} of inode {} has no healthy replica", index, st.ino));
+  }
+  // The local replica first (drive speed, no network), then the least busy.
+  std::stable_sort(order.begin(), order.end(), [&](const ReplicaInfo& a, const ReplicaInfo& b) {
+    if (IsLocal(a) != IsLocal(b)) return IsLocal(a);
+    return data_.Load(a.node) < data_.Load(b.node);
+  });
+  Status last;
+  bool refreshed = false;
+  for (size_t idx = 0; idx < order.size(); ++idx) {
+    const ReplicaInfo& r = order[idx];
+    bool last_resort = idx + 1 == order.size();
+    Result<size_t> n = ReadReplica(st, r, chunk->cap, offset_in_chunk, buf, direct, last_resort);
+    if (n.status().code() == StatusCode::kDataCapabilityExpired && !refreshed) {
+      refreshed = true;
+      RETURN_IF_ERROR(FetchLayout(st, index, 1));
+      ASSIGN_OR_RETURN(chunk, ChunkFor(st, index));
+      if (!chunk) return size_t{0};
+      n = ReadReplica(st, r, chunk->cap, offset_in_chunk, buf, direct, last_resort);
+    }
+    if (n.ok()) {
+      if (idx > 0) counters_.replica_failovers++;
+      return n;
+    }
+    last = n.status();
+    if (last.code() == StatusCode::kDataChecksum) counters_.checksum_errors++;
+    if (order.size() == 1) break;
+    if (Damaged(last.code())) {
+      ReportReplica(r, last.code() == StatusCode::kDataChecksum ? 1 : 2, last);
+    } else if (rpc::IsTransportError(last.code())) {
+      ReportReplica(r, 3, last);
+    } else {
+      break;  // e.g. a permission or argument error: another replica would say the same
+    }
+  }
+  if (last.code() == StatusCode::kDataChecksum) {
+    LOG_ERROR("inode {} chunk #{}: {}", st.ino, index, last.ToString());
+  }
+  return last;
+}
+
+Status ClientImpl::WritePiece(InodeState& st, const CachedChunk& chunk, uint64_t offset_in_chunk,
+                              std::span<const std::byte> data, uint64_t version, bool direct) {
+  const ChunkId chunk_id = chunk.info.replicas.front().chunk;
+  // The replicas this session writes: the healthy ones at its first write,
+  // minus any that failed since.
+  std::vector<ReplicaInfo> targets;
+  {
+    std::lock_guard lock(st.mu);
+    auto it = st.written_nodes.find(chunk_id);
+    for (const ReplicaInfo& r : chunk.info.replicas) {
+      if (!Healthy(r)) continue;
+      if (it != st.written_nodes.end() && std::find(it->second.begin(), it->second.end(), r.node) == it->second.end()) {
+        continue;
+      }
+      targets.push_back(r);
+    }
+  }
+  if (targets.empty()) {
+    return Status(StatusCode::kIoError, fmt::format("chunk {} of inode {}: no replica can take writes", chunk_id, st.ino));
+  }
+  std::vector<ReplicaInfo> remote;
+  const ReplicaInfo* local = nullptr;
+  for (const ReplicaInfo& r : targets) {
+    if (IsLocal(r)) {
+      local = &r;
+    } else {
+      remote.push_back(r);
+    }
+  }
+  Status local_status;
+  auto write_local = [&] {
+    if (local == nullptr) return;
+    auto file = LocalFile(st, *local, chunk.cap, true, direct);
+    local_status = file.ok() ? (*file)->Write(offset_in_chunk, data, version) : file.status();
+    if (local_status.ok()) counters_.local_write_bytes += data.size();
+  };
+  std::vector<Status> remote_status;
+  if (targets.size() == 1 && local == nullptr) {
+    // One replica: nobody to fail over to, so ride out a restart.
+    remote_status.push_back(data_.Write(remote.front(), chunk.cap, offset_in_chunk, data, version, /*retry=*/true));
+  } else {
+    remote_status = data_.WriteMany(remote, chunk.cap, offset_in_chunk, data, version, write_local);
+  }
+  if (targets.size() == 1 && local != nullptr) write_local();
+  std::vector<NodeId> took;
+  Status first_error;
+  auto account = [&](const ReplicaInfo& r, const Status& s) {
+    if (s.ok()) {
+      took.push_back(r.node);
+      return;
+    }
+    if (first_error.ok()) first_error = s;
+    if (targets.size() > 1) {
+      counters_.replica_write_failures++;
+      LOG_WARN("chunk {} on node {} missed a write ({}); it will be repaired", r.chunk, r.node, s.ToString());
+    }
+  };
+  if (local != nullptr) account(*local, local_status);
+  for (size_t idx = 0; idx < remote.size(); ++idx) {
+    if (remote_status[idx].ok()) counters_.remote_write_bytes += data.size();
+    account(remote[idx], remote_status[idx]);
+  }
+  if (took.empty()) return first_error;
+  std::lock_guard lock(st.mu);
+  st.written_nodes[chunk_id] = took;
+  st.unsynced[chunk_id] = chunk.info.index;
+  return Status::Ok();
+}
+
+Status ClientImpl::SyncReplicas(InodeState& st) {
+  std::unordered_map<ChunkId, uint64_t> unsynced;
+  {
+    std::lock_guard lock(st.mu);
+    unsynced.swap(st.unsynced);
+  }
+  for (auto& [chunk_id, index] : unsynced) {
+    auto chunk = ChunkFor(st, index);
+    Status result = chunk.status();
+    if (result.ok() && *chunk) {
+      std::vector<NodeId> nodes;
+      {
+        std::lock_guard lock(st.mu);
+        nodes = st.written_nodes[chunk_id];
+      }
+      for (const ReplicaInfo& r : (*chunk)->info.replicas) {
+        if (!nodes.empty() && std::find(nodes.begin(), nodes.end(), r.node) == nodes.end()) continue;
+        if (!Healthy(r)) continue;
+        if (IsLocal(r)) {
+          for (bool direct : {false, true}) {
+            std::shared_ptr<ChunkFile> file;
+            {
+              std::lock_guard lock(st.mu);
+              auto it = st.local_files.find(std::make_pair(r.chunk.value(), direct));
+              if (it != st.local_files.end()) file = it->second.file;
+            }
+            if (file && result.ok()) result = file->Sync();
+          }
+        } else if (result.ok()) {
+          result = data_.Sync(r, (*chunk)->cap);
+        }
+      }
+    }
+    if (!result.ok()) {
+      std::lock_guard lock(st.mu);
+      st.unsynced.emplace(chunk_id, index);  // fsync again next time
+      return result;
+    }
+  }
+  return Status::Ok();
+}
+
+Status ClientImpl::Commit(InodeState& st, HandleId handle, bool durable) {
+  pb::CommitReq req;
+  uint64_t generation;
+  std::vector<std::pair<ChunkId, uint64_t>> versions;
+  {
+    std::lock_guard lock(st.mu);
+    bool dirty = st.write_generation != st.committed_generation || !st.dirty_versions.empty();
+    if (!dirty && !(durable && st.needs_durable)) return Status::Ok();
+    generation = st.write_generation;
+    req.set_ino(st.ino.value());
+    req.set_handle(handle.value());
+    req.set_size(st.size);
+    if (st.write_generation != st.committed_generation) {
+      req.set_set_mtime(true);
+      req.mutable_mtime()->set_sec(st.last_write.sec);
+      req.mutable_mtime()->set_nsec(st.last_write.nsec);
+    }
+    for (auto& [chunk, version] : st.dirty_versions) {
+      auto* w = req.add_written();
+      w->set_chunk(chunk.value());
+      w->set_version(version);
+      auto nodes = st.written_nodes.find(chunk);
+      if (nodes != st.written_nodes.end()) {
+        for (NodeId n : nodes->second) w->add_nodes(n.value());
+      }
+      versions.emplace_back(chunk, version);
+    }
+  }
+  req.set_durable(durable);
+  pb::AttrRsp rsp;
+  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kCommit, req, &rsp));
+  std::lock_guard lock(st.mu);
+  st.committed_size = rsp.attr().size();
+  st.size = std::max(st.size, st.committed_size);
+  if (st.write_generation == generation) st.committed_generation = generation;
+  st.needs_durable = !durable;
+  for (auto& [chunk, version] : versions) {
+    auto it = st.dirty_versions.find(chunk);
+    bool settled = it != st.dirty_versions.end() && it->second == version;
+    if (settled) st.dirty_versions.erase(it);
+    std::vector<NodeId> nodes = st.written_nodes[chunk];
+    if (settled) st.written_nodes.erase(chunk);
+    // Later writes of this session build on the committed version; replicas
+    // that missed writes are stale now.
+    for (auto& [index, cached] : st.layout) {
+      for (ReplicaInfo& r : cached.info.replicas) {
+        if (r.chunk != chunk) continue;
+        bool took = nodes.empty() || std::find(nodes.begin(), nodes.end(), r.node) != nodes.end();
+        if (took) {
+          r.version = std::max(r.version, version);
+        } else if (Healthy(r)) {
+          r.state = 1;
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size) {
+  // Our pending writes first, so that meta's size includes them.
+  if (st != nullptr) RETURN_IF_ERROR(Commit(*st, HandleId(), false));
+  ASSIGN_OR_RETURN(Attr before, GetAttr(ino));
+  if (!S_ISREG(before.mode)) {
+    return Status(S_ISDIR(before.mode) ? StatusCode::kIsDirectory : StatusCode::kInvalidArgument,
+                  "truncate needs a regular file");
+  }
+  const uint64_t cs = before.chunk_size;
+  const uint64_t boundary = std::min(before.size, size);
+  pb::CommitReq versions;  // the boundary chunk's new version, recorded after the truncation
+  if (cs > 0 && boundary % cs != 0) {
+    // The chunk that keeps a prefix loses its tail on every replica first;
+    // chunks wholly past the boundary are dropped by meta below.
+    uint64_t index = boundary / cs;
+    pb::GetLayoutReq req;
+    req.set_ino(ino.value());
+    req.set_first_index(index);
+    req.set_count(1);
+    req.set_write(true);
+    req.set_session(meta_.session().value());
+    pb::LayoutRsp rsp;
+    RETURN_IF_ERROR(meta_.Call(rpc::Method::kGetLayout, req, &rsp));
+    NodeId local = meta_.local_node();
+    for (const pb::ChunkLayout& c : rsp.layout().chunks()) {
+      if (c.index() != index) continue;
+      CachedChunk chunk = ChunkFromWire(c, local);
+      uint64_t version = CommittedVersion(chunk.info) + 1;
+      auto* w = versions.add_written();
+      for (const ReplicaInfo& r : chunk.info.replicas) {
+        if (!Healthy(r)) continue;
+        Status done;
+        if (IsLocal(r)) {
+          auto file = data_.OpenLocal(r, chunk.cap, /*create=*/false, /*writable=*/true, false);
+          if (file.ok()) {
+            done = (*file)->Truncate(boundary % cs, version);
+          } else if (file.status().code() != StatusCode::kDataNoChunk) {
+            done = file.status();
+          }
+        } else {
+          done = data_.Truncate(r, chunk.cap, boundary % cs, version);
+        }
+        if (done.ok()) {
+          w->add_nodes(r.node.value());
+        } else if (chunk.info.replicas.size() == 1) {
+          return done;
+        } else {
+          LOG_WARN("truncate of chunk {} on node {}: {}; the replica will be repaired", r.chunk, r.node,
+                   done.ToString());
+        }
+      }
+      if (w->nodes_size() == 0) return Status(StatusCode::kIoError, "truncate reached no replica");
+      w->set_chunk(chunk.info.replicas.front().chunk.value());
+      w->set_version(version);
+    }
+  }
+  pb::SetAttrReq req;
+  req.set_ino(ino.value());
+  req.set_valid(kSetSize);
+  req.set_size(size);
+  pb::AttrRsp rsp;
+  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kSetAttr, req, &rsp));
+  if (versions.written_size() > 0) {
+    versions.set_ino(ino.value());
+    versions.set_size(0);  // sizes only grow through Commit: this records versions only
+    pb::AttrRsp ignored;
+    RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kCommit, versions, &ignored));
+  }
+  if (st != nullptr) {
+    std::lock_guard lock(st->mu);
+    st->size = size;
+    st->committed_size = size;
+    uint64_t first_dropped = cs == 0 ? 0 : (boundary + cs - 1) / cs;
+    for (auto it = st->layout.lower_bound(first_dropped); it != st->layout.end();) {
+      for (const ReplicaInfo& r : it->second.info.replicas) {
+        st->dirty_versions.erase(r.chunk);
+        st->written_nodes.erase(r.chunk);
+        st->unsynced.erase(r.chunk);
+        st->local_files.erase(std::make_pair(r.chunk.value(), false));
+        st->local_files.erase(std::make_pair(r.chunk.value(), true));
+      }
+      it = st->layout.erase(it);
+    }
+    // The boundary chunk moved on: forget its cached replicas (refetched).
+    for (const pb::ChunkVersion& w : versions.written()) {
+      for (auto it = st->layout.begin(); it != st->layout.end();) {
+        bool match = !it->second.info.replicas.empty() && it->second.info.replicas.front().chunk.value() == w.chunk();
+        it = match ? st->layout.erase(it) : std::next(it);
+      }
+      st->dirty_versions.erase(ChunkId(w.chunk()));
+      st->written_nodes.erase(ChunkId(w.chunk()));
+    }
+    st->layout_known_below = 0;
+  }
+  return AttrFromWire(rsp.attr());
+}
+
+}  // namespace t0fs::client

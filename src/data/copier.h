@@ -1,0 +1,63 @@
+// Copier: executes meta's copy commands (repair, re-replication, drain):
+// pulls a chunk from a peer data service that holds a healthy replica and
+// installs it here. Data flows node to node, never through meta or a client.
+//
+// Each copy reads the source in pieces at the committed version (the source
+// refuses if it is older), writes a temporary chunk (checksums recomputed
+// here, the source having verified its own on read), and moves it into
+// place. Copies are throttled to `rate` bytes/s in total so that repair does
+// not starve client I/O.
+//
+// Thread safety: safe for concurrent use; `threads` workers run copies.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "data/chunk_store.h"
+#include "rpc/channel.h"
+#include "rpc/proto/meta.pb.h"
+
+namespace t0fs::data {
+
+class Copier {
+ public:
+  Copier(ChunkStore& store, rpc::ClientOptions peer_options, uint32_t threads, uint64_t rate_bytes_per_sec);
+  ~Copier();
+  void Enqueue(const pb::NodeCommand& cmd);
+  // Finished copies since the last call.
+  std::vector<pb::CopyResult> TakeResults();
+  // Ids of copies queued or running.
+  std::vector<uint64_t> Active();
+  uint64_t bytes_total() const { return bytes_.load(); }
+
+ private:
+  void Worker();
+  pb::CopyResult Copy(const pb::NodeCommand& cmd);
+  rpc::Channel& PeerChannel(const std::string& address);
+  void Throttle(size_t bytes);
+
+  ChunkStore& store_;
+  const rpc::ClientOptions peer_options_;
+  const uint64_t rate_;
+  std::atomic<uint64_t> bytes_{0};
+
+  std::mutex mu_;  // guards everything below
+  std::condition_variable cv_;
+  std::deque<pb::NodeCommand> queue_;
+  std::vector<uint64_t> running_;
+  std::vector<pb::CopyResult> results_;
+  std::unordered_map<std::string, std::unique_ptr<rpc::Channel>> peers_;
+  std::chrono::steady_clock::time_point throttle_until_{};
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace t0fs::data

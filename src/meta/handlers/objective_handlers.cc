@@ -1,0 +1,78 @@
+// Objectives (replicas, placement, chunk size of a tree), replica problems
+// reported by clients, and node administration (drain).
+#include <fmt/format.h>
+
+#include "common/logging.h"
+#include "meta/meta_service.h"
+#include "rpc/proto/meta.pb.h"
+
+namespace t0fs::meta {
+
+using rpc::Call;
+using rpc::Method;
+using rpc::Typed;
+
+namespace {
+
+void ObjectiveToWire(const Objective& in, pb::Objective* out) {
+  out->set_replicas(in.replicas);
+  out->set_placement(static_cast<uint32_t>(in.placement));
+  for (NodeId n : in.nodes) out->add_nodes(n.value());
+  out->set_chunk_size(in.chunk_size);
+}
+
+}  // namespace
+
+void MetaService::AddObjectiveHandlers(HandlerList& h) {
+  h.emplace_back(Method::kObjective, Typed<pb::ObjectiveReq, pb::ObjectiveRsp>(
+      [this](const pb::ObjectiveReq& req, pb::ObjectiveRsp& rsp, Call& call) -> Status {
+        InodeId ino(req.ino());
+        if (req.set()) {
+          const pb::Objective& in = req.objective();
+          if (in.placement() > 1) return Status(StatusCode::kInvalidArgument, "placement must be local or spread");
+          Objective obj;
+          obj.replicas = in.replicas();
+          obj.placement = static_cast<Placement>(in.placement());
+          for (uint64_t n : in.nodes()) obj.nodes.push_back(NodeId(n));
+          obj.chunk_size = in.chunk_size();
+          ASSIGN_OR_RETURN(auto nodes, store_->ListNodes());
+          for (NodeId n : obj.nodes) {
+            bool known = std::any_of(nodes.begin(), nodes.end(), [&](const NodeRecord& r) { return r.node == n; });
+            if (!known) return Status(StatusCode::kMetaNoNode, fmt::format("node {} is not registered", n));
+          }
+          ASSIGN_OR_RETURN(uint64_t changed, store_->SetObjective(ino, obj, req.recursive()));
+          rsp.set_changed(changed);
+          LOG_INFO("objective of inode {} set to replicas={} placement={} by {} ({} inodes)", ino, obj.replicas,
+                   obj.placement == Placement::kLocal ? "local" : "spread", call.peer, changed);
+        }
+        ASSIGN_OR_RETURN(Objective current, store_->GetObjective(ino));
+        ObjectiveToWire(current, rsp.mutable_objective());
+        return Status::Ok();
+      }));
+
+  h.emplace_back(Method::kReportReplica, Typed<pb::ReportReplicaReq, pb::Empty>(
+      [this](const pb::ReportReplicaReq& req, pb::Empty&, Call& call) -> Status {
+        ChunkId chunk(req.chunk());
+        NodeId node(req.node());
+        if (req.reason() == 3) {
+          // Unreachable: health follows from heartbeats; nothing to mark.
+          LOG_DEBUG("{} could not reach node {} for chunk {}", call.peer, node, chunk);
+          return Status::Ok();
+        }
+        LOG_WARN("{} reports the replica of chunk {} on node {} bad ({}); it will be repaired", call.peer, chunk,
+                 node, req.detail());
+        return store_->SetReplicaState(chunk, node, ReplicaState::kStale);
+      }));
+
+  h.emplace_back(Method::kNodeAdmin, Typed<pb::NodeAdminReq, pb::Empty>(
+      [this](const pb::NodeAdminReq& req, pb::Empty&, Call& call) -> Status {
+        if (req.admin_state() > 1) return Status(StatusCode::kInvalidArgument, "admin state must be 0 or 1");
+        auto state = static_cast<NodeAdminState>(req.admin_state());
+        RETURN_IF_ERROR(store_->SetNodeAdminState(NodeId(req.node()), state));
+        LOG_INFO("node {} set {} by {}", req.node(), state == NodeAdminState::kDraining ? "draining" : "active",
+                 call.peer);
+        return Status::Ok();
+      }));
+}
+
+}  // namespace t0fs::meta

@@ -1,0 +1,367 @@
+#include "meta/repair.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/capability.h"
+#include "common/logging.h"
+#include "meta/placement.h"
+
+namespace t0fs::meta {
+
+struct RepairPlanner::Choice {
+  const NodeRecord* record = nullptr;
+  Health health = Health::kDown;
+  bool draining = false;
+  bool lost = false;    // down for longer than repair-grace: its replicas are gone
+  bool usable = false;  // can take new data: up or suspect, not draining
+};
+
+namespace {
+constexpr size_t kScanPage = 1000;
+constexpr auto kUnconfirmed = std::chrono::seconds(10);  // a sent copy the node does not list is lost
+}  // namespace
+
+RepairPlanner::RepairPlanner(MetaStore& store, NodeHealth& health, const MetaConfig& config,
+                             std::string cap_key)
+    : store_(store), health_(health), config_(config), cap_key_(std::move(cap_key)) {}
+
+uint64_t RepairPlanner::LoadOf(NodeId node) {
+  std::lock_guard lock(mu_);
+  uint64_t load = 0;
+  for (auto& [chunk, task] : tasks_) load += task.target == node;
+  return load;
+}
+
+void RepairPlanner::RunPass() {
+  auto listed = store_.ListNodes();
+  if (!listed.ok()) {
+    LOG_WARN("repair: cannot list nodes: {}", listed.status().ToString());
+    return;
+  }
+  std::vector<NodeRecord> records = std::move(listed).value();
+  std::map<NodeId, Choice> nodes;
+  for (const NodeRecord& r : records) {
+    Choice c;
+    c.record = &r;
+    c.health = health_.Of(r.node);
+    c.draining = r.admin_state == NodeAdminState::kDraining;
+    c.lost = c.health == Health::kDown && health_.Silence(r.node) > config_.repair_grace.value;
+    c.usable = c.health != Health::kDown && !c.draining;
+    nodes[r.node] = c;
+  }
+  ExpireTasks();
+  {
+    std::lock_guard lock(mu_);
+    pass_ = PassCounts{};
+  }
+  for (ChunkId after;;) {
+    bool eof = false;
+    auto page = store_.ScanReplicas(after, kScanPage, &eof);
+    if (!page.ok()) {
+      LOG_WARN("repair: scan: {}", page.status().ToString());
+      return;
+    }
+    for (const ChunkReplicas& c : *page) {
+      PlanChunk(c, nodes);
+      after = c.chunk;
+    }
+    if (eof || page->empty()) break;
+  }
+  std::lock_guard lock(mu_);
+  last_pass_ = pass_;
+}
+
+void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Choice>& nodes) {
+  {
+    std::lock_guard lock(mu_);
+    if (tasks_.count(c.chunk)) return;  // one task at a time per chunk
+  }
+  const uint32_t want = std::max<uint32_t>(1, c.objective.replicas);
+  std::vector<const Replica*> good, sources, extras_stale, extras_lost, extras_draining;
+  uint64_t committed = 0;
+  bool has_stale = false;
+  for (const Replica& r : c.replicas) {
+    if (r.state == ReplicaState::kHealthy) committed = std::max(committed, r.version);
+  }
+  for (const Replica& r : c.replicas) {
+    auto it = nodes.find(r.node);
+    const Choice* node = it == nodes.end() ? nullptr : &it->second;
+    if (r.state == ReplicaState::kPending) {
+      // No task (checked above): a copy that was lost, e.g. a meta restart.
+      (void)store_.SetReplicaState(c.chunk, r.node, ReplicaState::kStale);
+      extras_stale.push_back(&r);
+      continue;
+    }
+    if (r.state == ReplicaState::kStale) {
+      has_stale = true;
+      extras_stale.push_back(&r);
+      continue;
+    }
+    if (node == nullptr || node->lost) {
+      extras_lost.push_back(&r);
+      continue;
+    }
+    if (node->health != Health::kDown) sources.push_back(&r);
+    if (node->draining) {
+      extras_draining.push_back(&r);
+      continue;
+    }
+    good.push_back(&r);
+  }
+  std::lock_guard lock(mu_);
+  for (const Replica& r : c.replicas) ++pass_.replicas_per_node[r.node];
+  if (has_stale) ++pass_.stale_replicas;
+  if (good.size() < want) {
+    ++pass_.under_replicated;
+    if (sources.empty()) {
+      ++pass_.unavailable;
+      return;
+    }
+    // A source that is not draining spares the node being emptied.
+    std::stable_sort(sources.begin(), sources.end(), [&](const Replica* a, const Replica* b) {
+      return !nodes.at(a->node).draining && nodes.at(b->node).draining;
+    });
+    uint32_t per_node_limit = std::max<uint32_t>(1, config_.copies_per_node);
+    std::vector<NodeChoice> choices;
+    for (const auto& [id, n] : nodes) {
+      uint64_t load = 0;
+      for (auto& [chunk, task] : tasks_) load += task.target == id;
+      choices.push_back(NodeChoice{n.record, n.usable && load < per_node_limit, load});
+    }
+    PlacementRequest req;
+    req.replicas = 1;
+    req.placement = Placement::kSpread;
+    req.allowed = c.objective.nodes;
+    req.chunk_size = c.chunk_size;
+    for (const Replica& r : c.replicas) {
+      if (r.state != ReplicaState::kStale) req.exclude.push_back(r.node);
+    }
+    auto targets = ChooseTargets(choices, req);
+    if (!targets.ok()) {
+      // No fresh node: overwrite a stale copy in place (e.g. two nodes, one
+      // of which came back with old data).
+      req.exclude.clear();
+      for (const Replica& r : c.replicas) {
+        if (r.state == ReplicaState::kHealthy) req.exclude.push_back(r.node);
+      }
+      targets = ChooseTargets(choices, req);
+    }
+    if (!targets.ok()) return;  // nowhere to put it now; a later pass retries
+    const ReplicaTarget& target = targets->front();
+    const Replica* source = sources.front();
+    Status added = store_.AddPendingReplica(c.chunk, target.node, target.volume);
+    if (!added.ok()) {
+      LOG_WARN("repair: chunk {}: cannot add a replica on node {}: {}", c.chunk, target.node, added.ToString());
+      return;
+    }
+    Task task{next_task_id_++, c.chunk, target.node, Clock::now(), {}};
+    tasks_[c.chunk] = task;
+    pb::NodeCommand cmd;
+    cmd.set_id(task.id);
+    cmd.set_kind(2);
+    cmd.set_chunk(c.chunk.value());
+    cmd.set_volume(target.volume.value());
+    cmd.set_source_node(source->node.value());
+    cmd.set_source_address(nodes.at(source->node).record->address);
+    cmd.set_source_volume(source->volume.value());
+    cmd.set_version(committed);
+    Capability cap = SignCapability(cap_key_, c.chunk, kCapRead,
+                                    WallMillis() + static_cast<uint64_t>(config_.copy_timeout.value.count()));
+    cmd.mutable_cap()->set_mac(cap.mac);
+    cmd.mutable_cap()->set_expiry_ms(cap.expiry_ms);
+    cmd.mutable_cap()->set_rights(cap.rights);
+    queued_[target.node].push_back(std::move(cmd));
+    LOG_DEBUG("repair: chunk {} ({} of {} good): copy from node {} to node {}", c.chunk, good.size(), want,
+              source->node, target.node);
+    return;
+  }
+  // Enough good copies: everything else leaves the layout.
+  std::vector<const Replica*> drop;
+  drop.insert(drop.end(), extras_stale.begin(), extras_stale.end());
+  drop.insert(drop.end(), extras_lost.begin(), extras_lost.end());
+  drop.insert(drop.end(), extras_draining.begin(), extras_draining.end());
+  if (good.size() > want) {
+    ++pass_.over_replicated;
+    // Surplus: first those outside the allowed nodes, then the newest.
+    std::stable_sort(good.begin(), good.end(), [&](const Replica* a, const Replica* b) {
+      auto allowed = [&](const Replica* r) {
+        return c.objective.nodes.empty() ||
+               std::find(c.objective.nodes.begin(), c.objective.nodes.end(), r->node) != c.objective.nodes.end();
+      };
+      return allowed(a) && !allowed(b);
+    });
+    drop.insert(drop.end(), good.begin() + want, good.end());
+  }
+  for (const Replica* r : drop) {
+    Status st = store_.DropReplica(c.chunk, r->node);
+    if (!st.ok()) LOG_WARN("repair: chunk {}: drop replica on node {}: {}", c.chunk, r->node, st.ToString());
+  }
+}
+
+void RepairPlanner::ExpireTasks() {
+  std::vector<Task> expired;
+  {
+    std::lock_guard lock(mu_);
+    auto now = Clock::now();
+    for (auto it = tasks_.begin(); it != tasks_.end();) {
+      const Task& t = it->second;
+      bool timed_out = now - t.created > config_.copy_timeout.value;
+      bool target_down = health_.Of(t.target) == Health::kDown;
+      if (timed_out || target_down) {
+        expired.push_back(t);
+        ++stats_.copies_failed;
+        it = tasks_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (const Task& t : expired) {
+      auto& q = queued_[t.target];
+      q.erase(std::remove_if(q.begin(), q.end(), [&](const pb::NodeCommand& c) { return c.id() == t.id; }), q.end());
+    }
+  }
+  for (const Task& t : expired) {
+    LOG_WARN("repair: copy of chunk {} to node {} did not finish; retrying later", t.chunk, t.target);
+    (void)store_.SetReplicaState(t.chunk, t.target, ReplicaState::kStale);
+  }
+}
+
+std::vector<pb::NodeCommand> RepairPlanner::TakeCommands(NodeId node) {
+  std::vector<pb::NodeCommand> out;
+  bool check = false;
+  {
+    std::lock_guard lock(mu_);
+    auto& q = queued_[node];
+    auto now = Clock::now();
+    while (!q.empty()) {
+      auto it = tasks_.find(ChunkId(q.front().chunk()));
+      if (it != tasks_.end()) it->second.sent = now;
+      out.push_back(std::move(q.front()));
+      q.pop_front();
+    }
+    check = check_wanted_[node];
+    check_wanted_[node] = false;
+  }
+  if (check) {
+    for (pb::NodeCommand& cmd : CheckCommands(node)) out.push_back(std::move(cmd));
+  }
+  return out;
+}
+
+std::vector<pb::NodeCommand> RepairPlanner::CheckCommands(NodeId node) {
+  constexpr int kPerCommand = 5000;
+  std::vector<pb::NodeCommand> out;
+  size_t total = 0;
+  for (ChunkId after;;) {
+    bool eof = false;
+    auto page = store_.ScanReplicas(after, kScanPage, &eof);
+    if (!page.ok()) {
+      LOG_WARN("check of node {}: {}", node, page.status().ToString());
+      RequestCheck(node);  // try again with the next heartbeat
+      return {};
+    }
+    for (const ChunkReplicas& c : *page) {
+      after = c.chunk;
+      for (const Replica& r : c.replicas) {
+        if (r.node != node || r.state != ReplicaState::kHealthy || r.version == 0) continue;
+        if (out.empty() || out.back().expected_size() == kPerCommand) {
+          out.emplace_back().set_kind(3);
+        }
+        pb::InventoryItem* item = out.back().add_expected();
+        item->set_chunk(c.chunk.value());
+        item->set_version(r.version);
+        item->set_volume(r.volume.value());
+        ++total;
+      }
+    }
+    if (eof || page->empty()) break;
+  }
+  LOG_INFO("node {}: checking its {} committed replica(s) against their versions", node, total);
+  return out;
+}
+
+void RepairPlanner::RequestCheck(NodeId node) {
+  std::lock_guard lock(mu_);
+  check_wanted_[node] = true;
+}
+
+void RepairPlanner::OnHeartbeat(NodeId node, const pb::HeartbeatReq& beat) {
+  std::vector<pb::CopyResult> finished;
+  {
+    std::lock_guard lock(mu_);
+    auto now = Clock::now();
+    // Bytes received by this node's copies, for the rate.
+    uint64_t total = beat.copied_bytes_total();
+    uint64_t& last = node_bytes_[node];
+    uint64_t delta = total >= last ? total - last : total;  // a restarted node counts from 0
+    last = total;
+    if (delta > 0) {
+      stats_.copied_bytes += delta;
+      rate_window_.emplace_back(now, delta);
+    }
+    while (!rate_window_.empty() && now - rate_window_.front().first > std::chrono::minutes(1)) {
+      rate_window_.pop_front();
+    }
+    // Sent copies the node neither lists nor reports: lost (it restarted).
+    std::vector<uint64_t> running(beat.copying().begin(), beat.copying().end());
+    for (const auto& [chunk, t] : tasks_) {
+      bool reported = std::any_of(beat.copies().begin(), beat.copies().end(),
+                                  [&](const pb::CopyResult& r) { return r.id() == t.id; });
+      bool listed = std::find(running.begin(), running.end(), t.id) != running.end();
+      if (t.target == node && t.sent != Clock::time_point{} && !reported && !listed &&
+          now - t.sent > kUnconfirmed) {
+        pb::CopyResult lost;
+        lost.set_id(t.id);
+        lost.set_chunk(t.chunk.value());
+        lost.set_ok(false);
+        lost.set_error("the node no longer runs this copy");
+        finished.push_back(lost);
+      }
+    }
+    for (const pb::CopyResult& r : beat.copies()) finished.push_back(r);
+  }
+  for (const pb::CopyResult& r : finished) {
+    ChunkId chunk(r.chunk());
+    {
+      std::lock_guard lock(mu_);
+      auto it = tasks_.find(chunk);
+      if (it == tasks_.end() || it->second.id != r.id()) continue;  // expired meanwhile
+      tasks_.erase(it);
+    }
+    Status st = r.ok() ? store_.CompleteReplica(chunk, node, r.version())
+                       : Status(StatusCode::kIoError, r.error());
+    std::lock_guard lock(mu_);
+    if (st.ok()) {
+      ++stats_.copies_done;
+      LOG_DEBUG("repair: chunk {} copied to node {} ({} bytes, version {})", chunk, node, r.bytes(), r.version());
+    } else {
+      ++stats_.copies_failed;
+      LOG_WARN("repair: copy of chunk {} to node {} failed: {}", chunk, node, st.ToString());
+      (void)store_.SetReplicaState(chunk, node, ReplicaState::kStale);
+    }
+  }
+  for (const pb::ReplicaProblem& p : beat.problems()) {
+    LOG_ERROR("node {} reports its replica of chunk {} bad ({}); marking it stale for repair", node, p.chunk(),
+              p.detail());
+    (void)store_.SetReplicaState(ChunkId(p.chunk()), node, ReplicaState::kStale);
+  }
+}
+
+RepairStats RepairPlanner::Stats() {
+  std::lock_guard lock(mu_);
+  RepairStats s = stats_;
+  s.under_replicated = last_pass_.under_replicated;
+  s.over_replicated = last_pass_.over_replicated;
+  s.stale_replicas = last_pass_.stale_replicas;
+  s.unavailable = last_pass_.unavailable;
+  s.replicas_per_node = last_pass_.replicas_per_node;
+  s.copies_running = tasks_.size();
+  uint64_t bytes = 0;
+  for (auto& [when, delta] : rate_window_) bytes += delta;
+  s.copy_rate_bps = rate_window_.empty() ? 0.0 : static_cast<double>(bytes) / 60.0;
+  return s;
+}
+
+}  // namespace t0fs::meta

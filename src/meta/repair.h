@@ -1,0 +1,109 @@
+// RepairPlanner: keeps every chunk's replicas true to its objective.
+//
+// A pass (every repair-interval) looks at every chunk with its replicas and
+// its file's objective:
+//   - fewer good replicas than the objective asks (a node down past
+//     repair-grace, a stale or corrupt replica, a draining node, an objective
+//     raised from 1 to 2) → one copy task: a pending replica on a new target
+//     node, and a copy command for that node, which pulls the chunk from a
+//     healthy peer (data flows node to node, never through meta);
+//   - enough good replicas → extra ones (stale, lost, on a draining node,
+//     beyond the objective) leave the layout and their files are removed.
+// At most one task per chunk and copies-per-node tasks per target at a time.
+// Copy results arrive with heartbeats; a task that does not finish (target
+// down, restarted, copy-timeout) is retried by a later pass.
+//
+// It also reconciles a node that comes back (or that this meta has not seen
+// yet): the node is sent the replicas it should hold with their committed
+// versions and reports any whose file is missing or older, which become
+// stale — a returning node is never trusted blindly.
+//
+// Thread safety: RunPass runs on the housekeeping thread; the heartbeat
+// handlers call the On* and CommandsFor methods concurrently; mu_ guards
+// the task state (never held across store calls that could block long —
+// store calls are short transactions).
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "meta/health.h"
+#include "meta/meta_config.h"
+#include "meta/store/meta_store.h"
+#include "rpc/proto/meta.pb.h"
+
+namespace t0fs::meta {
+
+struct RepairStats {
+  uint64_t under_replicated = 0;  // as of the last pass
+  uint64_t over_replicated = 0;
+  uint64_t stale_replicas = 0;
+  uint64_t unavailable = 0;  // chunks with no readable replica at all
+  uint64_t copies_running = 0;
+  uint64_t copies_done = 0;
+  uint64_t copies_failed = 0;
+  uint64_t copied_bytes = 0;
+  double copy_rate_bps = 0;  // bytes/s received by copies over the last minute
+  std::unordered_map<NodeId, uint64_t> replicas_per_node;  // as of the last pass
+};
+
+class RepairPlanner {
+ public:
+  RepairPlanner(MetaStore& store, NodeHealth& health, const MetaConfig& config, std::string cap_key);
+
+  // One pass over every chunk.
+  void RunPass();
+  // Copy commands waiting for `node` (handed out once; results come back
+  // through OnHeartbeat).
+  std::vector<pb::NodeCommand> TakeCommands(NodeId node);
+  // Copy results, ids still running, damage reports, the byte counter.
+  void OnHeartbeat(NodeId node, const pb::HeartbeatReq& beat);
+  // The node came back or is new to this meta: have it check every replica
+  // it should hold against the committed versions.
+  void RequestCheck(NodeId node);
+  RepairStats Stats();
+  // Copies in flight towards `node` (placement's load signal).
+  uint64_t LoadOf(NodeId node);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Task {
+    uint64_t id = 0;
+    ChunkId chunk;
+    NodeId target;
+    Clock::time_point created;
+    Clock::time_point sent;  // zero until handed to the target
+  };
+  struct Choice;  // a node as this pass sees it
+  void PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Choice>& nodes);
+  void ExpireTasks();
+  // The check commands for `node`: its healthy replicas, in pages.
+  std::vector<pb::NodeCommand> CheckCommands(NodeId node);
+
+  MetaStore& store_;
+  NodeHealth& health_;
+  const MetaConfig& config_;
+  const std::string cap_key_;
+
+  std::mutex mu_;  // guards everything below
+  uint64_t next_task_id_ = 1;
+  std::unordered_map<ChunkId, Task> tasks_;  // by chunk: at most one each
+  std::unordered_map<NodeId, std::deque<pb::NodeCommand>> queued_;
+  std::unordered_map<NodeId, bool> check_wanted_;
+  std::unordered_map<NodeId, uint64_t> node_bytes_;  // last copied_bytes_total per node
+  std::deque<std::pair<Clock::time_point, uint64_t>> rate_window_;
+  RepairStats stats_;  // running totals (copies)
+  // Counts of the pass in progress, and of the last complete one.
+  struct PassCounts {
+    uint64_t under_replicated = 0, over_replicated = 0, stale_replicas = 0, unavailable = 0;
+    std::unordered_map<NodeId, uint64_t> replicas_per_node;
+  };
+  PassCounts pass_, last_pass_;
+};
+
+}  // namespace t0fs::meta
