@@ -167,6 +167,7 @@ int RunObjective(ObjectiveState& s, bool set) {
 struct LayoutState {
   AdminOptions admin;
   std::string path;
+  uint64_t node_id = 0;  // the caller's node; 0: every node on this host is local
 };
 
 int RunLayout(LayoutState& s) {
@@ -204,11 +205,10 @@ int RunLayout(LayoutState& s) {
   }
   auto state_name = [](uint32_t state) { return state == 0 ? "healthy" : state == 1 ? "stale" : "pending"; };
   auto is_local = [&](uint64_t node) {
+    if (s.node_id != 0) return node == s.node_id;
     auto it = nodes.find(node);
     return it != nodes.end() && it->second->host_id() == here;
   };
-  // A file is passthrough-eligible (issue: local files through the kernel)
-  // when all of it is one chunk with a replica on this host.
   if (s.admin.json) {
     nlohmann::json out = {{"path", s.path},
                           {"ino", *ino},
@@ -290,6 +290,8 @@ void RegisterLayout(CLI::App& app, int* exit_code) {
   auto state = std::make_shared<LayoutState>();
   auto* cmd = app.add_subcommand("layout", "Print every chunk of a file and its replicas (local ones marked)");
   cmd->add_option("FILE", state->path, "path on a t0fs mount, or t0fs:/path")->required();
+  cmd->add_option("--node-id", state->node_id,
+                  "the caller's data node, marked [local] (default: every node on this host)");
   state->admin.Register(cmd);
   cmd->callback([state, exit_code] { *exit_code = RunLayout(*state); });
 }

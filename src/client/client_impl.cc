@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <unordered_set>
+
 #include <fmt/format.h>
 
 #include "client/file_impl.h"
@@ -357,6 +359,14 @@ Result<std::unique_ptr<File>> ClientImpl::OpenWith(const pb::OpenRsp& rsp, int f
                                               ? rsp.layout().chunks(rsp.layout().chunks_size() - 1).index() + 1
                                               : 0,
                                           1024);
+    {
+      // Close-to-open: chunks of the cached layout that meta no longer has
+      // (truncated, or allocated ahead and dropped at the last close) go.
+      std::unordered_set<uint64_t> fresh;
+      for (const auto& c : rsp.layout().chunks()) fresh.insert(c.index());
+      std::lock_guard lock(st->mu);
+      std::erase_if(st->layout, [&](const auto& entry) { return entry.first < covered && !fresh.count(entry.first); });
+    }
     MergeLayout(*st, rsp.layout(), 0, covered);
     if (flags & O_TRUNC) {
       std::lock_guard lock(st->mu);

@@ -1,16 +1,24 @@
-# Test cluster on loopback: one meta, one data service, one FUSE mount, as
-# real processes. Source this file, then call cluster_start. Everything is
-# stopped, unmounted and deleted on exit, whatever the exit path.
+# Test clusters as real processes. Source this file, then call
+# cluster_start (one meta, one data service, one FUSE mount on loopback) or
+# multi_start N (one meta, data nodes 1..N, no mount; with NETNS=1 every node
+# and meta live in network namespaces this file creates). Everything is
+# stopped, unmounted and deleted on exit, namespaces included, whatever the
+# exit path.
 #
 #   T0FS           the t0fs binary (set by ctest)
 #   CLUSTER_DIR    temp directory of this cluster (after cluster_start)
 #   MNT            the mount point
 #   META_ADDR      host:port of meta
+#   META_FLAGS     extra flags for `t0fs meta` (array; set before starting)
+#   NODE_FLAGS     extra flags for every `t0fs data` of multi_start (array)
+#   NODE_ADDRS[i]  host:port of data node i (multi_start)
 
 set -euo pipefail
 T0FS=${T0FS:?set T0FS to the t0fs binary}
 CLUSTER_DIR=""
 META_PID="" DATA_PID="" MOUNT_PID=""
+declare -a META_FLAGS=() NODE_FLAGS=() NODE_PIDS=() NODE_ADDRS=()
+NS_TAG=""  # set by multi_start with NETNS=1: namespaces t0h-TAG (meta, bridge) and t0n-TAG-i
 
 log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
 fail() { log "FAIL: $*"; exit 1; }
@@ -34,12 +42,19 @@ wait_until() {
 }
 
 is_mounted() { grep -q " $1 fuse.t0fs " /proc/mounts; }
-admin() { "$T0FS" "$@" --meta "$META_ADDR" --secret-file "$CLUSTER_DIR/secret"; }
+# in_hub CMD...: run where meta is (the hub namespace under NETNS=1).
+in_hub() { if [[ -n "$NS_TAG" ]]; then ip netns exec "t0h-$NS_TAG" "$@"; else "$@"; fi; }
+# in_node I CMD...: run on data node I's network (its namespace under NETNS=1).
+in_node() { local i=$1; shift; if [[ -n "$NS_TAG" ]]; then ip netns exec "t0n-$NS_TAG-$i" "$@"; else "$@"; fi; }
+admin() { in_hub "$T0FS" "$@" --meta "$META_ADDR" --secret-file "$CLUSTER_DIR/secret"; }
 node_up() { admin status --json | grep -q '"state": "up"'; }
 
 meta_start() {
-  "$T0FS" meta --listen "$META_ADDR" --db "$CLUSTER_DIR/meta.db" --secret-file "$CLUSTER_DIR/secret" \
-    --chunk-size "$CHUNK_SIZE" --session-lease 20s >>"$CLUSTER_DIR/meta.log" 2>&1 &
+  # Not through the in_hub function: `$!` must be the daemon, not a subshell.
+  local pre=()
+  [[ -z "$NS_TAG" ]] || pre=(ip netns exec "t0h-$NS_TAG")
+  "${pre[@]}" "$T0FS" meta --listen "$META_ADDR" --db "$CLUSTER_DIR/meta.db" --secret-file "$CLUSTER_DIR/secret" \
+    --chunk-size "$CHUNK_SIZE" --session-lease 20s "${META_FLAGS[@]}" >>"$CLUSTER_DIR/meta.log" 2>&1 &
   META_PID=$!
   wait_until 20 "meta" admin status
 }
@@ -77,14 +92,17 @@ cluster_stop() {
   set +e
   [[ -n "$CLUSTER_DIR" ]] || return $rc
   stop_pid "$MOUNT_PID"
-  if is_mounted "$MNT"; then umount -l "$MNT"; fi
+  if [[ -n "${MNT:-}" ]] && is_mounted "$MNT"; then umount -l "$MNT"; fi
   stop_pid "$DATA_PID"
+  local pid
+  for pid in "${NODE_PIDS[@]}"; do stop_pid "$pid"; done
   stop_pid "$META_PID"
   if ((rc != 0)); then
-    for f in meta data mount; do
-      [[ -f "$CLUSTER_DIR/$f.log" ]] && { log "--- last lines of $f.log"; tail -n 20 "$CLUSTER_DIR/$f.log" >&2; }
+    for f in "$CLUSTER_DIR"/*.log; do
+      [[ -f "$f" ]] && { log "--- last lines of ${f##*/}"; tail -n 20 "$f" >&2; }
     done
   fi
+  netns_remove
   rm -rf "$CLUSTER_DIR"
   CLUSTER_DIR=""
   return $rc
@@ -113,4 +131,94 @@ fsck_clean() {
   local out
   out=$(admin fsck) || { echo "$out" >&2; fail "fsck found problems"; }
   log "fsck: $(echo "$out" | tail -n 1)"
+}
+
+# --- many nodes ------------------------------------------------------------
+
+# node_state I: the state of node I in `t0fs status` (empty if unknown).
+node_state() {
+  admin status --json | python3 -c '
+import json, sys
+for n in json.load(sys.stdin)["nodes"]:
+    if n["node"] == int(sys.argv[1]): print(n["state"])' "$1"
+}
+node_is() { [[ "$(node_state "$1")" == "$2" ]]; }
+
+# node_start I [FLAGS...]: starts data node I (node id I, volume vol<I>,
+# NODE_ADDRS[I]) with NODE_FLAGS and FLAGS.
+node_start() {
+  local i=$1
+  shift
+  mkdir -p "$CLUSTER_DIR/vol$i"
+  local pre=()
+  [[ -z "$NS_TAG" ]] || pre=(ip netns exec "t0n-$NS_TAG-$i")
+  "${pre[@]}" "$T0FS" data --meta "$META_ADDR" --listen "${NODE_ADDRS[$i]}" --node-id "$i" \
+    --volumes "$CLUSTER_DIR/vol$i" --secret-file "$CLUSTER_DIR/secret" --heartbeat 200ms \
+    "${NODE_FLAGS[@]}" "$@" >>"$CLUSTER_DIR/data$i.log" 2>&1 &
+  NODE_PIDS[$i]=$!
+  wait_until 20 "data node $i registration" node_is "$i" up
+}
+
+# Network namespaces: a hub (meta, and a bridge) and one per node, joined by
+# veth pairs on 10.77.0.0/24. Only called as root.
+netns_setup() {
+  local n=$1 i hub
+  NS_TAG="$$"
+  hub="t0h-$NS_TAG"
+  ip netns add "$hub"
+  ip -n "$hub" link set lo up
+  ip -n "$hub" link add br0 type bridge
+  ip -n "$hub" addr add 10.77.0.1/24 dev br0
+  ip -n "$hub" link set br0 up
+  for ((i = 1; i <= n; i++)); do
+    ip netns add "t0n-$NS_TAG-$i"
+    ip -n "t0n-$NS_TAG-$i" link set lo up
+    ip -n "$hub" link add "v$i" type veth peer name eth0 netns "t0n-$NS_TAG-$i"
+    ip -n "$hub" link set "v$i" master br0 up
+    ip -n "t0n-$NS_TAG-$i" addr add "10.77.0.$((10 + i))/24" dev eth0
+    ip -n "t0n-$NS_TAG-$i" link set eth0 up
+  done
+}
+
+netns_remove() {
+  [[ -n "$NS_TAG" ]] || return 0
+  local ns
+  for ns in $(ip netns list | awk '{print $1}' | grep -E "^t0[hn]-$NS_TAG(-|$)"); do
+    ip netns del "$ns" 2>/dev/null || true
+  done
+  NS_TAG=""
+}
+
+# netns_usable: root and able to create a namespace with a veth pair.
+netns_usable() {
+  ((EUID == 0)) || return 1
+  local probe="t0probe-$$"
+  ip netns add "$probe" 2>/dev/null || return 1
+  local ok=0
+  ip -n "$probe" link add t0a type veth peer name t0b 2>/dev/null && ip -n "$probe" link add br0 type bridge 2>/dev/null || ok=1
+  ip netns del "$probe"
+  return $ok
+}
+
+# multi_start N [CHUNK_SIZE]: meta and data nodes 1..N, no mount. With
+# NETNS=1 each node gets its own namespace and address.
+multi_start() {
+  local n=$1 i
+  CHUNK_SIZE=${2:-1M}
+  CLUSTER_DIR=$(mktemp -d /tmp/t0fs-test.XXXXXX)
+  trap cluster_stop EXIT
+  trap 'exit 130' INT TERM
+  head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$CLUSTER_DIR/secret"
+  chmod 600 "$CLUSTER_DIR/secret"
+  if [[ "${NETNS:-0}" == 1 ]]; then
+    netns_setup "$n"
+    META_ADDR="10.77.0.1:7700"
+    for ((i = 1; i <= n; i++)); do NODE_ADDRS[$i]="10.77.0.$((10 + i)):7701"; done
+  else
+    META_ADDR="127.0.0.1:$(free_port)"
+    for ((i = 1; i <= n; i++)); do NODE_ADDRS[$i]="127.0.0.1:$(free_port)"; done
+  fi
+  meta_start
+  for ((i = 1; i <= n; i++)); do node_start "$i"; done
+  log "cluster up: meta $META_ADDR, $n data nodes${NS_TAG:+ in namespaces t0n-$NS_TAG-*}"
 }

@@ -175,6 +175,7 @@ class SqliteStore final : public MetaStore {
   Status FreeInode(InodeId ino);
   // Moves chunks with index >= first_idx to the garbage queue.
   Status DropChunksFrom(InodeId ino, uint64_t first_idx);
+  Status DropUnwrittenTail(InodeId ino);
   // Truncation of a regular file to `new_size`: drops the chunks wholly past
   // min(old, new size), sets size, mtime and ctime.
   Status Truncate(const InodeAttr& attr, uint64_t new_size, Timespec now);

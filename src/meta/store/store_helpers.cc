@@ -126,6 +126,22 @@ Status SqliteStore::DropChunksFrom(InodeId ino, uint64_t first_idx) {
   return db_.Run("DELETE FROM chunks WHERE ino = ? AND idx >= ?", ino, first_idx);
 }
 
+Status SqliteStore::DropUnwrittenTail(InodeId ino) {
+  // Chunks wholly past the end (index >= ceil(size / chunk_size)) of which
+  // no replica ever took a write (version 0).
+  constexpr const char* kTail =
+      "SELECT c.id FROM chunks c JOIN inodes i ON i.ino = c.ino WHERE c.ino = ? AND "
+      "c.idx >= (i.size + i.chunk_size - 1) / i.chunk_size AND "
+      "NOT EXISTS (SELECT 1 FROM replicas r WHERE r.chunk_id = c.id AND r.version > 0)";
+  RETURN_IF_ERROR(db_.Run(fmt::format("INSERT INTO garbage (chunk_id, ino, idx, node, volume, version) "
+                                      "SELECT c.id, c.ino, c.idx, r.node, r.volume, r.version FROM chunks c "
+                                      "JOIN replicas r ON r.chunk_id = c.id WHERE c.id IN ({}) ORDER BY c.id, r.pos",
+                                      kTail),
+                          ino));
+  RETURN_IF_ERROR(db_.Run(fmt::format("DELETE FROM replicas WHERE chunk_id IN ({})", kTail), ino));
+  return db_.Run(fmt::format("DELETE FROM chunks WHERE id IN ({})", kTail), ino);
+}
+
 Status SqliteStore::Truncate(const InodeAttr& attr, uint64_t new_size, Timespec now) {
   if (new_size > internal::kMaxFileSize) {
     return Status(StatusCode::kFileTooBig, fmt::format("size {}", new_size));

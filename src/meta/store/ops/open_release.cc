@@ -47,7 +47,12 @@ Status SqliteStore::Release(const OpToken& token, HandleId handle) {
     ASSIGN_OR_RETURN(auto ino, db_.QueryInt("SELECT ino FROM handles WHERE id = ?", handle));
     if (!ino) return Status(StatusCode::kBadHandle, fmt::format("handle {}", handle));
     RETURN_IF_ERROR(db_.Run("DELETE FROM handles WHERE id = ?", handle));
-    return FreeIfOrphan(InodeId(static_cast<uint64_t>(*ino)));
+    InodeId id(static_cast<uint64_t>(*ino));
+    // The last writer is gone: chunks allocated ahead past the end of the
+    // file and never written leave the layout.
+    ASSIGN_OR_RETURN(auto writers, db_.QueryInt("SELECT 1 FROM handles WHERE ino = ? AND (flags & 3) != 0 LIMIT 1", id));
+    if (!writers) RETURN_IF_ERROR(DropUnwrittenTail(id));
+    return FreeIfOrphan(id);
   });
 }
 
