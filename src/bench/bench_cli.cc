@@ -4,6 +4,7 @@
 
 #include "bench/cli_common.h"
 #include "bench/comm.h"
+#include "bench/mlperf/cli_mlperf.h"
 
 namespace t0fs::bench {
 
@@ -11,7 +12,7 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
   auto* bench = app.add_subcommand(
       "bench",
       "Storage benchmarks for AI workloads on any path: io (fio/elbencho), ai (seed 001 "
-      "patterns), sweep (iozone), meta (mdtest), report (HTML)");
+      "patterns), sweep (iozone), meta (mdtest), mlperf (MLPerf Storage), report (HTML)");
   bench->require_subcommand(1);
   bench->footer(MpiCompiledIn()
                     ? "Multi-host: launch under mpirun; ranks share the work, rank 0 reports."
@@ -20,6 +21,7 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
   RegisterAi(bench, exit_code);
   RegisterSweep(bench, exit_code);
   RegisterMeta(bench, exit_code);
+  mlperf::RegisterMlperf(bench, exit_code);
   RegisterReport(bench, exit_code);
 }
 

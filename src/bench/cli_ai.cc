@@ -60,6 +60,7 @@ Result<std::vector<IoSpec>> ToAiSpecs(const AiCliOptions& o, bool keep, bool pro
     } else {
       spec.engine.meta = o.common.meta;
       spec.engine.secret_file = o.common.secret_file;
+      spec.engine.node_id = o.common.node_id;
     }
     spec.verify = o.common.verify;
     spec.seed = o.common.seed;

@@ -41,6 +41,9 @@ void AddEngineOptions(CLI::App* cmd, EngineCliOptions* opts, bool with_engine) {
       ->capture_default_str();
   cmd->add_option("--secret-file", opts->secret_file,
                   "native engine: the cluster secret file");
+  cmd->add_option("--node-id", opts->node_id,
+                  "native engine: this client's data node, whose replicas it reads directly "
+                  "(default: detected by host)");
   cmd->add_flag("--verify", opts->verify,
                 "Write a checkable pattern and verify every block read (a write run reads its "
                 "data back afterwards, untimed)");

@@ -15,6 +15,7 @@ Result<EngineOptions> ToEngineOptions(const EngineCliOptions& opts, const std::s
   ASSIGN_OR_RETURN(e.kind, ParseEngineKind(engine));
   e.meta = opts.meta;
   e.secret_file = opts.secret_file;
+  e.node_id = opts.node_id;
   return e;
 }
 

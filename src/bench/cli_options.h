@@ -35,6 +35,7 @@ struct EngineCliOptions {
   std::string engine = "psync";
   std::string meta = "127.0.0.1:7700";
   std::string secret_file;
+  uint64_t node_id = 0;  // native: the client's data node (0: detected by host)
   bool verify = false;
   uint64_t seed = 0x7430667362656e63ULL;
 };

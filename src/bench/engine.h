@@ -50,6 +50,7 @@ struct EngineOptions {
   // native: meta address and secret file of the t0fs cluster (ignored by others).
   std::string meta;
   std::string secret_file;
+  uint64_t node_id = 0;  // the client's data node; 0 = detected by host
 };
 
 class Engine {

@@ -22,6 +22,7 @@ Result<client::Client*> SharedClient(const EngineOptions& options) {
   client::ClientOptions copts;
   copts.meta = options.meta;
   copts.secret_file = options.secret_file;
+  copts.node_id = options.node_id;
   copts.name = "t0fs bench";
   auto connected = client::Client::Connect(copts);
   if (!connected.ok()) {

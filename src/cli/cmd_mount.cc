@@ -11,6 +11,8 @@
 #include "cli/signals.h"
 #include "common/logging.h"
 #include "fuse/fuse_server.h"
+#include "metrics/metrics_server.h"
+#include "metrics/process_metrics.h"
 #include "t0fs/client.h"
 
 namespace t0fs::cli {
@@ -41,8 +43,18 @@ int RunMount(MountState& s) {
   if (s.client.name.empty()) s.client.name = "mount " + s.mountpoint;
   auto client = client::Client::Connect(s.client);
   if (!client.ok()) return Fail("mount", client.status());
-  auto server = fuse::FuseServer::Mount(**client, s.mountpoint, s.mount);
+  metrics::Registry registry;
+  metrics::AddProcessMetrics(registry);
+  metrics::AddBuildInfo(registry, "mount");
+  fuse::AddClientMetrics(registry, **client);
+  // Without an endpoint, FUSE requests are not timed at all.
+  auto server = fuse::FuseServer::Mount(**client, s.mountpoint, s.mount,
+                                        s.mount.metrics.listen.empty() ? nullptr : &registry);
   if (!server.ok()) return Fail("mount", server.status());
+  metrics::MetricsServer metrics_server(registry, {.name = "t0fs mount"});
+  Status metrics_started = metrics_server.Start(s.mount.metrics.listen);
+  if (!metrics_started.ok()) return Fail("mount", metrics_started.WithContext("metrics-listen"));
+  if (metrics_server.running()) LOG_INFO("metrics on {}", metrics_server.url());
   LOG_INFO("mounted {} (meta {}, local node {}, FUSE 7.{}, passthrough {})", (*server)->mountpoint(), s.meta,
            (*client)->local_node(), (*server)->info().minor,
            (*server)->passthrough_offered() ? "offered by the kernel (not used yet)" : "not offered");
@@ -56,6 +68,7 @@ int RunMount(MountState& s) {
   Status run = (*server)->Run();
   WakeStopWaiter();
   waiter.join();
+  metrics_server.Stop();
   server->reset();
   client->reset();
   if (!run.ok()) return Fail("mount", run);

@@ -1,4 +1,13 @@
 // `t0fs status`: nodes, volumes, capacity, files and chunks of a cluster.
+// `t0fs status --watch`: the same, refreshed every --interval, with each
+// node's traffic as rates (the delta of its counters between two frames).
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <map>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -22,16 +31,21 @@ nlohmann::json ToJson(const pb::ClusterStatusRsp& s, const std::string& meta) {
     }
     nodes.push_back({{"node", n.node()}, {"state", n.state()}, {"address", n.address()},
                      {"hostname", n.hostname()}, {"last_heartbeat_ms_ago", n.last_heartbeat_ms_ago()},
-                     {"replicas", n.replicas()}, {"volumes", vols}});
+                     {"replicas", n.replicas()}, {"volumes", vols},
+                     {"metrics_address", n.metrics_address()},
+                     {"traffic", {{"tcp_read_bytes", n.tcp_read_bytes()}, {"tcp_write_bytes", n.tcp_write_bytes()},
+                                  {"local_opens", n.local_opens()}}}});
   }
   return {{"meta", meta},           {"cluster_id", s.cluster_id()}, {"nodes", nodes},
+          {"meta_metrics_address", s.metrics_address()},
           {"files", s.files()},     {"directories", s.directories()}, {"chunks", s.chunks()},
           {"logical_bytes", s.logical_bytes()}, {"sessions", s.sessions()},
           {"open_handles", s.open_handles()},   {"garbage_chunks", s.garbage_chunks()},
           {"repair", {{"under_replicated", s.under_replicated()}, {"over_replicated", s.over_replicated()},
                       {"stale_replicas", s.stale_replicas()}, {"copies_running", s.copies_running()},
                       {"copies_done", s.copies_done()}, {"copies_failed", s.copies_failed()},
-                      {"copied_bytes", s.copied_bytes()}, {"copy_rate_bps", s.copy_rate_bps()}}}};
+                      {"copied_bytes", s.copied_bytes()}, {"copy_rate_bps", s.copy_rate_bps()},
+                      {"unavailable", s.unavailable()}}}};
 }
 
 void PrintTable(const pb::ClusterStatusRsp& s, const std::string& meta) {
@@ -64,6 +78,12 @@ void PrintTable(const pb::ClusterStatusRsp& s, const std::string& meta) {
              FormatByteSize(s.logical_bytes()));
   fmt::print("client sessions {}, open files {}, chunks awaiting removal {}\n", s.sessions(), s.open_handles(),
              s.garbage_chunks());
+  if (!s.metrics_address().empty()) fmt::print("metrics: meta http://{}/metrics\n", s.metrics_address());
+  for (const pb::NodeStatus& n : s.nodes()) {
+    if (!n.metrics_address().empty()) {
+      fmt::print("metrics: node {} http://{}/metrics\n", n.node(), n.metrics_address());
+    }
+  }
   if (s.under_replicated() == 0 && s.copies_running() == 0 && s.stale_replicas() == 0) {
     fmt::print("repair: every chunk meets its objective ({} copies done, {} copied)\n", s.copies_done(),
                FormatByteSize(s.copied_bytes()));
@@ -75,16 +95,208 @@ void PrintTable(const pb::ClusterStatusRsp& s, const std::string& meta) {
   }
 }
 
+// ---------------------------------------------------------------- --watch
+
+// Counters of one node in one frame, and the rates between two frames.
+struct NodeCounters {
+  uint64_t tcp_read = 0, tcp_write = 0, local_opens = 0;
+};
+struct NodeRates {
+  double tcp_read = 0, tcp_write = 0, local_opens = 0;  // per second
+  bool known = false;  // false on the first frame, or after the node (or meta) restarted
+};
+
+// A counter that went down was reset (node or meta restart): no rate this frame.
+NodeRates RatesBetween(const NodeCounters& before, const NodeCounters& now, double seconds) {
+  NodeRates r;
+  if (seconds <= 0 || now.tcp_read < before.tcp_read || now.tcp_write < before.tcp_write ||
+      now.local_opens < before.local_opens) {
+    return r;
+  }
+  r.tcp_read = static_cast<double>(now.tcp_read - before.tcp_read) / seconds;
+  r.tcp_write = static_cast<double>(now.tcp_write - before.tcp_write) / seconds;
+  r.local_opens = static_cast<double>(now.local_opens - before.local_opens) / seconds;
+  r.known = true;
+  return r;
+}
+
+std::string Rate(double bytes_per_second, bool known) {
+  if (!known) return "-";
+  return FormatByteSize(static_cast<uint64_t>(bytes_per_second)) + "/s";
+}
+
+class Watcher {
+ public:
+  Watcher(const std::string& meta, bool json) : meta_(meta), json_(json), tty_(::isatty(STDOUT_FILENO) == 1) {}
+
+  void Frame(const pb::ClusterStatusRsp& s) {
+    auto now = std::chrono::steady_clock::now();
+    double seconds = have_prev_ ? std::chrono::duration<double>(now - prev_time_).count() : 0;
+    std::map<uint64_t, NodeRates> rates;
+    std::map<uint64_t, NodeCounters> counters;
+    for (const pb::NodeStatus& n : s.nodes()) {
+      NodeCounters c{n.tcp_read_bytes(), n.tcp_write_bytes(), n.local_opens()};
+      counters[n.node()] = c;
+      auto prev = prev_.find(n.node());
+      if (prev != prev_.end()) rates[n.node()] = RatesBetween(prev->second, c, seconds);
+    }
+    double copy_rate = 0;
+    bool copy_known = have_prev_ && s.copied_bytes() >= prev_copied_ && seconds > 0;
+    if (copy_known) copy_rate = static_cast<double>(s.copied_bytes() - prev_copied_) / seconds;
+    if (json_) {
+      PrintJson(s, rates, copy_rate, copy_known);
+    } else {
+      PrintText(s, rates, copy_rate, copy_known);
+    }
+    std::fflush(stdout);
+    prev_ = std::move(counters);
+    prev_copied_ = s.copied_bytes();
+    prev_time_ = now;
+    have_prev_ = true;
+  }
+
+  void Unreachable(const Status& st) {
+    if (json_) {
+      fmt::print("{}\n", nlohmann::json{{"time", Now()}, {"error", st.ToString()}}.dump());
+    } else {
+      if (tty_) fmt::print("\x1b[H\x1b[2J");
+      fmt::print("{}  meta {} unreachable: {} (retrying)\n\n", Now(), meta_, st.ToString());
+    }
+    std::fflush(stdout);
+    have_prev_ = false;  // the next frame has no rates: counters may have restarted
+  }
+
+ private:
+  static std::string Now() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    ::localtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+    return buf;
+  }
+
+  void PrintJson(const pb::ClusterStatusRsp& s, const std::map<uint64_t, NodeRates>& rates, double copy_rate,
+                 bool copy_known) {
+    nlohmann::json frame = ToJson(s, meta_);
+    frame["time"] = Now();
+    for (auto& node : frame["nodes"]) {
+      auto it = rates.find(node["node"].get<uint64_t>());
+      if (it == rates.end() || !it->second.known) {
+        node["rates"] = nullptr;
+        continue;
+      }
+      node["rates"] = {{"tcp_read_bps", it->second.tcp_read},
+                       {"tcp_write_bps", it->second.tcp_write},
+                       {"local_opens_per_s", it->second.local_opens}};
+    }
+    frame["repair"]["copy_bps"] = copy_known ? nlohmann::json(copy_rate) : nlohmann::json(nullptr);
+    fmt::print("{}\n", frame.dump());  // one frame per line
+  }
+
+  void PrintText(const pb::ClusterStatusRsp& s, const std::map<uint64_t, NodeRates>& rates, double copy_rate,
+                 bool copy_known) {
+    // On a terminal each frame replaces the last; otherwise frames follow
+    // each other (a log, a pipe), each starting with its time.
+    if (tty_) fmt::print("\x1b[H\x1b[2J");
+    fmt::print("{}  cluster {} (meta {})  Ctrl-C to stop\n\n", Now(), s.cluster_id(), meta_);
+    fmt::print("{:<6} {:<9} {:<22} {:>12} {:>12} {:>12} {:>10} {:>10} {:>9} {:>7}\n", "NODE", "STATE", "ADDRESS",
+               "NET READ", "NET WRITE", "LOCAL OPENS", "USED", "FREE", "CHUNKS", "SEEN");
+    for (const pb::NodeStatus& n : s.nodes()) {
+      uint64_t total = 0, free = 0, chunks = 0;
+      for (const pb::VolumeInfo& v : n.volumes()) {
+        total += v.total_bytes();
+        free += v.free_bytes();
+        chunks += v.chunks();
+      }
+      NodeRates r;
+      auto it = rates.find(n.node());
+      if (it != rates.end()) r = it->second;
+      fmt::print("{:<6} {:<9} {:<22} {:>12} {:>12} {:>12} {:>10} {:>10} {:>9} {:>6.1f}s\n", n.node(), n.state(),
+                 n.address(), Rate(r.tcp_read, r.known), Rate(r.tcp_write, r.known),
+                 r.known ? fmt::format("{:.1f}/s", r.local_opens) : "-", FormatByteSize(total - free),
+                 FormatByteSize(free), chunks, n.last_heartbeat_ms_ago() / 1000.0);
+    }
+    if (s.nodes_size() == 0) fmt::print("(no data nodes registered)\n");
+    fmt::print("\nNET: chunk bytes each node served over TCP (remote clients, peers). LOCAL OPENS: chunk files\n"
+               "handed to same-host clients, whose bypass bytes are on the clients' /metrics\n"
+               "(t0fs_client_bytes_total{{path=\"local\"}}).\n\n");
+    fmt::print("files {}, directories {}, chunks {}, data {}; sessions {}, open files {}\n", s.files(),
+               s.directories(), s.chunks(), FormatByteSize(s.logical_bytes()), s.sessions(), s.open_handles());
+    fmt::print("repair: {} chunk(s) below objective, {} stale replica(s), {} unavailable; {} copies running, "
+               "{} done, {} failed; copying {}\n\n",
+               s.under_replicated(), s.stale_replicas(), s.unavailable(), s.copies_running(), s.copies_done(),
+               s.copies_failed(), Rate(copy_rate, copy_known));
+  }
+
+  const std::string meta_;
+  const bool json_;
+  const bool tty_;
+  bool have_prev_ = false;
+  std::map<uint64_t, NodeCounters> prev_;
+  uint64_t prev_copied_ = 0;
+  std::chrono::steady_clock::time_point prev_time_;
+};
+
+// Waits up to `interval` for SIGINT/SIGTERM/SIGHUP (blocked in every thread
+// by main, so they are taken here synchronously); true if one arrived.
+bool StopRequested(Duration interval) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(interval.value).count();
+  timespec timeout{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+  for (;;) {
+    int sig = ::sigtimedwait(&set, nullptr, &timeout);
+    if (sig > 0) return true;
+    if (errno == EAGAIN) return false;
+    // EINTR (another signal): wait again; the remaining time is not tracked,
+    // so a frame may come a little late.
+  }
+}
+
+int Watch(AdminTarget& target, bool json, Duration interval) {
+  Watcher watcher(target.meta, json);
+  do {
+    pb::Empty req;
+    pb::ClusterStatusRsp rsp;
+    Status st = target.channel->Call(rpc::Method::kClusterStatus, req, &rsp);
+    if (st.ok()) {
+      watcher.Frame(rsp);
+    } else {
+      watcher.Unreachable(st);
+    }
+  } while (!StopRequested(interval));
+  return 0;
+}
+
 }  // namespace
 
 void RegisterStatus(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("status", "Show nodes, volumes, capacity, files and chunks");
   auto opts = std::make_shared<AdminOptions>();
   opts->Register(cmd);
-  cmd->callback([opts, exit_code] {
+  auto watch = std::make_shared<bool>(false);
+  auto interval = std::make_shared<std::string>("2s");
+  cmd->add_flag("--watch,-w", *watch,
+                "refresh every --interval until Ctrl-C, with per-node traffic rates (--json: one frame per line)");
+  cmd->add_option("--interval", *interval, "time between two --watch frames")->capture_default_str();
+  cmd->callback([opts, exit_code, watch, interval] {
+    auto every = ParseDuration(*interval);
+    if (!every.ok() || every->value.count() <= 0) {
+      *exit_code = Fail("status", Status(StatusCode::kInvalidArgument,
+                                         fmt::format("--interval '{}' is not a positive duration", *interval)));
+      return;
+    }
     auto target = ConnectAdmin(*opts);
     if (!target.ok()) {
       *exit_code = Fail("status", target.status());
+      return;
+    }
+    if (*watch) {
+      *exit_code = Watch(*target, opts->json, *every);
       return;
     }
     pb::Empty req;

@@ -193,7 +193,7 @@ Result<size_t> ClientImpl::ReadReplica(InodeState& st, const ReplicaInfo& r, con
     counters_.local_read_bytes += n;
     return n;
   }
-  ASSIGN_OR_RETURN(size_t n, data_.Read(r, cap, offset, buf, /*retry=*/last_resort));
+  ASSIGN_OR_RETURN(size_t n, data_.Read(r, cap, offset, buf, /*retry=*/last_resort, direct));
   counters_.remote_reads++;
   counters_.remote_read_bytes += n;
   return n;
@@ -289,10 +289,12 @@ Status ClientImpl::WritePiece(InodeState& st, const CachedChunk& chunk, uint64_t
   if (targets.size() == 1 && local == nullptr) {
     // One replica: nobody to fail over to, so ride out a restart.
     remote_status.push_back(data_.Write(remote.front(), chunk.cap, offset_in_chunk, data, version, /*retry=*/true));
+  } else if (remote.empty()) {
+    write_local();  // the only replica is this node's: no network at all
   } else {
+    // Sends to the remote replicas, writes the local one meanwhile, then waits.
     remote_status = data_.WriteMany(remote, chunk.cap, offset_in_chunk, data, version, write_local);
   }
-  if (targets.size() == 1 && local != nullptr) write_local();
   std::vector<NodeId> took;
   Status first_error;
   auto account = [&](const ReplicaInfo& r, const Status& s) {

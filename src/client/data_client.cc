@@ -110,7 +110,7 @@ Status DataClient::Attempt(rpc::Channel* ch, const std::string& what, bool retry
 }
 
 Result<size_t> DataClient::Read(const ReplicaInfo& r, const Capability& cap, uint64_t offset,
-                                std::span<std::byte> buf, bool retry) {
+                                std::span<std::byte> buf, bool retry, bool direct) {
   ASSIGN_OR_RETURN(rpc::Channel * ch, ChannelFor(r.node));
   InFlightGuard busy(InFlight(r.node));
   size_t done = 0;
@@ -122,6 +122,7 @@ Result<size_t> DataClient::Read(const ReplicaInfo& r, const Capability& cap, uin
     req.set_offset(offset + done);
     req.set_length(static_cast<uint32_t>(piece));
     req.set_min_version(r.version);
+    req.set_direct(direct);
     CapToWire(cap, req.mutable_cap());
     std::string header = req.SerializeAsString();
     std::string reply;

@@ -38,8 +38,9 @@ class DataClient {
   // Reads from a remote replica into buf; returns the bytes the chunk file
   // holds there (short at its end). A replica never written (version 0)
   // whose file does not exist reads as empty.
+  // `direct`: the reader opened with O_DIRECT; the node reads from its drive.
   Result<size_t> Read(const ReplicaInfo& r, const Capability& cap, uint64_t offset, std::span<std::byte> buf,
-                      bool retry);
+                      bool retry, bool direct = false);
   Status Write(const ReplicaInfo& r, const Capability& cap, uint64_t offset, std::span<const std::byte> data,
                uint64_t version, bool retry);
   // Writes to several remote replicas at once: all requests are sent before

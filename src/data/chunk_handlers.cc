@@ -15,11 +15,15 @@ namespace {
 
 // Logs corruption where an operator will see it; the client gets EIO and
 // tries another replica.
-Status Logged(Status st, const char* what) {
+Status Logged(Status st, std::string_view what) {
   if (st.code() == StatusCode::kDataChecksum || st.code() == StatusCode::kCorruption) {
     LOG_ERROR("{}: {}", what, st.ToString());
   }
   return st;
+}
+
+void Count(metrics::Counter* counter, uint64_t n) {
+  if (counter != nullptr) counter->Inc(n);
 }
 
 }  // namespace
@@ -27,12 +31,13 @@ Status Logged(Status st, const char* what) {
 std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store,
                                                                const DataConfig& config,
                                                                const CapabilityGate& gate,
-                                                               Scrubber& scrubber) {
+                                                               Scrubber& scrubber,
+                                                               ChunkTraffic traffic) {
   const uint64_t max_io = config.max_io.bytes;
   std::vector<std::pair<Method, rpc::Handler>> h;
 
   h.emplace_back(Method::kChunkRead, Typed<pb::ChunkReadReq, pb::ChunkReadRsp>(
-      [&store, &gate, &scrubber, max_io](const pb::ChunkReadReq& req, pb::ChunkReadRsp& rsp, Call& call) -> Status {
+      [&store, &gate, &scrubber, max_io, traffic](const pb::ChunkReadReq& req, pb::ChunkReadRsp& rsp, Call& call) -> Status {
         RETURN_IF_ERROR(gate.Check(req.chunk(), kCapRead, req.cap()));
         if (req.length() > max_io) {
           return Status(StatusCode::kInvalidArgument, fmt::format("read of {} bytes exceeds max-io {}", req.length(), max_io));
@@ -40,27 +45,33 @@ std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store
         call.reply_buffer->Reserve(req.length());
         uint64_t version = 0;
         auto n = store.Read(VolumeId(req.volume()), ChunkId(req.chunk()), req.offset(),
-                            std::span(call.reply_buffer->data(), req.length()), req.min_version(), &version);
+                            std::span(call.reply_buffer->data(), req.length()), req.min_version(), &version,
+                            req.direct());
         if (!n.ok()) {
           if (n.status().code() == StatusCode::kDataChecksum) {
             scrubber.Report(VolumeId(req.volume()), ChunkId(req.chunk()), n.status().ToString());
           }
-          return Logged(n.status(), "read");
+          return Logged(n.status(), fmt::format("read of chunk {} on volume {}", req.chunk(), req.volume()));
         }
         rsp.set_length(static_cast<uint32_t>(*n));
         rsp.set_version(version);
+        Count(call.peer == "unix" ? traffic.unix_read_bytes : traffic.tcp_read_bytes, *n);
         call.reply_payload = std::span(call.reply_buffer->data(), *n);
         return Status::Ok();
       }));
 
   h.emplace_back(Method::kChunkWrite, Typed<pb::ChunkWriteReq, pb::ChunkEmptyRsp>(
-      [&store, &gate, max_io](const pb::ChunkWriteReq& req, pb::ChunkEmptyRsp&, Call& call) -> Status {
+      [&store, &gate, max_io, traffic](const pb::ChunkWriteReq& req, pb::ChunkEmptyRsp&, Call& call) -> Status {
         RETURN_IF_ERROR(gate.Check(req.chunk(), kCapWrite, req.cap()));
         if (call.payload.size() > max_io) {
           return Status(StatusCode::kInvalidArgument, "write exceeds max-io");
         }
-        return store.Write(VolumeId(req.volume()), ChunkId(req.chunk()), req.offset(), call.payload,
-                           req.version(), req.sync());
+        Status written = store.Write(VolumeId(req.volume()), ChunkId(req.chunk()), req.offset(), call.payload,
+                                     req.version(), req.sync());
+        if (written.ok()) {
+          Count(call.peer == "unix" ? traffic.unix_write_bytes : traffic.tcp_write_bytes, call.payload.size());
+        }
+        return written;
       }));
 
   h.emplace_back(Method::kChunkTruncate, Typed<pb::ChunkTruncateReq, pb::ChunkEmptyRsp>(
@@ -91,7 +102,7 @@ std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store
       }));
 
   h.emplace_back(Method::kOpenLocal, Typed<pb::OpenLocalReq, pb::OpenLocalRsp>(
-      [&store, &gate](const pb::OpenLocalReq& req, pb::OpenLocalRsp& rsp, Call& call) -> Status {
+      [&store, &gate, traffic](const pb::OpenLocalReq& req, pb::OpenLocalRsp& rsp, Call& call) -> Status {
         if (call.peer != "unix") {
           return Status(StatusCode::kNotSupported, "OpenLocal is served on the local unix socket only");
         }
@@ -106,6 +117,7 @@ std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store
         rsp.set_block_size(kChunkBlockSize);
         call.reply_fds.push_back(std::move(fds.data));
         call.reply_fds.push_back(std::move(fds.crc));
+        Count(traffic.local_opens, 1);
         return Status::Ok();
       }));
 

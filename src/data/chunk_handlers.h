@@ -8,6 +8,7 @@
 
 #include "data/capability_gate.h"
 #include "data/chunk_store.h"
+#include "data/data_metrics.h"
 #include "data/data_config.h"
 #include "data/scrubber.h"
 #include "rpc/server.h"
@@ -15,10 +16,12 @@
 namespace t0fs::data {
 
 // Every chunk request must carry a capability granting the rights it needs
-// (`gate`); damage a read finds is also reported through `scrubber`.
+// (`gate`); damage a read finds is also reported through `scrubber`. Bytes
+// read and written and descriptors handed out are added to `traffic`.
 std::vector<std::pair<rpc::Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store,
                                                                     const DataConfig& config,
                                                                     const CapabilityGate& gate,
-                                                                    Scrubber& scrubber);
+                                                                    Scrubber& scrubber,
+                                                                    ChunkTraffic traffic = {});
 
 }  // namespace t0fs::data

@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "common/buffer.h"
+
 namespace t0fs::data {
 namespace {
 
@@ -54,6 +56,13 @@ uint64_t ChunkStore::ChunkCount(VolumeId volume) const {
   std::lock_guard lock(mu_);
   auto it = volumes_.find(volume);
   return it == volumes_.end() ? 0 : it->second.chunks;
+}
+
+std::vector<std::pair<std::string, uint64_t>> ChunkStore::VolumeChunkCounts() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::pair<std::string, uint64_t>> out;
+  for (const auto& [id, state] : volumes_) out.emplace_back(state.dir, state.chunks);
+  return out;
 }
 
 Result<std::string> ChunkStore::DirOf(VolumeId volume) const {
@@ -120,7 +129,7 @@ Result<std::shared_ptr<ChunkFile>> ChunkStore::Get(VolumeId volume, ChunkId chun
 }
 
 Result<size_t> ChunkStore::Read(VolumeId volume, ChunkId chunk, uint64_t offset,
-                                std::span<std::byte> buf, uint64_t min_version, uint64_t* version) {
+                                std::span<std::byte> buf, uint64_t min_version, uint64_t* version, bool direct) {
   ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, Get(volume, chunk, false));
   if (file->version() < min_version) {
     RETURN_IF_ERROR(file->ReadHeader());  // a local client may have written meanwhile
@@ -130,6 +139,21 @@ Result<size_t> ChunkStore::Read(VolumeId volume, ChunkId chunk, uint64_t offset,
     }
   }
   *version = file->version();
+  bool aligned = offset % kPageSize == 0 && buf.size() % kPageSize == 0 &&
+                 reinterpret_cast<uintptr_t>(buf.data()) % kPageSize == 0;
+  if (direct && aligned) {
+    // The reader asked for the drive (O_DIRECT), as a local reader through
+    // the bypass gets: a descriptor of its own, same checksum rules.
+    ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
+    UniqueFd data(::open(ChunkDataPath(dir, chunk).c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT));
+    UniqueFd crc(::open(ChunkCrcPath(dir, chunk).c_str(), O_RDONLY | O_CLOEXEC));
+    if (data.valid() && crc.valid()) {
+      ChunkFile uncached(chunk, std::move(data), std::move(crc), /*direct=*/true);
+      RETURN_IF_ERROR(uncached.ReadHeader());
+      return uncached.Read(offset, buf);
+    }
+    // A file system without O_DIRECT (tmpfs): the cached path below.
+  }
   return file->Read(offset, buf);
 }
 

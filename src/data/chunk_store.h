@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/chunk_file.h"
@@ -47,8 +48,10 @@ class ChunkStore {
   bool HasVolume(VolumeId id) const;
 
   // kDataNoChunk if the chunk has no file; kStale if its version < min_version.
+  // `direct`: an O_DIRECT read from the drive when offset, size and buffer
+  // are page-aligned (the page cache otherwise).
   Result<size_t> Read(VolumeId volume, ChunkId chunk, uint64_t offset, std::span<std::byte> buf,
-                      uint64_t min_version, uint64_t* version);
+                      uint64_t min_version, uint64_t* version, bool direct = false);
   // Creates the chunk on first write.
   Status Write(VolumeId volume, ChunkId chunk, uint64_t offset, std::span<const std::byte> data,
                uint64_t version, bool sync);
@@ -61,6 +64,8 @@ class ChunkStore {
   Result<LocalFds> OpenLocal(VolumeId volume, ChunkId chunk, bool create, bool writable, bool direct);
   Result<std::vector<ChunkListing>> List(VolumeId volume, ChunkId after, size_t max, bool* eof);
   uint64_t ChunkCount(VolumeId volume) const;
+  // Directory and chunk count of every volume served (for metrics).
+  std::vector<std::pair<std::string, uint64_t>> VolumeChunkCounts() const;
   // Volumes served (for the scrubber and inventories).
   std::vector<VolumeId> Volumes() const;
   // Re-reads every block of a chunk (the scrubber). kDataChecksum on damage.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/config.h"
+#include "metrics/metrics_config.h"
 
 namespace t0fs::data {
 
@@ -40,6 +41,7 @@ struct DataConfig {
   Duration clock_skew{std::chrono::seconds(60)};
   std::string io_backend = "auto";  // auto | io_uring | psync
   std::string log_level = "info";
+  metrics::MetricsConfig metrics;  // --metrics-listen
 
   template <class V>
   void Visit(V& v) {
@@ -61,6 +63,7 @@ struct DataConfig {
     v("clock-skew", clock_skew, "tolerated clock difference with meta for capability expiry");
     v("io-backend", io_backend, "disk I/O backend: auto, io_uring or psync");
     v("log-level", log_level, "trace, debug, info, warn or error");
+    metrics.Visit(v);
   }
 };
 

@@ -8,6 +8,7 @@
 #include "common/logging.h"
 #include "common/secret.h"
 #include "data/chunk_handlers.h"
+#include "metrics/process_metrics.h"
 #include "rpc/proto/meta.pb.h"
 
 namespace t0fs::data {
@@ -57,8 +58,12 @@ Result<std::unique_ptr<DataService>> DataService::Start(const DataConfig& config
   opts.threads = config.threads;
   opts.secret = s.secret_;
   opts.limits.max_payload = static_cast<uint32_t>(config.max_io.bytes + (64 << 10));
+  // No endpoint, nothing to record (the traffic counters below stay: heartbeats carry them).
+  opts.metrics = config.metrics.listen.empty() ? nullptr : s.registry_.get();
+  s.traffic_ = AddChunkTrafficMetrics(*s.registry_);
   s.scrubber_ = std::make_unique<Scrubber>(s.store_, config.scrub_rate.bytes, config.scrub_pause);
-  s.server_ = std::make_unique<rpc::Server>(opts, MakeChunkHandlers(s.store_, s.config_, s.gate_, *s.scrubber_));
+  s.server_ = std::make_unique<rpc::Server>(
+      opts, MakeChunkHandlers(s.store_, s.config_, s.gate_, *s.scrubber_, s.traffic_));
   RETURN_IF_ERROR(s.server_->Start());
 
   rpc::Endpoint bound = s.server_->bound(0);
@@ -76,6 +81,14 @@ Result<std::unique_ptr<DataService>> DataService::Start(const DataConfig& config
   rpc::ClientOptions peer = copts;
   peer.role = "peer";
   s.copier_ = std::make_unique<Copier>(s.store_, peer, config.copy_threads, config.copy_rate.bytes);
+  metrics::AddProcessMetrics(*s.registry_);
+  metrics::AddBuildInfo(*s.registry_, "data");
+  AddVolumeMetrics(
+      *s.registry_, s.volumes_, s.store_, [&s] { return s.copier_->bytes_total(); },
+      [&s] { return s.node().value(); });
+  s.metrics_server_ = std::make_unique<metrics::MetricsServer>(*s.registry_, metrics::MetricsServerOptions{.name = "t0fs data"});
+  RETURN_IF_ERROR(s.metrics_server_->Start(config.metrics.listen).WithContext("metrics-listen"));
+  if (s.metrics_server_->running()) LOG_INFO("metrics on {}", s.metrics_server_->url());
   LOG_INFO("serving chunks on {} and {} ({} volume(s))", s.advertise_, s.local_socket_, s.volumes_.size());
   s.heartbeat_ = std::thread([&s] { s.HeartbeatLoop(); });
   return svc;
@@ -88,10 +101,15 @@ void DataService::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  if (metrics_server_) metrics_server_->Stop();
   if (heartbeat_.joinable()) heartbeat_.join();
   if (server_) server_->Stop();
   copier_.reset();
   scrubber_.reset();
+}
+
+std::string DataService::metrics_address() const {
+  return metrics_server_ && metrics_server_->running() ? metrics_server_->address() : std::string();
 }
 
 NodeId DataService::node() const {
@@ -171,6 +189,10 @@ Status DataService::Heartbeat() {
   for (const auto& p : problems) *req.add_problems() = p;
   for (uint64_t id : copier_->Active()) req.add_copying(id);
   req.set_copied_bytes_total(copier_->bytes_total());
+  req.set_tcp_read_bytes(traffic_.tcp_read_bytes->Value());
+  req.set_tcp_write_bytes(traffic_.tcp_write_bytes->Value());
+  req.set_local_opens(traffic_.local_opens->Value());
+  req.set_metrics_address(metrics_address());
   pb::HeartbeatRsp rsp;
   Status st = meta_->Call(rpc::Method::kHeartbeat, req, &rsp);
   if (!st.ok()) {

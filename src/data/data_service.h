@@ -23,8 +23,11 @@
 #include "data/chunk_store.h"
 #include "data/copier.h"
 #include "data/data_config.h"
+#include "data/data_metrics.h"
 #include "data/scrubber.h"
 #include "data/volume.h"
+#include "metrics/metrics_server.h"
+#include "metrics/registry.h"
 #include "rpc/channel.h"
 #include "rpc/proto/meta.pb.h"
 #include "rpc/server.h"
@@ -43,6 +46,8 @@ class DataService {
   NodeId node() const;
   rpc::Endpoint tcp_endpoint() const { return server_->bound(0); }
   const std::string& local_socket() const { return local_socket_; }
+  // host:port of /metrics; empty when disabled.
+  std::string metrics_address() const;
 
  private:
   explicit DataService(DataConfig config);
@@ -54,6 +59,8 @@ class DataService {
   void CheckReplicas(const pb::NodeCommand& cmd);
 
   DataConfig config_;
+  std::unique_ptr<metrics::Registry> registry_ = std::make_unique<metrics::Registry>();
+  ChunkTraffic traffic_;  // children of registry_'s families
   std::string secret_;
   std::string local_socket_;
   std::string advertise_;
@@ -64,6 +71,7 @@ class DataService {
   std::unique_ptr<Copier> copier_;
   std::unique_ptr<rpc::Server> server_;
   std::unique_ptr<rpc::Channel> meta_;
+  std::unique_ptr<metrics::MetricsServer> metrics_server_;  // stopped first: its callbacks read the members
 
   mutable std::mutex mu_;  // guards node_, done_, stopping_
   std::condition_variable cv_;

@@ -29,12 +29,14 @@ FuseServer::FuseServer(client::Client& client, const MountConfig& config)
 
 Result<std::unique_ptr<FuseServer>> FuseServer::Mount(client::Client& client,
                                                       const std::string& mountpoint,
-                                                      const MountConfig& config) {
+                                                      const MountConfig& config,
+                                                      metrics::Registry* registry) {
   RETURN_IF_ERROR(config.Validate());
   ASSIGN_OR_RETURN(std::string path, CanonicalMountpoint(mountpoint));
   RETURN_IF_ERROR(PrepareMountpoint(path));
 
   std::unique_ptr<FuseServer> server(new FuseServer(client, config));
+  if (registry != nullptr) server->metrics_ = std::make_unique<FuseMetrics>(*registry);
   MountOptions mount_options;
   mount_options.allow_other = config.allow_other;
   mount_options.max_read = 1u << 20;
@@ -56,6 +58,7 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(client::Client& client,
       std::max<size_t>(mount_options.max_read, size_t(server->info_.max_pages) * kPageSize);
   session_options.proto_minor = server->info_.minor;
   session_options.trace = config.debug;
+  session_options.metrics = server->metrics_.get();
   ASSIGN_OR_RETURN(server->session_,
                    Session::Start(server->mount_.TakeDevice(), *server->ops_, session_options));
 
@@ -67,13 +70,35 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(client::Client& client,
     LOG_WARN("fuse: stat {} after mount: {}", path, std::strerror(errno));
   }
   server->TuneReadahead();
+  if (registry != nullptr) server->AddGauges(*registry);
   LOG_INFO("fuse: mounted {} ({} threads{}): {}", path, config.threads,
            server->mount_.via_fusermount() ? ", via fusermount3" : "",
            DescribeInit(server->info_));
   return server;
 }
 
-FuseServer::~FuseServer() { Stop(); }
+FuseServer::~FuseServer() {
+  Stop();
+  if (registry_ != nullptr) {
+    for (const char* name : kGaugeNames) registry_->Remove(name);
+  }
+}
+
+void FuseServer::AddGauges(metrics::Registry& registry) {
+  registry_ = &registry;
+  Session* session = session_.get();
+  FuseOps* ops = ops_.get();
+  registry.AddGaugeFn(kGaugeNames[0], "FUSE requests being served by the workers now.",
+                      [session] { return static_cast<double>(session->processor().inflight().busy()); });
+  registry.AddCallback(metrics::MetricType::kCounter, kGaugeNames[1], "FUSE INTERRUPT requests received.", {},
+                       [session](metrics::SampleSink& sink) {
+                         sink.Add(static_cast<double>(session->processor().inflight().interrupts()));
+                       });
+  registry.AddGaugeFn(kGaugeNames[2], "Files open through the mount (handles the kernel holds).",
+                      [ops] { return static_cast<double>(ops->open_files()); });
+  registry.AddGaugeFn(kGaugeNames[3], "FUSE worker threads (the bound on requests in flight).",
+                      [threads = config_.threads] { return static_cast<double>(threads); });
+}
 
 Status FuseServer::Run() {
   session_->Join();

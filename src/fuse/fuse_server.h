@@ -28,6 +28,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "fuse/fuse_metrics.h"
 #include "fuse/mount_config.h"
 #include "fuse/protocol/init.h"
 #include "fuse/protocol/mount.h"
@@ -43,10 +44,13 @@ class FuseServer {
   // Mounts `client`'s file system at `mountpoint` (an existing directory).
   // Errors: kNotFound (no mountpoint, no /dev/fuse), kNotDirectory, kBusy (a
   // live FUSE mount is already there), kFuseProtocol (INIT failed), or the
-  // mount(2)/fusermount3 failure.
+  // mount(2)/fusermount3 failure. With `registry`, every request's op,
+  // result and latency and the mount's gauges are recorded there
+  // (fuse_metrics.h); it must outlive the server.
   static Result<std::unique_ptr<FuseServer>> Mount(client::Client& client,
                                                    const std::string& mountpoint,
-                                                   const MountConfig& config);
+                                                   const MountConfig& config,
+                                                   metrics::Registry* registry = nullptr);
   ~FuseServer();
   FuseServer(const FuseServer&) = delete;
   FuseServer& operator=(const FuseServer&) = delete;
@@ -74,9 +78,15 @@ class FuseServer {
  private:
   FuseServer(client::Client& client, const MountConfig& config);
   Status WakeWorkersForStop(int probe_fd);
+  // Registers the gauges read from the session and ops (removed by ~FuseServer).
+  void AddGauges(metrics::Registry& registry);
+  static constexpr const char* kGaugeNames[] = {"t0fs_fuse_requests_in_flight", "t0fs_fuse_interrupts_total",
+                                                 "t0fs_fuse_open_files", "t0fs_fuse_threads"};
   void TuneReadahead() const;
 
   const MountConfig config_;
+  metrics::Registry* registry_ = nullptr;
+  std::unique_ptr<FuseMetrics> metrics_;  // outlives session_ (declared before it)
   FuseMount mount_;
   NegotiatedInit info_;
   dev_t dev_ = 0;  // the mount's device number (0: unknown)

@@ -7,6 +7,7 @@
 
 #include "common/config.h"
 #include "common/status.h"
+#include "metrics/metrics_config.h"
 
 namespace t0fs::fuse {
 
@@ -38,6 +39,9 @@ struct MountConfig {
   // Log every request and its answer at trace level (needs log level trace).
   // Costs a formatted log line per request.
   bool debug = false;
+  // The mount's /metrics endpoint (FUSE ops and latency, client bytes by
+  // path local/remote, process); --metrics-listen.
+  metrics::MetricsConfig metrics;
 
   template <class V>
   void Visit(V& v) {
@@ -49,6 +53,7 @@ struct MountConfig {
     v("max-readahead", max_readahead, "kernel readahead cap; bigger = fewer larger reads");
     v("max-background", max_background, "async requests in flight; more = deeper readahead");
     v("debug", debug, "trace every FUSE request (log level trace)");
+    metrics.Visit(v);
   }
 
   Status Validate() const;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/config.h"
+#include "metrics/metrics_config.h"
 
 namespace t0fs::meta {
 
@@ -40,6 +41,7 @@ struct MetaConfig {
   Duration heartbeat{std::chrono::seconds(1)};  // interval asked of data nodes
   std::string sync = "normal";  // SQLite synchronous for ordinary ops: normal | full (fsync commits are always full)
   std::string log_level = "info";
+  metrics::MetricsConfig metrics;  // --metrics-listen
 
   template <class V>
   void Visit(V& v) {
@@ -59,6 +61,7 @@ struct MetaConfig {
     v("heartbeat", heartbeat, "heartbeat interval asked of data nodes");
     v("sync", sync, "SQLite synchronous mode for ordinary operations: normal or full");
     v("log-level", log_level, "trace, debug, info, warn or error");
+    metrics.Visit(v);
   }
 };
 

@@ -6,6 +6,7 @@
 #include "common/logging.h"
 #include "common/secret.h"
 #include "meta/store/sqlite_store.h"
+#include "metrics/process_metrics.h"
 
 namespace t0fs::meta {
 
@@ -66,8 +67,16 @@ Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfi
   opts.listen = {ep};
   opts.threads = config.threads;
   opts.secret = std::move(secret);
+  // No endpoint, nothing to record: requests are not timed at all.
+  opts.metrics = config.metrics.listen.empty() ? nullptr : s.registry_.get();
   s.server_ = std::make_unique<rpc::Server>(opts, std::move(handlers));
   RETURN_IF_ERROR(s.server_->Start());
+  metrics::AddProcessMetrics(*s.registry_);
+  metrics::AddBuildInfo(*s.registry_, "meta");
+  AddMetaMetrics(*s.registry_, *s.store_, s.health_, *s.planner_);
+  s.metrics_server_ = std::make_unique<metrics::MetricsServer>(*s.registry_, metrics::MetricsServerOptions{.name = "t0fs meta"});
+  RETURN_IF_ERROR(s.metrics_server_->Start(config.metrics.listen).WithContext("metrics-listen"));
+  if (s.metrics_server_->running()) LOG_INFO("metrics on {}", s.metrics_server_->url());
   s.housekeeping_ = std::thread([&s] { s.Housekeeping(); });
   LOG_INFO("meta serving {} on {} (cluster {})", config.db, s.endpoint().ToString(), s.store_->cluster_id());
   return svc;
@@ -80,8 +89,13 @@ void MetaService::Stop() {
     stopping_ = true;
   }
   stop_cv_.notify_all();
+  if (metrics_server_) metrics_server_->Stop();
   if (housekeeping_.joinable()) housekeeping_.join();
   if (server_) server_->Stop();
+}
+
+std::string MetaService::metrics_address() const {
+  return metrics_server_ && metrics_server_->running() ? metrics_server_->address() : std::string();
 }
 
 void MetaService::Housekeeping() {

@@ -24,8 +24,11 @@
 #include "common/lock_file.h"
 #include "meta/health.h"
 #include "meta/meta_config.h"
+#include "meta/meta_metrics.h"
 #include "meta/repair.h"
 #include "meta/store/meta_store.h"
+#include "metrics/metrics_server.h"
+#include "metrics/registry.h"
 #include "rpc/server.h"
 
 namespace t0fs::meta {
@@ -43,6 +46,8 @@ class MetaService {
 
   rpc::Endpoint endpoint() const { return server_->bound(0); }
   MetaStore& store() { return *store_; }
+  // host:port of /metrics; empty when disabled.
+  std::string metrics_address() const;
 
  private:
   using HandlerList = std::vector<std::pair<rpc::Method, rpc::Handler>>;
@@ -65,12 +70,15 @@ class MetaService {
   void SignLayout(pb::Layout* layout, uint32_t rights) const;
 
   MetaConfig config_;
+  std::unique_ptr<metrics::Registry> registry_ = std::make_unique<metrics::Registry>();
   std::optional<LockFile> db_lock_;  // held while serving a database file
   std::unique_ptr<MetaStore> store_;
   std::unique_ptr<rpc::Server> server_;
   std::string cap_key_;
   NodeHealth health_;
   std::unique_ptr<RepairPlanner> planner_;
+  NodeReports node_reports_;  // traffic and metrics address from heartbeats
+  std::unique_ptr<metrics::MetricsServer> metrics_server_;  // stopped first: its callbacks read the members
 
   std::mutex stop_mu_;  // guards stopping_
   std::condition_variable stop_cv_;

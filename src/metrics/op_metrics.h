@@ -34,11 +34,19 @@ namespace t0fs::metrics {
 // "ok" for kOk, else the code's name in snake_case without the k: kNotFound
 // gives "not_found", kRpcTimeout "rpc_timeout". A bounded set, fit for a label.
 std::string_view ResultLabel(StatusCode code);
+// "ok" for 0, else the errno's symbolic name in lower case: ENOENT gives
+// "enoent". Unknown numbers give "errno_<n>" (bounded: errno values are small).
+std::string ErrnoLabel(int err);
+// An identifier in PascalCase as a label value: "ChunkRead" gives
+// "chunk_read", "GETATTR" gives "getattr" (all-caps words are lowered whole).
+std::string SnakeCaseName(std::string_view name);
 
 class OpMetrics {
  public:
   // `ops` must have labels {op, result}; `latency` {op}. Either may be null.
-  OpMetrics(Family<Counter>* ops, Family<Histogram>* latency, std::string_view op);
+  // `label` renames the "op" label (the RPC server's families use "method").
+  OpMetrics(Family<Counter>* ops, Family<Histogram>* latency, std::string_view op,
+            std::string_view label = "op");
   OpMetrics(const OpMetrics&) = delete;
   OpMetrics& operator=(const OpMetrics&) = delete;
 
@@ -70,6 +78,7 @@ class OpMetrics {
   void CountSlow(StatusCode code);
 
   Family<Counter>* ops_;
+  const std::string label_;
   const std::string op_;
   Counter* ok_ = nullptr;
   Histogram* latency_ = nullptr;

@@ -1,4 +1,5 @@
 // OpMetrics: counts by result and latency, and its lock-free error cache.
+#include <cerrno>
 #include <thread>
 #include <vector>
 
@@ -17,6 +18,32 @@ TEST(OpMetrics, ResultLabels) {
   EXPECT_EQ(ResultLabel(StatusCode::kMetaNoSession), "meta_no_session");
   EXPECT_EQ(ResultLabel(StatusCode::kIoError), "io_error");
   EXPECT_EQ(ResultLabel(static_cast<StatusCode>(999)), "unknown");
+}
+
+TEST(OpMetrics, ErrnoAndSnakeCaseLabels) {
+  EXPECT_EQ(ErrnoLabel(0), "ok");
+  EXPECT_EQ(ErrnoLabel(ENOENT), "enoent");
+  EXPECT_EQ(ErrnoLabel(EINTR), "eintr");
+  EXPECT_EQ(ErrnoLabel(100000), "errno_100000");
+  EXPECT_EQ(SnakeCaseName("ChunkRead"), "chunk_read");
+  EXPECT_EQ(SnakeCaseName("OpenLocal"), "open_local");
+  EXPECT_EQ(SnakeCaseName("GetAttr"), "get_attr");
+  EXPECT_EQ(SnakeCaseName("GETATTR"), "getattr");
+  EXPECT_EQ(SnakeCaseName("COPY_FILE_RANGE"), "copy_file_range");
+  EXPECT_EQ(SnakeCaseName("HTTPServer"), "http_server");
+  EXPECT_EQ(SnakeCaseName("Hello"), "hello");
+}
+
+TEST(OpMetrics, CustomLabelName) {
+  Registry registry;
+  auto& ops = registry.AddCounter("t0fs_test_requests_total", "Requests.", {"method", "result"});
+  auto& latency = registry.AddHistogram("t0fs_test_request_duration_seconds", "Latency.", {"method"});
+  OpMetrics read(&ops, &latency, "chunk_read", "method");
+  read.Record(StatusCode::kOk, std::chrono::microseconds(10));
+  read.Record(StatusCode::kNotFound, std::chrono::microseconds(10));
+  EXPECT_EQ(ops.With({{"method", "chunk_read"}, {"result", "ok"}}).Value(), 1u);
+  EXPECT_EQ(ops.With({{"method", "chunk_read"}, {"result", "not_found"}}).Value(), 1u);
+  EXPECT_EQ(latency.With({{"method", "chunk_read"}}).Collect().count, 2u);
 }
 
 TEST(OpMetrics, CountsByResultAndTimes) {

@@ -12,6 +12,7 @@
 #include "rpc/channel.h"
 #include "rpc/proto/data.pb.h"
 #include "rpc/proto/meta.pb.h"
+#include "metrics/registry.h"
 #include "rpc/server.h"
 
 namespace t0fs::rpc {
@@ -47,6 +48,7 @@ class RpcTest : public ::testing::Test {
     opts.secret = kSecret;
     opts.threads = 2;
     opts.limits.max_payload = 1 << 20;
+    opts.metrics = &registry_;
     opts.handshake_timeout.value = std::chrono::seconds(1);  // short frames wait this long
     socket_path_ = "/tmp/t0fs-rpc-test-" + std::to_string(::getpid()) + ".sock";
     opts.listen = {*Endpoint::Parse("127.0.0.1:0"), *Endpoint::Parse("unix:" + socket_path_)};
@@ -95,10 +97,48 @@ class RpcTest : public ::testing::Test {
     EXPECT_EQ(rsp.attr().ino(), 42u);
   }
 
+  metrics::Registry registry_;  // outlives server_
   std::unique_ptr<Server> server_;
   Endpoint tcp_;
   std::string socket_path_;
 };
+
+TEST_F(RpcTest, RecordsRequestsByMethodAndResult) {
+  auto& requests = registry_.AddCounter("t0fs_rpc_server_requests_total", "", {"method", "result"});
+  auto& bytes = registry_.AddCounter("t0fs_rpc_server_bytes_total", "", {"direction"});
+  uint64_t in_before = bytes.With({{"direction", "in"}}).Value();
+  {
+    Channel ch(tcp_, Client());
+    pb::GetAttrReq req;
+    pb::AttrRsp rsp;
+    req.set_ino(7);
+    ASSERT_TRUE(ch.Call(Method::kGetAttr, req, &rsp).ok());
+    ASSERT_TRUE(ch.Call(Method::kGetAttr, req, &rsp).ok());
+    req.set_ino(0);
+    EXPECT_EQ(ch.Call(Method::kGetAttr, req, &rsp).code(), StatusCode::kNotFound);
+    std::vector<std::byte> out(5000), in(5000);
+    std::string reply;
+    size_t got = 0;
+    CallArgs args;
+    args.method = Method::kChunkWrite;
+    args.payload = out;
+    args.reply_header = &reply;
+    args.reply_payload = in;
+    args.reply_payload_len = &got;
+    ASSERT_TRUE(ch.Call(args).ok());
+  }
+  EXPECT_EQ(requests.With({{"method", "get_attr"}, {"result", "ok"}}).Value(), 2u);
+  EXPECT_EQ(requests.With({{"method", "get_attr"}, {"result", "not_found"}}).Value(), 1u);
+  EXPECT_EQ(requests.With({{"method", "chunk_write"}, {"result", "ok"}}).Value(), 1u);
+  EXPECT_GE(bytes.With({{"direction", "in"}}).Value() - in_before, 5000u);
+  EXPECT_GE(bytes.With({{"direction", "out"}}).Value(), 5000u);
+  auto& latency = registry_.AddHistogram("t0fs_rpc_server_request_duration_seconds", "", {"method"});
+  EXPECT_EQ(latency.With({{"method", "get_attr"}}).Collect().count, 3u);
+  // Nothing is being handled once the calls returned.
+  EXPECT_EQ(registry_.AddGauge("t0fs_rpc_server_requests_in_flight", "").With({}).Value(), 0);
+  std::string text = registry_.Render();
+  EXPECT_NE(text.find("t0fs_rpc_server_connections"), std::string::npos);
+}
 
 TEST_F(RpcTest, TypedCallAndRemoteError) {
   Channel ch(tcp_, Client());

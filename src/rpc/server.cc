@@ -13,6 +13,7 @@
 #include "common/logging.h"
 #include "common/secret.h"
 #include "rpc/proto/common.pb.h"
+#include "rpc/server_metrics.h"
 
 namespace t0fs::rpc {
 namespace {
@@ -29,8 +30,9 @@ constexpr std::string_view kVersion = "t0fs 0.1";
 class ConnectionLoop {
  public:
   ConnectionLoop(const ServerOptions& options,
-                 const std::unordered_map<uint16_t, Handler>& handlers, std::string peer)
-      : options_(options), handlers_(handlers), peer_(std::move(peer)) {}
+                 const std::unordered_map<uint16_t, Handler>& handlers, std::string peer,
+                 ServerMetrics* metrics = nullptr)
+      : options_(options), handlers_(handlers), peer_(std::move(peer)), metrics_(metrics) {}
 
   template <typename Socket>
   awaitable<void> Run(Socket socket) {
@@ -39,6 +41,7 @@ class ConnectionLoop {
       socket.close(ec);
       co_return;
     }
+    if (metrics_ != nullptr) metrics_->connections().Inc();
     std::byte head[kFrameHeaderSize];
     std::string header;
     AlignedBuffer payload(64 << 10);
@@ -70,6 +73,7 @@ class ConnectionLoop {
           asio::buffer(payload.data(), frame->payload_len)};
       co_await asio::async_read(socket, body, asio::redirect_error(use_awaitable, ec));
       if (ec) break;
+      if (metrics_ != nullptr) metrics_->bytes_in().Inc(kFrameHeaderSize + frame->header_len + frame->payload_len);
 
       Call call;
       call.method = frame->method;
@@ -91,6 +95,7 @@ class ConnectionLoop {
       }
       reply.header_len = static_cast<uint32_t>(call.reply_header.size());
       reply.payload_len = static_cast<uint32_t>(call.reply_payload.size());
+      if (metrics_ != nullptr) metrics_->bytes_out().Inc(kFrameHeaderSize + reply.header_len + reply.payload_len);
       std::byte out_head[kFrameHeaderSize];
       EncodeFrameHeader(reply, out_head);
       if (!call.reply_fds.empty()) {
@@ -104,11 +109,22 @@ class ConnectionLoop {
       co_await asio::async_write(socket, out, asio::redirect_error(use_awaitable, ec));
       if (ec) break;
     }
+    if (metrics_ != nullptr) metrics_->connections().Dec();
     socket.close(ec);
   }
 
  private:
   Status Dispatch(Call& call) {
+    if (metrics_ == nullptr) return DispatchUnrecorded(call);
+    metrics_->in_flight().Inc();
+    auto start = std::chrono::steady_clock::now();
+    Status st = DispatchUnrecorded(call);
+    metrics_->Record(call.method, st.code(), std::chrono::steady_clock::now() - start);
+    metrics_->in_flight().Dec();
+    return st;
+  }
+
+  Status DispatchUnrecorded(Call& call) {
     auto it = handlers_.find(static_cast<uint16_t>(call.method));
     if (it == handlers_.end()) {
       return Status(StatusCode::kRpcUnknownMethod,
@@ -271,6 +287,7 @@ class ConnectionLoop {
   const std::unordered_map<uint16_t, Handler>& handlers_;
   std::string peer_;
   std::string role_;
+  ServerMetrics* metrics_;  // null: not recorded
 };
 
 }  // namespace
@@ -278,6 +295,7 @@ class ConnectionLoop {
 struct Server::Impl {
   ServerOptions options;
   std::unordered_map<uint16_t, Handler> handlers;
+  std::unique_ptr<ServerMetrics> metrics;  // when options.metrics is set
   asio::io_context io;
   std::vector<std::unique_ptr<tcp::acceptor>> tcp_acceptors;
   std::vector<std::unique_ptr<Unix::acceptor>> unix_acceptors;
@@ -299,7 +317,7 @@ struct Server::Impl {
       std::string peer = "tcp";
       auto remote = socket.remote_endpoint(ec);
       if (!ec) peer = fmt::format("{}:{}", remote.address().to_string(), remote.port());
-      auto loop = std::make_shared<ConnectionLoop>(options, handlers, std::move(peer));
+      auto loop = std::make_shared<ConnectionLoop>(options, handlers, std::move(peer), metrics.get());
       auto strand = socket.get_executor();
       asio::co_spawn(strand, [loop, s = std::move(socket)]() mutable { return loop->Run(std::move(s)); },
                      asio::detached);
@@ -316,7 +334,7 @@ struct Server::Impl {
         LOG_WARN("{}: accept failed: {}", options.name, ec.message());
         continue;
       }
-      auto loop = std::make_shared<ConnectionLoop>(options, handlers, "unix");
+      auto loop = std::make_shared<ConnectionLoop>(options, handlers, "unix", metrics.get());
       auto strand = socket.get_executor();
       asio::co_spawn(strand, [loop, s = std::move(socket)]() mutable { return loop->Run(std::move(s)); },
                      asio::detached);
@@ -329,6 +347,11 @@ Server::Server(ServerOptions options, std::vector<std::pair<Method, Handler>> ha
   impl_->options = std::move(options);
   for (auto& [method, handler] : handlers) {
     impl_->handlers.emplace(static_cast<uint16_t>(method), std::move(handler));
+  }
+  if (impl_->options.metrics != nullptr) {
+    std::vector<Method> methods;
+    for (const auto& [id, handler] : impl_->handlers) methods.push_back(static_cast<Method>(id));
+    impl_->metrics = std::make_unique<ServerMetrics>(*impl_->options.metrics, methods);
   }
 }
 

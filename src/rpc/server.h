@@ -24,6 +24,10 @@
 #include "rpc/frame.h"
 #include "rpc/methods.h"
 
+namespace t0fs::metrics {
+class Registry;
+}
+
 namespace t0fs::rpc {
 
 // One request as a handler sees it, and the reply it fills in.
@@ -64,6 +68,9 @@ struct ServerOptions {
   std::string secret;               // cluster secret; required
   FrameLimits limits;
   Duration handshake_timeout{std::chrono::seconds(10)};  // a silent peer is dropped after this
+  // Where to record requests by method, latency, in-flight requests and
+  // connections (rpc/server_metrics.h); null: not recorded. Must outlive the server.
+  metrics::Registry* metrics = nullptr;
 };
 
 class Server {

@@ -14,6 +14,14 @@ void InflightTable::Begin(size_t slot, uint64_t unique) {
   }
 }
 
+size_t InflightTable::busy() const {
+  size_t n = 0;
+  for (size_t slot = 0; slot < slot_count_; ++slot) {
+    n += slots_[slot].unique.load(std::memory_order_relaxed) != 0 ? 1 : 0;
+  }
+  return n;
+}
+
 void InflightTable::End(size_t slot) {
   slots_[slot].unique.store(0, std::memory_order_release);
 }

@@ -43,6 +43,9 @@ class InflightTable {
   // INTERRUPT requests received (a metric; tests check delivery with it).
   uint64_t interrupts() const { return interrupts_.load(std::memory_order_relaxed); }
 
+  // Workers processing a request now (a metric: the mount's queue depth).
+  size_t busy() const;
+
   size_t pending_for_test() const { return pending_count_.load(); }
 
  private:

@@ -4,12 +4,13 @@
 #include <exception>
 
 #include "common/logging.h"
+#include "fuse/fuse_metrics.h"
 
 namespace t0fs::fuse {
 
 RequestProcessor::RequestProcessor(RequestHandler& handler, size_t slots, uint32_t proto_minor,
-                                   bool trace)
-    : handler_(handler), inflight_(slots), proto_minor_(proto_minor), trace_(trace) {}
+                                   bool trace, FuseMetrics* metrics)
+    : handler_(handler), inflight_(slots), proto_minor_(proto_minor), trace_(trace), metrics_(metrics) {}
 
 void RequestProcessor::Process(std::span<const std::byte> bytes, int reply_fd,
                                WorkerContext& worker) {
@@ -41,6 +42,7 @@ void RequestProcessor::Process(std::span<const std::byte> bytes, int reply_fd,
     return;
   }
 
+  const auto start = metrics_ != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   Reply reply(reply_fd, req.unique());
   if (opcode == uint32_t(abi::Opcode::kInit)) {
     reply.Error(EIO);  // INIT is answered once, before the workers start
@@ -71,6 +73,7 @@ void RequestProcessor::Process(std::span<const std::byte> bytes, int reply_fd,
     reply.Error(EIO);
   }
   if (tracked) inflight_.End(worker.slot);
+  if (metrics_ != nullptr) metrics_->Record(opcode, reply.error(), std::chrono::steady_clock::now() - start);
   if (trace_ && tracked) {
     LOG_TRACE("fuse: -> {} unique={} error={}", abi::OpcodeName(opcode), req.unique(),
               reply.error());

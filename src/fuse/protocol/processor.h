@@ -20,6 +20,8 @@
 
 namespace t0fs::fuse {
 
+class FuseMetrics;
+
 // Implemented by the op layer (ops/fuse_ops.h).
 class RequestHandler {
  public:
@@ -55,8 +57,10 @@ struct WorkerContext {
 
 class RequestProcessor {
  public:
-  // `slots`: number of workers (WorkerContext::slot < slots).
-  RequestProcessor(RequestHandler& handler, size_t slots, uint32_t proto_minor, bool trace);
+  // `slots`: number of workers (WorkerContext::slot < slots). `metrics`
+  // (optional) records every request's opcode, result and latency.
+  RequestProcessor(RequestHandler& handler, size_t slots, uint32_t proto_minor, bool trace,
+                   FuseMetrics* metrics = nullptr);
 
   // Handles one request; answers on `reply_fd` (the fd it was read from).
   void Process(std::span<const std::byte> bytes, int reply_fd, WorkerContext& worker);
@@ -68,6 +72,7 @@ class RequestProcessor {
   InflightTable inflight_;
   uint32_t proto_minor_;
   bool trace_;
+  FuseMetrics* metrics_;
 };
 
 }  // namespace t0fs::fuse

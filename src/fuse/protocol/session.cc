@@ -46,7 +46,7 @@ Result<UniqueFd> CloneDevice(int master) {
 
 Session::Session(RequestHandler& handler, const SessionOptions& options)
     : options_(options),
-      processor_(handler, options.threads, options.proto_minor, options.trace) {}
+      processor_(handler, options.threads, options.proto_minor, options.trace, options.metrics) {}
 
 Result<std::unique_ptr<Session>> Session::Start(UniqueFd device, RequestHandler& handler,
                                                 const SessionOptions& options) {

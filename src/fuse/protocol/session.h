@@ -39,6 +39,7 @@ struct SessionOptions {
   size_t reply_buffer = 1u << 20;  // largest READ/READDIR answer (max_read, max_pages)
   uint32_t proto_minor = abi::kMaxMinor;
   bool trace = false;
+  FuseMetrics* metrics = nullptr;  // optional; must outlive the session
 };
 
 class Session {

@@ -79,6 +79,7 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         RETURN_IF_ERROR(st);
         NodeSeen(node);
         planner_->OnHeartbeat(node, req);
+        node_reports_.Update(node, req);
         for (pb::NodeCommand& cmd : planner_->TakeCommands(node)) *rsp.add_commands() = std::move(cmd);
         if (req.done_commands_size() > 0) {
           std::vector<uint64_t> done(req.done_commands().begin(), req.done_commands().end());
@@ -117,7 +118,10 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
                         (static_cast<int64_t>(now.nsec) - node.last_heartbeat.nsec) / 1000000;
           out->set_last_heartbeat_ms_ago(ago > 0 ? static_cast<uint64_t>(ago) : 0);
           for (const VolumeRecord& v : node.volumes) VolumeToWire(v, out->add_volumes());
+          node_reports_.Fill(node.node, out);
         }
+        rsp.set_metrics_address(metrics_address());
+        rsp.set_unavailable(repair.unavailable);
         rsp.set_files(counts.files);
         rsp.set_directories(counts.directories);
         rsp.set_chunks(counts.chunks);

@@ -1,0 +1,113 @@
+#include "bench/mlperf/sample_reader.h"
+
+#include <sys/stat.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/buffer.h"
+
+namespace t0fs::bench::mlperf {
+
+void PreciseSleep(double seconds) {
+  if (seconds <= 0) return;
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  auto ns = static_cast<int64_t>(seconds * 1e9);
+  timespec deadline{now.tv_sec + static_cast<time_t>(ns / 1000000000),
+                    now.tv_nsec + static_cast<long>(ns % 1000000000)};
+  if (deadline.tv_nsec >= 1000000000) {
+    deadline.tv_nsec -= 1000000000;
+    ++deadline.tv_sec;
+  }
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nullptr) == EINTR) {
+  }
+}
+
+Result<uint64_t> SampleReader::ReadWhole(const std::string& path, const DataSink& sink) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return Status::FromErrno(errno, "stat " + path);
+  OpenMode mode;
+  mode.direct = options_.direct;
+  ASSIGN_OR_RETURN(int handle, engine_.Open(path, mode));
+  uint64_t length = static_cast<uint64_t>(st.st_size);
+  Result<uint64_t> got = ReadRange(handle, path, 0, length, sink);
+  Status closed = engine_.Close(handle);
+  if (!got.ok()) return got;
+  if (!closed.ok()) return closed.WithContext("close " + path);
+  PreciseSleep(options_.delay_per_file_s);
+  return got;
+}
+
+Result<uint64_t> SampleReader::ReadRange(int handle, const std::string& path, uint64_t offset,
+                                         uint64_t length, const DataSink& sink) {
+  const uint64_t xfer = std::min<uint64_t>(options_.transfer, engine_.Buffer(0).size());
+  const uint64_t chunks = (length + xfer - 1) / xfer;
+  const uint32_t depth = std::max<uint32_t>(1, engine_.depth());
+  struct Slot {
+    uint64_t chunk = 0;
+    int64_t result = 0;
+    bool done = false;
+  };
+  std::vector<Slot> slots(depth);
+  uint64_t next_submit = 0, next_deliver = 0, total = 0;
+  uint32_t in_flight = 0;
+  auto submit = [&](uint32_t slot) -> Status {
+    uint64_t chunk = next_submit++;
+    uint64_t off = chunk * xfer;
+    uint64_t len = std::min(xfer, length - off);
+    if (options_.direct) len = AlignUp(len, kPageSize);
+    slots[slot] = {chunk, 0, false};
+    ++in_flight;
+    return engine_.Submit(slot, handle, IoDir::kRead, offset + off, len);
+  };
+  for (uint32_t slot = 0; slot < depth && next_submit < chunks; ++slot) {
+    RETURN_IF_ERROR(submit(slot));
+  }
+  std::vector<Completion> done(depth);
+  while (next_deliver < chunks) {
+    ASSIGN_OR_RETURN(size_t got, engine_.Reap(done, 1));
+    for (size_t idx = 0; idx < got; ++idx) {
+      Slot& s = slots[done[idx].slot];
+      s.result = done[idx].result;
+      s.done = true;
+      --in_flight;
+      if (s.result < 0) {
+        return Status::FromErrno(static_cast<int>(-s.result),
+                                 fmt::format("read {} at offset {}", path, s.chunk * xfer));
+      }
+    }
+    // Deliver in file order; a delivered slot takes the next chunk.
+    bool progressed = true;
+    while (progressed && next_deliver < chunks) {
+      progressed = false;
+      for (uint32_t slot = 0; slot < depth; ++slot) {
+        Slot& s = slots[slot];
+        if (!s.done || s.chunk != next_deliver) continue;
+        uint64_t want = std::min(xfer, length - s.chunk * xfer);
+        uint64_t have = std::min<uint64_t>(static_cast<uint64_t>(s.result), want);
+        if (have < want) {
+          return Status(StatusCode::kIoError,
+                        fmt::format("short read of {} at offset {} ({} of {} bytes): file changed?",
+                                    path, s.chunk * xfer, have, want));
+        }
+        if (sink) RETURN_IF_ERROR(sink(engine_.Buffer(slot).data(), have));
+        total += have;
+        s.done = false;
+        ++next_deliver;
+        progressed = true;
+        if (next_submit < chunks) RETURN_IF_ERROR(submit(slot));
+      }
+    }
+    if (got == 0 && in_flight == 0 && next_deliver < chunks) {
+      return Status(StatusCode::kInternal, "read: lost a request");
+    }
+  }
+  return total;
+}
+
+}  // namespace t0fs::bench::mlperf

@@ -1,0 +1,63 @@
+#include "data/data_metrics.h"
+
+#include <string>
+
+namespace t0fs::data {
+
+using metrics::MetricType;
+using metrics::SampleSink;
+
+ChunkTraffic AddChunkTrafficMetrics(metrics::Registry& registry) {
+  auto& bytes = registry.AddCounter(
+      "t0fs_data_bytes_total",
+      "Chunk bytes served by this data service, by op (read, write) and transport (tcp: over the network; "
+      "unix: over the same-host socket). Bypass I/O is not here: it is counted by the clients.",
+      {"op", "transport"});
+  ChunkTraffic t;
+  t.tcp_read_bytes = &bytes.With({{"op", "read"}, {"transport", "tcp"}});
+  t.tcp_write_bytes = &bytes.With({{"op", "write"}, {"transport", "tcp"}});
+  t.unix_read_bytes = &bytes.With({{"op", "read"}, {"transport", "unix"}});
+  t.unix_write_bytes = &bytes.With({{"op", "write"}, {"transport", "unix"}});
+  t.local_opens = &registry
+                       .AddCounter("t0fs_data_local_opens_total",
+                                   "Chunk file descriptors handed to same-host clients (the local bypass).")
+                       .With({});
+  return t;
+}
+
+void AddVolumeMetrics(metrics::Registry& registry, const std::vector<Volume>& volumes, const ChunkStore& store,
+                      std::function<uint64_t()> copied_bytes, std::function<uint64_t()> node) {
+  registry.AddCallback(MetricType::kGauge, "t0fs_data_volume_chunks", "Chunk files per volume.", {"volume"},
+                       [&store](SampleSink& sink) {
+                         for (auto& [dir, chunks] : store.VolumeChunkCounts()) {
+                           sink.Add({dir}, static_cast<double>(chunks));
+                         }
+                       });
+  // statvfs per volume at each scrape: a few microseconds each.
+  auto capacity = [&volumes](SampleSink& sink, bool available) {
+    for (const Volume& vol : volumes) {
+      auto stats = vol.Stats();
+      if (!stats.ok()) continue;
+      sink.Add({vol.dir()}, static_cast<double>(available ? stats->free_bytes : stats->total_bytes));
+    }
+  };
+  registry.AddCallback(MetricType::kGauge, "t0fs_data_volume_capacity_bytes",
+                       "Size of the file system holding each volume.", {"volume"},
+                       [capacity](SampleSink& sink) { capacity(sink, false); });
+  registry.AddCallback(MetricType::kGauge, "t0fs_data_volume_available_bytes",
+                       "Bytes available to t0fs on the file system holding each volume.", {"volume"},
+                       [capacity](SampleSink& sink) { capacity(sink, true); });
+  registry.AddCallback(MetricType::kCounter, "t0fs_data_copy_bytes_total",
+                       "Bytes received from peers by repair copies.", {},
+                       [copied_bytes = std::move(copied_bytes)](SampleSink& sink) {
+                         sink.Add(static_cast<double>(copied_bytes()));
+                       });
+  registry.AddCallback(MetricType::kGauge, "t0fs_data_node_info",
+                       "1, labelled with the node id meta assigned (absent until registered).", {"node"},
+                       [node = std::move(node)](SampleSink& sink) {
+                         uint64_t id = node();
+                         if (id != 0) sink.Add({std::to_string(id)}, 1);
+                       });
+}
+
+}  // namespace t0fs::data

@@ -1,0 +1,78 @@
+#include "fuse/fuse_metrics.h"
+
+#include <string>
+
+#include "metrics/op_metrics.h"
+
+namespace t0fs::fuse {
+
+namespace {
+
+std::string OpLabel(uint32_t opcode) {
+  std::string name = metrics::SnakeCaseName(abi::OpcodeName(opcode));
+  return name == "unknown" ? "opcode_" + std::to_string(opcode) : name;
+}
+
+}  // namespace
+
+FuseMetrics::FuseMetrics(metrics::Registry& registry)
+    : ops_family_(&registry.AddCounter("t0fs_fuse_ops_total",
+                                       "FUSE requests by opcode and result (ok or the errno answered).",
+                                       {"op", "result"})),
+      latency_family_(&registry.AddHistogram("t0fs_fuse_op_duration_seconds",
+                                             "FUSE request latency in the daemon, from read to reply.", {"op"})),
+      ops_(std::make_unique<Op[]>(abi::kMaxOpcode)) {}
+
+std::pair<metrics::Histogram*, metrics::Counter*> FuseMetrics::Resolve(uint32_t opcode, int error, size_t slot) {
+  std::lock_guard lock(mu_);
+  Op& op = ops_[opcode];
+  std::string name = OpLabel(opcode);
+  metrics::Histogram* latency = op.latency.load(std::memory_order_acquire);
+  if (latency == nullptr) {
+    latency = &latency_family_->With({{"op", name}});
+    op.latency.store(latency, std::memory_order_release);
+  }
+  metrics::Counter* counter = op.results[slot].load(std::memory_order_acquire);
+  if (counter == nullptr) {
+    counter = &ops_family_->With({{"op", name}, {"result", metrics::ErrnoLabel(error)}});
+    if (slot != kOtherSlot) op.results[slot].store(counter, std::memory_order_release);
+  }
+  return {latency, counter};
+}
+
+void AddClientMetrics(metrics::Registry& registry, const client::Client& client) {
+  using metrics::MetricType;
+  using metrics::SampleSink;
+  const client::Client* c = &client;
+  registry.AddCallback(MetricType::kCounter, "t0fs_client_bytes_total",
+                       "Bytes this client read and wrote, by path: local = the same-host bypass (the chunk "
+                       "file directly), remote = over TCP to a data service (once per replica written).",
+                       {"op", "path"}, [c](SampleSink& sink) {
+                         client::IoCounters n = c->counters();
+                         sink.Add({"read", "local"}, static_cast<double>(n.local_read_bytes));
+                         sink.Add({"read", "remote"}, static_cast<double>(n.remote_read_bytes));
+                         sink.Add({"write", "local"}, static_cast<double>(n.local_write_bytes));
+                         sink.Add({"write", "remote"}, static_cast<double>(n.remote_write_bytes));
+                       });
+  registry.AddCallback(MetricType::kCounter, "t0fs_client_reads_total",
+                       "Chunk reads by path (local bypass or remote).", {"path"}, [c](SampleSink& sink) {
+                         client::IoCounters n = c->counters();
+                         sink.Add({"local"}, static_cast<double>(n.local_reads));
+                         sink.Add({"remote"}, static_cast<double>(n.remote_reads));
+                       });
+  registry.AddCallback(MetricType::kCounter, "t0fs_client_checksum_errors_total",
+                       "Blocks that failed their checksum on read (the read moved to another replica).", {},
+                       [c](SampleSink& sink) { sink.Add(static_cast<double>(c->counters().checksum_errors)); });
+  registry.AddCallback(MetricType::kCounter, "t0fs_client_replica_failovers_total",
+                       "Reads served by another replica after one failed.", {},
+                       [c](SampleSink& sink) { sink.Add(static_cast<double>(c->counters().replica_failovers)); });
+  registry.AddCallback(
+      MetricType::kCounter, "t0fs_client_replica_write_failures_total",
+      "Replicas dropped from a write (reported stale at commit, then repaired).", {},
+      [c](SampleSink& sink) { sink.Add(static_cast<double>(c->counters().replica_write_failures)); });
+  registry.AddCallback(MetricType::kGauge, "t0fs_client_local_node",
+                       "This client's data node (0: none on this host), as the value.", {},
+                       [c](SampleSink& sink) { sink.Add(static_cast<double>(c->local_node().value())); });
+}
+
+}  // namespace t0fs::fuse
