@@ -415,10 +415,24 @@ int Search(const TrainingCli& o) {
   }
   TrainingSpec last_spec;
   double cpu_per_accel = 0;
+  uint32_t too_small = 0;  // fewest accelerators the dataset could not probe
   auto outcome = SearchMaxAccelerators(o.min_acc, o.max_acc, [&](uint32_t n) -> Result<SearchProbe> {
     ASSIGN_OR_RETURN(Resolved r, Resolve(o, n));
     ASSIGN_OR_RETURN(TrainingSpec spec, MakeSpec(o, r, n, nullptr, /*all_files=*/true));
     SearchProbe p;
+    if (TrainingSteps(spec) < 2) {
+      // The first step of an epoch is not counted in AU: with one step there
+      // is nothing to measure, which is not a failure of the storage.
+      p.pass = false;
+      too_small = too_small == 0 ? n : std::min(too_small, n);
+      if (root) {
+        std::printf("  probe %4u accelerators: not run: the dataset gives %lu step(s) per epoch, at least 2 "
+                    "are needed (more files: training datasize)\n",
+                    n, static_cast<unsigned long>(TrainingSteps(spec)));
+        std::fflush(stdout);
+      }
+      return p;
+    }
     p.pass = true;
     std::vector<double> au, thr;
     for (uint32_t run = 0; run < o.warmup + o.runs; ++run) {
@@ -451,6 +465,11 @@ int Search(const TrainingCli& o) {
               "MiB/s (%.3f GiB/s)\n",
               best.accelerators, base->w.min_au * 100, best.throughput, best.io_mib,
               best.io_mib / 1024);
+  if (too_small != 0 && too_small == best.accelerators + 1) {
+    std::printf("note: %u accelerators could not be probed (dataset too small), so the maximum may be "
+                "higher\n",
+                too_small);
+  }
   ResultSet set = NewResultSet("mlperf-training-search",
                                fmt::format("{} {} search (edition {})", base->w.workload,
                                            base->w.accelerator, EditionName(base->edition)),
