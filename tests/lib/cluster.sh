@@ -89,7 +89,7 @@ stop_pid() { # stop_pid PID: SIGTERM, wait up to 15 s, then SIGKILL
 
 cluster_stop() {
   local rc=$?
-  set +e
+  set +eu  # clean up whatever state the failure left
   [[ -n "$CLUSTER_DIR" ]] || return $rc
   stop_pid "$MOUNT_PID"
   if [[ -n "${MNT:-}" ]] && is_mounted "$MNT"; then umount -l "$MNT"; fi
