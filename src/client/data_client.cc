@@ -124,17 +124,11 @@ Result<size_t> DataClient::Read(const ReplicaInfo& r, const Capability& cap, uin
     req.set_min_version(r.version);
     req.set_direct(direct);
     CapToWire(cap, req.mutable_cap());
-    std::string header = req.SerializeAsString();
-    std::string reply;
+    pb::ChunkReadRsp rsp;
     size_t got = 0;
-    rpc::CallArgs args;
-    args.method = rpc::Method::kChunkRead;
-    args.header = header;
-    args.reply_header = &reply;
-    args.reply_payload = buf.subspan(done, piece);
-    args.reply_payload_len = &got;
-    Status st = Attempt(ch, fmt::format("read chunk {} on node {}", r.chunk, r.node), retry,
-                        [&] { return ch->Call(args); });
+    Status st = Attempt(ch, fmt::format("read chunk {} on node {}", r.chunk, r.node), retry, [&] {
+      return ch->Call(rpc::Method::kChunkRead, req, &rsp, buf.subspan(done, piece), &got);
+    });
     if (st.code() == StatusCode::kDataNoChunk && r.version == 0) return done;  // never written: a hole
     RETURN_IF_ERROR(st);
     done += got;

@@ -124,22 +124,13 @@ pb::CopyResult Copier::Copy(const pb::NodeCommand& cmd) {
     req.set_length(static_cast<uint32_t>(kPiece));
     req.set_min_version(cmd.version());
     *req.mutable_cap() = cmd.cap();
-    std::string header = req.SerializeAsString();
-    std::string reply;
+    pb::ChunkReadRsp rsp;
     size_t got = 0;
-    rpc::CallArgs args;
-    args.method = rpc::Method::kChunkRead;
-    args.header = header;
-    args.reply_header = &reply;
-    args.reply_payload = buf.span();
-    args.reply_payload_len = &got;
-    Status st = peer.Call(args);
+    Status st = peer.Call(rpc::Method::kChunkRead, req, &rsp, buf.span(), &got);
     if (st.code() == StatusCode::kDataNoChunk && cmd.version() == 0 && offset == 0) {
       break;  // never written: an empty chunk
     }
     if (!st.ok()) return fail(st.WithContext(fmt::format("read from {}", cmd.source_address())));
-    pb::ChunkReadRsp rsp;
-    if (!rsp.ParseFromString(reply)) return fail(Status(StatusCode::kRpcMalformed, "bad read reply"));
     if (rsp.version() != cmd.version()) {
       // A client wrote meanwhile: this copy would be behind. Meta retries.
       return fail(Status(StatusCode::kStale, fmt::format("source moved to version {} (copying {})",

@@ -87,12 +87,20 @@ class Channel {
   // Typed convenience: serializes `req`, parses the reply into `rsp`.
   template <typename Req, typename Rsp>
   Status Call(Method method, const Req& req, Rsp* rsp) {
+    return Call(method, req, rsp, {}, nullptr);
+  }
+  // The same for replies that carry raw bytes (chunk reads): they land in
+  // `into`, their count in *got.
+  template <typename Req, typename Rsp>
+  Status Call(Method method, const Req& req, Rsp* rsp, std::span<std::byte> into, size_t* got) {
     std::string out = req.SerializeAsString();
     std::string in;
     CallArgs args;
     args.method = method;
     args.header = out;
     args.reply_header = &in;
+    args.reply_payload = into;
+    args.reply_payload_len = got;
     RETURN_IF_ERROR(Call(args));
     if (rsp != nullptr && !rsp->ParseFromString(in)) {
       return Status(StatusCode::kRpcMalformed, "cannot parse reply from " + endpoint_.ToString());

@@ -147,17 +147,10 @@ int NoCap(const std::string& data_addr, const std::string& socket, const std::st
           req.mutable_cap()->set_expiry_ms(forged.expiry_ms);
           req.mutable_cap()->set_rights(forged.rights);
         }
-        std::string header = req.SerializeAsString();
-        std::string reply;
+        pb::ChunkReadRsp rsp;
         AlignedBuffer buf(4096);
         size_t got = 0;
-        rpc::CallArgs args;
-        args.method = rpc::Method::kChunkRead;
-        args.header = header;
-        args.reply_header = &reply;
-        args.reply_payload = buf.span();
-        args.reply_payload_len = &got;
-        check(label + ": chunk read", ch.Call(args));
+        check(label + ": chunk read", ch.Call(rpc::Method::kChunkRead, req, &rsp, buf.span(), &got));
       }
     }
   }

@@ -55,21 +55,33 @@ Result<KvRunSpec> MakeKvSpec(const KvCli& o, int number, const IoChoice& io) {
   return spec;
 }
 
+// Per-trial figures of one option, aggregated as the reference does: means
+// of the rates, the worst P95.
+struct KvSeries {
+  std::vector<double> tok, wall, rbw, wbw;
+  double rp95 = 0, wp95 = 0;
+
+  explicit KvSeries(const std::vector<KvTrialResult>& trials) {
+    for (const auto& t : trials) {
+      tok.push_back(t.StorageTokensPerSec());
+      wall.push_back(t.WallTokensPerSec());
+      rbw.push_back(t.ReadGiBps());
+      wbw.push_back(t.WriteGiBps());
+      rp95 = std::max(rp95, t.ReadP95Ms());
+      wp95 = std::max(wp95, t.WriteP95Ms());
+    }
+  }
+};
+
 std::vector<PhaseResult> ToPhases(const std::string& prefix,
                                   const std::vector<KvTrialResult>& trials) {
   // Trials merged: bytes add, histograms merge; figures are the reference's aggregates.
   PhaseResult rd, wr;
   rd.name = prefix + " read";
   wr.name = prefix + " write";
-  std::vector<double> tok, wall, rbw, wbw;
-  double rp95 = 0, wp95 = 0, elapsed = 0;
+  const KvSeries s(trials);
+  double elapsed = 0;
   for (const auto& t : trials) {
-    tok.push_back(t.StorageTokensPerSec());
-    wall.push_back(t.WallTokensPerSec());
-    rbw.push_back(t.ReadGiBps());
-    wbw.push_back(t.WriteGiBps());
-    rp95 = std::max(rp95, t.ReadP95Ms());
-    wp95 = std::max(wp95, t.WriteP95Ms());
     double el = 0;
     for (const auto& c : t.clients) {
       el = std::max(el, c.elapsed_s);
@@ -91,13 +103,13 @@ std::vector<PhaseResult> ToPhases(const std::string& prefix,
   auto add = [](PhaseResult& p, std::string n, double v, std::string u, Better b, std::string l) {
     p.figures.push_back({std::move(n), v, std::move(u), b, std::move(l)});
   };
-  add(rd, "x_storage_tokens", Mean(tok), "tokens/s", Better::kHigher,
+  add(rd, "x_storage_tokens", Mean(s.tok), "tokens/s", Better::kHigher,
       "Storage tokens/s (reference)");
-  add(rd, "x_wall_tokens", Mean(wall), "tokens/s", Better::kHigher, "Tokens/s (wall clock)");
-  add(rd, "x_read_bw", Mean(rbw) * gib, "B/s", Better::kHigher, "Storage read bandwidth");
-  add(rd, "x_read_p95", rp95 * 1e6, "ns", Better::kLower, "Read device P95 (max)");
-  add(wr, "x_write_bw", Mean(wbw) * gib, "B/s", Better::kHigher, "Storage write bandwidth");
-  add(wr, "x_write_p95", wp95 * 1e6, "ns", Better::kLower, "Write device P95 (max)");
+  add(rd, "x_wall_tokens", Mean(s.wall), "tokens/s", Better::kHigher, "Tokens/s (wall clock)");
+  add(rd, "x_read_bw", Mean(s.rbw) * gib, "B/s", Better::kHigher, "Storage read bandwidth");
+  add(rd, "x_read_p95", s.rp95 * 1e6, "ns", Better::kLower, "Read device P95 (max)");
+  add(wr, "x_write_bw", Mean(s.wbw) * gib, "B/s", Better::kHigher, "Storage write bandwidth");
+  add(wr, "x_write_p95", s.wp95 * 1e6, "ns", Better::kLower, "Write device P95 (max)");
   rd.ComputeFigures();
   wr.ComputeFigures();
   return {rd, wr};
@@ -168,16 +180,9 @@ int RunKv(const KvCli& o) {
       trials.push_back(std::move(t).value());
     }
     if (!root) continue;
-    std::vector<double> tok, wall, rbw, wbw;
-    double rp95 = 0, wp95 = 0;
+    const KvSeries s(trials);
     nlohmann::json per_trial = nlohmann::json::array();
     for (const auto& t : trials) {
-      tok.push_back(t.StorageTokensPerSec());
-      wall.push_back(t.WallTokensPerSec());
-      rbw.push_back(t.ReadGiBps());
-      wbw.push_back(t.WriteGiBps());
-      rp95 = std::max(rp95, t.ReadP95Ms());
-      wp95 = std::max(wp95, t.WriteP95Ms());
       per_trial.push_back({{"storage_throughput_tokens_per_sec", t.StorageTokensPerSec()},
                            {"avg_throughput_tokens_per_sec", t.WallTokensPerSec()},
                            {"tier_storage_read_bandwidth_gbps", t.ReadGiBps()},
@@ -188,20 +193,20 @@ int RunKv(const KvCli& o) {
     }
     std::printf("[METRIC] option %d: read %.3f GiB/s, read P95 %.2f ms, write P95 %.2f ms, "
                 "storage %.1f tokens/s, %u rank(s); write %.3f GiB/s; wall-clock %.1f tokens/s\n",
-                op.number, Mean(rbw), rp95, wp95, Mean(tok), spec->clients, Mean(wbw),
-                Mean(wall));
+                op.number, Mean(s.rbw), s.rp95, s.wp95, Mean(s.tok), spec->clients, Mean(s.wbw),
+                Mean(s.wall));
     std::printf("  over %zu trial(s): CV storage tokens/s %.2f %%, wall tokens/s %.2f %%, read "
                 "GiB/s %.2f %%, write GiB/s %.2f %% (sample stddev / mean)\n",
-                trials.size(), CoefficientOfVariation(tok), CoefficientOfVariation(wall),
-                CoefficientOfVariation(rbw), CoefficientOfVariation(wbw));
+                trials.size(), CoefficientOfVariation(s.tok), CoefficientOfVariation(s.wall),
+                CoefficientOfVariation(s.rbw), CoefficientOfVariation(s.wbw));
     std::fflush(stdout);
     summary[fmt::format("option{}", op.number)] = {
-        {"tier_storage_read_bandwidth_gbps", Mean(rbw)},
-        {"tier_storage_write_bandwidth_gbps", Mean(wbw)},
-        {"storage_read_device_p95_ms", rp95},
-        {"storage_write_device_p95_ms", wp95},
-        {"storage_throughput_tokens_per_sec", Mean(tok)},
-        {"avg_throughput_tokens_per_sec", Mean(wall)},
+        {"tier_storage_read_bandwidth_gbps", Mean(s.rbw)},
+        {"tier_storage_write_bandwidth_gbps", Mean(s.wbw)},
+        {"storage_read_device_p95_ms", s.rp95},
+        {"storage_write_device_p95_ms", s.wp95},
+        {"storage_throughput_tokens_per_sec", Mean(s.tok)},
+        {"avg_throughput_tokens_per_sec", Mean(s.wall)},
         {"total_ranks", spec->clients},
         {"trials", per_trial}};
     for (auto& p : ToPhases(fmt::format("option{}", op.number), trials)) {
