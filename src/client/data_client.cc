@@ -83,23 +83,25 @@ Result<rpc::Channel*> DataClient::LocalChannel() {
   return local_.get();
 }
 
-Status DataClient::Attempt(rpc::Channel* ch, const std::string& what, bool retry,
-                           const std::function<Status()>& attempt) {
+Status DataClient::Attempt(rpc::Channel* ch, const std::function<std::string()>& describe,
+                           bool retry, const std::function<Status()>& attempt) {
   auto deadline = std::chrono::steady_clock::now() + options_.retry_timeout.value;
   auto backoff = std::chrono::milliseconds(20);
   bool warned = false;
   for (int tries = 1;; ++tries) {
     Status st = attempt();
+    if (st.ok() && !warned) return st;  // the common case builds no description
     if (!rpc::IsTransportError(st.code())) {
-      if (warned && st.ok()) LOG_INFO("{}: reachable again", what);
-      return st.ok() ? st : st.WithContext(what);
+      if (warned && st.ok()) LOG_INFO("{}: reachable again", describe());
+      return st.ok() ? st : st.WithContext(describe());
     }
     // Pooled connections to a peer that restarted are all stale at once.
     ch->Reset();
     bool again = retry ? std::chrono::steady_clock::now() < deadline : tries < 2;
-    if (!again) return st.WithContext(what);
+    if (!again) return st.WithContext(describe());
     if (retry && !warned) {
-      LOG_WARN("{}: {} (retrying for up to {})", what, st.ToString(), FormatDuration(options_.retry_timeout));
+      LOG_WARN("{}: {} (retrying for up to {})", describe(), st.ToString(),
+               FormatDuration(options_.retry_timeout));
       warned = true;
     }
     if (tries > 1) {
@@ -126,10 +128,13 @@ Result<size_t> DataClient::Read(const ReplicaInfo& r, const Capability& cap, uin
     CapToWire(cap, req.mutable_cap());
     pb::ChunkReadRsp rsp;
     size_t got = 0;
-    Status st = Attempt(ch, fmt::format("read chunk {} on node {}", r.chunk, r.node), retry, [&] {
-      return ch->Call(rpc::Method::kChunkRead, req, &rsp, buf.subspan(done, piece), &got);
-    });
-    if (st.code() == StatusCode::kDataNoChunk && r.version == 0) return done;  // never written: a hole
+    Status st = Attempt(
+        ch, [&] { return fmt::format("read chunk {} on node {}", r.chunk, r.node); }, retry,
+        [&] {
+          return ch->Call(rpc::Method::kChunkRead, req, &rsp, buf.subspan(done, piece), &got);
+        });
+    // A replica never written (version 0) may have no file: a hole.
+    if (st.code() == StatusCode::kDataNoChunk && r.version == 0) return done;
     RETURN_IF_ERROR(st);
     done += got;
     if (got < piece) break;  // end of the chunk file
@@ -156,15 +161,17 @@ Status DataClient::Write(const ReplicaInfo& r, const Capability& cap, uint64_t o
     args.header = header;
     args.payload = data.subspan(done, piece);
     args.reply_header = &reply;
-    RETURN_IF_ERROR(Attempt(ch, fmt::format("write chunk {} on node {}", r.chunk, r.node), retry,
-                            [&] { return ch->Call(args); }));
+    RETURN_IF_ERROR(Attempt(
+        ch, [&] { return fmt::format("write chunk {} on node {}", r.chunk, r.node); }, retry,
+        [&] { return ch->Call(args); }));
     done += piece;
   }
   return Status::Ok();
 }
 
-std::vector<Status> DataClient::WriteMany(const std::vector<ReplicaInfo>& replicas, const Capability& cap,
-                                          uint64_t offset, std::span<const std::byte> data, uint64_t version,
+std::vector<Status> DataClient::WriteMany(const std::vector<ReplicaInfo>& replicas,
+                                          const Capability& cap, uint64_t offset,
+                                          std::span<const std::byte> data, uint64_t version,
                                           const std::function<void()>& local_write) {
   struct InFlightWrite {
     rpc::Channel* channel = nullptr;
@@ -243,8 +250,9 @@ Status DataClient::Truncate(const ReplicaInfo& r, const Capability& cap, uint64_
   req.set_version(version);
   CapToWire(cap, req.mutable_cap());
   pb::ChunkEmptyRsp rsp;
-  return Attempt(ch, fmt::format("truncate chunk {} on node {}", r.chunk, r.node), true,
-                 [&] { return ch->Call(rpc::Method::kChunkTruncate, req, &rsp); });
+  return Attempt(
+      ch, [&] { return fmt::format("truncate chunk {} on node {}", r.chunk, r.node); }, true,
+      [&] { return ch->Call(rpc::Method::kChunkTruncate, req, &rsp); });
 }
 
 Status DataClient::Sync(const ReplicaInfo& r, const Capability& cap) {
@@ -254,11 +262,13 @@ Status DataClient::Sync(const ReplicaInfo& r, const Capability& cap) {
   req.set_volume(r.volume.value());
   CapToWire(cap, req.mutable_cap());
   pb::ChunkEmptyRsp rsp;
-  return Attempt(ch, fmt::format("sync chunk {} on node {}", r.chunk, r.node), true,
-                 [&] { return ch->Call(rpc::Method::kChunkSync, req, &rsp); });
+  return Attempt(
+      ch, [&] { return fmt::format("sync chunk {} on node {}", r.chunk, r.node); }, true,
+      [&] { return ch->Call(rpc::Method::kChunkSync, req, &rsp); });
 }
 
-Result<std::shared_ptr<ChunkFile>> DataClient::OpenLocal(const ReplicaInfo& r, const Capability& cap, bool create,
+Result<std::shared_ptr<ChunkFile>> DataClient::OpenLocal(const ReplicaInfo& r,
+                                                         const Capability& cap, bool create,
                                                          bool writable, bool direct) {
   ASSIGN_OR_RETURN(rpc::Channel * ch, LocalChannel());
   pb::OpenLocalReq req;
@@ -276,12 +286,15 @@ Result<std::shared_ptr<ChunkFile>> DataClient::OpenLocal(const ReplicaInfo& r, c
   args.header = header;
   args.reply_header = &reply;
   args.reply_fds = &fds;
-  RETURN_IF_ERROR(Attempt(ch, fmt::format("open local chunk {}", r.chunk), true, [&] {
-    fds.clear();
-    return ch->Call(args);
-  }));
+  RETURN_IF_ERROR(Attempt(
+      ch, [&] { return fmt::format("open local chunk {}", r.chunk); }, true,
+      [&] {
+        fds.clear();
+        return ch->Call(args);
+      }));
   if (fds.size() != 2) {
-    return Status(StatusCode::kRpcMalformed, fmt::format("open local chunk {}: expected 2 descriptors", r.chunk));
+    return Status(StatusCode::kRpcMalformed,
+                  fmt::format("open local chunk {}: expected 2 descriptors", r.chunk));
   }
   auto file = std::make_shared<ChunkFile>(r.chunk, std::move(fds[0]), std::move(fds[1]), direct);
   RETURN_IF_ERROR(file->ReadHeader());

@@ -61,7 +61,10 @@ class DataClient {
  private:
   Result<rpc::Channel*> ChannelFor(NodeId node);
   Result<rpc::Channel*> LocalChannel();
-  Status Attempt(rpc::Channel* ch, const std::string& what, bool retry, const std::function<Status()>& attempt);
+  // Runs `attempt`, retrying transport errors; `describe` names the request
+  // in errors and logs (built only when needed).
+  Status Attempt(rpc::Channel* ch, const std::function<std::string()>& describe, bool retry,
+                 const std::function<Status()>& attempt);
   std::atomic<uint64_t>& InFlight(NodeId node);
 
   const ClientOptions options_;
