@@ -23,9 +23,37 @@
 namespace t0fs::cli {
 namespace {
 
+bool IsInnerPath(const std::string& path) { return path.rfind("t0fs:", 0) == 0; }
+
+// The inode of a path on a t0fs mount: its st_ino (no meta needed).
+Result<uint64_t> MountedInode(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return Status::FromErrno(errno, path);
+  // A FUSE mount of t0fs reports t0fs inode numbers as st_ino; the device
+  // check keeps a path on another file system from naming a random inode.
+  std::ifstream mounts("/proc/self/mountinfo");
+  for (std::string line; std::getline(mounts, line);) {
+    if (line.find(" - fuse.t0fs ") == std::string::npos) continue;
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, point;
+    fields >> id >> parent >> dev >> root >> point;
+    struct stat mst {};
+    if (::stat(point.c_str(), &mst) == 0 && mst.st_dev == st.st_dev) return static_cast<uint64_t>(st.st_ino);
+  }
+  return Status(StatusCode::kInvalidArgument,
+                fmt::format("{} is not on a t0fs mount (for a path inside t0fs, write t0fs:/path)", path));
+}
+
+// What can be said about PATH without meta: a local path must be on a t0fs
+// mount. Checked before connecting, so that the error is about the path.
+Status PrecheckPath(const std::string& path) {
+  if (IsInnerPath(path)) return Status::Ok();
+  return MountedInode(path).status();
+}
+
 // The inode PATH names.
 Result<uint64_t> ResolveInode(AdminTarget& t, const std::string& path) {
-  if (path.rfind("t0fs:", 0) == 0) {
+  if (IsInnerPath(path)) {
     std::string inner = path.substr(5);
     if (inner.empty() || inner[0] != '/') return Status(StatusCode::kInvalidArgument, "t0fs: paths are absolute");
     uint64_t ino = 1;
@@ -46,21 +74,7 @@ Result<uint64_t> ResolveInode(AdminTarget& t, const std::string& path) {
     }
     return ino;
   }
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return Status::FromErrno(errno, path);
-  // A FUSE mount of t0fs reports t0fs inode numbers as st_ino; the device
-  // check keeps a path on another file system from naming a random inode.
-  std::ifstream mounts("/proc/self/mountinfo");
-  for (std::string line; std::getline(mounts, line);) {
-    if (line.find(" - fuse.t0fs ") == std::string::npos) continue;
-    std::istringstream fields(line);
-    std::string id, parent, dev, root, point;
-    fields >> id >> parent >> dev >> root >> point;
-    struct stat mst {};
-    if (::stat(point.c_str(), &mst) == 0 && mst.st_dev == st.st_dev) return static_cast<uint64_t>(st.st_ino);
-  }
-  return Status(StatusCode::kInvalidArgument,
-                fmt::format("{} is not on a t0fs mount (for a path inside t0fs, write t0fs:/path)", path));
+  return MountedInode(path);
 }
 
 Result<pb::Objective> ParseObjective(const std::vector<std::string>& items, pb::Objective base) {
@@ -124,6 +138,12 @@ struct ObjectiveState {
 };
 
 int RunObjective(ObjectiveState& s, bool set) {
+  // Bad settings and paths are reported before anything is contacted.
+  if (set) {
+    auto valid = ParseObjective(s.items, pb::Objective());
+    if (!valid.ok()) return Fail("objective", valid.status());
+  }
+  if (Status st = PrecheckPath(s.path); !st.ok()) return Fail("objective", st);
   auto target = ConnectAdmin(s.admin);
   if (!target.ok()) return Fail("objective", target.status());
   auto ino = ResolveInode(*target, s.path);
@@ -171,6 +191,7 @@ struct LayoutState {
 };
 
 int RunLayout(LayoutState& s) {
+  if (Status st = PrecheckPath(s.path); !st.ok()) return Fail("layout", st);
   auto target = ConnectAdmin(s.admin);
   if (!target.ok()) return Fail("layout", target.status());
   auto ino = ResolveInode(*target, s.path);

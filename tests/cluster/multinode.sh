@@ -74,6 +74,16 @@ expect_layout /only24/d "all(sorted(nodes(c)) == [2, 4] for c in chunks)"
 admin objective get t0fs:/only24/d | grep -q "replicas=2 placement=spread" || fail "objective not inherited"
 admin layout t0fs:/local1 --node-id 1 | grep -q "node 1 .*\\[local\\]" || fail "layout marks the caller's replica"
 
+log "== bad objective input: one clear line, nothing changed"
+err="$CLUSTER_DIR/err"
+! "$T0FS" objective set "$CLUSTER_DIR" replicas=2 2>"$err" || fail "a path outside t0fs was accepted"
+grep -q "is not on a t0fs mount" "$err" || fail "unclear error: $(cat "$err")"
+for bad in replicas=0 replicas=abc placement=near nodes=1,x colour=red; do
+  ! admin objective set t0fs:/r2 "$bad" 2>"$err" || fail "objective $bad was accepted"
+  [[ $(wc -l <"$err") -eq 1 ]] || fail "objective $bad: not one line: $(cat "$err")"
+done
+admin objective get t0fs:/r2 | grep -q "replicas=2 placement=local" || fail "a refused objective changed /r2"
+
 log "== a client reads its own node's replicas through the bypass, the others over TCP"
 out=$(probe_on 1 read /local1 11)
 log "node 1 reads /local1: $out"
