@@ -55,9 +55,8 @@ int RunMount(MountState& s) {
   Status metrics_started = metrics_server.Start(s.mount.metrics.listen);
   if (!metrics_started.ok()) return Fail("mount", metrics_started.WithContext("metrics-listen"));
   if (metrics_server.running()) LOG_INFO("metrics on {}", metrics_server.url());
-  LOG_INFO("mounted {} (meta {}, local node {}, FUSE 7.{}, passthrough {})", (*server)->mountpoint(), s.meta,
-           (*client)->local_node(), (*server)->info().minor,
-           (*server)->passthrough_offered() ? "offered by the kernel (not used yet)" : "not offered");
+  LOG_INFO("mounted {} (meta {}, local node {}, FUSE 7.{}; {})", (*server)->mountpoint(), s.meta,
+           (*client)->local_node(), (*server)->info().minor, (*server)->DescribePassthrough());
   std::thread waiter([&] {
     int sig = WaitForStopSignal();
     if (sig != SIGUSR1) {

@@ -19,6 +19,7 @@
 #include "common/config.h"
 #include "rpc/channel.h"
 #include "rpc/proto/meta.pb.h"
+#include "t0fs/client.h"
 
 namespace t0fs::cli {
 namespace {
@@ -230,8 +231,33 @@ int RunLayout(LayoutState& s) {
     auto it = nodes.find(node);
     return it != nodes.end() && it->second->host_id() == here;
   };
+  // Whether a mount on the caller's node can hand this file to the kernel.
+  client::LayoutInfo info;
+  info.chunk_size = attr.attr().chunk_size();
+  info.size = attr.attr().size();
+  uint64_t viewer = s.node_id;
+  for (const auto& c : chunks) {
+    client::ChunkInfo ci;
+    ci.index = c.index();
+    for (const auto& r : c.replicas()) {
+      ci.replicas.push_back(client::ReplicaInfo{NodeId(r.node()), VolumeId(r.volume()), ChunkId(r.chunk()),
+                                                r.version(), is_local(r.node()), r.state()});
+      if (viewer == 0 && is_local(r.node())) viewer = r.node();
+    }
+    info.chunks.push_back(std::move(ci));
+  }
+  if (viewer == 0) {
+    for (const auto& [id, n] : nodes) {
+      if (n->host_id() == here) viewer = id;
+    }
+  }
+  const client::PassthroughVerdict pt = client::PassthroughEligibility(info, NodeId(viewer));
+  const char* pt_mode = pt.mode == client::PassthroughMode::kReadWrite ? "read-write"
+                        : pt.mode == client::PassthroughMode::kRead   ? "read"
+                                                                      : "none";
   if (s.admin.json) {
     nlohmann::json out = {{"path", s.path},
+                          {"passthrough", {{"node", viewer}, {"mode", pt_mode}, {"reason", pt.reason}}},
                           {"ino", *ino},
                           {"size", attr.attr().size()},
                           {"chunk_size", attr.attr().chunk_size()},
@@ -261,6 +287,11 @@ int RunLayout(LayoutState& s) {
                           is_local(r.node()) ? " [local]" : "");
     }
     fmt::print("  #{:<6}{}\n", c.index(), reps);
+  }
+  if (pt.mode == client::PassthroughMode::kNone) {
+    fmt::print("passthrough: not eligible: {}\n", pt.reason);
+  } else {
+    fmt::print("passthrough: eligible on node {}: {}\n", viewer, pt.reason);
   }
   return 0;
 }

@@ -2,11 +2,17 @@
 // `t0fs status --watch`: the same, refreshed every --interval, with each
 // node's traffic as rates (the delta of its counters between two frames).
 #include <signal.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <ctime>
+#include <fstream>
 #include <map>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -20,6 +26,29 @@
 
 namespace t0fs::cli {
 namespace {
+
+// The t0fs mounts of this host and how each serves files (the
+// user.t0fs.mount attribute of its root: "passthrough=on backing_files=2 …").
+std::vector<std::pair<std::string, std::map<std::string, std::string>>> LocalMounts() {
+  std::vector<std::pair<std::string, std::map<std::string, std::string>>> out;
+  std::ifstream mounts("/proc/self/mounts");
+  std::string dev, path, type, rest;
+  while (mounts >> dev >> path >> type && std::getline(mounts, rest)) {
+    if (type != "fuse.t0fs") continue;
+    char value[512];
+    ssize_t n = ::getxattr(path.c_str(), "user.t0fs.mount", value, sizeof value - 1);
+    std::map<std::string, std::string> fields;
+    if (n > 0) {
+      std::istringstream words(std::string(value, static_cast<size_t>(n)));
+      for (std::string word; words >> word;) {
+        auto eq = word.find('=');
+        if (eq != std::string::npos) fields[word.substr(0, eq)] = word.substr(eq + 1);
+      }
+    }
+    out.emplace_back(path, std::move(fields));
+  }
+  return out;
+}
 
 nlohmann::json ToJson(const pb::ClusterStatusRsp& s, const std::string& meta) {
   nlohmann::json nodes = nlohmann::json::array();
@@ -41,6 +70,11 @@ nlohmann::json ToJson(const pb::ClusterStatusRsp& s, const std::string& meta) {
           {"files", s.files()},     {"directories", s.directories()}, {"chunks", s.chunks()},
           {"logical_bytes", s.logical_bytes()}, {"sessions", s.sessions()},
           {"open_handles", s.open_handles()},   {"garbage_chunks", s.garbage_chunks()},
+          {"mounts_here", [] {
+             nlohmann::json list = nlohmann::json::array();
+             for (auto& [path, fields] : LocalMounts()) list.push_back({{"path", path}, {"state", fields}});
+             return list;
+           }()},
           {"repair", {{"under_replicated", s.under_replicated()}, {"over_replicated", s.over_replicated()},
                       {"stale_replicas", s.stale_replicas()}, {"copies_running", s.copies_running()},
                       {"copies_done", s.copies_done()}, {"copies_failed", s.copies_failed()},
@@ -83,6 +117,16 @@ void PrintTable(const pb::ClusterStatusRsp& s, const std::string& meta) {
     if (!n.metrics_address().empty()) {
       fmt::print("metrics: node {} http://{}/metrics\n", n.node(), n.metrics_address());
     }
+  }
+  for (auto& [path, f] : LocalMounts()) {
+    if (f.empty()) {
+      fmt::print("mount {}: state unknown (a t0fs mount of another version?)\n", path);
+      continue;
+    }
+    fmt::print("mount {}: node {}, passthrough {}; opens: {} by the kernel (passthrough), {} through the mount, "
+               "{} refused busy; {} backing file(s) now\n",
+               path, f["local_node"], f["passthrough"], f["opens_passthrough"], f["opens_cached"], f["opens_refused"],
+               f["backing_files"]);
   }
   if (s.under_replicated() == 0 && s.copies_running() == 0 && s.stale_replicas() == 0) {
     fmt::print("repair: every chunk meets its objective ({} copies done, {} copied)\n", s.copies_done(),

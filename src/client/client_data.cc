@@ -422,8 +422,12 @@ Status ClientImpl::Commit(InodeState& st, HandleId handle, bool durable) {
 }
 
 Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size) {
-  // Our pending writes first, so that meta's size includes them.
-  if (st != nullptr) RETURN_IF_ERROR(Commit(*st, HandleId(), false));
+  // Our pending writes first (the kernel's through passthrough included), so
+  // that meta's size includes them.
+  if (st != nullptr) {
+    RETURN_IF_ERROR(NotePassthroughWrites(*st));
+    RETURN_IF_ERROR(Commit(*st, HandleId(), false));
+  }
   ASSIGN_OR_RETURN(Attr before, GetAttr(ino));
   if (!S_ISREG(before.mode)) {
     return Status(S_ISDIR(before.mode) ? StatusCode::kIsDirectory : StatusCode::kInvalidArgument,
@@ -432,10 +436,22 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size) {
   const uint64_t cs = before.chunk_size;
   const uint64_t boundary = std::min(before.size, size);
   pb::CommitReq versions;  // the boundary chunk's new version, recorded after the truncation
-  if (cs > 0 && boundary % cs != 0) {
+  if (cs > 0 && (boundary % cs != 0 || size > before.size)) {
     // The chunk that keeps a prefix loses its tail on every replica first;
-    // chunks wholly past the boundary are dropped by meta below.
+    // chunks wholly past the boundary are dropped by meta below. Extending
+    // makes that chunk's files reach the new end (or the chunk's end): a
+    // chunk file is then byte for byte its part of the file, which the
+    // kernel relies on when it reads it directly (passthrough), and bytes
+    // past the old size that were never committed read as zeros.
     uint64_t index = boundary / cs;
+    const bool extend = size > before.size;
+    const uint64_t cut = boundary % cs;  // bytes past it were cut off or never committed
+    const uint64_t new_length = extend ? std::min(size, (index + 1) * cs) - index * cs : cut;
+    // Cut, then (extending) grow: the new region reads zeros on every path.
+    auto resize = [&](auto&& truncate) -> Status {
+      RETURN_IF_ERROR(truncate(cut));
+      return new_length != cut ? truncate(new_length) : Status::Ok();
+    };
     pb::GetLayoutReq req;
     req.set_ino(ino.value());
     req.set_first_index(index);
@@ -454,14 +470,16 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size) {
         if (!Healthy(r)) continue;
         Status done;
         if (IsLocal(r)) {
-          auto file = data_.OpenLocal(r, chunk.cap, /*create=*/false, /*writable=*/true, false);
+          // Extending creates a missing file (as the data service does for a
+          // remote replica), so the new version always has a file behind it.
+          auto file = data_.OpenLocal(r, chunk.cap, /*create=*/size > before.size, /*writable=*/true, false);
           if (file.ok()) {
-            done = (*file)->Truncate(boundary % cs, version);
+            done = resize([&](uint64_t len) { return (*file)->Truncate(len, version); });
           } else if (file.status().code() != StatusCode::kDataNoChunk) {
             done = file.status();
           }
         } else {
-          done = data_.Truncate(r, chunk.cap, boundary % cs, version);
+          done = resize([&](uint64_t len) { return data_.Truncate(r, chunk.cap, len, version); });
         }
         if (done.ok()) {
           w->add_nodes(r.node.value());
@@ -481,6 +499,10 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size) {
   req.set_ino(ino.value());
   req.set_valid(kSetSize);
   req.set_size(size);
+  // An extended chunk was zero-filled above: meta keeps it even if it lies
+  // wholly past the old end (e.g. chunk 0 of an empty file held open by a
+  // passthrough writer).
+  if (size > before.size && versions.written_size() > 0) req.set_keep_chunks(boundary / cs + 1);
   pb::AttrRsp rsp;
   RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kSetAttr, req, &rsp));
   if (versions.written_size() > 0) {
@@ -516,6 +538,197 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size) {
     st->layout_known_below = 0;
   }
   return AttrFromWire(rsp.attr());
+}
+
+}  // namespace t0fs::client
+
+namespace t0fs::client {
+
+PassthroughVerdict PassthroughEligibility(const LayoutInfo& layout, NodeId node) {
+  PassthroughVerdict v;
+  if (layout.chunk_size == 0) {
+    v.reason = "not a regular file";
+    return v;
+  }
+  const uint64_t chunks = (layout.size + layout.chunk_size - 1) / layout.chunk_size;
+  if (chunks > 1 || layout.chunks.size() > 1) {
+    v.reason = fmt::format("the data spans {} chunks of {} (passthrough needs one)",
+                           std::max<uint64_t>(chunks, layout.chunks.size()), FormatByteSize(layout.chunk_size));
+    return v;
+  }
+  if (layout.chunks.empty() || layout.chunks.front().index != 0) {
+    v.reason = layout.size == 0 ? "no data yet (a writer on a node chosen by placement=local qualifies)"
+                                : "the file is a hole (no chunk holds data)";
+    return v;
+  }
+  const ChunkInfo& c = layout.chunks.front();
+  const ReplicaInfo* local = nullptr;
+  for (const ReplicaInfo& r : c.replicas) {
+    if (r.node == node && node.valid()) local = &r;
+  }
+  if (local == nullptr) {
+    v.reason = node.valid() ? fmt::format("no replica on node {}", node) : "this host is not a data node";
+    return v;
+  }
+  if (local->state != 0) {
+    v.reason = fmt::format("the replica on node {} is not healthy (being repaired)", node);
+    return v;
+  }
+  if (c.replicas.size() == 1) {
+    v.mode = PassthroughMode::kReadWrite;
+    v.reason = fmt::format("reads and writes (one chunk, its only replica is on node {})", node);
+  } else {
+    v.mode = PassthroughMode::kRead;
+    v.reason = fmt::format("reads only (writes must reach {} replicas through the mount)", c.replicas.size());
+  }
+  return v;
+}
+
+Result<std::shared_ptr<ChunkFile>> ClientImpl::OpenPassthrough(InodeState& st, bool write, bool join) {
+  // Not eligible: the caller serves the file itself; but an open that must
+  // join the kernel's backing and cannot is refused (kBusy).
+  auto no = [join](std::string why) {
+    return Status(join ? StatusCode::kBusy : StatusCode::kNotSupported, std::move(why));
+  };
+  if (!options_.local_bypass) return no("the local bypass is off");
+  uint64_t size;
+  {
+    std::lock_guard lock(st.mu);
+    size = st.size;
+  }
+  ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, ChunkFor(st, 0));
+  if (!chunk && write && size == 0) {
+    ASSIGN_OR_RETURN(CachedChunk fresh, AllocateChunk(st, 0, /*streaming=*/false));
+    chunk = fresh;
+  }
+  LayoutInfo layout;
+  layout.chunk_size = st.chunk_size;
+  layout.size = size;
+  {
+    std::lock_guard lock(st.mu);
+    for (const auto& [index, cached] : st.layout) layout.chunks.push_back(cached.info);
+  }
+  PassthroughVerdict verdict = PassthroughEligibility(layout, meta_.local_node());
+  const bool eligible = write ? verdict.mode == PassthroughMode::kReadWrite : verdict.mode != PassthroughMode::kNone;
+  const ReplicaInfo* local = nullptr;
+  if (chunk) {
+    for (const ReplicaInfo& r : chunk->info.replicas) {
+      if (IsLocal(r)) local = &r;
+    }
+  }
+  if (join && !eligible) {
+    // The kernel already reads this inode from our chunk file: a reader
+    // joins it whatever the layout says now; a writer only if no other
+    // replica must receive its writes.
+    if (write && chunk && chunk->info.replicas.size() > 1) {
+      return Status(StatusCode::kBusy,
+                    fmt::format("inode {} is read through passthrough on this node and has {} replicas: it cannot "
+                                "be opened for writing here until those readers close",
+                                st.ino, chunk->info.replicas.size()));
+    }
+  } else if (!eligible) {
+    return no(verdict.reason);
+  }
+  if (local == nullptr) return no("no local replica");
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, LocalFile(st, *local, chunk->cap, write, /*direct=*/false));
+  if (!file) return no("the local replica holds no data yet");
+  if (file->version() < local->version) RETURN_IF_ERROR(file->ReadHeader());
+  if (file->version() < local->version) return no("the local replica is stale");
+  ASSIGN_OR_RETURN(uint64_t length, file->Length());
+  if (length != size && !join) {
+    // The chunk file must be the file byte for byte: the kernel reads it to
+    // its end. A writer makes it so (bytes past the size are not committed
+    // data; a size beyond it is a hole); a reader takes the normal path.
+    if (!write) return no(fmt::format("the local chunk file holds {} bytes, the file {}", length, size));
+    RETURN_IF_ERROR(file->Truncate(size, 0));
+  }
+  if (write) {
+    std::lock_guard setup(st.passthrough_mu);
+    bool first;
+    {
+      std::lock_guard lock(st.mu);
+      first = st.passthrough.writers == 0;
+    }
+    if (first) {
+      // Before the kernel can write: checksums stop being enforced, and the
+      // writer byte tells the scrubber someone is alive.
+      RETURN_IF_ERROR(file->MarkChecksumsPending());
+      RETURN_IF_ERROR(file->HoldWriter());
+    }
+    std::lock_guard lock(st.mu);
+    if (first) {
+      st.passthrough.file = file;
+      st.passthrough.seen_size = -1;
+    }
+    st.passthrough.writers++;
+  }
+  counters_.passthrough_opens++;
+  return file;
+}
+
+namespace {
+
+Result<struct stat> StatChunkData(const ChunkFile& file) {
+  struct stat sb {};
+  if (::fstat(file.data_fd(), &sb) != 0) return Status::FromErrno(errno, "stat the passthrough chunk file");
+  return sb;
+}
+
+Timespec CtimeOf(const struct stat& sb) { return {sb.st_ctim.tv_sec, static_cast<uint32_t>(sb.st_ctim.tv_nsec)}; }
+
+}  // namespace
+
+Result<bool> ClientImpl::PassthroughChanged(InodeState& st) {
+  std::shared_ptr<ChunkFile> file;
+  {
+    std::lock_guard lock(st.mu);
+    file = st.passthrough.file;
+  }
+  if (!file) return false;
+  ASSIGN_OR_RETURN(struct stat sb, StatChunkData(*file));
+  std::lock_guard lock(st.mu);
+  return st.passthrough.seen_size != static_cast<int64_t>(sb.st_size) || !(st.passthrough.seen_ctime == CtimeOf(sb));
+}
+
+Status ClientImpl::NotePassthroughWrites(InodeState& st) {
+  std::shared_ptr<ChunkFile> file;
+  {
+    std::lock_guard lock(st.mu);
+    file = st.passthrough.file;
+  }
+  if (!file) return Status::Ok();
+  ASSIGN_OR_RETURN(bool changed, PassthroughChanged(st));
+  if (!changed) return Status::Ok();
+  // The kernel wrote (or may have): a write of this session to chunk 0,
+  // with the chunk file's size and mtime.
+  ASSIGN_OR_RETURN(struct stat before, StatChunkData(*file));
+  ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, ChunkFor(st, 0));
+  if (!chunk || chunk->info.replicas.empty()) {
+    return Status(StatusCode::kInternal, fmt::format("inode {}: the passthrough chunk left the layout", st.ino));
+  }
+  const ChunkId id = chunk->info.replicas.front().chunk;
+  uint64_t version;
+  {
+    std::lock_guard lock(st.mu);
+    version = st.dirty_versions.emplace(id, CommittedVersion(chunk->info) + 1).first->second;
+  }
+  RETURN_IF_ERROR(file->SetVersion(version));
+  ASSIGN_OR_RETURN(struct stat after, StatChunkData(*file));
+  std::lock_guard lock(st.mu);
+  st.size = std::max<uint64_t>(st.size, static_cast<uint64_t>(before.st_size));
+  st.written_nodes[id] = {meta_.local_node()};
+  st.unsynced[id] = 0;
+  st.write_generation++;
+  st.last_write = Timespec{before.st_mtim.tv_sec, static_cast<uint32_t>(before.st_mtim.tv_nsec)};
+  st.passthrough.seen_size = static_cast<int64_t>(after.st_size);
+  st.passthrough.seen_ctime = CtimeOf(after);
+  st.passthrough.needs_rebuild = true;
+  return Status::Ok();
+}
+
+void ClientImpl::CountPassthrough(uint64_t overflow_bytes, bool rebuilt) {
+  counters_.passthrough_overflow_bytes += overflow_bytes;
+  if (rebuilt) counters_.passthrough_rebuilds++;
 }
 
 }  // namespace t0fs::client

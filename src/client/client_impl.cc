@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <tuple>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -94,6 +95,9 @@ IoCounters ClientImpl::counters() const {
   c.checksum_errors = counters_.checksum_errors;
   c.replica_failovers = counters_.replica_failovers;
   c.replica_write_failures = counters_.replica_write_failures;
+  c.passthrough_opens = counters_.passthrough_opens;
+  c.passthrough_rebuilds = counters_.passthrough_rebuilds;
+  c.passthrough_overflow_bytes = counters_.passthrough_overflow_bytes;
   return c;
 }
 
@@ -123,11 +127,26 @@ Result<Attr> ClientImpl::GetAttr(InodeId ino) {
     if (it != inodes_.end()) st = it->second.lock();
   }
   if (st) {
-    std::lock_guard lock(st->mu);
-    attr.size = std::max(attr.size, st->size);
-    if (st->write_generation != st->committed_generation) {
-      attr.mtime = st->last_write;
-      attr.ctime = st->last_write;
+    std::shared_ptr<ChunkFile> passthrough;
+    {
+      std::lock_guard lock(st->mu);
+      attr.size = std::max(attr.size, st->size);
+      if (st->write_generation != st->committed_generation) {
+        attr.mtime = st->last_write;
+        attr.ctime = st->last_write;
+      }
+      if (st->passthrough.writers > 0) passthrough = st->passthrough.file;
+    }
+    // The kernel writes a passthrough file behind our back: its chunk file
+    // has the current size and times.
+    struct stat sb {};
+    if (passthrough && ::fstat(passthrough->data_fd(), &sb) == 0) {
+      attr.size = std::max<uint64_t>(attr.size, static_cast<uint64_t>(sb.st_size));
+      Timespec mtime{sb.st_mtim.tv_sec, static_cast<uint32_t>(sb.st_mtim.tv_nsec)};
+      if (std::tie(mtime.sec, mtime.nsec) > std::tie(attr.mtime.sec, attr.mtime.nsec)) {
+        attr.mtime = mtime;
+        attr.ctime = mtime;
+      }
     }
   }
   return attr;

@@ -78,6 +78,18 @@ class ClientImpl final : public Client {
   // Truncates to `size`: data of the boundary chunk first, then meta.
   Result<Attr> Truncate(InodeId ino, InodeState* st, uint64_t size);
   Status ReleaseHandle(HandleId handle);
+  // FUSE passthrough (File::OpenPassthrough): checks that the file is one
+  // chunk with a healthy local replica (the only replica for `write`),
+  // allocating chunk 0 for a new file opened for writing, and returns that
+  // chunk's local file; a writer marks its checksums pending.
+  Result<std::shared_ptr<ChunkFile>> OpenPassthrough(InodeState& st, bool write, bool join);
+  // Whether the passthrough writers' chunk file changed since the last note.
+  Result<bool> PassthroughChanged(InodeState& st);
+  // Takes what the kernel wrote through passthrough into `st` as a write of
+  // this session (size, mtime, chunk-0 version), ready for Commit.
+  Status NotePassthroughWrites(InodeState& st);
+  // Records `n` more bytes moved out of a passthrough chunk; a rebuild.
+  void CountPassthrough(uint64_t overflow_bytes, bool rebuilt);
   void Forget(const std::shared_ptr<InodeState>& st);
   bool IsLocal(const ReplicaInfo& r) const;
 
@@ -104,7 +116,7 @@ class ClientImpl final : public Client {
   struct Counters {
     std::atomic<uint64_t> local_read_bytes{0}, local_write_bytes{0}, remote_read_bytes{0},
         remote_write_bytes{0}, local_reads{0}, remote_reads{0}, checksum_errors{0}, replica_failovers{0},
-        replica_write_failures{0};
+        replica_write_failures{0}, passthrough_opens{0}, passthrough_rebuilds{0}, passthrough_overflow_bytes{0};
   };
   mutable Counters counters_;
 };

@@ -1,11 +1,15 @@
 #include "client/file_impl.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 
 #include <fmt/format.h>
 
+#include "common/buffer.h"
+#include "common/io_backend.h"
 #include "common/logging.h"
 
 namespace t0fs::client {
@@ -109,13 +113,132 @@ Result<size_t> FileImpl::WriteAt(uint64_t offset, std::span<const std::byte> dat
 
 Status FileImpl::Flush() {
   if (closed_) return Status::Ok();
+  if (passthrough_writer_) {
+    std::lock_guard setup(state_->passthrough_mu);
+    RETURN_IF_ERROR(SyncPassthrough(/*last=*/false));
+  }
   return client_.Commit(*state_, handle_, /*durable=*/false);
 }
 
 Status FileImpl::Fsync(bool /*datasync*/) {
   if (closed_) return Status(StatusCode::kBadHandle, "file is closed");
+  if (passthrough_writer_) {
+    // Size and mtime from the chunk file; its checksums stay pending (and
+    // durable as such) until the last writer closes: rebuilding them means
+    // reading the whole chunk, too much for every fsync of a growing file.
+    std::lock_guard setup(state_->passthrough_mu);
+    RETURN_IF_ERROR(SyncPassthrough(/*last=*/false));
+  }
   RETURN_IF_ERROR(client_.SyncReplicas(*state_));
   return client_.Commit(*state_, handle_, /*durable=*/true);
+}
+
+Result<PassthroughFile> FileImpl::OpenPassthrough(bool write, bool join) {
+  if (closed_) return Status(StatusCode::kBadHandle, "file is closed");
+  if ((flags_ & O_ACCMODE) == O_RDONLY) write = false;
+  if (passthrough_writer_) return Status(StatusCode::kInvalidArgument, "passthrough is already open");
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, client_.OpenPassthrough(*state_, write, join));
+  if (write) passthrough_writer_ = true;
+  PassthroughFile out;
+  out.write = write;
+  out.fd = UniqueFd(::fcntl(file->data_fd(), F_DUPFD_CLOEXEC, 0));
+  if (!out.fd.valid()) {
+    Status err = Status::FromErrno(errno, "duplicate the chunk file descriptor");
+    AbandonPassthrough();
+    return err;
+  }
+  return out;
+}
+
+void FileImpl::AbandonPassthrough() {
+  if (!passthrough_writer_.exchange(false)) return;
+  Status st = LeavePassthrough();
+  if (!st.ok()) LOG_WARN("inode {}: leaving passthrough: {}", state_->ino, st.ToString());
+}
+
+Status FileImpl::LeavePassthrough() {
+  std::lock_guard setup(state_->passthrough_mu);
+  bool last;
+  {
+    std::lock_guard lock(state_->mu);
+    last = --state_->passthrough.writers == 0;
+  }
+  Status st = SyncPassthrough(last);
+  if (last) {
+    std::shared_ptr<ChunkFile> file;
+    {
+      std::lock_guard lock(state_->mu);
+      file = std::move(state_->passthrough.file);
+      state_->passthrough = InodeState::Passthrough{};
+    }
+    if (file) file->ReleaseWriter();
+  }
+  return st;
+}
+
+Status FileImpl::SyncPassthrough(bool last) {
+  InodeState& st = *state_;
+  std::shared_ptr<ChunkFile> file;
+  {
+    std::lock_guard lock(st.mu);
+    file = st.passthrough.file;
+  }
+  if (!file) return Status::Ok();
+  ASSIGN_OR_RETURN(uint64_t length, file->Length());
+  if (length > st.chunk_size) {
+    ASSIGN_OR_RETURN(bool changed, client_.PassthroughChanged(st));
+    if (changed || last) RETURN_IF_ERROR(MoveOverflow(*file, length, last));
+  }
+  RETURN_IF_ERROR(client_.NotePassthroughWrites(st));
+  bool needs_rebuild;
+  {
+    std::lock_guard lock(st.mu);
+    needs_rebuild = st.passthrough.needs_rebuild;
+  }
+  if (last && needs_rebuild) {
+    RETURN_IF_ERROR(file->RebuildChecksums(/*clear_pending=*/last));
+    client_.CountPassthrough(0, /*rebuilt=*/true);
+    std::lock_guard lock(st.mu);
+    st.passthrough.needs_rebuild = false;
+  } else if (last) {
+    RETURN_IF_ERROR(file->ClearChecksumsPending());
+  }
+  return Status::Ok();
+}
+
+Status FileImpl::MoveOverflow(ChunkFile& file, uint64_t length, bool cut) {
+  // Bytes the kernel wrote past the chunk's end belong to the next chunks:
+  // copy the data extents there (holes stay holes, so nothing already in
+  // those chunks is overwritten with zeros); `cut` drops them from chunk 0.
+  const uint64_t cs = state_->chunk_size;
+  const int fd = file.data_fd();
+  AlignedBuffer buf(1 << 20);
+  uint64_t moved = 0;
+  for (off_t pos = static_cast<off_t>(cs); static_cast<uint64_t>(pos) < length;) {
+    off_t data = ::lseek(fd, pos, SEEK_DATA);
+    if (data < 0) {
+      if (errno == ENXIO) break;
+      return Status::FromErrno(errno, "find data past the passthrough chunk");
+    }
+    off_t hole = ::lseek(fd, data, SEEK_HOLE);
+    if (hole < 0) hole = static_cast<off_t>(length);
+    for (uint64_t off = static_cast<uint64_t>(data); off < static_cast<uint64_t>(hole);) {
+      size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), static_cast<uint64_t>(hole) - off));
+      ASSIGN_OR_RETURN(size_t n, PreadFull(fd, buf.data(), want, off));
+      if (n == 0) break;
+      RETURN_IF_ERROR(WriteAt(off, std::span<const std::byte>(buf.data(), n)).status());
+      off += n;
+      moved += n;
+    }
+    pos = hole;
+  }
+  if (cut) RETURN_IF_ERROR(file.Truncate(cs, 0));
+  if (moved > 0) {
+    LOG_INFO("inode {}: {} written past its {} chunk through passthrough moved to the next chunks", state_->ino,
+             FormatByteSize(moved), FormatByteSize(cs));
+  }
+  client_.CountPassthrough(moved, false);
+  return Status::Ok();
 }
 
 Status FileImpl::Truncate(uint64_t size) {
@@ -125,9 +248,12 @@ Status FileImpl::Truncate(uint64_t size) {
 
 Status FileImpl::Close() {
   if (closed_.exchange(true)) return Status::Ok();
+  Status left = Status::Ok();
+  if (passthrough_writer_.exchange(false)) left = LeavePassthrough();
   Status committed = client_.Commit(*state_, handle_, /*durable=*/false);
   Status released = client_.ReleaseHandle(handle_);
   client_.Forget(state_);
+  if (!left.ok()) return left;
   return committed.ok() ? released : committed;
 }
 

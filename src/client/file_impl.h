@@ -24,12 +24,22 @@ class FileImpl final : public File {
   Status Fsync(bool datasync) override;
   Status Truncate(uint64_t size) override;
   Status Close() override;
+  Result<PassthroughFile> OpenPassthrough(bool write, bool join) override;
+  void AbandonPassthrough() override;
   InodeId ino() const override { return state_->ino; }
   uint64_t size() const override;
   Attr attr() const override;
 
  private:
   Result<size_t> WriteAt(uint64_t offset, std::span<const std::byte> data);
+  // A passthrough writer's sync: takes size/mtime from the chunk file, moves
+  // bytes written past the chunk to later chunks; the `last` writer also
+  // cuts them off the chunk file and rebuilds the checksums.
+  Status SyncPassthrough(bool last);
+  Status MoveOverflow(ChunkFile& file, uint64_t length, bool cut);
+  // This File stops writing through passthrough; the last writer of the
+  // inode rebuilds the checksums and clears the pending mark.
+  Status LeavePassthrough();
 
   ClientImpl& client_;
   std::shared_ptr<InodeState> state_;
@@ -37,6 +47,7 @@ class FileImpl final : public File {
   const int flags_;
   const Attr attr_;
   std::atomic<bool> closed_{false};
+  std::atomic<bool> passthrough_writer_{false};
 };
 
 }  // namespace t0fs::client

@@ -61,6 +61,20 @@ struct InodeState {
   };
   std::map<std::pair<uint64_t, bool>, LocalFile> local_files;
 
+  // FUSE passthrough writers (Files that handed the chunk-0 file to the
+  // kernel for writing): the chunk file, how many, what its data file looked
+  // like at the last sync, and whether checksums need a rebuild.
+  struct Passthrough {
+    std::shared_ptr<ChunkFile> file;
+    int writers = 0;
+    int64_t seen_size = -1;
+    Timespec seen_ctime;
+    bool needs_rebuild = false;
+  } passthrough;
+  // Serialises passthrough writer setup and teardown (held across the chunk
+  // header updates and the checksum rebuild; never taken under `mu`).
+  std::mutex passthrough_mu;
+
   std::mutex append_mu;  // serialises O_APPEND writes (offset = size, then write)
   int open_files = 0;    // Files of this client on this inode (guarded by the client's map lock)
 };

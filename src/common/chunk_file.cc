@@ -21,6 +21,9 @@ namespace {
 
 constexpr uint64_t kB = kChunkBlockSize;
 constexpr uint64_t kVersionOffset = 24;
+constexpr uint64_t kFlagsOffset = 32;      // u32 flags
+constexpr uint32_t kFlagChecksumsPending = 1;
+constexpr uint64_t kWriterByte = 40;       // OFD-locked (shared) by passthrough writers
 constexpr uint64_t kWholeFile = UINT64_MAX / kB / 8;  // a block count meaning "to the end"
 
 uint32_t ZeroBlockCrc() {
@@ -54,16 +57,28 @@ T GetLe(const std::byte* in) {
   return static_cast<T>(v);
 }
 
-Status OfdLock(int fd, short type, uint64_t start, uint64_t len) {
+// An OFD lock on [start, start+len) (len 0: to the end). `wait`: block until
+// granted; otherwise false when another open file description holds a
+// conflicting lock.
+Result<bool> OfdLockRange(int fd, short type, uint64_t start, uint64_t len, bool wait) {
   struct flock fl {};
   fl.l_type = type;
   fl.l_whence = SEEK_SET;
   fl.l_start = static_cast<off_t>(start);
   fl.l_len = static_cast<off_t>(len);
-  while (::fcntl(fd, F_OFD_SETLKW, &fl) != 0) {
-    if (errno != EINTR) return Status::FromErrno(errno, "lock checksum range");
+  while (::fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) != 0) {
+    if (!wait && (errno == EAGAIN || errno == EACCES)) return false;
+    if (errno != EINTR) return Status::FromErrno(errno, "lock chunk checksums");
   }
-  return Status::Ok();
+  return true;
+}
+
+Status OfdLock(int fd, short type, uint64_t start, uint64_t len) {
+  return OfdLockRange(fd, type, start, len, /*wait=*/true).status();
+}
+
+Result<bool> OfdTryLock(int fd, short type, uint64_t start, uint64_t len) {
+  return OfdLockRange(fd, type, start, len, /*wait=*/false);
 }
 
 // In-process exclusion of overlapping block ranges of one ChunkFile object
@@ -249,6 +264,12 @@ Result<size_t> ChunkFile::Read(uint64_t offset, std::span<std::byte> buf) {
     ASSIGN_OR_RETURN(n, ReadUnverified(span_start, bytes, span_len));
     ASSIGN_OR_RETURN(bad, FindBadBlock(bytes, n, first, (n + kB - 1) / kB));
     if (bad >= 0) {
+      // Data written through FUSE passthrough is not covered until the
+      // writer rebuilds the checksums: return it as it is.
+      ASSIGN_OR_RETURN(bool pending, ChecksumsPending());
+      if (pending) bad = -1;
+    }
+    if (bad >= 0) {
       uint64_t block = first + static_cast<uint64_t>(bad);
       return Status(StatusCode::kDataChecksum,
                     fmt::format("chunk {}: checksum mismatch in block {} (bytes {}..{})", chunk_, block,
@@ -369,6 +390,75 @@ Status ChunkFile::Truncate(uint64_t length, uint64_t version) {
     }
   }
   return RecordVersion(version);
+}
+
+Status ChunkFile::MarkChecksumsPending() {
+  std::lock_guard header_lock(header_mu_);
+  RETURN_IF_ERROR(OfdLock(crc_.get(), F_WRLCK, kFlagsOffset, 4));
+  std::byte raw[4];
+  PutLe<uint32_t>(raw, kFlagChecksumsPending);
+  Status st = PwriteFull(crc_.get(), raw, sizeof raw, kFlagsOffset);
+  (void)OfdLock(crc_.get(), F_UNLCK, kFlagsOffset, 4);
+  return st.WithContext(fmt::format("chunk {}: mark checksums pending", chunk_));
+}
+
+Result<bool> ChunkFile::ChecksumsPending() {
+  std::byte raw[4];
+  ASSIGN_OR_RETURN(size_t n, PreadFull(crc_.get(), raw, sizeof raw, kFlagsOffset));
+  return n == sizeof raw && (GetLe<uint32_t>(raw) & kFlagChecksumsPending) != 0;
+}
+
+Status ChunkFile::RebuildChecksums(bool clear_pending) {
+  constexpr size_t kPiece = 1 << 20;
+  {
+    RangeLock lock(this, 0, kWholeFile);  // excludes writers through this class
+    RETURN_IF_ERROR(lock.status());
+    ASSIGN_OR_RETURN(uint64_t length, Length());
+    AlignedBuffer buf(kPiece);
+    std::vector<std::byte> crcs(kPiece / kB * 4);
+    for (uint64_t offset = 0; offset < length; offset += kPiece) {
+      size_t want = static_cast<size_t>(std::min<uint64_t>(kPiece, AlignUp(length - offset, kB)));
+      ASSIGN_OR_RETURN(size_t n, ReadUnverified(offset, buf.data(), want));
+      size_t blocks = (n + kB - 1) / kB;
+      for (size_t idx = 0; idx < blocks; ++idx) {
+        size_t valid = std::min<size_t>(kB, n - idx * kB);
+        PutLe<uint32_t>(crcs.data() + idx * 4, BlockChecksum(buf.data() + idx * kB, valid));
+      }
+      RETURN_IF_ERROR(PwriteFull(crc_.get(), crcs.data(), blocks * 4, CrcOffset(offset / kB)));
+      if (n < want) {
+        length = offset + n;  // shortened meanwhile (truncate)
+        break;
+      }
+    }
+    if (::ftruncate(crc_.get(), static_cast<off_t>(CrcOffset((length + kB - 1) / kB))) != 0) {
+      return Status::FromErrno(errno, fmt::format("chunk {}: truncate checksums", chunk_));
+    }
+  }
+  return clear_pending ? ClearChecksumsPending() : Status::Ok();
+}
+
+Status ChunkFile::ClearChecksumsPending() {
+  std::lock_guard header_lock(header_mu_);
+  RETURN_IF_ERROR(OfdLock(crc_.get(), F_WRLCK, kFlagsOffset, 4));
+  std::byte raw[4] = {};
+  Status st = PwriteFull(crc_.get(), raw, sizeof raw, kFlagsOffset);
+  (void)OfdLock(crc_.get(), F_UNLCK, kFlagsOffset, 4);
+  return st.WithContext(fmt::format("chunk {}: clear checksums pending", chunk_));
+}
+
+Status ChunkFile::HoldWriter() { return OfdLock(crc_.get(), F_RDLCK, kWriterByte, 1); }
+
+void ChunkFile::ReleaseWriter() { (void)OfdLock(crc_.get(), F_UNLCK, kWriterByte, 1); }
+
+Result<bool> ChunkFile::RebuildIfAbandoned() {
+  ASSIGN_OR_RETURN(bool pending, ChecksumsPending());
+  if (!pending) return false;
+  ASSIGN_OR_RETURN(bool free, OfdTryLock(crc_.get(), F_WRLCK, kWriterByte, 1));
+  if (!free) return false;  // a passthrough writer is alive
+  Status st = RebuildChecksums(/*clear_pending=*/true);
+  (void)OfdLock(crc_.get(), F_UNLCK, kWriterByte, 1);
+  RETURN_IF_ERROR(st);
+  return true;
 }
 
 Status ChunkFile::Sync() {

@@ -61,6 +61,28 @@ class ChunkFile {
   Status Truncate(uint64_t length, uint64_t version);
   // fdatasync of both files.
   Status Sync();
+  // Records `version` in the header if it is higher than the stored one.
+  Status SetVersion(uint64_t version) { return RecordVersion(version); }
+
+  // ---- data written behind the checksums (FUSE passthrough) ----
+  // A local client that hands the data file to the kernel for writing marks
+  // the checksums pending first: until they are rebuilt, a block that does
+  // not match its checksum is returned as it is (unverified) instead of
+  // failing, on every path. The writer holds HoldWriter() for as long as the
+  // kernel may write, so that RebuildIfAbandoned (the scrubber) can tell a
+  // live writer from one that died. docs/formats/chunk.md.
+  Status MarkChecksumsPending();
+  Result<bool> ChecksumsPending();
+  // Recomputes every block's checksum from the data file; clears the pending
+  // mark if `clear_pending`.
+  Status RebuildChecksums(bool clear_pending);
+  Status ClearChecksumsPending();
+  // A shared OFD lock on the header's writer byte (needs a read-write .crc
+  // descriptor); released by ReleaseWriter or when the descriptor closes.
+  Status HoldWriter();
+  void ReleaseWriter();
+  // Pending and no writer holds the byte: rebuilds, clears, returns true.
+  Result<bool> RebuildIfAbandoned();
   // Re-reads every block and reports the first mismatch (scrubbing, fsck).
   Status VerifyAll();
 

@@ -131,6 +131,59 @@ TEST_F(ChunkFileTest, HeaderRecordsHighestVersionAcrossDescriptors) {
   EXPECT_EQ(c->version(), 7u);
 }
 
+// Data written behind the class (the kernel, through FUSE passthrough):
+// unverified while pending, verified again after the rebuild.
+TEST_F(ChunkFileTest, PassthroughWritesReadWhilePendingAndVerifyAfterRebuild) {
+  auto file = OpenChunk(20);
+  std::vector<std::byte> data(20000, std::byte{3});
+  ASSERT_TRUE(file->Write(0, data, 1).ok());
+  ASSERT_TRUE(file->MarkChecksumsPending().ok());
+  EXPECT_TRUE(*file->ChecksumsPending());
+  // The kernel writes 9 KiB at 6000 and grows the file to 30000 bytes.
+  std::vector<char> raw(24000, 'k');
+  ASSERT_EQ(::pwrite(file->data_fd(), raw.data(), raw.size(), 6000), ssize_t(raw.size()));
+  AlignedBuffer buf(32768);
+  auto n = file->Read(0, std::span(buf.data(), 32768));
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(*n, 30000u);
+  EXPECT_EQ(buf.data()[6000], std::byte{'k'});
+  EXPECT_TRUE(file->VerifyAll().ok());  // the scrubber does not call it damage
+
+  ASSERT_TRUE(file->RebuildChecksums(/*clear_pending=*/true).ok());
+  EXPECT_FALSE(*file->ChecksumsPending());
+  auto fresh = OpenChunk(20);  // another descriptor verifies against the rebuilt checksums
+  n = fresh->Read(0, std::span(buf.data(), 32768));
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(*n, 30000u);
+  EXPECT_TRUE(fresh->VerifyAll().ok());
+  // Once rebuilt, damage is damage again.
+  FlipByte(dir_ + "/20.dat", 12000);
+  EXPECT_EQ(fresh->Read(8192, std::span(buf.data(), 8192)).status().code(), StatusCode::kDataChecksum);
+}
+
+// The scrubber rebuilds only when no writer holds the chunk.
+TEST_F(ChunkFileTest, RebuildIfAbandonedWaitsForLiveWriter) {
+  auto writer = OpenChunk(21);
+  auto scrubber = OpenChunk(21);
+  std::vector<std::byte> data(8192, std::byte{1});
+  ASSERT_TRUE(writer->Write(0, data, 1).ok());
+  ASSERT_TRUE(writer->MarkChecksumsPending().ok());
+  ASSERT_TRUE(writer->HoldWriter().ok());
+  std::vector<char> raw(4096, 'z');
+  ASSERT_EQ(::pwrite(writer->data_fd(), raw.data(), raw.size(), 0), 4096);
+  auto rebuilt = scrubber->RebuildIfAbandoned();
+  ASSERT_TRUE(rebuilt.ok());
+  EXPECT_FALSE(*rebuilt);
+  EXPECT_TRUE(*scrubber->ChecksumsPending());
+  writer.reset();  // the writer's process "dies": its descriptors close
+  rebuilt = scrubber->RebuildIfAbandoned();
+  ASSERT_TRUE(rebuilt.ok());
+  EXPECT_TRUE(*rebuilt);
+  EXPECT_FALSE(*scrubber->ChecksumsPending());
+  EXPECT_TRUE(scrubber->VerifyAll().ok());
+  EXPECT_FALSE(*scrubber->RebuildIfAbandoned());  // nothing pending any more
+}
+
 TEST_F(ChunkFileTest, RejectsForeignHeader) {
   auto a = OpenChunk(6);
   std::filesystem::copy_file(dir_ + "/6.crc", dir_ + "/9.crc");

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "common/buffer.h"
+#include "common/logging.h"
 
 namespace t0fs::data {
 namespace {
@@ -262,6 +263,11 @@ std::vector<VolumeId> ChunkStore::Volumes() const {
 
 Status ChunkStore::Verify(VolumeId volume, ChunkId chunk) {
   ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, Get(volume, chunk, false));
+  // Checksums left pending by a passthrough writer that is gone (its mount
+  // died) are rebuilt here; a live writer's chunk reads unverified until it
+  // rebuilds them itself at its last close.
+  ASSIGN_OR_RETURN(bool rebuilt, file->RebuildIfAbandoned());
+  if (rebuilt) LOG_INFO("chunk {}: checksums rebuilt after a passthrough writer went away", chunk);
   return file->VerifyAll();
 }
 

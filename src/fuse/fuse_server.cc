@@ -48,8 +48,12 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(client::Client& client,
   init_options.max_readahead = static_cast<uint32_t>(
       std::min<uint64_t>(config.max_readahead.bytes, uint64_t(1) << 30));
   init_options.max_background = static_cast<uint16_t>(config.max_background);
+  // Registering a backing file needs CAP_SYS_ADMIN: do not ask otherwise.
+  init_options.passthrough = config.passthrough && ::geteuid() == 0;
   ASSIGN_OR_RETURN(server->info_,
                    HandshakeInit(server->mount_.device_fd(), init_options, kInitTimeout));
+
+  server->ops_->passthrough().Enable(server->info_.passthrough);
 
   SessionOptions session_options;
   session_options.threads = config.threads;
@@ -74,8 +78,24 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(client::Client& client,
   LOG_INFO("fuse: mounted {} ({} threads{}): {}", path, config.threads,
            server->mount_.via_fusermount() ? ", via fusermount3" : "",
            DescribeInit(server->info_));
+  LOG_INFO("fuse: {}", server->DescribePassthrough());
   return server;
 }
+
+std::string FuseServer::DescribePassthrough() const {
+  if (info_.passthrough) {
+    return "passthrough enabled: files whose data is one chunk on this node are served by the kernel";
+  }
+  if (!config_.passthrough) return "passthrough off (--passthrough false): all I/O goes through the mount";
+  if (::geteuid() != 0) return "passthrough not used: it needs root (CAP_SYS_ADMIN); all I/O goes through the mount";
+  if (!info_.passthrough_offered) {
+    return fmt::format("passthrough not offered by the kernel (FUSE 7.{}; needs Linux 6.9+ with "
+                       "CONFIG_FUSE_PASSTHROUGH): all I/O goes through the mount", info_.kernel_minor);
+  }
+  return "passthrough not enabled";
+}
+
+PassthroughTable::Stats FuseServer::passthrough_stats() const { return ops_->passthrough().stats(); }
 
 FuseServer::~FuseServer() {
   Stop();
@@ -98,6 +118,21 @@ void FuseServer::AddGauges(metrics::Registry& registry) {
                       [ops] { return static_cast<double>(ops->open_files()); });
   registry.AddGaugeFn(kGaugeNames[3], "FUSE worker threads (the bound on requests in flight).",
                       [threads = config_.threads] { return static_cast<double>(threads); });
+  registry.AddGaugeFn(kGaugeNames[4], "1 if kernel FUSE passthrough is in use on this mount.",
+                      [on = info_.passthrough] { return on ? 1.0 : 0.0; });
+  registry.AddCallback(metrics::MetricType::kCounter, kGaugeNames[5],
+                       "File opens by how they are served: passthrough (by the kernel from the local chunk "
+                       "file), cached (through the mount), busy (refused: a writer of a replicated file that "
+                       "is open by passthrough here), refused (the kernel refused the backing file).",
+                       {"mode"}, [ops](metrics::SampleSink& sink) {
+                         PassthroughTable::Stats s = ops->passthrough().stats();
+                         sink.Add({"passthrough"}, static_cast<double>(s.passthrough));
+                         sink.Add({"cached"}, static_cast<double>(s.cached));
+                         sink.Add({"busy"}, static_cast<double>(s.refused));
+                         sink.Add({"refused"}, static_cast<double>(s.failures));
+                       });
+  registry.AddGaugeFn(kGaugeNames[6], "Backing files registered with the kernel now (inodes open by passthrough).",
+                      [ops] { return static_cast<double>(ops->passthrough().stats().backing_files); });
 }
 
 Status FuseServer::Run() {

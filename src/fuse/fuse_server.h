@@ -30,6 +30,7 @@
 #include "common/status.h"
 #include "fuse/fuse_metrics.h"
 #include "fuse/mount_config.h"
+#include "fuse/ops/passthrough.h"
 #include "fuse/protocol/init.h"
 #include "fuse/protocol/mount.h"
 #include "t0fs/client.h"
@@ -67,6 +68,9 @@ class FuseServer {
   // What INIT negotiated (protocol minor, flags, passthrough offered).
   const NegotiatedInit& info() const { return info_; }
   bool passthrough_offered() const { return info_.passthrough_offered; }
+  // One line: whether passthrough is in use, and why not.
+  std::string DescribePassthrough() const;
+  PassthroughTable::Stats passthrough_stats() const;
   // Canonical absolute path of the mount.
   const std::string& mountpoint() const { return mount_.path(); }
 
@@ -81,7 +85,9 @@ class FuseServer {
   // Registers the gauges read from the session and ops (removed by ~FuseServer).
   void AddGauges(metrics::Registry& registry);
   static constexpr const char* kGaugeNames[] = {"t0fs_fuse_requests_in_flight", "t0fs_fuse_interrupts_total",
-                                                 "t0fs_fuse_open_files", "t0fs_fuse_threads"};
+                                                 "t0fs_fuse_open_files", "t0fs_fuse_threads",
+                                                 "t0fs_fuse_passthrough_enabled", "t0fs_fuse_opens_total",
+                                                 "t0fs_fuse_passthrough_backing_files"};
   void TuneReadahead() const;
 
   const MountConfig config_;

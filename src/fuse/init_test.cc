@@ -63,6 +63,25 @@ TEST(Init, ModernKernelGetsOurFlagsAndRecordsPassthrough) {
   EXPECT_EQ(d.out.max_stack_depth, 0u);
 }
 
+TEST(Init, PassthroughIsEnabledWhenAskedAndOffered) {
+  InitOptions options;
+  options.passthrough = true;
+  auto d = NegotiateInit(InitArgs(7, 45, kModernOffer, 64), options);
+  ASSERT_EQ(d.kind, InitDecision::Kind::kAccept);
+  const uint64_t sent = d.out.flags | (uint64_t(d.out.flags2) << 32);
+  EXPECT_EQ(sent, kWantedInitFlags | kPassthrough);
+  EXPECT_TRUE(d.info.passthrough);
+  EXPECT_EQ(d.out.max_stack_depth, kPassthroughStackDepth);
+  EXPECT_NE(DescribeInit(d.info).find("passthrough enabled"), std::string::npos);
+  // A kernel without it (before 6.9): asked for, not enabled, no stack depth.
+  d = NegotiateInit(InitArgs(7, 39, kModernOffer & ~kPassthrough, 64), options);
+  ASSERT_EQ(d.kind, InitDecision::Kind::kAccept);
+  EXPECT_FALSE(d.info.passthrough);
+  EXPECT_EQ((d.out.flags2 & uint32_t(kPassthrough >> 32)), 0u);
+  EXPECT_EQ(d.out.max_stack_depth, 0u);
+  EXPECT_NE(DescribeInit(d.info).find("passthrough not offered"), std::string::npos);
+}
+
 TEST(Init, NewerMinorThanOursIsClamped) {
   auto d = NegotiateInit(InitArgs(7, 99, kModernOffer, 64), InitOptions{});
   ASSERT_EQ(d.kind, InitDecision::Kind::kAccept);

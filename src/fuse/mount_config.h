@@ -39,6 +39,11 @@ struct MountConfig {
   // Log every request and its answer at trace level (needs log level trace).
   // Costs a formatted log line per request.
   bool debug = false;
+  // Kernel FUSE passthrough (Linux 6.9+, run as root): a file whose data is
+  // one chunk on this node is served by the kernel from that chunk file, at
+  // the local drive's speed (writes too when it has one replica). Off sends
+  // every read and write through this process (for comparison).
+  bool passthrough = true;
   // The mount's /metrics endpoint (FUSE ops and latency, client bytes by
   // path local/remote, process); --metrics-listen.
   metrics::MetricsConfig metrics;
@@ -53,6 +58,7 @@ struct MountConfig {
     v("max-readahead", max_readahead, "kernel readahead cap; bigger = fewer larger reads");
     v("max-background", max_background, "async requests in flight; more = deeper readahead");
     v("debug", debug, "trace every FUSE request (log level trace)");
+    v("passthrough", passthrough, "let the kernel serve files whose data is one local chunk (Linux 6.9+, root)");
     metrics.Visit(v);
   }
 

@@ -68,8 +68,11 @@ TEST_F(FuseMountTest, NegotiatedInfoIsExposed) {
   EXPECT_NE(info.flags & abi::init::kAsyncRead, 0u);
   EXPECT_NE(info.flags & abi::init::kDoReaddirplus, 0u);
   EXPECT_EQ(info.flags & abi::init::kWritebackCache, 0u);
-  EXPECT_EQ(info.flags & abi::init::kPassthrough, 0u);  // offered or not, never enabled yet
-  EXPECT_EQ(server_->passthrough_offered(), (info.kernel_flags & abi::init::kPassthrough) != 0);
+  // Enabled exactly when offered, asked for (the default) and we are root.
+  const bool offered = (info.kernel_flags & abi::init::kPassthrough) != 0;
+  EXPECT_EQ(server_->passthrough_offered(), offered);
+  EXPECT_EQ(info.passthrough, offered && ::geteuid() == 0);
+  EXPECT_EQ((info.flags & abi::init::kPassthrough) != 0, info.passthrough);
   EXPECT_TRUE(IsFuseMountpoint(mnt_));
 }
 

@@ -19,6 +19,12 @@ struct MetaConfig {
   // files (fewer layout rows, local files usable whole); small chunks spread
   // a file over more nodes and repair in finer pieces.
   ByteSize chunk_size{64u << 20};
+  // Chunk size of new files under placement=local (Tier 0) when the
+  // directory sets none: large, so that a file's data stays in one chunk file
+  // on the writer's node and the mount can hand that file to the kernel
+  // (FUSE passthrough). The cost: such a file is repaired and rebalanced as
+  // one unit, and its data is never striped over nodes. 0 = chunk-size.
+  ByteSize local_chunk_size{uint64_t{64} << 30};
   // A client session not renewed within this is closed: its open handles are
   // released (unlinked files freed). Longer tolerates longer client stalls.
   Duration session_lease{std::chrono::seconds(60)};
@@ -49,7 +55,10 @@ struct MetaConfig {
     v("db", db, "metadata database file (SQLite)");
     v("secret-file", secret_file, "cluster secret file (mode 0600)");
     v("threads", threads, "server threads");
-    v("chunk-size", chunk_size, "chunk size of new files");
+    v("chunk-size", chunk_size, "chunk size of new files (placement=spread)");
+    v("local-chunk-size", local_chunk_size,
+      "chunk size of new files under placement=local: one chunk file per file up to this size "
+      "makes it FUSE-passthrough eligible (0 = chunk-size)");
     v("session-lease", session_lease, "client sessions expire after this without renewal");
     v("suspect-after", suspect_after, "a node is suspect after this long without a heartbeat");
     v("node-timeout", node_timeout, "a node is down after this long without a heartbeat");

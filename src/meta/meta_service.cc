@@ -39,6 +39,9 @@ Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfi
   if (config.chunk_size.bytes < 4096 || config.chunk_size.bytes % 4096 != 0) {
     return Status(StatusCode::kInvalidArgument, "chunk-size must be a positive multiple of 4 KiB");
   }
+  if (config.local_chunk_size.bytes % 4096 != 0) {
+    return Status(StatusCode::kInvalidArgument, "local-chunk-size must be a multiple of 4 KiB (0 = chunk-size)");
+  }
   std::unique_ptr<MetaService> svc(new MetaService(config, std::move(store)));
   MetaService& s = *svc;
   ASSIGN_OR_RETURN(s.cap_key_, s.store_->CapabilityKey());

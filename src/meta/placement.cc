@@ -31,11 +31,12 @@ bool Contains(const std::vector<NodeId>& list, NodeId node) {
 
 Result<std::vector<ReplicaTarget>> ChooseTargets(const std::vector<NodeChoice>& nodes,
                                                  const PlacementRequest& request) {
+  const uint64_t need = std::min(request.chunk_size, kPlacementReserve);
   std::vector<const NodeChoice*> candidates;
   for (const NodeChoice& c : nodes) {
     if (!c.usable || Contains(request.exclude, c.node->node)) continue;
     if (!request.allowed.empty() && !Contains(request.allowed, c.node->node)) continue;
-    if (BestVolume(*c.node, request.chunk_size) == nullptr) continue;
+    if (BestVolume(*c.node, need) == nullptr) continue;
     candidates.push_back(&c);
   }
   const bool local = request.placement == Placement::kLocal && request.writer.valid();
@@ -50,12 +51,12 @@ Result<std::vector<ReplicaTarget>> ChooseTargets(const std::vector<NodeChoice>& 
   if (candidates.empty() || (candidates.size() < want && !request.allow_fewer)) {
     return Status(StatusCode::kMetaNoVolumes,
                   fmt::format("need {} node(s) with {} bytes free for a chunk, {} usable", want,
-                              request.chunk_size, candidates.size()));
+                              need, candidates.size()));
   }
   std::vector<ReplicaTarget> targets;
   for (size_t idx = 0; idx < std::min(want, candidates.size()); ++idx) {
     const NodeRecord& node = *candidates[idx]->node;
-    targets.push_back(ReplicaTarget{node.node, BestVolume(node, request.chunk_size)->volume});
+    targets.push_back(ReplicaTarget{node.node, BestVolume(node, need)->volume});
   }
   return targets;
 }

@@ -14,12 +14,17 @@
 
 namespace t0fs::meta {
 
+// Chunk files are sparse and grow as written: a volume needs room for a
+// whole chunk only up to this much (a 64 GiB Tier 0 chunk must not need
+// 64 GiB free to be placed).
+inline constexpr uint64_t kPlacementReserve = uint64_t{1} << 30;
+
 struct PlacementRequest {
   NodeId writer;          // 0 = the writer is not a data node
   uint32_t replicas = 1;
   Placement placement = Placement::kLocal;
   std::vector<NodeId> allowed;  // empty = any node
-  uint64_t chunk_size = 0;      // a volume needs at least this much free space
+  uint64_t chunk_size = 0;      // a volume needs this much free space (at most kPlacementReserve)
   std::vector<NodeId> exclude;  // nodes that already hold a replica
   bool allow_fewer = false;     // return what is possible (at least one) rather than fail
 };

@@ -74,6 +74,7 @@ class ClusterTest : public ::testing::Test {
     cfg.db = dir_ + "/meta.db";
     cfg.secret_file = dir_ + "/secret";
     cfg.chunk_size.bytes = kChunk;
+    cfg.local_chunk_size.bytes = kChunk;  // small chunks under placement=local too
     auto meta = meta::MetaService::Start(cfg);
     ASSERT_TRUE(meta.ok()) << meta.status().ToString();
     meta_ = std::move(meta).value();

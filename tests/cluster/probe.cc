@@ -3,6 +3,8 @@
 //
 //   t0fs_probe write META SECRET NODE PATH BYTES SEED   write + fsync + close a pattern
 //   t0fs_probe read  META SECRET NODE PATH SEED         read, verify, print counters
+//   t0fs_probe cat   META SECRET NODE PATH              the file's bytes to stdout (verified
+//                                                       by libt0fs), counters to stderr
 //   t0fs_probe mkdir META SECRET NODE PATH              a directory and its parents
 //   t0fs_probe nocap DATA_ADDR LOCAL_SOCKET SECRET      chunk I/O without a valid capability
 //
@@ -105,6 +107,30 @@ int Read(const std::string& meta, const std::string& secret, const std::string& 
   return 0;
 }
 
+// Any file's bytes to stdout: with NODE a node that holds no replica, every
+// byte comes over TCP from the data service, which verifies its checksums.
+int Cat(const std::string& meta, const std::string& secret, const std::string& node, const std::string& path) {
+  auto c = Connect(meta, secret, node);
+  if (!c.ok()) return Fail("connect", c.status());
+  auto f = (*c)->OpenPath(path, O_RDONLY);
+  if (!f.ok()) return Fail(path, f.status());
+  AlignedBuffer buf(kPiece);
+  for (uint64_t off = 0;;) {
+    auto n = (*f)->Read(off, buf.span());
+    if (!n.ok()) return Fail(path, n.status());
+    if (*n == 0) break;
+    if (std::fwrite(buf.data(), 1, *n, stdout) != *n) return Fail(path, Status(StatusCode::kIoError, "stdout"));
+    off += *n;
+  }
+  Status st = (*f)->Close();
+  if (!st.ok()) return Fail(path, st);
+  client::IoCounters k = (*c)->counters();
+  std::fprintf(stderr, "local=%llu remote=%llu checksum_errors=%llu\n",
+               static_cast<unsigned long long>(k.local_read_bytes), static_cast<unsigned long long>(k.remote_read_bytes),
+               static_cast<unsigned long long>(k.checksum_errors));
+  return 0;
+}
+
 // Chunk I/O on TCP and descriptor passing on the local socket, once without
 // a capability and once with one signed by the wrong key: all refused.
 int NoCap(const std::string& data_addr, const std::string& socket, const std::string& secret_file) {
@@ -168,9 +194,11 @@ int Main(int argc, char** argv) {
     return st.ok() ? 0 : Fail(a[4], st);
   }
   if (a.size() == 4 && a[0] == "nocap") return NoCap(a[1], a[2], a[3]);
+  if (a.size() == 5 && a[0] == "cat") return Cat(a[1], a[2], a[3], a[4]);
   std::fprintf(stderr,
                "usage: t0fs_probe write META SECRET NODE PATH BYTES SEED\n"
                "       t0fs_probe read META SECRET NODE PATH SEED\n"
+               "       t0fs_probe cat META SECRET NODE PATH\n"
                "       t0fs_probe mkdir META SECRET NODE PATH\n"
                "       t0fs_probe nocap DATA_ADDR LOCAL_SOCKET SECRET\n");
   return 2;

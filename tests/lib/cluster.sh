@@ -12,6 +12,8 @@
 #   META_FLAGS     extra flags for `t0fs meta` (array; set before starting)
 #   NODE_FLAGS     extra flags for every `t0fs data` of multi_start (array)
 #   NODE_ADDRS[i]  host:port of data node i (multi_start)
+#   LOCAL_CHUNK_SIZE  chunk size under placement=local (default: the cluster's
+#                  chunk size, so tests see small chunks; 64G = the product's)
 
 set -euo pipefail
 T0FS=${T0FS:?set T0FS to the t0fs binary}
@@ -54,7 +56,8 @@ meta_start() {
   local pre=()
   [[ -z "$NS_TAG" ]] || pre=(ip netns exec "t0h-$NS_TAG")
   "${pre[@]}" "$T0FS" meta --listen "$META_ADDR" --db "$CLUSTER_DIR/meta.db" --secret-file "$CLUSTER_DIR/secret" \
-    --chunk-size "$CHUNK_SIZE" --session-lease 20s "${META_FLAGS[@]}" >>"$CLUSTER_DIR/meta.log" 2>&1 &
+    --chunk-size "$CHUNK_SIZE" --local-chunk-size "${LOCAL_CHUNK_SIZE:-$CHUNK_SIZE}" --session-lease 20s \
+    "${META_FLAGS[@]}" >>"$CLUSTER_DIR/meta.log" 2>&1 &
   META_PID=$!
   wait_until 20 "meta" admin status
 }

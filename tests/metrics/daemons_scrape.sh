@@ -27,7 +27,10 @@ cleanup() {
   cluster_stop
 }
 
-cluster_start 1M
+# The mount's own data path (the local bypass), whose byte counters this
+# checks: with passthrough the kernel would serve the file and they would
+# not move (tests/posix/passthrough.sh checks that).
+cluster_start 1M --passthrough false
 trap cleanup EXIT
 
 meta_url=$(meta_metrics_url)

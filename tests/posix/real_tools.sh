@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Real tools on the mount: cp -a + diff -r, tar, sqlite3, git, dd + cmp.
+# PASSTHROUGH=on|off (tests/lib/passthrough.sh): both modes run in make test.
 source "$(dirname "$0")/../lib/cluster.sh"
-cluster_start 1M
+source "$(dirname "$0")/../lib/passthrough.sh"
+pt_cluster_start
 src=$(cd "$(dirname "$0")/../.." && pwd)
 
 log "cp -a of the source tree, then diff -r"
@@ -39,6 +41,14 @@ cmp "$CLUSTER_DIR/random.bin" "$MNT/random.bin"
 dd if="$CLUSTER_DIR/random.bin" of="$MNT/random-direct.bin" bs=1M oflag=direct status=none
 dd if="$MNT/random-direct.bin" of="$CLUSTER_DIR/back.bin" bs=1M iflag=direct status=none
 cmp "$CLUSTER_DIR/random.bin" "$CLUSTER_DIR/back.bin"
+if [[ "${PASSTHROUGH:-on}" == on ]]; then
+  log "files the kernel wrote through passthrough read back over TCP, checksums verified"
+  for f in random.bin random-direct.bin src.tar; do
+    "$T0FS_TEST_BIN/t0fs_probe" cat "$META_ADDR" "$CLUSTER_DIR/secret" 99 "/$f" 2>"$CLUSTER_DIR/tcp.err" |
+      cmp - "$MNT/$f" || fail "/$f over TCP: $(cat "$CLUSTER_DIR/tcp.err")"
+  done
+fi
+pt_check_used
 
 log "remove everything, then fsck"
 rm -rf "$MNT"/*

@@ -22,10 +22,9 @@ void OpCreate(OpContext& ctx, Request& req, Reply& reply) {
   const client::Attr attr = (*file)->attr();
   if (!attr.ino.valid()) return reply.Error(EIO);  // the File closes itself
   abi::EntryOut entry = MakeEntry(ctx, attr);
-  abi::OpenOut open{};
-  open.fh = ctx.files.Add(std::shared_ptr<client::File>(std::move(*file)));
-  open.open_flags = kFileOpenFlags;
-  reply.SendParts({std::as_bytes(std::span(&entry, 1)), std::as_bytes(std::span(&open, 1))});
+  auto open = AddOpenFile(ctx, reply, std::move(*file), static_cast<int>(in.flags));
+  if (!open.ok()) return reply.Fail(open.status());
+  reply.SendParts({std::as_bytes(std::span(&entry, 1)), std::as_bytes(std::span(&*open, 1))});
 }
 
 }  // namespace t0fs::fuse

@@ -25,6 +25,7 @@ class FuseOps : public RequestHandler {
 
   size_t open_files() const { return ctx_.files.size(); }
   size_t open_dirs() const { return ctx_.dirs.size(); }
+  PassthroughTable& passthrough() { return ctx_.passthrough; }
 
  private:
   OpContext ctx_;

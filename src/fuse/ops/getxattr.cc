@@ -1,5 +1,7 @@
 #include <cerrno>
 
+#include <fmt/format.h>
+
 #include "fuse/ops/ops.h"
 
 namespace t0fs::fuse {
@@ -17,7 +19,16 @@ void OpGetxattr(OpContext& ctx, Request& req, Reply& reply) {
   std::string_view name;
   if (!args.Read(&in) || !args.ReadString(&name)) return reply.Error(EINVAL);
   if (name == kCapabilityXattr) return reply.Error(ENODATA);
-  auto value = ctx.client.GetXattr(InodeId(req.nodeid()), name);
+  Result<std::string> value = std::string();
+  if (name == kMountStateXattr && InodeId(req.nodeid()) == kRootInode) {
+    PassthroughTable::Stats s = ctx.passthrough.stats();
+    value = fmt::format("passthrough={} backing_files={} opens_passthrough={} opens_cached={} opens_refused={} "
+                        "refused={} local_node={}",
+                        ctx.passthrough.enabled() ? "on" : "off", s.backing_files, s.passthrough, s.cached, s.refused,
+                        s.failures, ctx.client.local_node().value());
+  } else {
+    value = ctx.client.GetXattr(InodeId(req.nodeid()), name);
+  }
   if (!value.ok()) return reply.Fail(value.status());
   if (in.size == 0) {
     abi::GetxattrOut out{};

@@ -16,6 +16,7 @@
 
 #include "fuse/mount_config.h"
 #include "fuse/ops/handle_table.h"
+#include "fuse/ops/passthrough.h"
 #include "t0fs/client.h"
 
 namespace t0fs::fuse {
@@ -62,6 +63,7 @@ struct OpContext {
   const WireTimeout negative_timeout;
   HandleTable<client::File> files;
   HandleTable<DirHandle> dirs;
+  PassthroughTable passthrough;
 };
 
 }  // namespace t0fs::fuse

@@ -23,6 +23,10 @@ inline constexpr uint32_t kFileOpenFlags = abi::kFopenParallelDirectWrites;
 
 // File capabilities: not stored, always absent (getxattr.cc).
 inline constexpr std::string_view kCapabilityXattr = "security.capability";
+// Read-only, on the mount's root: how this mount serves files
+// ("passthrough=on backing_files=2 opens_passthrough=… …"); `t0fs status`
+// shows it for the mounts of its host (getxattr.cc).
+inline constexpr std::string_view kMountStateXattr = "user.t0fs.mount";
 
 using OpHandler = void (*)(OpContext& ctx, Request& req, Reply& reply);
 
@@ -79,6 +83,12 @@ void OpUnsupported(OpContext& ctx, Request& req, Reply& reply);
 // the kernel asks (HANDLE_KILLPRIV_V2 flags on WRITE/SETATTR/OPEN/CREATE);
 // a no-op without such bits (kill_setid.cc).
 Status DropSetIdBits(OpContext& ctx, InodeId ino, uint32_t mode);
+
+// Registers a newly opened File as a handle and decides whether the kernel
+// serves it by passthrough (PassthroughTable): the OpenOut for OPEN and
+// CREATE (open.cc). `flags` are open(2)'s.
+// Fails when the open can neither join the inode's passthrough nor be cached.
+Result<abi::OpenOut> AddOpenFile(OpContext& ctx, const Reply& reply, std::unique_ptr<client::File> file, int flags);
 
 // Shared by READDIR and READDIRPLUS (readdir.cc).
 void ListDirectory(OpContext& ctx, Request& req, Reply& reply, bool plus);

@@ -13,6 +13,7 @@ void OpRelease(OpContext& ctx, Request& req, Reply& reply) {
   if (!args.Read(&in)) return reply.Error(EINVAL);
   auto file = ctx.files.Remove(in.fh);
   if (!file) return reply.Error(EBADF);
+  ctx.passthrough.Release(reply.device(), in.fh);
   Status st = file->Close();
   if (!st.ok()) return reply.Fail(st);
   reply.SendEmpty();

@@ -64,7 +64,9 @@ InitDecision NegotiateInit(std::span<const std::byte> args, const InitOptions& o
   if ((in.flags & abi::init::kInitExt) != 0 && args.size() >= sizeof(abi::InitIn)) {
     offered |= uint64_t(in.flags2) << 32;
   }
-  uint64_t enabled = offered & options.want;
+  uint64_t want = options.want;
+  if (options.passthrough) want |= abi::init::kPassthrough;
+  uint64_t enabled = offered & want;
   if ((enabled & abi::init::kInitExt) == 0) enabled &= 0xffffffffull;  // nowhere to send flags2
 
   InitDecision d;
@@ -76,6 +78,7 @@ InitDecision NegotiateInit(std::span<const std::byte> args, const InitOptions& o
   info.kernel_flags = offered;
   info.flags = enabled;
   info.passthrough_offered = (offered & abi::init::kPassthrough) != 0;
+  info.passthrough = (enabled & abi::init::kPassthrough) != 0;
   info.max_readahead = std::min(in.max_readahead, options.max_readahead);
   uint32_t max_write = std::max<uint32_t>(options.max_write, kPageSize);
   if ((enabled & abi::init::kMaxPages) != 0) {
@@ -98,7 +101,7 @@ InitDecision NegotiateInit(std::span<const std::byte> args, const InitOptions& o
   out.max_write = max_write;
   out.time_gran = 1;  // timestamps are nanoseconds
   out.max_pages = static_cast<uint16_t>(info.max_pages);
-  out.max_stack_depth = 0;  // no passthrough yet (it will need 1)
+  out.max_stack_depth = info.passthrough ? kPassthroughStackDepth : 0;
   d.out_size = sizeof(abi::InitOut);
   return d;
 }
@@ -161,7 +164,7 @@ std::string DescribeInit(const NegotiatedInit& info) {
       "max_background {}, passthrough {}; enabled: {}; kernel offered: {}",
       info.minor, info.kernel_minor, FormatByteSize(info.max_write), info.max_pages,
       FormatByteSize(info.max_readahead), info.max_background,
-      info.passthrough_offered ? "offered (not enabled)" : "not offered",
+      info.passthrough ? "enabled" : info.passthrough_offered ? "offered (not enabled)" : "not offered",
       abi::FormatInitFlags(info.flags), abi::FormatInitFlags(info.kernel_flags));
 }
 

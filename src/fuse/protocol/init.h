@@ -28,7 +28,14 @@ struct InitOptions {
   uint32_t max_readahead = 1u << 20;  // cap on the kernel's offer
   uint16_t max_background = 64;       // async requests (readahead, AIO) in flight
   uint64_t want = kWantedInitFlags;
+  // Ask for FUSE_PASSTHROUGH (kernel >= 6.9): open files served by the kernel
+  // from a backing file. Registering one needs CAP_SYS_ADMIN.
+  bool passthrough = false;
 };
+
+// How deep the file systems under a passthrough backing file may be stacked
+// (1 = ext4/xfs directly; 2 also allows volumes on overlayfs, as in containers).
+inline constexpr uint32_t kPassthroughStackDepth = 2;
 
 // What INIT agreed on (FuseServer::info()).
 struct NegotiatedInit {
@@ -41,7 +48,8 @@ struct NegotiatedInit {
   uint32_t max_readahead = 0;
   uint32_t max_pages = 0;
   uint32_t max_background = 0;
-  bool passthrough_offered = false;  // kernel offered FUSE_PASSTHROUGH (not enabled yet)
+  bool passthrough_offered = false;  // kernel offered FUSE_PASSTHROUGH
+  bool passthrough = false;          // ... and we enabled it
 };
 
 struct InitDecision {

@@ -42,6 +42,8 @@ class Reply {
   bool done() const { return done_; }
   int error() const { return error_; }  // errno sent (0 on success)
   uint64_t unique() const { return unique_; }
+  // The /dev/fuse fd this reply goes to (for connection ioctls).
+  int device() const { return fd_; }
 
  private:
   void Write(const iovec* iov, int count, size_t total, int error);

@@ -96,6 +96,12 @@ class MemFile : public client::File {
     return Status::Ok();
   }
 
+  // In memory: nothing the kernel could use as a backing file.
+  Result<client::PassthroughFile> OpenPassthrough(bool, bool) override {
+    return Status(StatusCode::kNotSupported, "in-memory file");
+  }
+  void AbandonPassthrough() override {}
+
   Status Close() override {
     if (closed_.exchange(true)) return Status::Ok();
     owner_->CloseFile(ino_);

@@ -36,6 +36,7 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
         args.uid = req.uid();
         args.gid = req.gid();
         args.size = req.size();
+        args.keep_chunks = req.keep_chunks();
         args.atime = FromWire(req.atime());
         args.mtime = FromWire(req.mtime());
         args.ctime = FromWire(req.ctime());
@@ -56,6 +57,7 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
         args.exclusive = req.exclusive();
         args.link_target = req.link_target();
         args.chunk_size = config_.chunk_size.bytes;
+        args.local_chunk_size = config_.local_chunk_size.bytes;
         ASSIGN_OR_RETURN(MakeNodeResult made, store_->MakeNode(FromWire(req.token()), args, WallNow()));
         ToWire(made.attr, rsp.mutable_attr());
         rsp.set_created(made.created);

@@ -113,6 +113,9 @@ struct MakeNodeArgs {
   bool exclusive = true;    // regular files: false = return the existing file (O_CREAT without O_EXCL)
   std::string link_target;  // S_IFLNK only
   uint64_t chunk_size = 0;  // S_IFREG only; must be > 0 for files
+  // Used instead of chunk_size when the file inherits placement=local and
+  // its directory sets no chunk size (0 = chunk_size).
+  uint64_t local_chunk_size = 0;
 };
 
 struct MakeNodeResult {
@@ -141,6 +144,7 @@ struct SetAttrArgs {
   uint32_t gid = 0;
   uint64_t size = 0;
   Timespec atime, mtime, ctime;
+  uint64_t keep_chunks = 0;  // extending: chunks below this index were zero-filled by the client
 };
 
 // A chunk whose data must be removed from a data node. Chunks enter the

@@ -543,3 +543,36 @@ TEST_F(StoreTest, XattrCases) {
 
 }  // namespace
 }  // namespace t0fs::meta
+
+namespace t0fs::meta {
+namespace {
+
+// New files take the large local chunk size under placement=local (Tier 0:
+// one chunk file per file), the ordinary one under placement=spread, and a
+// directory's explicit chunk size over both.
+TEST(SqliteStoreChunkSize, LocalPlacementTakesTheLocalChunkSize) {
+  auto store = testing::OpenOrDie(":memory:");
+  auto mkdir = [&](InodeId parent, const char* name) {
+    auto r = store->MakeNode(OpToken{}, MakeNodeArgs{parent, name, S_IFDIR | 0755, 0, 0, 0, true, "", 0}, Timespec{1, 0});
+    EXPECT_TRUE(r.ok());
+    return r->attr.ino;
+  };
+  auto create = [&](InodeId parent, const char* name) -> uint64_t {
+    MakeNodeArgs f{parent, name, S_IFREG | 0644, 0, 0, 0, true, "", 1 << 20};
+    f.local_chunk_size = uint64_t{64} << 30;
+    auto r = store->MakeNode(OpToken{}, f, Timespec{2, 0});
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? r->attr.chunk_size : 0;
+  };
+  InodeId local = mkdir(kRootInode, "local");
+  InodeId spread = mkdir(kRootInode, "spread");
+  InodeId fixed = mkdir(kRootInode, "fixed");
+  ASSERT_TRUE(store->SetObjective(spread, Objective{1, Placement::kSpread, {}, 0}, true).ok());
+  ASSERT_TRUE(store->SetObjective(fixed, Objective{1, Placement::kLocal, {}, 8 << 20}, true).ok());
+  EXPECT_EQ(create(local, "a"), uint64_t{64} << 30);
+  EXPECT_EQ(create(spread, "b"), uint64_t{1} << 20);
+  EXPECT_EQ(create(fixed, "c"), uint64_t{8} << 20);
+}
+
+}  // namespace
+}  // namespace t0fs::meta

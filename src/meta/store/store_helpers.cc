@@ -142,7 +142,7 @@ Status SqliteStore::DropUnwrittenTail(InodeId ino) {
   return db_.Run(fmt::format("DELETE FROM chunks WHERE id IN ({})", kTail), ino);
 }
 
-Status SqliteStore::Truncate(const InodeAttr& attr, uint64_t new_size, Timespec now) {
+Status SqliteStore::Truncate(const InodeAttr& attr, uint64_t new_size, Timespec now, uint64_t keep_chunks) {
   if (new_size > internal::kMaxFileSize) {
     return Status(StatusCode::kFileTooBig, fmt::format("size {}", new_size));
   }
@@ -151,6 +151,7 @@ Status SqliteStore::Truncate(const InodeAttr& attr, uint64_t new_size, Timespec 
   // committed, which a truncate discards too (the file reads zeros there).
   // This holds when the size does not change as well.
   uint64_t keep = internal::CeilDiv(std::min(attr.size, new_size), attr.chunk_size);
+  if (new_size > attr.size) keep = std::max(keep, std::min(keep_chunks, internal::CeilDiv(new_size, attr.chunk_size)));
   RETURN_IF_ERROR(DropChunksFrom(attr.ino, keep));
   return db_.Run(
       "UPDATE inodes SET size = ?, mtime_s = ?, mtime_ns = ?, ctime_s = ?, "

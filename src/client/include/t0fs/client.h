@@ -38,6 +38,7 @@
 
 #include "common/clock.h"
 #include "common/config.h"
+#include "common/fd.h"
 #include "common/ids.h"
 #include "common/status.h"
 
@@ -155,6 +156,23 @@ struct LayoutInfo {
   std::vector<ChunkInfo> chunks;
 };
 
+// Whether the kernel can serve a file from its local chunk file (FUSE
+// passthrough): the whole file is one chunk with a healthy replica on this
+// node. Writes qualify too when that replica is the only one (nothing else
+// must receive them synchronously).
+enum class PassthroughMode { kNone = 0, kRead = 1, kReadWrite = 2 };
+struct PassthroughVerdict {
+  PassthroughMode mode = PassthroughMode::kNone;
+  std::string reason;  // one line: why (not), for `t0fs layout` and logs
+};
+PassthroughVerdict PassthroughEligibility(const LayoutInfo& layout, NodeId node);
+
+// A local chunk's data file handed out for passthrough.
+struct PassthroughFile {
+  UniqueFd fd;  // a descriptor of the chunk's .dat file (for registering with the kernel)
+  bool write = false;
+};
+
 // Byte and operation counters of one Client (monotonic).
 struct IoCounters {
   uint64_t local_read_bytes = 0;
@@ -166,6 +184,9 @@ struct IoCounters {
   uint64_t checksum_errors = 0;
   uint64_t replica_failovers = 0;  // reads served by another replica after one failed
   uint64_t replica_write_failures = 0;  // replicas dropped from a write (reported stale at commit)
+  uint64_t passthrough_opens = 0;       // files handed to the kernel (OpenPassthrough)
+  uint64_t passthrough_rebuilds = 0;    // checksum rebuilds after passthrough writes
+  uint64_t passthrough_overflow_bytes = 0;  // written past the chunk through passthrough, moved to later chunks
 };
 
 class File {
@@ -185,6 +206,19 @@ class File {
   virtual Status Fsync(bool datasync) = 0;
   // Truncates or extends to `size` (ftruncate).
   virtual Status Truncate(uint64_t size) = 0;
+  // FUSE passthrough: when the whole file is one chunk with a healthy replica
+  // on this node, returns a descriptor of that chunk's data file for the
+  // kernel to read (and, with `write`, to write: only when that replica is
+  // the only one). A writer File then takes size and mtime from the chunk
+  // file at Flush/Fsync/Close, and the chunk's checksums, pending meanwhile,
+  // are rebuilt at the last writer's Close (docs/fuse.md, Passthrough).
+  // kNotSupported with the reason when the file does not qualify.
+  // `join`: the kernel already serves this inode from its chunk file (another
+  // open of it): reads join whatever the layout says now; writes only when
+  // the chunk has no other replica (kBusy otherwise).
+  virtual Result<PassthroughFile> OpenPassthrough(bool write, bool join = false) = 0;
+  // Undoes OpenPassthrough when the descriptor could not be used.
+  virtual void AbandonPassthrough() = 0;
   // Flush + release the handle. Idempotent.
   virtual Status Close() = 0;
 

@@ -25,7 +25,7 @@ Result<InodeAttr> SqliteStore::SetAttr(const OpToken& token, const SetAttrArgs& 
       if (!internal::IsReg(attr.mode)) {
         return Status(StatusCode::kInvalidArgument, fmt::format("truncate non-file {}", attr.ino));
       }
-      RETURN_IF_ERROR(Truncate(attr, args.size, now));
+      RETURN_IF_ERROR(Truncate(attr, args.size, now, args.keep_chunks));
       attr.mtime = now;
     }
     if ((mask & kSetMode) != 0) attr.mode = (attr.mode & S_IFMT) | (args.mode & 07777);
