@@ -5,6 +5,7 @@
 #include "bench/cli_common.h"
 #include "bench/comm.h"
 #include "bench/mlperf/cli_mlperf.h"
+#include "bench/tier0/cli_tier0.h"
 
 namespace t0fs::bench {
 
@@ -22,6 +23,7 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
   RegisterSweep(bench, exit_code);
   RegisterMeta(bench, exit_code);
   mlperf::RegisterMlperf(bench, exit_code);
+  tier0::RegisterTier0(bench, exit_code);
   RegisterReport(bench, exit_code);
 }
 
