@@ -26,7 +26,7 @@ TEST(Tier0Options, PlanDefaultsAndQuick) {
   EXPECT_EQ(full->size, 1ULL << 30);
   EXPECT_EQ(full->threads, 4u);
   EXPECT_EQ(full->link_burst, "4mb");
-  EXPECT_EQ(full->mlperf_files, 2u * 7 * 16);  // 2 steps of batch 7 at the largest probe
+  EXPECT_EQ(full->mlperf_files, 6u * 7 * 16);  // 6 steps of batch 7 at the largest probe
   opts.quick = true;
   auto quick = MakePlan(opts);
   ASSERT_TRUE(quick.ok());
