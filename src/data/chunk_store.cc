@@ -140,11 +140,11 @@ Result<size_t> ChunkStore::Read(VolumeId volume, ChunkId chunk, uint64_t offset,
     }
   }
   *version = file->version();
-  bool aligned = offset % kPageSize == 0 && buf.size() % kPageSize == 0 &&
-                 reinterpret_cast<uintptr_t>(buf.data()) % kPageSize == 0;
-  if (direct && aligned) {
+  if (direct) {
     // The reader asked for the drive (O_DIRECT), as a local reader through
-    // the bypass gets: a descriptor of its own, same checksum rules.
+    // the bypass gets: a descriptor of its own, same checksum rules. An
+    // unaligned request reads the whole blocks around it (ChunkFile's
+    // aligned scratch), so it never comes from this node's page cache.
     ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
     UniqueFd data(::open(ChunkDataPath(dir, chunk).c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT));
     UniqueFd crc(::open(ChunkCrcPath(dir, chunk).c_str(), O_RDONLY | O_CLOEXEC));

@@ -48,8 +48,9 @@ class ChunkStore {
   bool HasVolume(VolumeId id) const;
 
   // kDataNoChunk if the chunk has no file; kStale if its version < min_version.
-  // `direct`: an O_DIRECT read from the drive when offset, size and buffer
-  // are page-aligned (the page cache otherwise).
+  // `direct`: an O_DIRECT read from the drive (whole blocks around an
+  // unaligned request), never from this node's page cache (unless the file
+  // system has no O_DIRECT, e.g. tmpfs).
   Result<size_t> Read(VolumeId volume, ChunkId chunk, uint64_t offset, std::span<std::byte> buf,
                       uint64_t min_version, uint64_t* version, bool direct = false);
   // Creates the chunk on first write.
