@@ -676,6 +676,11 @@ Result<struct stat> StatChunkData(const ChunkFile& file) {
 
 Timespec CtimeOf(const struct stat& sb) { return {sb.st_ctim.tv_sec, static_cast<uint32_t>(sb.st_ctim.tv_nsec)}; }
 
+// The chunk file differs from what the last note saw (caller holds st.mu).
+bool DiffersFromSeen(const InodeState& st, const struct stat& sb) {
+  return st.passthrough.seen_size != static_cast<int64_t>(sb.st_size) || !(st.passthrough.seen_ctime == CtimeOf(sb));
+}
+
 }  // namespace
 
 Result<bool> ClientImpl::PassthroughChanged(InodeState& st) {
@@ -687,7 +692,7 @@ Result<bool> ClientImpl::PassthroughChanged(InodeState& st) {
   if (!file) return false;
   ASSIGN_OR_RETURN(struct stat sb, StatChunkData(*file));
   std::lock_guard lock(st.mu);
-  return st.passthrough.seen_size != static_cast<int64_t>(sb.st_size) || !(st.passthrough.seen_ctime == CtimeOf(sb));
+  return DiffersFromSeen(st, sb);
 }
 
 Status ClientImpl::NotePassthroughWrites(InodeState& st) {
@@ -697,11 +702,13 @@ Status ClientImpl::NotePassthroughWrites(InodeState& st) {
     file = st.passthrough.file;
   }
   if (!file) return Status::Ok();
-  ASSIGN_OR_RETURN(bool changed, PassthroughChanged(st));
-  if (!changed) return Status::Ok();
+  ASSIGN_OR_RETURN(struct stat before, StatChunkData(*file));
+  {
+    std::lock_guard lock(st.mu);
+    if (!DiffersFromSeen(st, before)) return Status::Ok();
+  }
   // The kernel wrote (or may have): a write of this session to chunk 0,
   // with the chunk file's size and mtime.
-  ASSIGN_OR_RETURN(struct stat before, StatChunkData(*file));
   ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, ChunkFor(st, 0));
   if (!chunk || chunk->info.replicas.empty()) {
     return Status(StatusCode::kInternal, fmt::format("inode {}: the passthrough chunk left the layout", st.ino));
