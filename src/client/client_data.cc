@@ -139,7 +139,8 @@ bool ClientImpl::IsLocal(const ReplicaInfo& r) const {
 }
 
 Result<std::shared_ptr<ChunkFile>> ClientImpl::LocalFile(InodeState& st, const ReplicaInfo& r,
-                                                         const Capability& cap, bool for_write, bool direct) {
+                                                         const Capability& cap, bool for_write, bool direct,
+                                                         bool retry) {
   auto key = std::make_pair(r.chunk.value(), direct);
   {
     std::lock_guard lock(st.mu);
@@ -148,7 +149,7 @@ Result<std::shared_ptr<ChunkFile>> ClientImpl::LocalFile(InodeState& st, const R
       return it->second.file;  // may be null: a known hole
     }
   }
-  auto opened = data_.OpenLocal(r, cap, /*create=*/for_write, /*writable=*/for_write, direct);
+  auto opened = data_.OpenLocal(r, cap, /*create=*/for_write, /*writable=*/for_write, direct, retry);
   std::shared_ptr<ChunkFile> file;
   if (opened.ok()) {
     file = std::move(opened).value();
@@ -177,7 +178,7 @@ void ClientImpl::ReportReplica(const ReplicaInfo& r, uint32_t reason, const Stat
 Result<size_t> ClientImpl::ReadReplica(InodeState& st, const ReplicaInfo& r, const Capability& cap,
                                        uint64_t offset, std::span<std::byte> buf, bool direct, bool last_resort) {
   if (IsLocal(r)) {
-    ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, LocalFile(st, r, cap, false, direct));
+    ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, LocalFile(st, r, cap, false, direct, last_resort));
     if (!file) {
       if (r.version == 0) return size_t{0};  // never written: a hole
       return Status(StatusCode::kDataNoChunk, fmt::format("chunk {} at version {} has no local file", r.chunk,
@@ -210,8 +211,11 @@ Result<size_t> ClientImpl::ReadPiece(InodeState& st, uint64_t index, uint64_t of
   if (order.empty()) {
     return Status(StatusCode::kIoError, fmt::format("chunk {} of inode {} has no healthy replica", index, st.ino));
   }
-  // The local replica first (drive speed, no network), then the least busy.
+  // The local replica first (drive speed, no network), then the least busy;
+  // nodes that just failed a request last (DataClient::Suspect).
   std::stable_sort(order.begin(), order.end(), [&](const ReplicaInfo& a, const ReplicaInfo& b) {
+    const bool sa = data_.Suspect(a.node), sb = data_.Suspect(b.node);
+    if (sa != sb) return sb;
     if (IsLocal(a) != IsLocal(b)) return IsLocal(a);
     return data_.Load(a.node) < data_.Load(b.node);
   });
@@ -230,9 +234,11 @@ Result<size_t> ClientImpl::ReadPiece(InodeState& st, uint64_t index, uint64_t of
     }
     if (n.ok()) {
       if (idx > 0) counters_.replica_failovers++;
+      data_.Reachable(r.node);
       return n;
     }
     last = n.status();
+    if (rpc::IsTransportError(last.code())) data_.Unreachable(r.node);
     if (last.code() == StatusCode::kDataChecksum) counters_.checksum_errors++;
     if (order.size() == 1) break;
     if (Damaged(last.code())) {
@@ -281,7 +287,7 @@ Status ClientImpl::WritePiece(InodeState& st, const CachedChunk& chunk, uint64_t
   Status local_status;
   auto write_local = [&] {
     if (local == nullptr) return;
-    auto file = LocalFile(st, *local, chunk.cap, true, direct);
+    auto file = LocalFile(st, *local, chunk.cap, true, direct, /*retry=*/targets.size() == 1);
     local_status = file.ok() ? (*file)->Write(offset_in_chunk, data, version) : file.status();
     if (local_status.ok()) counters_.local_write_bytes += data.size();
   };
@@ -424,9 +430,11 @@ Status ClientImpl::Commit(InodeState& st, HandleId handle, bool durable) {
 Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size) {
   // Our pending writes first (the kernel's through passthrough included), so
   // that meta's size includes them.
+  std::shared_ptr<ChunkFile> held;
   if (st != nullptr) {
     RETURN_IF_ERROR(NotePassthroughWrites(*st));
     RETURN_IF_ERROR(Commit(*st, HandleId(), false));
+    held = HeldPassthrough(*st);
   }
   ASSIGN_OR_RETURN(Attr before, GetAttr(ino));
   if (!S_ISREG(before.mode)) {
@@ -435,7 +443,9 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size) {
   }
   const uint64_t cs = before.chunk_size;
   const uint64_t boundary = std::min(before.size, size);
+  const uint64_t boundary_index = cs == 0 ? 0 : boundary / cs;
   pb::CommitReq versions;  // the boundary chunk's new version, recorded after the truncation
+  bool held_done = false;  // the held chunk file was resized with the boundary chunk
   if (cs > 0 && (boundary % cs != 0 || size > before.size)) {
     // The chunk that keeps a prefix loses its tail on every replica first;
     // chunks wholly past the boundary are dropped by meta below. Extending
@@ -443,14 +453,14 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size) {
     // chunk file is then byte for byte its part of the file, which the
     // kernel relies on when it reads it directly (passthrough), and bytes
     // past the old size that were never committed read as zeros.
-    uint64_t index = boundary / cs;
+    const uint64_t index = boundary_index;
     const bool extend = size > before.size;
     const uint64_t cut = boundary % cs;  // bytes past it were cut off or never committed
     const uint64_t new_length = extend ? std::min(size, (index + 1) * cs) - index * cs : cut;
     // Cut, then (extending) grow: the new region reads zeros on every path.
-    auto resize = [&](auto&& truncate) -> Status {
+    auto resize = [&](auto&& truncate, uint64_t grow_to) -> Status {
       RETURN_IF_ERROR(truncate(cut));
-      return new_length != cut ? truncate(new_length) : Status::Ok();
+      return grow_to != cut ? truncate(grow_to) : Status::Ok();
     };
     pb::GetLayoutReq req;
     req.set_ino(ino.value());
@@ -466,24 +476,30 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size) {
       CachedChunk chunk = ChunkFromWire(c, local);
       uint64_t version = CommittedVersion(chunk.info) + 1;
       auto* w = versions.add_written();
+      const bool single = chunk.info.replicas.size() == 1;
       for (const ReplicaInfo& r : chunk.info.replicas) {
         if (!Healthy(r)) continue;
         Status done;
-        if (IsLocal(r)) {
+        if (IsLocal(r) && held && index == 0) {
+          // The held chunk file is the whole file: it takes the new size.
+          done = resize([&](uint64_t len) { return held->Truncate(len, version); }, size);
+          held_done = true;
+        } else if (IsLocal(r)) {
           // Extending creates a missing file (as the data service does for a
           // remote replica), so the new version always has a file behind it.
-          auto file = data_.OpenLocal(r, chunk.cap, /*create=*/size > before.size, /*writable=*/true, false);
+          auto file = data_.OpenLocal(r, chunk.cap, /*create=*/extend, /*writable=*/true, false, /*retry=*/single);
           if (file.ok()) {
-            done = resize([&](uint64_t len) { return (*file)->Truncate(len, version); });
+            done = resize([&](uint64_t len) { return (*file)->Truncate(len, version); }, new_length);
           } else if (file.status().code() != StatusCode::kDataNoChunk) {
             done = file.status();
           }
         } else {
-          done = resize([&](uint64_t len) { return data_.Truncate(r, chunk.cap, len, version); });
+          done = resize([&](uint64_t len) { return data_.Truncate(r, chunk.cap, len, version, /*retry=*/single); },
+                        new_length);
         }
         if (done.ok()) {
           w->add_nodes(r.node.value());
-        } else if (chunk.info.replicas.size() == 1) {
+        } else if (single) {
           return done;
         } else {
           LOG_WARN("truncate of chunk {} on node {}: {}; the replica will be repaired", r.chunk, r.node,
@@ -495,14 +511,24 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size) {
       w->set_version(version);
     }
   }
+  if (held && !held_done) {
+    // Chunk 0 is not the boundary chunk, but its held file is the file: it
+    // takes the new size too (cut, then grow: the new region reads zeros).
+    // Its other replicas keep their part, which the size already covers.
+    RETURN_IF_ERROR(held->Truncate(boundary, 0));
+    if (size != boundary) RETURN_IF_ERROR(held->Truncate(size, 0));
+  }
   pb::SetAttrReq req;
   req.set_ino(ino.value());
   req.set_valid(kSetSize);
   req.set_size(size);
   // An extended chunk was zero-filled above: meta keeps it even if it lies
   // wholly past the old end (e.g. chunk 0 of an empty file held open by a
-  // passthrough writer).
-  if (size > before.size && versions.written_size() > 0) req.set_keep_chunks(boundary / cs + 1);
+  // passthrough writer). A held chunk 0 stays whatever the new size.
+  uint64_t keep = 0;
+  if (size > before.size && versions.written_size() > 0) keep = boundary_index + 1;
+  if (held) keep = std::max<uint64_t>(keep, 1);
+  if (keep > 0) req.set_keep_chunks(keep);
   pb::AttrRsp rsp;
   RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kSetAttr, req, &rsp));
   if (versions.written_size() > 0) {
@@ -516,6 +542,7 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size) {
     st->size = size;
     st->committed_size = size;
     uint64_t first_dropped = cs == 0 ? 0 : (boundary + cs - 1) / cs;
+    if (held) first_dropped = std::max<uint64_t>(first_dropped, 1);
     for (auto it = st->layout.lower_bound(first_dropped); it != st->layout.end();) {
       for (const ReplicaInfo& r : it->second.info.replicas) {
         st->dirty_versions.erase(r.chunk);
@@ -536,206 +563,11 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size) {
       st->written_nodes.erase(ChunkId(w.chunk()));
     }
     st->layout_known_below = 0;
+    // The held file changed under the kernel's writes: its checksums are
+    // rebuilt at the last writer's close.
+    if (held && st->passthrough.writers > 0) st->passthrough.needs_rebuild = true;
   }
   return AttrFromWire(rsp.attr());
-}
-
-}  // namespace t0fs::client
-
-namespace t0fs::client {
-
-PassthroughVerdict PassthroughEligibility(const LayoutInfo& layout, NodeId node) {
-  PassthroughVerdict v;
-  if (layout.chunk_size == 0) {
-    v.reason = "not a regular file";
-    return v;
-  }
-  const uint64_t chunks = (layout.size + layout.chunk_size - 1) / layout.chunk_size;
-  if (chunks > 1 || layout.chunks.size() > 1) {
-    v.reason = fmt::format("the data spans {} chunks of {} (passthrough needs one)",
-                           std::max<uint64_t>(chunks, layout.chunks.size()), FormatByteSize(layout.chunk_size));
-    return v;
-  }
-  if (layout.chunks.empty() || layout.chunks.front().index != 0) {
-    v.reason = layout.size == 0 ? "no data yet (a writer on a node chosen by placement=local qualifies)"
-                                : "the file is a hole (no chunk holds data)";
-    return v;
-  }
-  const ChunkInfo& c = layout.chunks.front();
-  const ReplicaInfo* local = nullptr;
-  for (const ReplicaInfo& r : c.replicas) {
-    if (r.node == node && node.valid()) local = &r;
-  }
-  if (local == nullptr) {
-    v.reason = node.valid() ? fmt::format("no replica on node {}", node) : "this host is not a data node";
-    return v;
-  }
-  if (local->state != 0) {
-    v.reason = fmt::format("the replica on node {} is not healthy (being repaired)", node);
-    return v;
-  }
-  if (c.replicas.size() == 1) {
-    v.mode = PassthroughMode::kReadWrite;
-    v.reason = fmt::format("reads and writes (one chunk, its only replica is on node {})", node);
-  } else {
-    v.mode = PassthroughMode::kRead;
-    v.reason = fmt::format("reads only (writes must reach {} replicas through the mount)", c.replicas.size());
-  }
-  return v;
-}
-
-Result<std::shared_ptr<ChunkFile>> ClientImpl::OpenPassthrough(InodeState& st, bool write, bool join) {
-  // Not eligible: the caller serves the file itself; but an open that must
-  // join the kernel's backing and cannot is refused (kBusy).
-  auto no = [join](std::string why) {
-    return Status(join ? StatusCode::kBusy : StatusCode::kNotSupported, std::move(why));
-  };
-  if (!options_.local_bypass) return no("the local bypass is off");
-  uint64_t size;
-  {
-    std::lock_guard lock(st.mu);
-    size = st.size;
-  }
-  ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, ChunkFor(st, 0));
-  if (!chunk && write && size == 0) {
-    ASSIGN_OR_RETURN(CachedChunk fresh, AllocateChunk(st, 0, /*streaming=*/false));
-    chunk = fresh;
-  }
-  LayoutInfo layout;
-  layout.chunk_size = st.chunk_size;
-  layout.size = size;
-  {
-    std::lock_guard lock(st.mu);
-    for (const auto& [index, cached] : st.layout) layout.chunks.push_back(cached.info);
-  }
-  PassthroughVerdict verdict = PassthroughEligibility(layout, meta_.local_node());
-  const bool eligible = write ? verdict.mode == PassthroughMode::kReadWrite : verdict.mode != PassthroughMode::kNone;
-  const ReplicaInfo* local = nullptr;
-  if (chunk) {
-    for (const ReplicaInfo& r : chunk->info.replicas) {
-      if (IsLocal(r)) local = &r;
-    }
-  }
-  if (join && !eligible) {
-    // The kernel already reads this inode from our chunk file: a reader
-    // joins it whatever the layout says now; a writer only if no other
-    // replica must receive its writes.
-    if (write && chunk && chunk->info.replicas.size() > 1) {
-      return Status(StatusCode::kBusy,
-                    fmt::format("inode {} is read through passthrough on this node and has {} replicas: it cannot "
-                                "be opened for writing here until those readers close",
-                                st.ino, chunk->info.replicas.size()));
-    }
-  } else if (!eligible) {
-    return no(verdict.reason);
-  }
-  if (local == nullptr) return no("no local replica");
-  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, LocalFile(st, *local, chunk->cap, write, /*direct=*/false));
-  if (!file) return no("the local replica holds no data yet");
-  if (file->version() < local->version) RETURN_IF_ERROR(file->ReadHeader());
-  if (file->version() < local->version) return no("the local replica is stale");
-  ASSIGN_OR_RETURN(uint64_t length, file->Length());
-  if (length != size && !join) {
-    // The chunk file must be the file byte for byte: the kernel reads it to
-    // its end. A writer makes it so (bytes past the size are not committed
-    // data; a size beyond it is a hole); a reader takes the normal path.
-    if (!write) return no(fmt::format("the local chunk file holds {} bytes, the file {}", length, size));
-    RETURN_IF_ERROR(file->Truncate(size, 0));
-  }
-  if (write) {
-    std::lock_guard setup(st.passthrough_mu);
-    bool first;
-    {
-      std::lock_guard lock(st.mu);
-      first = st.passthrough.writers == 0;
-    }
-    if (first) {
-      // Before the kernel can write: checksums stop being enforced, and the
-      // writer byte tells the scrubber someone is alive.
-      RETURN_IF_ERROR(file->MarkChecksumsPending());
-      RETURN_IF_ERROR(file->HoldWriter());
-    }
-    std::lock_guard lock(st.mu);
-    if (first) {
-      st.passthrough.file = file;
-      st.passthrough.seen_size = -1;
-    }
-    st.passthrough.writers++;
-  }
-  counters_.passthrough_opens++;
-  return file;
-}
-
-namespace {
-
-Result<struct stat> StatChunkData(const ChunkFile& file) {
-  struct stat sb {};
-  if (::fstat(file.data_fd(), &sb) != 0) return Status::FromErrno(errno, "stat the passthrough chunk file");
-  return sb;
-}
-
-Timespec CtimeOf(const struct stat& sb) { return {sb.st_ctim.tv_sec, static_cast<uint32_t>(sb.st_ctim.tv_nsec)}; }
-
-// The chunk file differs from what the last note saw (caller holds st.mu).
-bool DiffersFromSeen(const InodeState& st, const struct stat& sb) {
-  return st.passthrough.seen_size != static_cast<int64_t>(sb.st_size) || !(st.passthrough.seen_ctime == CtimeOf(sb));
-}
-
-}  // namespace
-
-Result<bool> ClientImpl::PassthroughChanged(InodeState& st) {
-  std::shared_ptr<ChunkFile> file;
-  {
-    std::lock_guard lock(st.mu);
-    file = st.passthrough.file;
-  }
-  if (!file) return false;
-  ASSIGN_OR_RETURN(struct stat sb, StatChunkData(*file));
-  std::lock_guard lock(st.mu);
-  return DiffersFromSeen(st, sb);
-}
-
-Status ClientImpl::NotePassthroughWrites(InodeState& st) {
-  std::shared_ptr<ChunkFile> file;
-  {
-    std::lock_guard lock(st.mu);
-    file = st.passthrough.file;
-  }
-  if (!file) return Status::Ok();
-  ASSIGN_OR_RETURN(struct stat before, StatChunkData(*file));
-  {
-    std::lock_guard lock(st.mu);
-    if (!DiffersFromSeen(st, before)) return Status::Ok();
-  }
-  // The kernel wrote (or may have): a write of this session to chunk 0,
-  // with the chunk file's size and mtime.
-  ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, ChunkFor(st, 0));
-  if (!chunk || chunk->info.replicas.empty()) {
-    return Status(StatusCode::kInternal, fmt::format("inode {}: the passthrough chunk left the layout", st.ino));
-  }
-  const ChunkId id = chunk->info.replicas.front().chunk;
-  uint64_t version;
-  {
-    std::lock_guard lock(st.mu);
-    version = st.dirty_versions.emplace(id, CommittedVersion(chunk->info) + 1).first->second;
-  }
-  RETURN_IF_ERROR(file->SetVersion(version));
-  ASSIGN_OR_RETURN(struct stat after, StatChunkData(*file));
-  std::lock_guard lock(st.mu);
-  st.size = std::max<uint64_t>(st.size, static_cast<uint64_t>(before.st_size));
-  st.written_nodes[id] = {meta_.local_node()};
-  st.unsynced[id] = 0;
-  st.write_generation++;
-  st.last_write = Timespec{before.st_mtim.tv_sec, static_cast<uint32_t>(before.st_mtim.tv_nsec)};
-  st.passthrough.seen_size = static_cast<int64_t>(after.st_size);
-  st.passthrough.seen_ctime = CtimeOf(after);
-  st.passthrough.needs_rebuild = true;
-  return Status::Ok();
-}
-
-void ClientImpl::CountPassthrough(uint64_t overflow_bytes, bool rebuilt) {
-  counters_.passthrough_overflow_bytes += overflow_bytes;
-  if (rebuilt) counters_.passthrough_rebuilds++;
 }
 
 }  // namespace t0fs::client

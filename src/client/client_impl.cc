@@ -399,14 +399,28 @@ Result<std::unique_ptr<File>> ClientImpl::OpenWith(const pb::OpenRsp& rsp, int f
   return std::unique_ptr<File>(new FileImpl(*this, st, HandleId(rsp.handle()), flags, attr));
 }
 
+std::shared_ptr<InodeState> ClientImpl::OpenState(InodeId ino) {
+  std::lock_guard lock(inodes_mu_);
+  auto it = inodes_.find(ino);
+  return it != inodes_.end() ? it->second.lock() : nullptr;
+}
+
 Result<std::unique_ptr<File>> ClientImpl::Open(InodeId ino, int flags) {
+  // O_TRUNC of an inode the kernel serves from its chunk file here
+  // (passthrough): meta must not drop that chunk, so the truncation is this
+  // client's, applied to the held file (Truncate) after the open.
+  std::shared_ptr<InodeState> open_state = (flags & O_TRUNC) ? OpenState(ino) : nullptr;
+  const bool truncate_held = open_state && HeldPassthrough(*open_state) != nullptr;
+  const int meta_flags = truncate_held ? (flags & ~O_TRUNC) : flags;
   pb::OpenReq req;
   req.set_session(meta_.session().value());
   req.set_ino(ino.value());
-  req.set_flags(static_cast<uint32_t>(flags));
+  req.set_flags(static_cast<uint32_t>(meta_flags));
   pb::OpenRsp rsp;
   RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kOpen, req, &rsp));
-  return OpenWith(rsp, flags);
+  ASSIGN_OR_RETURN(std::unique_ptr<File> file, OpenWith(rsp, meta_flags));
+  if (truncate_held) RETURN_IF_ERROR(file->Truncate(0));
+  return file;
 }
 
 Result<std::unique_ptr<File>> ClientImpl::Create(InodeId parent, std::string_view name, uint32_t mode,

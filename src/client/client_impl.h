@@ -52,7 +52,9 @@ class ClientImpl final : public Client {
   Result<std::unique_ptr<File>> OpenPath(std::string_view path, int flags) override;
   Result<std::unique_ptr<File>> CreatePath(std::string_view path, uint32_t mode, int flags) override;
   Status MakeDirs(std::string_view path, uint32_t mode) override;
+  void LimitRetries(Duration limit) override { meta_.LimitRetries(limit); }
   NodeId local_node() const override { return meta_.local_node(); }
+  std::string cluster_id() const override { return meta_.cluster_id(); }
   IoCounters counters() const override;
 
   // ---- used by FileImpl (client_data.cc) ----
@@ -78,11 +80,26 @@ class ClientImpl final : public Client {
   // Truncates to `size`: data of the boundary chunk first, then meta.
   Result<Attr> Truncate(InodeId ino, InodeState* st, uint64_t size);
   Status ReleaseHandle(HandleId handle);
-  // FUSE passthrough (File::OpenPassthrough): checks that the file is one
-  // chunk with a healthy local replica (the only replica for `write`),
-  // allocating chunk 0 for a new file opened for writing, and returns that
-  // chunk's local file; a writer marks its checksums pending.
+  // FUSE passthrough (File::OpenPassthrough; passthrough.cc): checks that
+  // the file is one chunk with a healthy local replica (the only replica for
+  // `write`), allocating chunk 0 for a new file opened for writing, and
+  // returns that chunk's local file, held (InodeState::Passthrough) until
+  // ReleasePassthrough. With `join` and the inode held already, the held
+  // file itself.
   Result<std::shared_ptr<ChunkFile>> OpenPassthrough(InodeState& st, bool write, bool join);
+  // The chunk file the kernel serves `st` from, or null when not held.
+  std::shared_ptr<ChunkFile> HeldPassthrough(InodeState& st);
+  // One File leaves passthrough: whether it was the last writer and the
+  // last File; `file` is the held chunk file. The caller syncs (last writer)
+  // and then calls ForgetPassthrough.
+  struct PassthroughRelease {
+    std::shared_ptr<ChunkFile> file;
+    bool last_writer = false;
+    bool last_open = false;
+  };
+  PassthroughRelease ReleasePassthrough(InodeState& st, bool write);
+  // Resets the writer state (`writer_only`) or everything of st.passthrough.
+  void ForgetPassthrough(InodeState& st, bool writer_only);
   // Whether the passthrough writers' chunk file changed since the last note.
   Result<bool> PassthroughChanged(InodeState& st);
   // Takes what the kernel wrote through passthrough into `st` as a write of
@@ -98,13 +115,16 @@ class ClientImpl final : public Client {
   void MergeLayout(InodeState& st, const pb::Layout& layout, uint64_t first, uint64_t count);
   Status FetchLayout(InodeState& st, uint64_t first, uint64_t count);
   Result<std::shared_ptr<ChunkFile>> LocalFile(InodeState& st, const ReplicaInfo& r, const Capability& cap,
-                                               bool for_write, bool direct);
+                                               bool for_write, bool direct, bool retry);
   Result<size_t> ReadReplica(InodeState& st, const ReplicaInfo& r, const Capability& cap, uint64_t offset,
                              std::span<std::byte> buf, bool direct, bool last_resort);
   void ReportReplica(const ReplicaInfo& r, uint32_t reason, const Status& why);
   Result<std::unique_ptr<File>> OpenWith(const pb::OpenRsp& rsp, int flags);
   Result<Attr> MakeNode(pb::MakeNodeReq& req);
   Result<std::pair<Attr, std::string>> ResolveParent(std::string_view path);
+  Status HoldPassthrough(InodeState& st, const std::shared_ptr<ChunkFile>& file, bool write);
+  // The InodeState of `ino` if a File of this client has it open.
+  std::shared_ptr<InodeState> OpenState(InodeId ino);
 
   ClientOptions options_;
   MetaClient meta_;

@@ -85,7 +85,7 @@ Result<rpc::Channel*> DataClient::LocalChannel() {
 
 Status DataClient::Attempt(rpc::Channel* ch, const std::function<std::string()>& describe,
                            bool retry, const std::function<Status()>& attempt) {
-  auto deadline = std::chrono::steady_clock::now() + options_.retry_timeout.value;
+  const auto start = std::chrono::steady_clock::now();
   auto backoff = std::chrono::milliseconds(20);
   bool warned = false;
   for (int tries = 1;; ++tries) {
@@ -97,7 +97,7 @@ Status DataClient::Attempt(rpc::Channel* ch, const std::function<std::string()>&
     }
     // Pooled connections to a peer that restarted are all stale at once.
     ch->Reset();
-    bool again = retry ? std::chrono::steady_clock::now() < deadline : tries < 2;
+    bool again = retry ? std::chrono::steady_clock::now() < meta_.RetryDeadline(start) : tries < 2;
     if (!again) return st.WithContext(describe());
     if (retry && !warned) {
       LOG_WARN("{}: {} (retrying for up to {})", describe(), st.ToString(),
@@ -241,7 +241,8 @@ std::vector<Status> DataClient::WriteMany(const std::vector<ReplicaInfo>& replic
   return out;
 }
 
-Status DataClient::Truncate(const ReplicaInfo& r, const Capability& cap, uint64_t length, uint64_t version) {
+Status DataClient::Truncate(const ReplicaInfo& r, const Capability& cap, uint64_t length, uint64_t version,
+                            bool retry) {
   ASSIGN_OR_RETURN(rpc::Channel * ch, ChannelFor(r.node));
   pb::ChunkTruncateReq req;
   req.set_chunk(r.chunk.value());
@@ -251,7 +252,7 @@ Status DataClient::Truncate(const ReplicaInfo& r, const Capability& cap, uint64_
   CapToWire(cap, req.mutable_cap());
   pb::ChunkEmptyRsp rsp;
   return Attempt(
-      ch, [&] { return fmt::format("truncate chunk {} on node {}", r.chunk, r.node); }, true,
+      ch, [&] { return fmt::format("truncate chunk {} on node {}", r.chunk, r.node); }, retry,
       [&] { return ch->Call(rpc::Method::kChunkTruncate, req, &rsp); });
 }
 
@@ -269,7 +270,7 @@ Status DataClient::Sync(const ReplicaInfo& r, const Capability& cap) {
 
 Result<std::shared_ptr<ChunkFile>> DataClient::OpenLocal(const ReplicaInfo& r,
                                                          const Capability& cap, bool create,
-                                                         bool writable, bool direct) {
+                                                         bool writable, bool direct, bool retry) {
   ASSIGN_OR_RETURN(rpc::Channel * ch, LocalChannel());
   pb::OpenLocalReq req;
   req.set_chunk(r.chunk.value());
@@ -287,7 +288,7 @@ Result<std::shared_ptr<ChunkFile>> DataClient::OpenLocal(const ReplicaInfo& r,
   args.reply_header = &reply;
   args.reply_fds = &fds;
   RETURN_IF_ERROR(Attempt(
-      ch, [&] { return fmt::format("open local chunk {}", r.chunk); }, true,
+      ch, [&] { return fmt::format("open local chunk {}", r.chunk); }, retry,
       [&] {
         fds.clear();
         return ch->Call(args);
@@ -299,6 +300,31 @@ Result<std::shared_ptr<ChunkFile>> DataClient::OpenLocal(const ReplicaInfo& r,
   auto file = std::make_shared<ChunkFile>(r.chunk, std::move(fds[0]), std::move(fds[1]), direct);
   RETURN_IF_ERROR(file->ReadHeader());
   return file;
+}
+
+namespace {
+// How long a node that failed a request is tried last.
+constexpr auto kSuspectTime = std::chrono::seconds(3);
+}  // namespace
+
+void DataClient::Unreachable(NodeId node) {
+  std::lock_guard lock(suspect_mu_);
+  suspect_until_[node] = std::chrono::steady_clock::now() + kSuspectTime;
+  suspects_.store(suspect_until_.size());
+}
+
+void DataClient::Reachable(NodeId node) {
+  if (suspects_.load() == 0) return;  // the common case: no lock
+  std::lock_guard lock(suspect_mu_);
+  suspect_until_.erase(node);
+  suspects_.store(suspect_until_.size());
+}
+
+bool DataClient::Suspect(NodeId node) {
+  if (suspects_.load() == 0) return false;
+  std::lock_guard lock(suspect_mu_);
+  auto it = suspect_until_.find(node);
+  return it != suspect_until_.end() && std::chrono::steady_clock::now() < it->second;
 }
 
 }  // namespace t0fs::client

@@ -49,14 +49,23 @@ class DataClient {
   std::vector<Status> WriteMany(const std::vector<ReplicaInfo>& replicas, const Capability& cap, uint64_t offset,
                                 std::span<const std::byte> data, uint64_t version,
                                 const std::function<void()>& local_write);
-  Status Truncate(const ReplicaInfo& r, const Capability& cap, uint64_t length, uint64_t version);
+  Status Truncate(const ReplicaInfo& r, const Capability& cap, uint64_t length, uint64_t version, bool retry);
   Status Sync(const ReplicaInfo& r, const Capability& cap);
   // Opens the local replica's files through the local data service.
   // kDataNoChunk when `create` is false and the chunk has no file yet.
+  // `retry` as for remote calls: without, a local data service that is down
+  // fails at once (the caller uses another replica).
   Result<std::shared_ptr<ChunkFile>> OpenLocal(const ReplicaInfo& r, const Capability& cap, bool create,
-                                               bool writable, bool direct);
+                                               bool writable, bool direct, bool retry);
   // Requests in flight towards `node` (the read path prefers idle replicas).
   uint64_t Load(NodeId node);
+  // A node that failed a request (transport error) is suspect for a few
+  // seconds: readers try its replicas last, so a reader does not pay a
+  // failure per read while the node is down, and it is tried first again
+  // after that (it comes back into use by itself). Reachable() clears it.
+  void Unreachable(NodeId node);
+  void Reachable(NodeId node);
+  bool Suspect(NodeId node);
 
  private:
   Result<rpc::Channel*> ChannelFor(NodeId node);
@@ -76,6 +85,9 @@ class DataClient {
   std::unordered_map<NodeId, std::unique_ptr<std::atomic<uint64_t>>> in_flight_;
   std::unique_ptr<rpc::Channel> local_;
   std::string local_path_;
+  std::mutex suspect_mu_;  // guards suspect_until_
+  std::unordered_map<NodeId, std::chrono::steady_clock::time_point> suspect_until_;
+  std::atomic<size_t> suspects_{0};  // suspect_until_.size(), read without the lock
 };
 
 // A capability as it goes on the wire.

@@ -37,6 +37,9 @@ Attr FileImpl::attr() const {
 Result<size_t> FileImpl::Read(uint64_t offset, std::span<std::byte> buf) {
   if (closed_) return Status(StatusCode::kBadHandle, "file is closed");
   if ((flags_ & O_ACCMODE) == O_WRONLY) return Status(StatusCode::kBadHandle, "file is open write-only");
+  if (passthrough_) {
+    if (std::shared_ptr<ChunkFile> held = client_.HeldPassthrough(*state_)) return ReadHeld(*held, offset, buf);
+  }
   const bool direct = (flags_ & O_DIRECT) != 0;
   uint64_t end;
   {
@@ -64,16 +67,42 @@ Result<size_t> FileImpl::Write(uint64_t offset, std::span<const std::byte> data)
   if (closed_) return Status(StatusCode::kBadHandle, "file is closed");
   if ((flags_ & O_ACCMODE) == O_RDONLY) return Status(StatusCode::kBadHandle, "file is open read-only");
   if (data.empty()) return size_t{0};
+  std::shared_ptr<ChunkFile> held = passthrough_ ? client_.HeldPassthrough(*state_) : nullptr;
   if (flags_ & O_APPEND) {
     std::lock_guard append(state_->append_mu);
+    if (held) RETURN_IF_ERROR(client_.NotePassthroughWrites(*state_));
     uint64_t at;
     {
       std::lock_guard lock(state_->mu);
       at = state_->size;
     }
-    return WriteAt(at, data);
+    return held ? WriteHeld(*held, at, data) : WriteAt(at, data);
   }
-  return WriteAt(offset, data);
+  return held ? WriteHeld(*held, offset, data) : WriteAt(offset, data);
+}
+
+Result<size_t> FileImpl::ReadHeld(ChunkFile& held, uint64_t offset, std::span<std::byte> buf) {
+  // The kernel may have written (and grown the file) since the last note.
+  RETURN_IF_ERROR(client_.NotePassthroughWrites(*state_));
+  uint64_t end;
+  {
+    std::lock_guard lock(state_->mu);
+    if (offset >= state_->size) return size_t{0};
+    end = std::min<uint64_t>(state_->size, offset + buf.size());
+  }
+  const size_t want = static_cast<size_t>(end - offset);
+  // Unverified, as the kernel reads it: its checksums may be pending.
+  ASSIGN_OR_RETURN(size_t got, PreadFull(held.data_fd(), buf.data(), want, offset));
+  if (got < want) std::memset(buf.data() + got, 0, want - got);
+  return want;
+}
+
+Result<size_t> FileImpl::WriteHeld(ChunkFile& held, uint64_t offset, std::span<const std::byte> data) {
+  if (offset + data.size() < offset) return Status(StatusCode::kFileTooBig, "write beyond the largest offset");
+  // Exactly as the kernel writes it; noted (size, version) as its writes are.
+  RETURN_IF_ERROR(PwriteFull(held.data_fd(), data.data(), data.size(), offset));
+  RETURN_IF_ERROR(client_.NotePassthroughWrites(*state_));
+  return data.size();
 }
 
 Result<size_t> FileImpl::WriteAt(uint64_t offset, std::span<const std::byte> data) {
@@ -136,9 +165,10 @@ Status FileImpl::Fsync(bool /*datasync*/) {
 Result<PassthroughFile> FileImpl::OpenPassthrough(bool write, bool join) {
   if (closed_) return Status(StatusCode::kBadHandle, "file is closed");
   if ((flags_ & O_ACCMODE) == O_RDONLY) write = false;
-  if (passthrough_writer_) return Status(StatusCode::kInvalidArgument, "passthrough is already open");
+  if (passthrough_) return Status(StatusCode::kInvalidArgument, "passthrough is already open");
   ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, client_.OpenPassthrough(*state_, write, join));
-  if (write) passthrough_writer_ = true;
+  passthrough_ = true;
+  passthrough_writer_ = write;
   PassthroughFile out;
   out.write = write;
   out.fd = UniqueFd(::fcntl(file->data_fd(), F_DUPFD_CLOEXEC, 0));
@@ -151,27 +181,34 @@ Result<PassthroughFile> FileImpl::OpenPassthrough(bool write, bool join) {
 }
 
 void FileImpl::AbandonPassthrough() {
-  if (!passthrough_writer_.exchange(false)) return;
+  if (!passthrough_.exchange(false)) return;
   Status st = LeavePassthrough();
   if (!st.ok()) LOG_WARN("inode {}: leaving passthrough: {}", state_->ino, st.ToString());
 }
 
 Status FileImpl::LeavePassthrough() {
   std::lock_guard setup(state_->passthrough_mu);
-  bool last;
-  {
-    std::lock_guard lock(state_->mu);
-    last = --state_->passthrough.writers == 0;
+  const bool writer = passthrough_writer_.exchange(false);
+  ClientImpl::PassthroughRelease rel = client_.ReleasePassthrough(*state_, writer);
+  Status st = Status::Ok();
+  if (rel.last_writer) {
+    st = SyncPassthrough(/*last=*/true);
+    if (rel.file) rel.file->ReleaseWriter();
+    client_.ForgetPassthrough(*state_, /*writer_only=*/true);
   }
-  Status st = SyncPassthrough(last);
-  if (last) {
-    std::shared_ptr<ChunkFile> file;
-    {
-      std::lock_guard lock(state_->mu);
-      file = std::move(state_->passthrough.file);
-      state_->passthrough = InodeState::Passthrough{};
+  if (rel.last_open) {
+    // Nobody reads the chunk file as the whole file any more: bytes past the
+    // chunk's end were copied to the later chunks (or are zeros a truncate
+    // made), so they go.
+    if (rel.file && st.ok()) {
+      auto length = rel.file->Length();
+      if (!length.ok()) {
+        st = length.status();
+      } else if (*length > state_->chunk_size) {
+        st = rel.file->Truncate(state_->chunk_size, 0);
+      }
     }
-    if (file) file->ReleaseWriter();
+    client_.ForgetPassthrough(*state_, /*writer_only=*/false);
   }
   return st;
 }
@@ -187,7 +224,7 @@ Status FileImpl::SyncPassthrough(bool last) {
   ASSIGN_OR_RETURN(uint64_t length, file->Length());
   if (length > st.chunk_size) {
     ASSIGN_OR_RETURN(bool changed, client_.PassthroughChanged(st));
-    if (changed || last) RETURN_IF_ERROR(MoveOverflow(*file, length, last));
+    if (changed || last) RETURN_IF_ERROR(MoveOverflow(*file, length));
   }
   RETURN_IF_ERROR(client_.NotePassthroughWrites(st));
   bool needs_rebuild;
@@ -196,7 +233,7 @@ Status FileImpl::SyncPassthrough(bool last) {
     needs_rebuild = st.passthrough.needs_rebuild;
   }
   if (last && needs_rebuild) {
-    RETURN_IF_ERROR(file->RebuildChecksums(/*clear_pending=*/last));
+    RETURN_IF_ERROR(file->RebuildChecksums(/*clear_pending=*/true));
     client_.CountPassthrough(0, /*rebuilt=*/true);
     std::lock_guard lock(st.mu);
     st.passthrough.needs_rebuild = false;
@@ -206,20 +243,21 @@ Status FileImpl::SyncPassthrough(bool last) {
   return Status::Ok();
 }
 
-Status FileImpl::MoveOverflow(ChunkFile& file, uint64_t length, bool cut) {
-  // Bytes the kernel wrote past the chunk's end belong to the next chunks:
-  // copy the data extents there (holes stay holes, so nothing already in
-  // those chunks is overwritten with zeros); `cut` drops them from chunk 0.
+Status FileImpl::MoveOverflow(ChunkFile& file, uint64_t length) {
+  // Bytes the kernel wrote past the chunk's end belong to the next chunks.
+  // The chunk file is the whole file while it is held, so its holes are
+  // zeros too: zeroed where a later chunk is allocated (it may hold bytes
+  // copied by an earlier sync), skipped where not.
   const uint64_t cs = state_->chunk_size;
   const int fd = file.data_fd();
   AlignedBuffer buf(1 << 20);
   uint64_t moved = 0;
   for (off_t pos = static_cast<off_t>(cs); static_cast<uint64_t>(pos) < length;) {
     off_t data = ::lseek(fd, pos, SEEK_DATA);
-    if (data < 0) {
-      if (errno == ENXIO) break;
-      return Status::FromErrno(errno, "find data past the passthrough chunk");
-    }
+    if (data < 0 && errno != ENXIO) return Status::FromErrno(errno, "find data past the passthrough chunk");
+    if (data < 0) data = static_cast<off_t>(length);
+    if (data > pos) RETURN_IF_ERROR(ZeroRange(static_cast<uint64_t>(pos), static_cast<uint64_t>(data)));
+    if (static_cast<uint64_t>(data) >= length) break;
     off_t hole = ::lseek(fd, data, SEEK_HOLE);
     if (hole < 0) hole = static_cast<off_t>(length);
     for (uint64_t off = static_cast<uint64_t>(data); off < static_cast<uint64_t>(hole);) {
@@ -232,12 +270,33 @@ Status FileImpl::MoveOverflow(ChunkFile& file, uint64_t length, bool cut) {
     }
     pos = hole;
   }
-  if (cut) RETURN_IF_ERROR(file.Truncate(cs, 0));
   if (moved > 0) {
-    LOG_INFO("inode {}: {} written past its {} chunk through passthrough moved to the next chunks", state_->ino,
+    LOG_INFO("inode {}: {} written past its {} chunk through passthrough copied to the next chunks", state_->ino,
              FormatByteSize(moved), FormatByteSize(cs));
   }
   client_.CountPassthrough(moved, false);
+  return Status::Ok();
+}
+
+Status FileImpl::ZeroRange(uint64_t offset, uint64_t end) {
+  static const AlignedBuffer zeros = [] {
+    AlignedBuffer b(1 << 20);
+    std::memset(b.data(), 0, b.size());
+    return b;
+  }();
+  const uint64_t cs = state_->chunk_size;
+  for (uint64_t pos = offset; pos < end;) {
+    const uint64_t index = pos / cs;
+    const uint64_t chunk_end = std::min(end, (index + 1) * cs);
+    ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, client_.ChunkFor(*state_, index));
+    if (!chunk) {
+      pos = chunk_end;  // a hole already
+      continue;
+    }
+    size_t n = static_cast<size_t>(std::min<uint64_t>(zeros.size(), chunk_end - pos));
+    RETURN_IF_ERROR(WriteAt(pos, std::span<const std::byte>(zeros.data(), n)).status());
+    pos += n;
+  }
   return Status::Ok();
 }
 
@@ -246,10 +305,46 @@ Status FileImpl::Truncate(uint64_t size) {
   return client_.Truncate(state_->ino, state_.get(), size).status();
 }
 
+Status FileImpl::Fallocate(int mode, uint64_t offset, uint64_t length) {
+  if (closed_) return Status(StatusCode::kBadHandle, "file is closed");
+  if ((flags_ & O_ACCMODE) == O_RDONLY) return Status(StatusCode::kBadHandle, "file is open read-only");
+  const uint64_t end = offset + length;
+  if (length == 0) return Status(StatusCode::kInvalidArgument, "fallocate of 0 bytes");
+  if (end < offset) return Status(StatusCode::kFileTooBig, "fallocate beyond the largest offset");
+  const bool keep_size = (mode & FALLOC_FL_KEEP_SIZE) != 0;
+  const int kind = mode & ~FALLOC_FL_KEEP_SIZE;
+  if (kind != 0 && kind != FALLOC_FL_PUNCH_HOLE && kind != FALLOC_FL_ZERO_RANGE) {
+    return Status(StatusCode::kNotSupported, fmt::format("fallocate mode {:#x}", mode));
+  }
+  if (kind == FALLOC_FL_PUNCH_HOLE && !keep_size) {
+    return Status(StatusCode::kNotSupported, "PUNCH_HOLE needs KEEP_SIZE");
+  }
+  if (passthrough_writer_) {
+    if (std::shared_ptr<ChunkFile> held = client_.HeldPassthrough(*state_)) {
+      // The held chunk file is the file: the local file system does it (and
+      // the kernel reads the result directly).
+      RETURN_IF_ERROR(client_.NotePassthroughWrites(*state_));
+      if (::fallocate(held->data_fd(), mode, static_cast<off_t>(offset), static_cast<off_t>(length)) != 0) {
+        return Status::FromErrno(errno, "fallocate the passthrough chunk file");
+      }
+      return client_.NotePassthroughWrites(*state_);
+    }
+  }
+  uint64_t size;
+  {
+    std::lock_guard lock(state_->mu);
+    size = state_->size;
+  }
+  if (kind != 0) RETURN_IF_ERROR(ZeroRange(offset, std::min(end, size)));
+  // Space is not reserved (chunk files are sparse): mode 0 only extends.
+  if (!keep_size && end > size) return Truncate(end);
+  return Status::Ok();
+}
+
 Status FileImpl::Close() {
   if (closed_.exchange(true)) return Status::Ok();
   Status left = Status::Ok();
-  if (passthrough_writer_.exchange(false)) left = LeavePassthrough();
+  if (passthrough_.exchange(false)) left = LeavePassthrough();
   Status committed = client_.Commit(*state_, handle_, /*durable=*/false);
   Status released = client_.ReleaseHandle(handle_);
   client_.Forget(state_);

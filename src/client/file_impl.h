@@ -23,6 +23,7 @@ class FileImpl final : public File {
   Status Flush() override;
   Status Fsync(bool datasync) override;
   Status Truncate(uint64_t size) override;
+  Status Fallocate(int mode, uint64_t offset, uint64_t length) override;
   Status Close() override;
   Result<PassthroughFile> OpenPassthrough(bool write, bool join) override;
   void AbandonPassthrough() override;
@@ -31,14 +32,23 @@ class FileImpl final : public File {
   Attr attr() const override;
 
  private:
+  // The chunked write path (chunk by chunk, every replica).
   Result<size_t> WriteAt(uint64_t offset, std::span<const std::byte> data);
-  // A passthrough writer's sync: takes size/mtime from the chunk file, moves
-  // bytes written past the chunk to later chunks; the `last` writer also
-  // cuts them off the chunk file and rebuilds the checksums.
+  // Writes zeros over [offset, end) where chunks are allocated (holes read
+  // zeros already).
+  Status ZeroRange(uint64_t offset, uint64_t end);
+  // While the inode is held by passthrough (InodeState::Passthrough), this
+  // File's reads and writes go to the held chunk file, which is the file.
+  Result<size_t> ReadHeld(ChunkFile& held, uint64_t offset, std::span<std::byte> buf);
+  Result<size_t> WriteHeld(ChunkFile& held, uint64_t offset, std::span<const std::byte> data);
+  // A passthrough writer's sync: takes size/mtime from the chunk file and
+  // copies bytes written past the chunk to the later chunks; the `last`
+  // writer also rebuilds the checksums.
   Status SyncPassthrough(bool last);
-  Status MoveOverflow(ChunkFile& file, uint64_t length, bool cut);
-  // This File stops writing through passthrough; the last writer of the
-  // inode rebuilds the checksums and clears the pending mark.
+  Status MoveOverflow(ChunkFile& file, uint64_t length);
+  // This File stops using passthrough; the last writer of the inode syncs
+  // and rebuilds the checksums, the last File cuts the chunk file back to
+  // the chunk (its data past it lives in the later chunks by then).
   Status LeavePassthrough();
 
   ClientImpl& client_;
@@ -47,7 +57,8 @@ class FileImpl final : public File {
   const int flags_;
   const Attr attr_;
   std::atomic<bool> closed_{false};
-  std::atomic<bool> passthrough_writer_{false};
+  std::atomic<bool> passthrough_{false};         // the kernel serves this File from the held chunk file
+  std::atomic<bool> passthrough_writer_{false};  // ... and writes it
 };
 
 }  // namespace t0fs::client

@@ -61,17 +61,24 @@ struct InodeState {
   };
   std::map<std::pair<uint64_t, bool>, LocalFile> local_files;
 
-  // FUSE passthrough writers (Files that handed the chunk-0 file to the
-  // kernel for writing): the chunk file, how many, what its data file looked
-  // like at the last sync, and whether checksums need a rebuild.
+  // FUSE passthrough: while Files of this inode have handed chunk 0's local
+  // file to the kernel (`opens` > 0, readers and writers), that file *is*
+  // the file, byte for byte and whatever its length (data past the chunk's
+  // end included): the kernel reads and writes it directly. So every change
+  // this client makes meanwhile (truncate, fallocate, writes and reads of
+  // other Files, O_TRUNC) is applied to it, and chunk 0 never leaves the
+  // layout. `writers`: Files that let the kernel write it; seen_*: what its
+  // data file looked like at the last note of the kernel's writes;
+  // needs_rebuild: its checksums need recomputing at the last writer's close.
   struct Passthrough {
     std::shared_ptr<ChunkFile> file;
+    int opens = 0;
     int writers = 0;
     int64_t seen_size = -1;
     Timespec seen_ctime;
     bool needs_rebuild = false;
   } passthrough;
-  // Serialises passthrough writer setup and teardown (held across the chunk
+  // Serialises passthrough setup and teardown (held across the chunk
   // header updates and the checksum rebuild; never taken under `mu`).
   std::mutex passthrough_mu;
 

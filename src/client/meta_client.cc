@@ -62,6 +62,7 @@ Status MetaClient::OpenSession(SessionId resume) {
   session_ = SessionId(rsp.session());
   local_node_ = NodeId(rsp.local_node());
   local_socket_ = rsp.local_socket();
+  cluster_id_ = rsp.cluster_id();
   lease_ms_ = std::max<uint64_t>(rsp.lease_ms(), 1000);
   return Status::Ok();
 }
@@ -74,6 +75,11 @@ SessionId MetaClient::session() const {
 NodeId MetaClient::local_node() const {
   std::lock_guard lock(mu_);
   return local_node_;
+}
+
+std::string MetaClient::cluster_id() const {
+  std::lock_guard lock(mu_);
+  return cluster_id_;
 }
 
 std::string MetaClient::local_socket() const {
@@ -104,8 +110,22 @@ void MetaClient::ReleaseSlot(Slot slot) {
   free_slots_.push_back(slot.index);
 }
 
+void MetaClient::LimitRetries(Duration limit) {
+  auto at = std::chrono::steady_clock::now() + limit.value;
+  retry_limit_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count());
+}
+
+std::chrono::steady_clock::time_point MetaClient::RetryDeadline(std::chrono::steady_clock::time_point start) const {
+  auto deadline = start + options_.retry_timeout.value;
+  int64_t limit = retry_limit_ns_.load();
+  if (limit != 0) {
+    deadline = std::min(deadline, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(limit)));
+  }
+  return deadline;
+}
+
 Status MetaClient::Retry(rpc::Method method, const std::function<Status()>& attempt) {
-  auto deadline = std::chrono::steady_clock::now() + options_.retry_timeout.value;
+  const auto start = std::chrono::steady_clock::now();
   auto backoff = std::chrono::milliseconds(20);
   bool warned = false;
   for (;;) {
@@ -123,7 +143,7 @@ Status MetaClient::Retry(rpc::Method method, const std::function<Status()>& atte
       if (listener) listener();
       continue;
     }
-    if (!rpc::IsTransportError(st.code()) || std::chrono::steady_clock::now() >= deadline) {
+    if (!rpc::IsTransportError(st.code()) || std::chrono::steady_clock::now() >= RetryDeadline(start)) {
       if (warned && st.ok()) LOG_INFO("meta {} is reachable again", options_.meta);
       return st;
     }

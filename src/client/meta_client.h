@@ -64,8 +64,16 @@ class MetaClient {
   SessionId session() const;
   NodeId local_node() const;
   std::string local_socket() const;
+  // The cluster's id (meta's, from the session).
+  std::string cluster_id() const;
   // Called (from the renewal thread) after a new session replaced an expired one.
   void SetSessionListener(std::function<void()> listener);
+
+  // From now on no call (of this client, data calls included) retries an
+  // unreachable service past now + `limit`, whatever its retry timeout.
+  void LimitRetries(Duration limit);
+  // When a retry loop that started at `start` gives up.
+  std::chrono::steady_clock::time_point RetryDeadline(std::chrono::steady_clock::time_point start) const;
 
  private:
   struct Slot {
@@ -85,6 +93,7 @@ class MetaClient {
   SessionId session_;
   NodeId local_node_;
   std::string local_socket_;
+  std::string cluster_id_;
   uint64_t lease_ms_ = 60000;
   std::vector<uint64_t> slot_seq_;   // last seq used per slot
   std::vector<uint32_t> free_slots_;
@@ -92,6 +101,8 @@ class MetaClient {
   bool stopping_ = false;
   std::condition_variable cv_;
   std::thread renewer_;
+  // LimitRetries: steady-clock nanoseconds after which retries stop (0: none).
+  std::atomic<int64_t> retry_limit_ns_{0};
 };
 
 }  // namespace t0fs::client

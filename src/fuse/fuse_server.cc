@@ -21,6 +21,10 @@ namespace {
 // The kernel answers INIT as soon as mount(2) returns; this only guards
 // against a broken kernel or a wrong fd.
 constexpr std::chrono::milliseconds kInitTimeout{30000};
+// How long a stopping mount keeps retrying an unreachable meta or data node
+// to commit the files still open (their sizes are lost past it, not their
+// bytes, which are on the chunk files already).
+constexpr Duration kStopGrace{std::chrono::seconds(2)};
 
 }  // namespace
 
@@ -39,6 +43,9 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(client::Client& client,
   if (registry != nullptr) server->metrics_ = std::make_unique<FuseMetrics>(*registry);
   MountOptions mount_options;
   mount_options.allow_other = config.allow_other;
+  // The source column of /proc/mounts names the cluster, so that `t0fs
+  // status` asks only its own cluster's mounts.
+  if (!client.cluster_id().empty()) mount_options.fsname = "t0fs:" + client.cluster_id();
   mount_options.max_read = 1u << 20;
   ASSIGN_OR_RETURN(server->mount_, FuseMount::Mount(path, mount_options));
   // From here on, returning an error drops `server`, whose FuseMount unmounts.
@@ -66,13 +73,10 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(client::Client& client,
   ASSIGN_OR_RETURN(server->session_,
                    Session::Start(server->mount_.TakeDevice(), *server->ops_, session_options));
 
-  // Served by the workers now running.
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0) {
-    server->dev_ = st.st_dev;
-  } else {
-    LOG_WARN("fuse: stat {} after mount: {}", path, std::strerror(errno));
-  }
+  // From mountinfo, never from a stat of the path: the server does not send
+  // requests to its own mount (it could wait on itself forever).
+  server->dev_ = FuseMountDevice(path);
+  if (server->dev_ == 0) LOG_WARN("fuse: {} is not in /proc/self/mountinfo after mounting", path);
   server->TuneReadahead();
   if (registry != nullptr) server->AddGauges(*registry);
   LOG_INFO("fuse: mounted {} ({} threads{}): {}", path, config.threads,
@@ -144,56 +148,25 @@ void FuseServer::Stop() {
   std::lock_guard lock(stop_mu_);
   if (stopped_ || !session_) return;
   stopped_ = true;
+  // Nothing below may wait long for meta or a data node: a stop must finish.
+  ops_->client().LimitRetries(kStopGrace);
   if (session_->ended()) {
     mount_.Forget();  // unmounted from outside; the path is not ours any more
   } else {
-    // A handle on our mount's root, taken before the unmount detaches the path.
-    UniqueFd probe(::open(mount_.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    struct stat st;
-    if (probe.valid() && (::fstat(probe.get(), &st) != 0 || st.st_dev != dev_ || dev_ == 0)) {
-      (void)probe.Close();  // something else is mounted there now
-    }
-    session_->BeginStop(::gettid());
+    // Lazy unmount (no request reaches the mount), then the workers leave
+    // after the request each is serving.
     Status st_unmount = mount_.Unmount();
     if (!st_unmount.ok()) LOG_WARN("fuse: unmount {}: {}", mount_.path(), st_unmount.ToString());
-    Status woken = WakeWorkersForStop(probe.get());
-    if (!woken.ok()) {
-      LOG_ERROR("fuse: cannot wake the workers of {} ({}); waiting for the mount to go away",
-                mount_.path(), woken.ToString());
-    }
   }
+  session_->Stop();
+  // With the last device fd closed the kernel aborts the connection: open
+  // files of the detached mount fail with ENOTCONN from now on.
   session_->CloseDevices();
   Status st = session_->status();
   if (!st.ok()) LOG_WARN("fuse: session ended with: {}", st.ToString());
+  // Files still open commit what was written through them.
+  ops_->CloseAll();
   LOG_INFO("fuse: {} stopped", mount_.path());
-}
-
-Status FuseServer::WakeWorkersForStop(int probe_fd) {
-  if (probe_fd >= 0) {
-    // Each statx from this thread reaches one worker, which answers ECANCELED
-    // and exits (Session). FORCE_SYNC: never answered from the attribute cache.
-    for (size_t attempt = 0; session_->alive() > 0 && !session_->ended(); ++attempt) {
-      if (attempt > 4 * size_t(config_.threads) + 8) {
-        return Status(StatusCode::kInternal, "workers did not take the stop requests");
-      }
-      struct statx stx;
-      int rc = ::statx(probe_fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC,
-                       STATX_TYPE | STATX_MODE, &stx);
-      if (rc != 0 && errno != ECANCELED && errno != EINTR) {
-        if (errno == ENOTCONN || errno == ECONNABORTED || errno == ENODEV) break;
-        return Status::FromErrno(errno, "statx on the mount root");
-      }
-    }
-    return Status::Ok();
-  }
-  // No handle on the root: abort the connection through fusectl, if mounted.
-  if (dev_ == 0) return Status(StatusCode::kNotFound, "mount device unknown");
-  std::string abort_path =
-      fmt::format("/sys/fs/fuse/connections/{}/abort", (unsigned)::minor(dev_));
-  std::ofstream abort_file(abort_path);
-  if (!abort_file) return Status(StatusCode::kNotFound, abort_path + " is not available");
-  abort_file << "1";
-  return Status::Ok();
 }
 
 void FuseServer::TuneReadahead() const {

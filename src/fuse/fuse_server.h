@@ -60,9 +60,12 @@ class FuseServer {
   // or the error a worker died of.
   Status Run();
   // Unmounts (lazily: processes with open files get ENOTCONN once the
-  // workers are gone), stops and joins the workers. Waits for requests in
-  // progress (a Client call that hangs delays it). Safe from a signal-handling
-  // thread (not from an async signal handler).
+  // workers are gone), stops and joins the workers, then closes the files
+  // still open (committing their sizes). Never sends a request to its own
+  // mount. Bounded: the Client's retries are limited to a short grace first
+  // (Client::LimitRetries), so a meta that is gone delays it by seconds, not
+  // minutes. Safe from a signal-handling thread (not from an async signal
+  // handler).
   void Stop();
 
   // What INIT negotiated (protocol minor, flags, passthrough offered).
@@ -81,7 +84,6 @@ class FuseServer {
 
  private:
   FuseServer(client::Client& client, const MountConfig& config);
-  Status WakeWorkersForStop(int probe_fd);
   // Registers the gauges read from the session and ops (removed by ~FuseServer).
   void AddGauges(metrics::Registry& registry);
   static constexpr const char* kGaugeNames[] = {"t0fs_fuse_requests_in_flight", "t0fs_fuse_interrupts_total",

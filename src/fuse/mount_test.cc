@@ -317,15 +317,21 @@ TEST_F(FuseMountTest, TruncateGrowShrinkAndOTrunc) {
   ASSERT_TRUE(WriteFile(f, "one"));
   ASSERT_TRUE(WriteFile(f, "two", O_APPEND));
   EXPECT_EQ(ReadAll(f), "onetwo");
-  // fallocate extends; punching holes is not supported.
+  // fallocate extends; punching a hole and zeroing a range read zeros after;
+  // collapsing a range is not supported.
   fd = ::open(f.c_str(), O_RDWR);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::fallocate(fd, 0, 0, 100), 0);
   ASSERT_EQ(::fstat(fd, &st), 0);
   EXPECT_EQ(st.st_size, 100);
-  EXPECT_EQ(::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 10), -1);
+  ASSERT_EQ(::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 1, 2), 0);
+  ASSERT_EQ(::fallocate(fd, FALLOC_FL_ZERO_RANGE, 90, 20), 0);
+  ASSERT_EQ(::fstat(fd, &st), 0);
+  EXPECT_EQ(st.st_size, 110);
+  EXPECT_EQ(::fallocate(fd, FALLOC_FL_COLLAPSE_RANGE, 0, 4096), -1);
   EXPECT_EQ(errno, EOPNOTSUPP);
   ::close(fd);
+  EXPECT_EQ(ReadAll(f), std::string("o\0\0two", 6) + std::string(104, '\0'));
 }
 
 TEST_F(FuseMountTest, ChmodChownUtimens) {

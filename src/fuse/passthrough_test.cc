@@ -23,6 +23,7 @@ class FakeFile : public client::File {
   Status Flush() override { return Status::Ok(); }
   Status Fsync(bool) override { return Status::Ok(); }
   Status Truncate(uint64_t) override { return Status::Ok(); }
+  Status Fallocate(int, uint64_t, uint64_t) override { return Status::Ok(); }
   Status Close() override { return Status::Ok(); }
   InodeId ino() const override { return ino_; }
   uint64_t size() const override { return 0; }

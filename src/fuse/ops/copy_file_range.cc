@@ -26,6 +26,12 @@ void OpCopyFileRange(OpContext& ctx, Request& req, Reply& reply) {
   auto src = ctx.files.Get(in.fh_in);
   auto dst = ctx.files.Get(in.fh_out);
   if (!src || !dst) return reply.Error(EBADF);
+  // Overlapping ranges of one file: EINVAL, as copy_file_range(2) says (the
+  // kernel checks this against its own idea of the size, which may be stale).
+  auto end = [](uint64_t off, uint64_t len) { return off + len < off ? UINT64_MAX : off + len; };
+  if (src->ino() == dst->ino() && in.off_out < end(in.off_in, in.len) && in.off_in < end(in.off_out, in.len)) {
+    return reply.Error(EINVAL);
+  }
   const bool wide = req.opcode() == uint32_t(abi::Opcode::kCopyFileRange64);
   const uint64_t len = std::min(in.len, wide ? kMaxCopy : std::min(kMaxCopy, kMaxCopy32));
   std::span<std::byte> buf = req.scratch;

@@ -22,7 +22,7 @@ void OpCreate(OpContext& ctx, Request& req, Reply& reply) {
   const client::Attr attr = (*file)->attr();
   if (!attr.ino.valid()) return reply.Error(EIO);  // the File closes itself
   abi::EntryOut entry = MakeEntry(ctx, attr);
-  auto open = AddOpenFile(ctx, reply, std::move(*file), static_cast<int>(in.flags));
+  auto open = AddOpenFile(ctx, reply, std::move(*file), static_cast<int>(in.flags), req.header.uid);
   if (!open.ok()) return reply.Fail(open.status());
   reply.SendParts({std::as_bytes(std::span(&entry, 1)), std::as_bytes(std::span(&*open, 1))});
 }

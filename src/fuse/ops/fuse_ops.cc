@@ -63,7 +63,9 @@ constexpr std::array<OpHandler, abi::kMaxOpcode> kHandlers = BuildTable();
 
 FuseOps::FuseOps(client::Client& client, const MountConfig& config) : ctx_(client, config) {}
 
-FuseOps::~FuseOps() {
+FuseOps::~FuseOps() { CloseAll(); }
+
+void FuseOps::CloseAll() {
   auto files = ctx_.files.Drain();
   if (!files.empty()) {
     LOG_INFO("fuse: closing {} files the kernel did not release", files.size());

@@ -26,6 +26,10 @@ class FuseOps : public RequestHandler {
   size_t open_files() const { return ctx_.files.size(); }
   size_t open_dirs() const { return ctx_.dirs.size(); }
   PassthroughTable& passthrough() { return ctx_.passthrough; }
+  client::Client& client() { return ctx_.client; }
+  // Closes (commits) every File the kernel did not release; after the
+  // connection ended. Also done by the destructor.
+  void CloseAll();
 
  private:
   OpContext ctx_;

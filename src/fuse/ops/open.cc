@@ -1,3 +1,6 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <cerrno>
 
 #include "fuse/ops/ops.h"
@@ -17,18 +20,35 @@ void OpOpen(OpContext& ctx, Request& req, Reply& reply) {
     Status st = DropSetIdBits(ctx, (*file)->ino(), (*file)->attr().mode);
     if (!st.ok()) return reply.Fail(st);
   }
-  auto out = AddOpenFile(ctx, reply, std::move(*file), static_cast<int>(in.flags));
+  auto out = AddOpenFile(ctx, reply, std::move(*file), static_cast<int>(in.flags), req.header.uid);
   if (!out.ok()) return reply.Fail(out.status());
   reply.Send(*out);
 }
 
 Result<abi::OpenOut> AddOpenFile(OpContext& ctx, const Reply& reply, std::unique_ptr<client::File> file,
-                                 int flags) {
+                                 int flags, uint32_t uid) {
   const InodeId ino = file->ino();
-  PassthroughTable::Decision d = ctx.passthrough.Open(reply.device(), ino, *file, flags);
+  // Writes served by the kernel never reach us, so we could not clear
+  // setuid/setgid at a write by a user without CAP_FSETID (the kernel asks
+  // for that on WRITE): a writer of such a file goes through the mount,
+  // unless the inode is served by passthrough already; then a caller other
+  // than root loses the bits at open, before any write can happen.
+  const uint32_t mode = file->attr().mode;
+  const bool writer = (flags & O_ACCMODE) != O_RDONLY;
+  const bool setid = (mode & S_ISUID) != 0 || ((mode & S_ISGID) != 0 && (mode & S_IXGRP) != 0);
+  PassthroughTable::Decision d = ctx.passthrough.Open(reply.device(), ino, *file, flags, !(writer && setid));
   if (d.kind == PassthroughTable::Kind::kRefused) {
     (void)file->Close();
     return d.why;
+  }
+  if (d.kind == PassthroughTable::Kind::kPassthrough && writer && setid && uid != 0) {
+    Status st = DropSetIdBits(ctx, ino, mode);
+    if (!st.ok()) {
+      ctx.passthrough.Bind(0, ino, d);
+      ctx.passthrough.Release(reply.device(), 0);
+      (void)file->Close();
+      return st;
+    }
   }
   abi::OpenOut out{};
   out.fh = ctx.files.Add(std::shared_ptr<client::File>(std::move(file)));

@@ -86,9 +86,10 @@ Status DropSetIdBits(OpContext& ctx, InodeId ino, uint32_t mode);
 
 // Registers a newly opened File as a handle and decides whether the kernel
 // serves it by passthrough (PassthroughTable): the OpenOut for OPEN and
-// CREATE (open.cc). `flags` are open(2)'s.
+// CREATE (open.cc). `flags` are open(2)'s; `uid` the caller's.
 // Fails when the open can neither join the inode's passthrough nor be cached.
-Result<abi::OpenOut> AddOpenFile(OpContext& ctx, const Reply& reply, std::unique_ptr<client::File> file, int flags);
+Result<abi::OpenOut> AddOpenFile(OpContext& ctx, const Reply& reply, std::unique_ptr<client::File> file, int flags,
+                                 uint32_t uid);
 
 // Shared by READDIR and READDIRPLUS (readdir.cc).
 void ListDirectory(OpContext& ctx, Request& req, Reply& reply, bool plus);

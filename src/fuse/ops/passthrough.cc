@@ -40,7 +40,8 @@ PassthroughTable::Decision PassthroughTable::Count(Kind kind) {
   return Decision{kind, 0, Status::Ok()};
 }
 
-PassthroughTable::Decision PassthroughTable::Open(int device, InodeId ino, client::File& file, int flags) {
+PassthroughTable::Decision PassthroughTable::Open(int device, InodeId ino, client::File& file, int flags,
+                                                  bool may_start) {
   if (!enabled_) return Count(Kind::kCached);
   const bool write = (flags & O_ACCMODE) != O_RDONLY;
   std::unique_lock lock(mu_);
@@ -74,6 +75,10 @@ PassthroughTable::Decision PassthroughTable::Open(int device, InodeId ino, clien
     return d;
   }
 
+  if (!may_start) {
+    in.cached++;
+    return Count(Kind::kCached);
+  }
   in.registering = true;
   lock.unlock();
   auto pt = file.OpenPassthrough(write, /*join=*/false);

@@ -67,7 +67,9 @@ class PassthroughTable {
 
   // Decides how `file` (of `ino`, opened with open(2) `flags`) is served;
   // `device` is a /dev/fuse fd of the connection (for the backing ioctls).
-  Decision Open(int device, InodeId ino, client::File& file, int flags);
+  // `may_start`: false keeps an inode that is not yet served by the kernel
+  // cached (the open still joins one that is).
+  Decision Open(int device, InodeId ino, client::File& file, int flags, bool may_start = true);
   // Binds the decision to the handle the kernel was given.
   void Bind(uint64_t fh, InodeId ino, const Decision& d);
   // At RELEASE of `fh`: the inode's last passthrough handle closes its backing id.

@@ -6,9 +6,14 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <cstdio>
 #include <cerrno>
+#include <chrono>
 #include <fstream>
 #include <sstream>
 
@@ -156,14 +161,20 @@ Status PrepareMountpoint(const std::string& path) {
     }
     if (err == 0 && IsFuseMountpoint(path)) {
       // stat may be answered from the attribute cache of a dead mount; statfs
-      // always asks the server, so it tells dead from alive.
-      struct statfs sfs;
-      err = ::statfs(path.c_str(), &sfs) == 0 ? 0 : errno;
+      // always asks the server, so it tells dead from alive (in a child, with
+      // a timeout: a hung server must not hang us).
+      err = ProbeMount(path, std::chrono::seconds(2));
       if (err == 0) {
         return Status(StatusCode::kBusy,
-                      fmt::format("{} is already a live FUSE mount; unmount it first "
-                                  "(fusermount3 -u {})",
-                                  path, path));
+                      fmt::format("{} is already a live FUSE mount; stop the t0fs mount serving it, or "
+                                  "choose another directory",
+                                  path));
+      }
+      if (err == ETIMEDOUT) {
+        return Status(StatusCode::kBusy,
+                      fmt::format("{} is a FUSE mount whose server does not answer (stopped or hung?); "
+                                  "it was left alone",
+                                  path));
       }
     }
     if (err == 0) return Status::Ok();
@@ -201,7 +212,12 @@ std::string UnescapeMountinfoPath(std::string_view field) {
   return out;
 }
 
-bool IsFuseMountpoint(const std::string& path) {
+namespace {
+
+// Calls `fn(mountpoint, device)` for every fuse / fuse.* mount in
+// /proc/self/mountinfo, in mount order.
+template <typename Fn>
+void ForEachFuseMount(Fn&& fn) {
   std::ifstream in("/proc/self/mountinfo");
   std::string line;
   while (std::getline(in, line)) {
@@ -215,9 +231,53 @@ bool IsFuseMountpoint(const std::string& path) {
     std::string fstype;
     if (!(fields >> fstype)) continue;
     if (fstype != "fuse" && fstype.rfind("fuse.", 0) != 0) continue;
-    if (UnescapeMountinfoPath(mountpoint) == path) return true;
+    unsigned major = 0, minor = 0;
+    if (std::sscanf(dev.c_str(), "%u:%u", &major, &minor) != 2) continue;
+    fn(UnescapeMountinfoPath(mountpoint), makedev(major, minor));
   }
-  return false;
+}
+
+}  // namespace
+
+bool IsFuseMountpoint(const std::string& path) {
+  bool found = false;
+  ForEachFuseMount([&](const std::string& point, dev_t) { found = found || point == path; });
+  return found;
+}
+
+dev_t FuseMountDevice(const std::string& path) {
+  dev_t found = 0;
+  ForEachFuseMount([&](const std::string& point, dev_t dev) {
+    if (point == path) found = dev;
+  });
+  return found;
+}
+
+int ProbeMount(const std::string& path, std::chrono::milliseconds timeout) {
+  // In a child: a statfs on a hung mount blocks (killably), and the caller
+  // must never block on it. The child only makes system calls (safe after
+  // fork in a threaded process).
+  const std::string copy = path;
+  pid_t pid = ::fork();
+  if (pid < 0) return errno;
+  if (pid == 0) {
+    struct statfs sfs;
+    ::_exit(::statfs(copy.c_str(), &sfs) == 0 ? 0 : (errno & 0xff));
+  }
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int status = 0;
+    pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
+    if (r < 0 && errno != EINTR) return errno;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      return ETIMEDOUT;
+    }
+    ::usleep(5000);
+  }
 }
 
 }  // namespace t0fs::fuse

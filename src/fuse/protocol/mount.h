@@ -13,6 +13,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
 
 #include "common/fd.h"
@@ -77,6 +78,16 @@ Status DetachMount(const std::string& path);
 
 // True if /proc/self/mountinfo lists a fuse/fuse.* mount at `path`.
 bool IsFuseMountpoint(const std::string& path);
+
+// The device number of the FUSE mount at `path` (the newest one there), read
+// from /proc/self/mountinfo: no request reaches the mount, so a server may
+// ask this about its own mount. 0 if there is none.
+dev_t FuseMountDevice(const std::string& path);
+
+// Whether the mount at `path` answers: statfs(2) in a child process that is
+// killed after `timeout`. 0 (answers), ETIMEDOUT (hung), or statfs's errno
+// (ENOTCONN: its server is gone).
+int ProbeMount(const std::string& path, std::chrono::milliseconds timeout);
 
 // Decodes the octal escapes (\040 etc.) of a mountinfo path field.
 std::string UnescapeMountinfoPath(std::string_view field);

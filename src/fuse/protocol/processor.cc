@@ -54,18 +54,19 @@ void RequestProcessor::Process(std::span<const std::byte> bytes, int reply_fd,
   const bool tracked = !abi::IsNoReply(opcode);
   if (tracked) inflight_.Begin(worker.slot, req.unique());
 
-  if (tracked && inflight_.interrupted(worker.slot)) {
-    reply.Error(EINTR);  // interrupted before anything was done
-  } else {
-    try {
-      handler_.Handle(req, reply);
-    } catch (const std::exception& e) {
-      LOG_ERROR("fuse: {} unique={} threw: {}", abi::OpcodeName(opcode), req.unique(), e.what());
-      if (!reply.done() && tracked) reply.Error(EIO);
-    } catch (...) {
-      LOG_ERROR("fuse: {} unique={} threw", abi::OpcodeName(opcode), req.unique());
-      if (!reply.done() && tracked) reply.Error(EIO);
-    }
+  // An interrupted request is served all the same: the kernel also
+  // interrupts for io_uring task work and other non-signals, and stat(2),
+  // close(2) or a regular file's read(2) must never fail with EINTR. Only
+  // handlers with a meaningful partial result (COPY_FILE_RANGE) look at the
+  // flag (docs/fuse.md, INTERRUPT).
+  try {
+    handler_.Handle(req, reply);
+  } catch (const std::exception& e) {
+    LOG_ERROR("fuse: {} unique={} threw: {}", abi::OpcodeName(opcode), req.unique(), e.what());
+    if (!reply.done() && tracked) reply.Error(EIO);
+  } catch (...) {
+    LOG_ERROR("fuse: {} unique={} threw", abi::OpcodeName(opcode), req.unique());
+    if (!reply.done() && tracked) reply.Error(EIO);
   }
   if (!reply.done() && tracked) {
     LOG_ERROR("fuse: {} unique={} finished without a reply", abi::OpcodeName(opcode),

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -51,6 +53,8 @@ Session::Session(RequestHandler& handler, const SessionOptions& options)
 Result<std::unique_ptr<Session>> Session::Start(UniqueFd device, RequestHandler& handler,
                                                 const SessionOptions& options) {
   std::unique_ptr<Session> s(new Session(handler, options));
+  s->stop_event_ = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!s->stop_event_.valid()) return Status::FromErrno(errno, "eventfd for the FUSE workers");
   const size_t threads = std::max<size_t>(options.threads, 1);
   const int master = device.get();
   s->fds_.push_back(std::move(device));
@@ -64,6 +68,13 @@ Result<std::unique_ptr<Session>> Session::Start(UniqueFd device, RequestHandler&
       break;
     }
     s->fds_.push_back(std::move(*clone));
+  }
+  // Non-blocking: a worker polls its fd and the stop event together.
+  for (UniqueFd& fd : s->fds_) {
+    int fl = ::fcntl(fd.get(), F_GETFL);
+    if (fl < 0 || ::fcntl(fd.get(), F_SETFL, fl | O_NONBLOCK) != 0) {
+      return Status::FromErrno(errno, "make /dev/fuse non-blocking");
+    }
   }
   // Room for the largest request: header + WriteIn + max_write, plus slack for
   // SETXATTR names; never below the kernel's minimum.
@@ -85,9 +96,13 @@ Result<std::unique_ptr<Session>> Session::Start(UniqueFd device, RequestHandler&
 
 Session::~Session() { Join(); }
 
-void Session::BeginStop(pid_t tid) {
-  stop_tid_.store(tid);
+void Session::Stop() {
   stopping_.store(true);
+  uint64_t one = 1;
+  // The counter stays non-zero: every worker's poll sees it.
+  if (::write(stop_event_.get(), &one, sizeof one) != sizeof one) {
+    LOG_ERROR("fuse: waking the workers: {}", std::strerror(errno));
+  }
 }
 
 void Session::Join() {
@@ -126,13 +141,41 @@ void Session::WorkerLoop(size_t index) {
   const int fd = fds_[std::min(index, fds_.size() - 1)].get();
   WorkerContext& ctx = *contexts_[index];
   const std::span<std::byte> area = ctx.request_area();
+  // The worker sleeps in epoll on its /dev/fuse fd (EPOLLEXCLUSIVE: one idle
+  // worker is woken per request, as a blocking read would) and the stop
+  // event (every worker is woken).
+  UniqueFd epoll(::epoll_create1(EPOLL_CLOEXEC));
+  epoll_event dev_event{};
+  dev_event.events = EPOLLIN | EPOLLEXCLUSIVE;
+  epoll_event stop_event{};
+  stop_event.events = EPOLLIN;
+  if (!epoll.valid() || ::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd, &dev_event) != 0 ||
+      ::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, stop_event_.get(), &stop_event) != 0) {
+    LOG_ERROR("fuse: worker {} epoll: {}", index, std::strerror(errno));
+    std::lock_guard lock(mu_);
+    if (error_.ok()) error_ = Status::FromErrno(errno, "epoll for /dev/fuse");
+    alive_.fetch_sub(1);
+    return;
+  }
   for (;;) {
+    if (stopping_.load()) break;
     ssize_t n = ::read(fd, area.data(), area.size());
     if (n < 0) {
       int err = errno;
-      // EINTR: a signal; EAGAIN: raced with another reader; ENOENT: the request
-      // was aborted between wake-up and copy.
-      if (err == EINTR || err == EAGAIN || err == ENOENT) continue;
+      if (err == EAGAIN) {
+        // No request queued: sleep until one comes or Stop() is called.
+        epoll_event ready[2];
+        if (::epoll_wait(epoll.get(), ready, 2, -1) < 0 && errno != EINTR) {
+          LOG_ERROR("fuse: worker {} epoll_wait: {}", index, std::strerror(errno));
+          std::lock_guard lock(mu_);
+          if (error_.ok()) error_ = Status::FromErrno(errno, "epoll_wait /dev/fuse");
+          break;
+        }
+        continue;
+      }
+      // EINTR: a signal; ENOENT: the request was aborted between wake-up
+      // and copy.
+      if (err == EINTR || err == ENOENT) continue;
       if (err == ENODEV || err == ECONNABORTED) {
         ended_.store(true);
       } else {
@@ -143,17 +186,6 @@ void Session::WorkerLoop(size_t index) {
       break;
     }
     const std::span<const std::byte> bytes = area.first(size_t(n));
-    if (stopping_.load() && bytes.size() >= sizeof(abi::InHeader)) {
-      abi::InHeader header;
-      std::memcpy(&header, bytes.data(), sizeof(header));
-      if (header.pid == uint32_t(stop_tid_.load())) {
-        // Leave the count before answering: when the stopper's request returns,
-        // alive() already excludes this worker.
-        alive_.fetch_sub(1);
-        if (!abi::IsNoReply(header.opcode)) Reply(fd, header.unique).Error(ECANCELED);
-        return;
-      }
-    }
     processor_.Process(bytes, fd, ctx);
   }
   alive_.fetch_sub(1);

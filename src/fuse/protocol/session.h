@@ -9,11 +9,11 @@
 //
 // Ending: when the mount goes away (umount, fusermount3 -u) every read()
 // fails with ENODEV and the workers exit (ended() turns true). To stop a live
-// session, the owner calls BeginStop(tid) and then makes requests from thread
-// `tid` (FuseServer::Stop issues statx on the mount root): a worker that reads
-// a request from `tid` answers it ECANCELED, leaves the worker count
-// (alive()) *before* replying, and exits. One such request per worker stops
-// them all without signals, polling, or fusectl.
+// session, the owner calls Stop(): it wakes every worker through an eventfd
+// that each one polls beside its /dev/fuse fd (the fds are non-blocking; a
+// worker polls only when its read finds no request), and each worker exits
+// after the request it is serving. The session never sends a request to its
+// own mount to wake itself: a server waiting on itself cannot be killed.
 //
 // Thread safety: all methods may be called from any thread; Join() may be
 // called concurrently (one joins, the others wait).
@@ -51,8 +51,9 @@ class Session {
   // Joins the workers (the owner must have ended or stopped the session).
   ~Session();
 
-  // Requests from thread `tid` (gettid) now make the worker that reads one exit.
-  void BeginStop(pid_t tid);
+  // Makes every worker exit after the request it is serving (workers idle
+  // in poll wake at once). Does not wait: Join() does.
+  void Stop();
   // Workers still serving.
   size_t alive() const { return alive_.load(); }
   // The kernel closed the connection (unmounted or aborted).
@@ -81,7 +82,7 @@ class Session {
   std::atomic<size_t> alive_{0};
   std::atomic<bool> ended_{false};
   std::atomic<bool> stopping_{false};
-  std::atomic<pid_t> stop_tid_{0};
+  UniqueFd stop_event_;  // eventfd: readable once Stop() was called
   std::mutex join_mu_;     // serializes Join and CloseDevices; taken before mu_
   mutable std::mutex mu_;  // guards error_
   Status error_;

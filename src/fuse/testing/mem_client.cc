@@ -96,6 +96,29 @@ class MemFile : public client::File {
     return Status::Ok();
   }
 
+  // As client::File documents it: mode 0 extends, KEEP_SIZE does nothing
+  // visible, PUNCH_HOLE|KEEP_SIZE and ZERO_RANGE zero the range.
+  Status Fallocate(int mode, uint64_t offset, uint64_t length) override {
+    const bool keep = (mode & FALLOC_FL_KEEP_SIZE) != 0;
+    const int kind = mode & ~FALLOC_FL_KEEP_SIZE;
+    if (kind != 0 && kind != FALLOC_FL_PUNCH_HOLE && kind != FALLOC_FL_ZERO_RANGE) {
+      return Status(StatusCode::kNotSupported, "fallocate mode");
+    }
+    if (kind == FALLOC_FL_PUNCH_HOLE && !keep) return Status(StatusCode::kNotSupported, "punch without keep size");
+    std::lock_guard lock(owner_->mu_);
+    MemClient::Inode* inode = owner_->Find(ino_);
+    if (inode == nullptr) return Status(StatusCode::kStale, "inode gone");
+    const uint64_t end = offset + length;
+    if (end < offset || end > kMaxFileSize) return Status(StatusCode::kFileTooBig, "MemClient file size limit");
+    if (kind != 0 && offset < inode->data.size()) {
+      std::memset(inode->data.data() + offset, 0, std::min<uint64_t>(end, inode->data.size()) - offset);
+    }
+    if (!keep && end > inode->data.size()) inode->data.resize(end);
+    inode->attr.size = inode->data.size();
+    inode->Touch(true);
+    return Status::Ok();
+  }
+
   // In memory: nothing the kernel could use as a backing file.
   Result<client::PassthroughFile> OpenPassthrough(bool, bool) override {
     return Status(StatusCode::kNotSupported, "in-memory file");

@@ -67,7 +67,9 @@ class MemClient : public client::Client {
                                                    int flags = 0) override;
   Status MakeDirs(std::string_view path, uint32_t mode) override;
 
+  void LimitRetries(Duration) override {}
   NodeId local_node() const override { return NodeId(1); }
+  std::string cluster_id() const override { return "mem"; }
   client::IoCounters counters() const override { return {}; }
 
   // ---- test introspection ----

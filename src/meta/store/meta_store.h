@@ -144,7 +144,7 @@ struct SetAttrArgs {
   uint32_t gid = 0;
   uint64_t size = 0;
   Timespec atime, mtime, ctime;
-  uint64_t keep_chunks = 0;  // extending: chunks below this index were zero-filled by the client
+  uint64_t keep_chunks = 0;  // chunks below this index were resized by the client (zero-filled when extending; a held passthrough chunk 0): kept
 };
 
 // A chunk whose data must be removed from a data node. Chunks enter the

@@ -178,7 +178,7 @@ class SqliteStore final : public MetaStore {
   Status DropUnwrittenTail(InodeId ino);
   // Truncation of a regular file to `new_size`: drops the chunks wholly past
   // min(old, new size), sets size, mtime and ctime.
-  // `keep_chunks`: an extending client zero-filled chunks below it (kept).
+  // `keep_chunks`: chunks below it were resized by the client (kept, up to the new size; chunk 0 always).
   Status Truncate(const InodeAttr& attr, uint64_t new_size, Timespec now, uint64_t keep_chunks = 0);
   Result<std::vector<ChunkLayout>> LoadLayouts(InodeId ino, const std::vector<uint64_t>& indices);
   Status RequireSession(SessionId session);

@@ -150,8 +150,12 @@ Status SqliteStore::Truncate(const InodeAttr& attr, uint64_t new_size, Timespec 
   // they hold cut-off data; past the old end they hold data written but never
   // committed, which a truncate discards too (the file reads zeros there).
   // This holds when the size does not change as well.
+  // `keep_chunks`: the client resized those chunks itself (zero-filled them
+  // when extending, or holds chunk 0 as the file's passthrough backing, even
+  // at size 0): they stay, up to the chunks the new size reaches.
   uint64_t keep = internal::CeilDiv(std::min(attr.size, new_size), attr.chunk_size);
-  if (new_size > attr.size) keep = std::max(keep, std::min(keep_chunks, internal::CeilDiv(new_size, attr.chunk_size)));
+  const uint64_t keep_limit = std::max<uint64_t>(1, internal::CeilDiv(new_size, attr.chunk_size));
+  keep = std::max(keep, std::min(keep_chunks, keep_limit));
   RETURN_IF_ERROR(DropChunksFrom(attr.ino, keep));
   return db_.Run(
       "UPDATE inodes SET size = ?, mtime_s = ?, mtime_ns = ?, ctime_s = ?, "

@@ -206,6 +206,12 @@ class File {
   virtual Status Fsync(bool datasync) = 0;
   // Truncates or extends to `size` (ftruncate).
   virtual Status Truncate(uint64_t size) = 0;
+  // fallocate(2) with `mode` 0 (extends the size to offset + length; space
+  // is not reserved), FALLOC_FL_KEEP_SIZE (nothing visible), PUNCH_HOLE |
+  // KEEP_SIZE and ZERO_RANGE [| KEEP_SIZE] (the range reads zeros after; a
+  // ZERO_RANGE past the end extends the size unless KEEP_SIZE). Other modes:
+  // kNotSupported.
+  virtual Status Fallocate(int mode, uint64_t offset, uint64_t length) = 0;
   // FUSE passthrough: when the whole file is one chunk with a healthy replica
   // on this node, returns a descriptor of that chunk's data file for the
   // kernel to read (and, with `write`, to write: only when that replica is
@@ -287,7 +293,13 @@ class Client {
   virtual Status MakeDirs(std::string_view path, uint32_t mode) = 0;
 
   // ---- this client ----
+  // From now on, operations stop retrying an unreachable meta or data
+  // service `limit` from now (instead of after the retry timeout): a mount
+  // that is stopping must not wait a minute for a meta that is gone.
+  virtual void LimitRetries(Duration limit) = 0;
   virtual NodeId local_node() const = 0;
+  // The id of the cluster this client is connected to.
+  virtual std::string cluster_id() const = 0;
   virtual IoCounters counters() const = 0;
 };
 

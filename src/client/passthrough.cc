@@ -1,0 +1,248 @@
+// FUSE passthrough in libt0fs: which files the kernel may serve from their
+// local chunk file, handing that file out, and keeping meta in step with what
+// the kernel writes behind our back (InodeState::Passthrough has the rules).
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+#include "client/client_impl.h"
+#include "common/logging.h"
+
+namespace t0fs::client {
+namespace {
+
+// The committed version of a chunk: the highest of its healthy replicas.
+uint64_t CommittedVersion(const ChunkInfo& c) {
+  uint64_t v = 0;
+  for (const ReplicaInfo& r : c.replicas) {
+    if (r.state == 0) v = std::max(v, r.version);
+  }
+  return v;
+}
+
+Result<struct stat> StatChunkData(const ChunkFile& file) {
+  struct stat sb {};
+  if (::fstat(file.data_fd(), &sb) != 0) return Status::FromErrno(errno, "stat the passthrough chunk file");
+  return sb;
+}
+
+Timespec CtimeOf(const struct stat& sb) { return {sb.st_ctim.tv_sec, static_cast<uint32_t>(sb.st_ctim.tv_nsec)}; }
+
+// The chunk file differs from what the last note saw (caller holds st.mu).
+bool DiffersFromSeen(const InodeState& st, const struct stat& sb) {
+  return st.passthrough.seen_size != static_cast<int64_t>(sb.st_size) || !(st.passthrough.seen_ctime == CtimeOf(sb));
+}
+
+}  // namespace
+
+PassthroughVerdict PassthroughEligibility(const LayoutInfo& layout, NodeId node) {
+  PassthroughVerdict v;
+  if (layout.chunk_size == 0) {
+    v.reason = "not a regular file";
+    return v;
+  }
+  const uint64_t chunks = (layout.size + layout.chunk_size - 1) / layout.chunk_size;
+  if (chunks > 1 || layout.chunks.size() > 1) {
+    v.reason = fmt::format("the data spans {} chunks of {} (passthrough needs one)",
+                           std::max<uint64_t>(chunks, layout.chunks.size()), FormatByteSize(layout.chunk_size));
+    return v;
+  }
+  if (layout.chunks.empty() || layout.chunks.front().index != 0) {
+    v.reason = layout.size == 0 ? "no data yet (a writer on a node chosen by placement=local qualifies)"
+                                : "the file is a hole (no chunk holds data)";
+    return v;
+  }
+  const ChunkInfo& c = layout.chunks.front();
+  const ReplicaInfo* local = nullptr;
+  for (const ReplicaInfo& r : c.replicas) {
+    if (r.node == node && node.valid()) local = &r;
+  }
+  if (local == nullptr) {
+    v.reason = node.valid() ? fmt::format("no replica on node {}", node) : "this host is not a data node";
+    return v;
+  }
+  if (local->state != 0) {
+    v.reason = fmt::format("the replica on node {} is not healthy (being repaired)", node);
+    return v;
+  }
+  if (c.replicas.size() == 1) {
+    v.mode = PassthroughMode::kReadWrite;
+    v.reason = fmt::format("reads and writes (one chunk, its only replica is on node {})", node);
+  } else {
+    v.mode = PassthroughMode::kRead;
+    v.reason = fmt::format("reads only (writes must reach {} replicas through the mount)", c.replicas.size());
+  }
+  return v;
+}
+
+std::shared_ptr<ChunkFile> ClientImpl::HeldPassthrough(InodeState& st) {
+  std::lock_guard lock(st.mu);
+  return st.passthrough.opens > 0 ? st.passthrough.file : nullptr;
+}
+
+Result<std::shared_ptr<ChunkFile>> ClientImpl::OpenPassthrough(InodeState& st, bool write, bool join) {
+  // Not eligible: the caller serves the file itself; but an open that must
+  // join the kernel's backing and cannot is refused (kBusy).
+  auto no = [join](std::string why) {
+    return Status(join ? StatusCode::kBusy : StatusCode::kNotSupported, std::move(why));
+  };
+  if (!options_.local_bypass) return no("the local bypass is off");
+  if (std::shared_ptr<ChunkFile> held = HeldPassthrough(st); held && join) {
+    // The kernel serves this inode from `held` already: join that very file
+    // (whatever the layout says now); a writer only if no other replica must
+    // receive its writes.
+    if (write) {
+      ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, ChunkFor(st, 0));
+      if (!chunk) return no(fmt::format("inode {}: chunk 0 left the layout (truncated by another client)", st.ino));
+      if (chunk->info.replicas.size() > 1) {
+        return Status(StatusCode::kBusy,
+                      fmt::format("inode {} is read through passthrough on this node and has {} replicas: it "
+                                  "cannot be opened for writing here until those readers close",
+                                  st.ino, chunk->info.replicas.size()));
+      }
+    }
+    RETURN_IF_ERROR(HoldPassthrough(st, held, write));
+    return held;
+  }
+  uint64_t size;
+  {
+    std::lock_guard lock(st.mu);
+    size = st.size;
+  }
+  ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, ChunkFor(st, 0));
+  if (!chunk && write && size == 0) {
+    ASSIGN_OR_RETURN(CachedChunk fresh, AllocateChunk(st, 0, /*streaming=*/false));
+    chunk = fresh;
+  }
+  LayoutInfo layout;
+  layout.chunk_size = st.chunk_size;
+  layout.size = size;
+  {
+    std::lock_guard lock(st.mu);
+    for (const auto& [index, cached] : st.layout) layout.chunks.push_back(cached.info);
+  }
+  PassthroughVerdict verdict = PassthroughEligibility(layout, meta_.local_node());
+  const bool eligible = write ? verdict.mode == PassthroughMode::kReadWrite : verdict.mode != PassthroughMode::kNone;
+  if (!eligible) return no(verdict.reason);
+  const ReplicaInfo* local = nullptr;
+  for (const ReplicaInfo& r : chunk->info.replicas) {
+    if (IsLocal(r)) local = &r;
+  }
+  if (local == nullptr) return no("no local replica");
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, LocalFile(st, *local, chunk->cap, write, /*direct=*/false,
+                                                                     /*retry=*/false));
+  if (!file) return no("the local replica holds no data yet");
+  if (file->version() < local->version) RETURN_IF_ERROR(file->ReadHeader());
+  if (file->version() < local->version) return no("the local replica is stale");
+  ASSIGN_OR_RETURN(uint64_t length, file->Length());
+  if (length != size) {
+    // The chunk file must be the file byte for byte: the kernel reads it to
+    // its end. A writer makes it so (bytes past the size are not committed
+    // data; a size beyond it is a hole); a reader takes the normal path.
+    if (!write) return no(fmt::format("the local chunk file holds {} bytes, the file {}", length, size));
+    RETURN_IF_ERROR(file->Truncate(size, 0));
+  }
+  RETURN_IF_ERROR(HoldPassthrough(st, file, write));
+  return file;
+}
+
+Status ClientImpl::HoldPassthrough(InodeState& st, const std::shared_ptr<ChunkFile>& file, bool write) {
+  std::lock_guard setup(st.passthrough_mu);
+  bool first_writer;
+  {
+    std::lock_guard lock(st.mu);
+    first_writer = write && st.passthrough.writers == 0;
+  }
+  if (first_writer) {
+    // Before the kernel can write: checksums stop being enforced, and the
+    // writer byte tells the scrubber someone is alive.
+    RETURN_IF_ERROR(file->MarkChecksumsPending());
+    RETURN_IF_ERROR(file->HoldWriter());
+  }
+  std::lock_guard lock(st.mu);
+  if (st.passthrough.opens++ == 0) st.passthrough.file = file;
+  if (write) {
+    if (st.passthrough.writers++ == 0) st.passthrough.seen_size = -1;
+  }
+  counters_.passthrough_opens++;
+  return Status::Ok();
+}
+
+ClientImpl::PassthroughRelease ClientImpl::ReleasePassthrough(InodeState& st, bool write) {
+  std::lock_guard lock(st.mu);
+  PassthroughRelease out;
+  out.file = st.passthrough.file;
+  out.last_writer = write && --st.passthrough.writers == 0;
+  out.last_open = --st.passthrough.opens == 0;
+  return out;
+}
+
+void ClientImpl::ForgetPassthrough(InodeState& st, bool writer_only) {
+  std::lock_guard lock(st.mu);
+  InodeState::Passthrough& pt = st.passthrough;
+  pt.seen_size = -1;
+  pt.seen_ctime = Timespec{};
+  pt.needs_rebuild = false;
+  if (!writer_only) pt = InodeState::Passthrough{};
+}
+
+Result<bool> ClientImpl::PassthroughChanged(InodeState& st) {
+  std::shared_ptr<ChunkFile> file;
+  {
+    std::lock_guard lock(st.mu);
+    if (st.passthrough.writers > 0) file = st.passthrough.file;
+  }
+  if (!file) return false;
+  ASSIGN_OR_RETURN(struct stat sb, StatChunkData(*file));
+  std::lock_guard lock(st.mu);
+  return DiffersFromSeen(st, sb);
+}
+
+Status ClientImpl::NotePassthroughWrites(InodeState& st) {
+  std::shared_ptr<ChunkFile> file;
+  {
+    std::lock_guard lock(st.mu);
+    if (st.passthrough.writers > 0) file = st.passthrough.file;
+  }
+  if (!file) return Status::Ok();
+  ASSIGN_OR_RETURN(struct stat before, StatChunkData(*file));
+  {
+    std::lock_guard lock(st.mu);
+    if (!DiffersFromSeen(st, before)) return Status::Ok();
+  }
+  // The kernel wrote (or may have): a write of this session to chunk 0,
+  // with the chunk file's size and mtime.
+  ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, ChunkFor(st, 0));
+  if (!chunk || chunk->info.replicas.empty()) {
+    return Status(StatusCode::kIoError,
+                  fmt::format("inode {}: the chunk written through passthrough left the layout (truncated or "
+                              "removed by another client meanwhile)", st.ino));
+  }
+  const ChunkId id = chunk->info.replicas.front().chunk;
+  uint64_t version;
+  {
+    std::lock_guard lock(st.mu);
+    version = st.dirty_versions.emplace(id, CommittedVersion(chunk->info) + 1).first->second;
+  }
+  RETURN_IF_ERROR(file->SetVersion(version));
+  ASSIGN_OR_RETURN(struct stat after, StatChunkData(*file));
+  std::lock_guard lock(st.mu);
+  // The chunk file is the file (InodeState::Passthrough): its length is the
+  // size, also when it shrank (a truncate this client made).
+  st.size = static_cast<uint64_t>(before.st_size);
+  st.written_nodes[id] = {meta_.local_node()};
+  st.unsynced[id] = 0;
+  st.write_generation++;
+  st.last_write = Timespec{before.st_mtim.tv_sec, static_cast<uint32_t>(before.st_mtim.tv_nsec)};
+  st.passthrough.seen_size = static_cast<int64_t>(after.st_size);
+  st.passthrough.seen_ctime = CtimeOf(after);
+  st.passthrough.needs_rebuild = true;
+  return Status::Ok();
+}
+
+void ClientImpl::CountPassthrough(uint64_t overflow_bytes, bool rebuilt) {
+  counters_.passthrough_overflow_bytes += overflow_bytes;
+  if (rebuilt) counters_.passthrough_rebuilds++;
+}
+
+}  // namespace t0fs::client

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Losing the data node on the client's own host: reads of replicated files
+# fail over to the other replica at once (not after a minute of retries per
+# chunk), writes go on to the surviving replica, and once the local node is
+# back the client reads its local copies again. Through a mount on node 1.
+source "$(dirname "$0")/../lib/cluster.sh"
+
+META_FLAGS=(--suspect-after 1s --node-timeout 2s --repair-grace 60s --heartbeat 200ms)
+multi_start 2 1M
+MNT="$CLUSTER_DIR/mnt"
+mkdir -p "$MNT"
+PORT=$(free_port)
+mount_start --node-id 1 --metrics-listen "127.0.0.1:$PORT"
+
+metric() { curl -sf "127.0.0.1:$PORT/metrics" | { grep -F "$1" || true; } | awk '{ s += $NF } END { print s + 0 }'; }
+local_read_bytes() { metric 't0fs_client_bytes_total{op="read",path="local"}'; }
+
+mkdir "$MNT/r2"
+admin objective set t0fs:/r2 replicas=2 >/dev/null
+dd if=/dev/urandom of="$CLUSTER_DIR/src" bs=1M count=16 status=none
+cp "$CLUSTER_DIR/src" "$MNT/r2/f"
+admin layout t0fs:/r2/f --node-id 1 | grep -q "node 2" || fail "the file has no replica on node 2"
+
+log "kill -9 of the data node on the mount's host (node 1)"
+kill9 "${NODE_PIDS[1]}"
+NODE_PIDS[1]=""
+start=$SECONDS
+# 16 chunks: with a minute of retries per chunk this would take 16 minutes.
+timeout 60 cmp "$CLUSTER_DIR/src" "$MNT/r2/f" || fail "reading with the local node down failed or stalled"
+log "read 16 MiB from the other replica in about $((SECONDS - start)) s"
+(($(metric t0fs_client_replica_failovers_total) > 0)) || fail "no failover counted"
+
+log "a write with the local node down goes to the surviving replica"
+timeout 60 cp "$CLUSTER_DIR/src" "$MNT/r2/g" || fail "writing with the local node down failed or stalled"
+timeout 60 cmp "$CLUSTER_DIR/src" "$MNT/r2/g" || fail "the file written with the local node down differs"
+
+log "node 1 comes back: the client reads its local copy again"
+node_start 1
+before=$(local_read_bytes)
+deadline=$((SECONDS + 30))
+until cmp -s "$CLUSTER_DIR/src" "$MNT/r2/f" && (($(local_read_bytes) > before)); do
+  ((SECONDS < deadline)) || fail "reads did not come back to the local replica (local read bytes $before -> $(local_read_bytes))"
+  sleep 0.5
+done
+log "local reads again: $before -> $(local_read_bytes) bytes"
+log "PASS"
