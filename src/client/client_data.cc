@@ -89,7 +89,10 @@ Result<std::optional<CachedChunk>> ClientImpl::ChunkFor(InodeState& st, uint64_t
       std::lock_guard lock(st.mu);
       auto it = st.layout.find(index);
       if (it != st.layout.end()) {
-        if (it->second.cap.expiry_ms > WallMillis() + kCapMarginMs) return std::optional(it->second);
+        // A read-only open's layout may have brought read-only capabilities
+        // into an inode that Files also write: those are fetched again.
+        const bool rights = !st.writable || (it->second.cap.rights & kCapWrite) != 0;
+        if (rights && it->second.cap.expiry_ms > WallMillis() + kCapMarginMs) return std::optional(it->second);
       } else if (index < st.layout_known_below) {
         return std::optional<CachedChunk>();
       }
@@ -145,9 +148,12 @@ Result<std::shared_ptr<ChunkFile>> ClientImpl::LocalFile(InodeState& st, const R
   {
     std::lock_guard lock(st.mu);
     auto it = st.local_files.find(key);
-    if (it != st.local_files.end() && (it->second.writable || !for_write) && (it->second.file || !for_write)) {
-      return it->second.file;  // may be null: a known hole
-    }
+    // A known hole is trusted only while the layout says the chunk was never
+    // written (version 0): a writer (another File, or an earlier state of
+    // this inode) may have created the file since.
+    const bool usable = it != st.local_files.end() && (it->second.writable || !for_write) &&
+                        (it->second.file || (!for_write && r.version == 0));
+    if (usable) return it->second.file;  // may be null: a known hole
   }
   auto opened = data_.OpenLocal(r, cap, /*create=*/for_write, /*writable=*/for_write, direct, retry);
   std::shared_ptr<ChunkFile> file;
@@ -158,6 +164,11 @@ Result<std::shared_ptr<ChunkFile>> ClientImpl::LocalFile(InodeState& st, const R
   }
   std::lock_guard lock(st.mu);
   st.local_files[key] = InodeState::LocalFile{file, for_write};
+  if (for_write) {
+    // The other access mode's "known hole" is not one any more.
+    auto other = st.local_files.find(std::make_pair(r.chunk.value(), !direct));
+    if (other != st.local_files.end() && !other->second.file) st.local_files.erase(other);
+  }
   return file;
 }
 
@@ -264,11 +275,10 @@ Status ClientImpl::WritePiece(InodeState& st, const CachedChunk& chunk, uint64_t
   {
     std::lock_guard lock(st.mu);
     auto it = st.written_nodes.find(chunk_id);
+    const bool restricted = it != st.written_nodes.end() && !it->second.empty();
     for (const ReplicaInfo& r : chunk.info.replicas) {
       if (!Healthy(r)) continue;
-      if (it != st.written_nodes.end() && std::find(it->second.begin(), it->second.end(), r.node) == it->second.end()) {
-        continue;
-      }
+      if (restricted && std::find(it->second.begin(), it->second.end(), r.node) == it->second.end()) continue;
       targets.push_back(r);
     }
   }
@@ -339,7 +349,8 @@ Status ClientImpl::SyncReplicas(InodeState& st) {
       std::vector<NodeId> nodes;
       {
         std::lock_guard lock(st.mu);
-        nodes = st.written_nodes[chunk_id];
+        auto it = st.written_nodes.find(chunk_id);
+        if (it != st.written_nodes.end()) nodes = it->second;
       }
       for (const ReplicaInfo& r : (*chunk)->info.replicas) {
         if (!nodes.empty() && std::find(nodes.begin(), nodes.end(), r.node) == nodes.end()) continue;
@@ -408,7 +419,8 @@ Status ClientImpl::Commit(InodeState& st, HandleId handle, bool durable) {
     auto it = st.dirty_versions.find(chunk);
     bool settled = it != st.dirty_versions.end() && it->second == version;
     if (settled) st.dirty_versions.erase(it);
-    std::vector<NodeId> nodes = st.written_nodes[chunk];
+    std::vector<NodeId> nodes;  // empty: every replica took the writes
+    if (auto it = st.written_nodes.find(chunk); it != st.written_nodes.end()) nodes = it->second;
     if (settled) st.written_nodes.erase(chunk);
     // Later writes of this session build on the committed version; replicas
     // that missed writes are stale now.
@@ -427,7 +439,9 @@ Status ClientImpl::Commit(InodeState& st, HandleId handle, bool durable) {
   return Status::Ok();
 }
 
-Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size) {
+Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size, bool setup_locked) {
+  std::unique_lock<std::mutex> setup;
+  if (st != nullptr && !setup_locked) setup = std::unique_lock(st->passthrough_mu);
   // Our pending writes first (the kernel's through passthrough included), so
   // that meta's size includes them.
   std::shared_ptr<ChunkFile> held;
@@ -437,6 +451,7 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size) {
     held = HeldPassthrough(*st);
   }
   ASSIGN_OR_RETURN(Attr before, GetAttr(ino));
+  LOG_DEBUG("inode {}: truncate {} -> {}{}", ino, before.size, size, held ? " (held by passthrough)" : "");
   if (!S_ISREG(before.mode)) {
     return Status(S_ISDIR(before.mode) ? StatusCode::kIsDirectory : StatusCode::kInvalidArgument,
                   "truncate needs a regular file");
@@ -485,14 +500,12 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size) {
           done = resize([&](uint64_t len) { return held->Truncate(len, version); }, size);
           held_done = true;
         } else if (IsLocal(r)) {
-          // Extending creates a missing file (as the data service does for a
-          // remote replica), so the new version always has a file behind it.
-          auto file = data_.OpenLocal(r, chunk.cap, /*create=*/extend, /*writable=*/true, false, /*retry=*/single);
-          if (file.ok()) {
-            done = resize([&](uint64_t len) { return (*file)->Truncate(len, version); }, new_length);
-          } else if (file.status().code() != StatusCode::kDataNoChunk) {
-            done = file.status();
-          }
+          // A missing file (a chunk allocated but never written) is created,
+          // as the data service does for a remote replica: the new version
+          // always has a file behind it.
+          auto file = data_.OpenLocal(r, chunk.cap, /*create=*/true, /*writable=*/true, false, /*retry=*/single);
+          done = file.ok() ? resize([&](uint64_t len) { return (*file)->Truncate(len, version); }, new_length)
+                           : file.status();
         } else {
           done = resize([&](uint64_t len) { return data_.Truncate(r, chunk.cap, len, version, /*retry=*/single); },
                         new_length);
@@ -565,7 +578,10 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size) {
     st->layout_known_below = 0;
     // The held file changed under the kernel's writes: its checksums are
     // rebuilt at the last writer's close.
-    if (held && st->passthrough.writers > 0) st->passthrough.needs_rebuild = true;
+    if (held && st->passthrough.writers > 0) {
+      st->passthrough.needs_rebuild = true;
+      st->passthrough.overflow_dirty = true;
+    }
   }
   return AttrFromWire(rsp.attr());
 }

@@ -110,7 +110,7 @@ Result<Attr> ClientImpl::Lookup(InodeId parent, std::string_view name) {
   req.set_name(std::string(name));
   pb::AttrRsp rsp;
   RETURN_IF_ERROR(meta_.Call(rpc::Method::kLookup, req, &rsp));
-  return AttrFromWire(rsp.attr());
+  return WithOpenState(AttrFromWire(rsp.attr()));
 }
 
 Result<Attr> ClientImpl::GetAttr(InodeId ino) {
@@ -118,35 +118,35 @@ Result<Attr> ClientImpl::GetAttr(InodeId ino) {
   req.set_ino(ino.value());
   pb::AttrRsp rsp;
   RETURN_IF_ERROR(meta_.Call(rpc::Method::kGetAttr, req, &rsp));
-  Attr attr = AttrFromWire(rsp.attr());
-  // Our own uncommitted writes are part of what this client sees.
-  std::shared_ptr<InodeState> st;
+  return WithOpenState(AttrFromWire(rsp.attr()));
+}
+
+Attr ClientImpl::WithOpenState(Attr attr) {
+  // Our own uncommitted writes are part of what this client sees: every
+  // answer with attributes must say so (the kernel takes the size of a
+  // LOOKUP or READDIRPLUS answer as it takes GETATTR's, and a reader would
+  // stop at a committed size that our writes have passed).
+  std::shared_ptr<InodeState> st = OpenState(attr.ino);
+  if (!st) return attr;
+  std::shared_ptr<ChunkFile> passthrough;
   {
-    std::lock_guard lock(inodes_mu_);
-    auto it = inodes_.find(ino);
-    if (it != inodes_.end()) st = it->second.lock();
-  }
-  if (st) {
-    std::shared_ptr<ChunkFile> passthrough;
-    {
-      std::lock_guard lock(st->mu);
-      attr.size = std::max(attr.size, st->size);
-      if (st->write_generation != st->committed_generation) {
-        attr.mtime = st->last_write;
-        attr.ctime = st->last_write;
-      }
-      if (st->passthrough.writers > 0) passthrough = st->passthrough.file;
+    std::lock_guard lock(st->mu);
+    attr.size = std::max(attr.size, st->size);
+    if (st->write_generation != st->committed_generation) {
+      attr.mtime = st->last_write;
+      attr.ctime = st->last_write;
     }
-    // The kernel writes a passthrough file behind our back: its chunk file
-    // has the current size and times.
-    struct stat sb {};
-    if (passthrough && ::fstat(passthrough->data_fd(), &sb) == 0) {
-      attr.size = std::max<uint64_t>(attr.size, static_cast<uint64_t>(sb.st_size));
-      Timespec mtime{sb.st_mtim.tv_sec, static_cast<uint32_t>(sb.st_mtim.tv_nsec)};
-      if (std::tie(mtime.sec, mtime.nsec) > std::tie(attr.mtime.sec, attr.mtime.nsec)) {
-        attr.mtime = mtime;
-        attr.ctime = mtime;
-      }
+    if (st->passthrough.writers > 0) passthrough = st->passthrough.file;
+  }
+  // The kernel writes a passthrough file behind our back: its chunk file
+  // has the current size and times (it is the file while held).
+  struct stat sb {};
+  if (passthrough && ::fstat(passthrough->data_fd(), &sb) == 0) {
+    attr.size = static_cast<uint64_t>(sb.st_size);
+    Timespec mtime{sb.st_mtim.tv_sec, static_cast<uint32_t>(sb.st_mtim.tv_nsec)};
+    if (std::tie(mtime.sec, mtime.nsec) > std::tie(attr.mtime.sec, attr.mtime.nsec)) {
+      attr.mtime = mtime;
+      attr.ctime = mtime;
     }
   }
   return attr;
@@ -174,7 +174,10 @@ Result<Attr> ClientImpl::SetAttr(InodeId ino, const SetAttrArgs& args) {
   TsToWire(args.ctime, req.mutable_ctime());
   pb::AttrRsp rsp;
   RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kSetAttr, req, &rsp));
-  return AttrFromWire(rsp.attr());
+  // The times are what was just set; the size includes our open writes.
+  Attr attr = AttrFromWire(rsp.attr());
+  attr.size = WithOpenState(attr).size;
+  return attr;
 }
 
 Result<Attr> ClientImpl::MakeNode(pb::MakeNodeReq& req) {
@@ -258,7 +261,7 @@ Result<Attr> ClientImpl::Link(InodeId ino, InodeId new_parent, std::string_view 
   req.set_new_name(std::string(new_name));
   pb::AttrRsp rsp;
   RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kLink, req, &rsp));
-  return AttrFromWire(rsp.attr());
+  return WithOpenState(AttrFromWire(rsp.attr()));
 }
 
 Result<std::string> ClientImpl::ReadLink(InodeId ino) {
@@ -281,7 +284,7 @@ Result<DirPage> ClientImpl::ReadDir(InodeId dir, uint64_t cookie, uint32_t max_e
   page.eof = rsp.eof();
   for (const pb::DirEntry& e : rsp.entries()) {
     DirEntry out{e.name(), InodeId(e.ino()), e.mode(), e.cookie(), std::nullopt};
-    if (e.has_attr()) out.attr = AttrFromWire(e.attr());
+    if (e.has_attr()) out.attr = WithOpenState(AttrFromWire(e.attr()));
     page.entries.push_back(std::move(out));
   }
   return page;
@@ -408,8 +411,12 @@ std::shared_ptr<InodeState> ClientImpl::OpenState(InodeId ino) {
 Result<std::unique_ptr<File>> ClientImpl::Open(InodeId ino, int flags) {
   // O_TRUNC of an inode the kernel serves from its chunk file here
   // (passthrough): meta must not drop that chunk, so the truncation is this
-  // client's, applied to the held file (Truncate) after the open.
+  // client's, applied to the held file (Truncate) after the open. Either way
+  // after a last passthrough writer's final sync, never during it (that sync
+  // would bring back the data the truncation removed).
   std::shared_ptr<InodeState> open_state = (flags & O_TRUNC) ? OpenState(ino) : nullptr;
+  std::unique_lock<std::mutex> setup;
+  if (open_state) setup = std::unique_lock(open_state->passthrough_mu);
   const bool truncate_held = open_state && HeldPassthrough(*open_state) != nullptr;
   const int meta_flags = truncate_held ? (flags & ~O_TRUNC) : flags;
   pb::OpenReq req;
@@ -419,7 +426,10 @@ Result<std::unique_ptr<File>> ClientImpl::Open(InodeId ino, int flags) {
   pb::OpenRsp rsp;
   RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kOpen, req, &rsp));
   ASSIGN_OR_RETURN(std::unique_ptr<File> file, OpenWith(rsp, meta_flags));
-  if (truncate_held) RETURN_IF_ERROR(file->Truncate(0));
+  if (truncate_held) {
+    LOG_DEBUG("inode {}: O_TRUNC of a file held by passthrough: truncated by this client", ino);
+    RETURN_IF_ERROR(Truncate(ino, open_state.get(), 0, /*setup_locked=*/true).status());
+  }
   return file;
 }
 

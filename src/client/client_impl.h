@@ -78,7 +78,10 @@ class ClientImpl final : public Client {
   Status Commit(InodeState& st, HandleId handle, bool durable);
   Status SyncReplicas(InodeState& st);
   // Truncates to `size`: data of the boundary chunk first, then meta.
-  Result<Attr> Truncate(InodeId ino, InodeState* st, uint64_t size);
+  // Serialised with passthrough setup and teardown (st->passthrough_mu,
+  // unless the caller holds it: `setup_locked`), so that a last writer's
+  // final sync cannot bring back data a truncate removed.
+  Result<Attr> Truncate(InodeId ino, InodeState* st, uint64_t size, bool setup_locked = false);
   Status ReleaseHandle(HandleId handle);
   // FUSE passthrough (File::OpenPassthrough; passthrough.cc): checks that
   // the file is one chunk with a healthy local replica (the only replica for
@@ -100,8 +103,6 @@ class ClientImpl final : public Client {
   PassthroughRelease ReleasePassthrough(InodeState& st, bool write);
   // Resets the writer state (`writer_only`) or everything of st.passthrough.
   void ForgetPassthrough(InodeState& st, bool writer_only);
-  // Whether the passthrough writers' chunk file changed since the last note.
-  Result<bool> PassthroughChanged(InodeState& st);
   // Takes what the kernel wrote through passthrough into `st` as a write of
   // this session (size, mtime, chunk-0 version), ready for Commit.
   Status NotePassthroughWrites(InodeState& st);
@@ -125,6 +126,9 @@ class ClientImpl final : public Client {
   Status HoldPassthrough(InodeState& st, const std::shared_ptr<ChunkFile>& file, bool write);
   // The InodeState of `ino` if a File of this client has it open.
   std::shared_ptr<InodeState> OpenState(InodeId ino);
+  // `attr` (from meta) with what this client's open Files changed and did
+  // not commit yet: size, mtime, a passthrough writer's chunk file.
+  Attr WithOpenState(Attr attr);
 
   ClientOptions options_;
   MetaClient meta_;

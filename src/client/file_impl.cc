@@ -190,6 +190,8 @@ Status FileImpl::LeavePassthrough() {
   std::lock_guard setup(state_->passthrough_mu);
   const bool writer = passthrough_writer_.exchange(false);
   ClientImpl::PassthroughRelease rel = client_.ReleasePassthrough(*state_, writer);
+  LOG_DEBUG("inode {}: leaves passthrough ({}{}{})", state_->ino, writer ? "writer" : "reader",
+            rel.last_writer ? ", last writer" : "", rel.last_open ? ", last open" : "");
   Status st = Status::Ok();
   if (rel.last_writer) {
     st = SyncPassthrough(/*last=*/true);
@@ -221,12 +223,22 @@ Status FileImpl::SyncPassthrough(bool last) {
     file = st.passthrough.file;
   }
   if (!file) return Status::Ok();
-  ASSIGN_OR_RETURN(uint64_t length, file->Length());
-  if (length > st.chunk_size) {
-    ASSIGN_OR_RETURN(bool changed, client_.PassthroughChanged(st));
-    if (changed || last) RETURN_IF_ERROR(MoveOverflow(*file, length));
-  }
   RETURN_IF_ERROR(client_.NotePassthroughWrites(st));
+  ASSIGN_OR_RETURN(uint64_t length, file->Length());
+  bool move;
+  {
+    std::lock_guard lock(st.mu);
+    move = st.passthrough.overflow_dirty && length > st.chunk_size;
+    if (move) st.passthrough.overflow_dirty = false;  // a write during the copy sets it again
+  }
+  if (move) {
+    Status moved = MoveOverflow(*file, length);
+    if (!moved.ok()) {
+      std::lock_guard lock(st.mu);
+      st.passthrough.overflow_dirty = true;
+      return moved;
+    }
+  }
   bool needs_rebuild;
   {
     std::lock_guard lock(st.mu);

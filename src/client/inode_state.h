@@ -41,7 +41,8 @@ struct InodeState {
   bool writable = false;            // some File of this inode may write (layouts carry write rights)
   // Per chunk written this session: the nodes whose replica took every
   // write. A replica that failed once is left out for the rest of the
-  // session, and the commit reports it stale.
+  // session, and the commit reports it stale. No entry (or an empty list):
+  // every healthy replica.
   std::unordered_map<ChunkId, std::vector<NodeId>> written_nodes;
 
   // Chunks written since the last commit: chunk → the version those writes carry.
@@ -69,7 +70,10 @@ struct InodeState {
   // other Files, O_TRUNC) is applied to it, and chunk 0 never leaves the
   // layout. `writers`: Files that let the kernel write it; seen_*: what its
   // data file looked like at the last note of the kernel's writes;
-  // needs_rebuild: its checksums need recomputing at the last writer's close.
+  // needs_rebuild: its checksums need recomputing at the last writer's close;
+  // overflow_dirty: bytes past the chunk's end may differ from the copies in
+  // the later chunks (copied at the next flush, so that an open after a
+  // close sees them there).
   struct Passthrough {
     std::shared_ptr<ChunkFile> file;
     int opens = 0;
@@ -77,6 +81,7 @@ struct InodeState {
     int64_t seen_size = -1;
     Timespec seen_ctime;
     bool needs_rebuild = false;
+    bool overflow_dirty = false;
   } passthrough;
   // Serialises passthrough setup and teardown (held across the chunk
   // header updates and the checksum rebuild; never taken under `mu`).

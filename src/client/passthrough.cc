@@ -160,6 +160,8 @@ Status ClientImpl::HoldPassthrough(InodeState& st, const std::shared_ptr<ChunkFi
     RETURN_IF_ERROR(file->HoldWriter());
   }
   std::lock_guard lock(st.mu);
+  LOG_DEBUG("inode {}: {} joins passthrough ({} open, {} writers before)", st.ino, write ? "writer" : "reader",
+            st.passthrough.opens, st.passthrough.writers);
   if (st.passthrough.opens++ == 0) st.passthrough.file = file;
   if (write) {
     if (st.passthrough.writers++ == 0) st.passthrough.seen_size = -1;
@@ -183,19 +185,8 @@ void ClientImpl::ForgetPassthrough(InodeState& st, bool writer_only) {
   pt.seen_size = -1;
   pt.seen_ctime = Timespec{};
   pt.needs_rebuild = false;
+  pt.overflow_dirty = false;
   if (!writer_only) pt = InodeState::Passthrough{};
-}
-
-Result<bool> ClientImpl::PassthroughChanged(InodeState& st) {
-  std::shared_ptr<ChunkFile> file;
-  {
-    std::lock_guard lock(st.mu);
-    if (st.passthrough.writers > 0) file = st.passthrough.file;
-  }
-  if (!file) return false;
-  ASSIGN_OR_RETURN(struct stat sb, StatChunkData(*file));
-  std::lock_guard lock(st.mu);
-  return DiffersFromSeen(st, sb);
 }
 
 Status ClientImpl::NotePassthroughWrites(InodeState& st) {
@@ -237,6 +228,7 @@ Status ClientImpl::NotePassthroughWrites(InodeState& st) {
   st.passthrough.seen_size = static_cast<int64_t>(after.st_size);
   st.passthrough.seen_ctime = CtimeOf(after);
   st.passthrough.needs_rebuild = true;
+  st.passthrough.overflow_dirty = true;
   return Status::Ok();
 }
 

@@ -20,6 +20,12 @@ void Reply::Error(int err) {
 void Reply::Fail(const Status& status) {
   int err = ToErrno(status.code());
   if (err == 0) err = EIO;  // an ok status is no failure; answering "ok" here would lie
+  // What the errno cannot say; EIO is never expected, so it is a warning.
+  if (err == EIO) {
+    LOG_WARN("fuse: request {} failed: {}", unique_, status.ToString());
+  } else {
+    LOG_DEBUG("fuse: request {} failed: {}", unique_, status.ToString());
+  }
   Error(err);
 }
 
