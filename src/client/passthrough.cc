@@ -100,6 +100,21 @@ Result<std::shared_ptr<ChunkFile>> ClientImpl::OpenPassthrough(InodeState& st, b
                                   "cannot be opened for writing here until those readers close",
                                   st.ino, chunk->info.replicas.size()));
       }
+      // Readers held it through read-only descriptors: the writer needs
+      // writable ones of the same file (the kernel reopens it by path).
+      const ReplicaInfo& local = chunk->info.replicas.front();
+      if (!IsLocal(local)) return no(fmt::format("inode {}: chunk 0 moved off this node", st.ino));
+      ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> writable,
+                       LocalFile(st, local, chunk->cap, /*for_write=*/true, /*direct=*/false, /*retry=*/false));
+      struct stat a {}, b {};
+      if (::fstat(writable->data_fd(), &a) != 0 || ::fstat(held->data_fd(), &b) != 0 || a.st_ino != b.st_ino ||
+          a.st_dev != b.st_dev) {
+        return no(fmt::format("inode {}: the chunk file changed under the passthrough readers", st.ino));
+      }
+      RETURN_IF_ERROR(HoldPassthrough(st, writable, write));
+      std::lock_guard lock(st.mu);
+      st.passthrough.file = writable;
+      return writable;
     }
     RETURN_IF_ERROR(HoldPassthrough(st, held, write));
     return held;

@@ -16,13 +16,13 @@ void OpCreate(OpContext& ctx, Request& req, Reply& reply) {
                                 static_cast<int>(in.flags), CallerOf(req));
   if (!file.ok()) return reply.Fail(file.status());
   if (in.open_flags & abi::kOpenKillSuidgid) {  // O_TRUNC of an existing file
-    Status st = DropSetIdBits(ctx, (*file)->ino(), (*file)->attr().mode);
+    Status st = DropSetIdBits(ctx, (*file)->attr(), req.header.gid);
     if (!st.ok()) return reply.Fail(st);
   }
   const client::Attr attr = (*file)->attr();
   if (!attr.ino.valid()) return reply.Error(EIO);  // the File closes itself
   abi::EntryOut entry = MakeEntry(ctx, attr);
-  auto open = AddOpenFile(ctx, reply, std::move(*file), static_cast<int>(in.flags), req.header.uid);
+  auto open = AddOpenFile(ctx, reply, std::move(*file), static_cast<int>(in.flags), req.header.uid, req.header.gid);
   if (!open.ok()) return reply.Fail(open.status());
   reply.SendParts({std::as_bytes(std::span(&entry, 1)), std::as_bytes(std::span(&*open, 1))});
 }

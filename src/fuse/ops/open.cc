@@ -17,32 +17,32 @@ void OpOpen(OpContext& ctx, Request& req, Reply& reply) {
   auto file = ctx.client.Open(InodeId(req.nodeid()), static_cast<int>(in.flags));
   if (!file.ok()) return reply.Fail(file.status());
   if (in.open_flags & abi::kOpenKillSuidgid) {  // O_TRUNC by a caller without CAP_FSETID
-    Status st = DropSetIdBits(ctx, (*file)->ino(), (*file)->attr().mode);
+    Status st = DropSetIdBits(ctx, (*file)->attr(), req.header.gid);
     if (!st.ok()) return reply.Fail(st);
   }
-  auto out = AddOpenFile(ctx, reply, std::move(*file), static_cast<int>(in.flags), req.header.uid);
+  auto out = AddOpenFile(ctx, reply, std::move(*file), static_cast<int>(in.flags), req.header.uid, req.header.gid);
   if (!out.ok()) return reply.Fail(out.status());
   reply.Send(*out);
 }
 
 Result<abi::OpenOut> AddOpenFile(OpContext& ctx, const Reply& reply, std::unique_ptr<client::File> file,
-                                 int flags, uint32_t uid) {
+                                 int flags, uint32_t uid, uint32_t gid) {
   const InodeId ino = file->ino();
   // Writes served by the kernel never reach us, so we could not clear
   // setuid/setgid at a write by a user without CAP_FSETID (the kernel asks
   // for that on WRITE): a writer of such a file goes through the mount,
   // unless the inode is served by passthrough already; then a caller other
   // than root loses the bits at open, before any write can happen.
-  const uint32_t mode = file->attr().mode;
+  const client::Attr attr = file->attr();
   const bool writer = (flags & O_ACCMODE) != O_RDONLY;
-  const bool setid = (mode & S_ISUID) != 0 || ((mode & S_ISGID) != 0 && (mode & S_IXGRP) != 0);
+  const bool setid = (attr.mode & (S_ISUID | S_ISGID)) != 0;
   PassthroughTable::Decision d = ctx.passthrough.Open(reply.device(), ino, *file, flags, !(writer && setid));
   if (d.kind == PassthroughTable::Kind::kRefused) {
     (void)file->Close();
     return d.why;
   }
   if (d.kind == PassthroughTable::Kind::kPassthrough && writer && setid && uid != 0) {
-    Status st = DropSetIdBits(ctx, ino, mode);
+    Status st = DropSetIdBits(ctx, attr, gid);
     if (!st.ok()) {
       ctx.passthrough.Bind(0, ino, d);
       ctx.passthrough.Release(reply.device(), 0);

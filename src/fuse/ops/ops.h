@@ -79,17 +79,18 @@ void OpDestroy(OpContext& ctx, Request& req, Reply& reply);
 // and stop asking (or fall back) for most of them; see docs/fuse.md.
 void OpUnsupported(OpContext& ctx, Request& req, Reply& reply);
 
-// Clears setuid (and setgid, with group execute) in `mode` of `ino` when
-// the kernel asks (HANDLE_KILLPRIV_V2 flags on WRITE/SETATTR/OPEN/CREATE);
-// a no-op without such bits (kill_setid.cc).
-Status DropSetIdBits(OpContext& ctx, InodeId ino, uint32_t mode);
+// Clears setuid and setgid of the file with `attr` as the VFS does for a
+// caller without CAP_FSETID whose group is `caller_gid` (when the kernel asks:
+// HANDLE_KILLPRIV_V2 flags on WRITE/SETATTR/OPEN/CREATE, or a passthrough
+// writer's open); a no-op without such bits (kill_setid.cc).
+Status DropSetIdBits(OpContext& ctx, const client::Attr& attr, uint32_t caller_gid);
 
 // Registers a newly opened File as a handle and decides whether the kernel
 // serves it by passthrough (PassthroughTable): the OpenOut for OPEN and
-// CREATE (open.cc). `flags` are open(2)'s; `uid` the caller's.
+// CREATE (open.cc). `flags` are open(2)'s; `uid`, `gid` the caller's.
 // Fails when the open can neither join the inode's passthrough nor be cached.
 Result<abi::OpenOut> AddOpenFile(OpContext& ctx, const Reply& reply, std::unique_ptr<client::File> file, int flags,
-                                 uint32_t uid);
+                                 uint32_t uid, uint32_t gid);
 
 // Shared by READDIR and READDIRPLUS (readdir.cc).
 void ListDirectory(OpContext& ctx, Request& req, Reply& reply, bool plus);

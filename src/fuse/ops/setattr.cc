@@ -55,7 +55,7 @@ void OpSetattr(OpContext& ctx, Request& req, Reply& reply) {
   // the request sets the mode itself.
   if ((in.valid & abi::kFattrKillSuidgid) && !(in.valid & abi::kFattrMode) &&
       !S_ISDIR(attr->mode)) {
-    Status st = DropSetIdBits(ctx, ino, attr->mode);
+    Status st = DropSetIdBits(ctx, *attr, req.header.gid);
     if (!st.ok()) return reply.Fail(st);
     attr = ctx.client.GetAttr(ino);
     if (!attr.ok()) return reply.Fail(attr.status());

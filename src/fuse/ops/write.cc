@@ -18,7 +18,7 @@ void OpWrite(OpContext& ctx, Request& req, Reply& reply) {
   auto n = file->Write(in.offset, data);
   if (!n.ok()) return reply.Fail(n.status());
   if (in.write_flags & abi::kWriteKillSuidgid) {
-    (void)DropSetIdBits(ctx, file->ino(), file->attr().mode);  // the data is written either way
+    (void)DropSetIdBits(ctx, file->attr(), req.header.gid);  // the data is written either way
   }
   abi::WriteOut out{};
   out.size = static_cast<uint32_t>(*n);
