@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# t0fs_fsx (README.md here) in its four modes, one file per mode in a
+# directory of its own:
+#   fsx.sh local        a temp directory on the local disk: proves the model
+#   fsx.sh single       a single-node cluster, PASSTHROUGH=on|off (tests/lib/passthrough.sh)
+#   fsx.sh replicated   three data nodes, the mount on node 1, files in a replicas=2 directory
+#
+#   FSX            the t0fs_fsx binary (set by ctest)
+#   FSX_SEED       seed of every mode (default: random, printed)
+#   FSX_OPS        ops per mode (default 100000; local 20000)
+#   FSX_MODES      modes to run (default "buffered nommap direct uring")
+#   FSX_ARGS       more t0fs_fsx options (e.g. "--max-size 1048576")
+#   FSX_CHUNK      chunk size of the fsx directories on a cluster without
+#                  passthrough (objective chunk-size; default 64K, so files
+#                  cross chunk boundaries; "" keeps the cluster's 1M)
+# Every mode runs even after one failed; the test fails if any did, and
+# prints each failure with its replay command.
+FSX=${FSX:?set FSX to the t0fs_fsx binary}
+case_name=${1:?usage: fsx.sh local|single|replicated}
+MODES=${FSX_MODES:-buffered nommap direct uring}
+SEED=${FSX_SEED:-$(((RANDOM << 15 | RANDOM) % 1000000000))}
+FSX_CHUNK=${FSX_CHUNK-64K}
+
+case "$case_name" in
+local)
+  set -euo pipefail
+  OPS=${FSX_OPS:-20000}
+  ROOT=$(mktemp -d /tmp/t0fs-fsx.XXXXXX)
+  trap 'rm -rf "$ROOT"' EXIT
+  trap 'exit 130' INT TERM
+  log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
+  ;;
+single)
+  source "$(dirname "$0")/../lib/cluster.sh"
+  source "$(dirname "$0")/../lib/passthrough.sh"
+  OPS=${FSX_OPS:-100000}
+  pt_cluster_start
+  ROOT=$MNT
+  ;;
+replicated)
+  source "$(dirname "$0")/../lib/cluster.sh"
+  OPS=${FSX_OPS:-100000}
+  multi_start 3 1M
+  MNT="$CLUSTER_DIR/mnt"
+  mkdir -p "$MNT"
+  mount_start --node-id 1
+  mkdir "$MNT/r2"
+  admin objective set t0fs:/r2 replicas=2 >/dev/null
+  ROOT=$MNT/r2
+  ;;
+*)
+  echo "usage: fsx.sh local|single|replicated" >&2
+  exit 2
+  ;;
+esac
+
+log "fsx $case_name: seed $SEED, $OPS ops per mode, modes: $MODES${PASSTHROUGH:+, PASSTHROUGH=$PASSTHROUGH}"
+log "replay: FSX_SEED=$SEED FSX_OPS=$OPS${PASSTHROUGH:+ PASSTHROUGH=$PASSTHROUGH} bash $0 $case_name"
+failed=()
+for mode in $MODES; do
+  dir="$ROOT/fsx-$mode"
+  mkdir "$dir"
+  # Small chunks where the file is not meant to be one passthrough chunk.
+  if [[ "$case_name" != local && "${PASSTHROUGH:-on}-$case_name" != on-single && -n "$FSX_CHUNK" ]]; then
+    admin objective set "t0fs:${dir#"$MNT"}" chunk-size="$FSX_CHUNK" >/dev/null
+  fi
+  out="$dir.out"
+  [[ "$case_name" == local ]] || out="$CLUSTER_DIR/fsx-$mode.out"
+  start=$SECONDS
+  rc=0
+  # shellcheck disable=SC2086 # FSX_ARGS is a list of options
+  "$FSX" "$dir/file" --seed "$SEED" --mode "$mode" --ops "$OPS" --quiet ${FSX_ARGS:-} >"$out" 2>&1 || rc=$?
+  if ((rc == 0)); then
+    log "fsx $mode: $(tail -n 1 "$out") [$((SECONDS - start)) s]"
+  else
+    log "fsx $mode: FAILED (exit $rc) [$((SECONDS - start)) s]:"
+    cat "$out" >&2
+    failed+=("$mode")
+  fi
+done
+
+if [[ "$case_name" == single ]]; then
+  pt_check_used
+fi
+if [[ "$case_name" != local ]] && ((${#failed[@]} == 0)); then
+  fsck_clean
+fi
+((${#failed[@]} == 0)) || { log "FAIL: fsx $case_name: modes ${failed[*]} failed (seed $SEED)"; exit 1; }
+log "PASS: fsx $case_name"
