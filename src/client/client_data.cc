@@ -410,6 +410,7 @@ Status ClientImpl::Commit(InodeState& st, HandleId handle, bool durable) {
   req.set_durable(durable);
   pb::AttrRsp rsp;
   RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kCommit, req, &rsp));
+  NoteMetaAttr(st, AttrFromWire(rsp.attr()));
   std::lock_guard lock(st.mu);
   st.committed_size = rsp.attr().size();
   st.size = std::max(st.size, st.committed_size);
@@ -583,7 +584,9 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size, bo
       st->passthrough.overflow_dirty = true;
     }
   }
-  return AttrFromWire(rsp.attr());
+  Attr attr = AttrFromWire(rsp.attr());
+  if (st != nullptr) NoteMetaAttr(*st, attr);
+  return attr;
 }
 
 }  // namespace t0fs::client

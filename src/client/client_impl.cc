@@ -110,15 +110,57 @@ Result<Attr> ClientImpl::Lookup(InodeId parent, std::string_view name) {
   req.set_name(std::string(name));
   pb::AttrRsp rsp;
   RETURN_IF_ERROR(meta_.Call(rpc::Method::kLookup, req, &rsp));
-  return WithOpenState(AttrFromWire(rsp.attr()));
+  Attr attr = AttrFromWire(rsp.attr());
+  if (std::shared_ptr<InodeState> st = OpenState(attr.ino)) NoteMetaAttr(*st, attr);
+  return WithOpenState(attr);
 }
 
 Result<Attr> ClientImpl::GetAttr(InodeId ino) {
+  std::shared_ptr<InodeState> st = OpenState(ino);
+  if (st && options_.attr_cache.value.count() > 0) {
+    std::optional<Attr> cached;
+    {
+      std::lock_guard lock(st->mu);
+      if (st->meta_attr && std::chrono::steady_clock::now() - st->meta_attr_at < options_.attr_cache.value) {
+        cached = st->meta_attr;
+      }
+    }
+    if (cached) return WithOpenState(*cached);
+  }
   pb::GetAttrReq req;
   req.set_ino(ino.value());
   pb::AttrRsp rsp;
   RETURN_IF_ERROR(meta_.Call(rpc::Method::kGetAttr, req, &rsp));
-  return WithOpenState(AttrFromWire(rsp.attr()));
+  Attr attr = AttrFromWire(rsp.attr());
+  if (st) NoteMetaAttr(*st, attr);
+  return WithOpenState(attr);
+}
+
+void ClientImpl::NoteMetaAttr(InodeState& st, const Attr& attr) {
+  std::lock_guard lock(st.mu);
+  st.meta_attr = attr;
+  st.meta_attr_at = std::chrono::steady_clock::now();
+}
+
+void ClientImpl::ForgetMetaAttr(InodeId ino) {
+  if (std::shared_ptr<InodeState> st = OpenState(ino)) {
+    std::lock_guard lock(st->mu);
+    st->meta_attr.reset();
+  }
+}
+
+void ClientImpl::ForgetMetaAttrs() {
+  std::vector<std::shared_ptr<InodeState>> open;
+  {
+    std::lock_guard lock(inodes_mu_);
+    for (auto& [ino, weak] : inodes_) {
+      if (auto st = weak.lock()) open.push_back(std::move(st));
+    }
+  }
+  for (auto& st : open) {
+    std::lock_guard lock(st->mu);
+    st->meta_attr.reset();
+  }
 }
 
 Attr ClientImpl::WithOpenState(Attr attr) {
@@ -176,6 +218,7 @@ Result<Attr> ClientImpl::SetAttr(InodeId ino, const SetAttrArgs& args) {
   RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kSetAttr, req, &rsp));
   // The times are what was just set; the size includes our open writes.
   Attr attr = AttrFromWire(rsp.attr());
+  if (std::shared_ptr<InodeState> st = OpenState(ino)) NoteMetaAttr(*st, attr);
   attr.size = WithOpenState(attr).size;
   return attr;
 }
@@ -231,7 +274,9 @@ Status ClientImpl::Unlink(InodeId parent, std::string_view name) {
   req.set_parent(parent.value());
   req.set_name(std::string(name));
   pb::Empty rsp;
-  return meta_.Mutate(rpc::Method::kUnlink, req, &rsp);
+  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kUnlink, req, &rsp));
+  ForgetMetaAttrs();  // the unlinked inode's nlink and ctime changed
+  return Status::Ok();
 }
 
 Status ClientImpl::Rmdir(InodeId parent, std::string_view name) {
@@ -251,7 +296,9 @@ Status ClientImpl::Rename(InodeId old_parent, std::string_view old_name, InodeId
   req.set_new_name(std::string(new_name));
   req.set_flags(flags);
   pb::Empty rsp;
-  return meta_.Mutate(rpc::Method::kRename, req, &rsp);
+  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kRename, req, &rsp));
+  ForgetMetaAttrs();  // a replaced target's nlink, the moved inode's ctime
+  return Status::Ok();
 }
 
 Result<Attr> ClientImpl::Link(InodeId ino, InodeId new_parent, std::string_view new_name) {
@@ -261,7 +308,9 @@ Result<Attr> ClientImpl::Link(InodeId ino, InodeId new_parent, std::string_view 
   req.set_new_name(std::string(new_name));
   pb::AttrRsp rsp;
   RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kLink, req, &rsp));
-  return WithOpenState(AttrFromWire(rsp.attr()));
+  Attr attr = AttrFromWire(rsp.attr());
+  if (std::shared_ptr<InodeState> st = OpenState(ino)) NoteMetaAttr(*st, attr);
+  return WithOpenState(attr);
 }
 
 Result<std::string> ClientImpl::ReadLink(InodeId ino) {
@@ -319,7 +368,9 @@ Status ClientImpl::SetXattr(InodeId ino, std::string_view name, std::string_view
   req.set_value(std::string(value));
   req.set_flags(flags);
   pb::Empty rsp;
-  return meta_.Mutate(rpc::Method::kSetXattr, req, &rsp);
+  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kSetXattr, req, &rsp));
+  ForgetMetaAttr(ino);  // ctime
+  return Status::Ok();
 }
 
 Result<std::vector<std::string>> ClientImpl::ListXattr(InodeId ino) {
@@ -335,7 +386,9 @@ Status ClientImpl::RemoveXattr(InodeId ino, std::string_view name) {
   req.set_ino(ino.value());
   req.set_name(std::string(name));
   pb::Empty rsp;
-  return meta_.Mutate(rpc::Method::kRemoveXattr, req, &rsp);
+  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kRemoveXattr, req, &rsp));
+  ForgetMetaAttr(ino);  // ctime
+  return Status::Ok();
 }
 
 // ---------------------------------------------------------------- files
@@ -375,6 +428,7 @@ void ClientImpl::Forget(const std::shared_ptr<InodeState>& st) {
 Result<std::unique_ptr<File>> ClientImpl::OpenWith(const pb::OpenRsp& rsp, int flags) {
   Attr attr = AttrFromWire(rsp.attr());
   std::shared_ptr<InodeState> st = StateFor(attr, (flags & O_ACCMODE) != O_RDONLY);
+  NoteMetaAttr(*st, attr);
   if (S_ISREG(attr.mode)) {
     // The open reply carries the first chunks of the layout.
     uint64_t covered = std::max<uint64_t>(rsp.layout().chunks_size() > 0

@@ -129,6 +129,10 @@ class ClientImpl final : public Client {
   // `attr` (from meta) with what this client's open Files changed and did
   // not commit yet: size, mtime, a passthrough writer's chunk file.
   Attr WithOpenState(Attr attr);
+  // The attribute cache of open inodes (InodeState::meta_attr).
+  void NoteMetaAttr(InodeState& st, const Attr& attr);
+  void ForgetMetaAttr(InodeId ino);
+  void ForgetMetaAttrs();
 
   ClientOptions options_;
   MetaClient meta_;

@@ -6,10 +6,12 @@
 // Callers copy what they need under the lock, do the I/O, then update.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -86,6 +88,14 @@ struct InodeState {
   // Serialises passthrough setup and teardown (held across the chunk
   // header updates and the checksum rebuild; never taken under `mu`).
   std::mutex passthrough_mu;
+
+  // The attributes meta last gave for this inode (open, getattr, setattr,
+  // commit, truncate) and when: GetAttr answers from them, with this
+  // client's own size and mtime, for up to ClientOptions::attr_cache, so a
+  // stat after each write costs no meta round trip. Cleared by this
+  // client's namespace changes (they may change nlink or ctime).
+  std::optional<Attr> meta_attr;
+  std::chrono::steady_clock::time_point meta_attr_at;
 
   std::mutex append_mu;  // serialises O_APPEND writes (offset = size, then write)
   int open_files = 0;    // Files of this client on this inode (guarded by the client's map lock)

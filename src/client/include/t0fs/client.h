@@ -62,6 +62,12 @@ struct ClientOptions {
   // Use the local bypass (fd passing) for replicas on this node. Off forces
   // TCP even on the same host (for comparison and tests).
   bool local_bypass = true;
+  // How long the attributes of a file this client has open may be answered
+  // from its own state (meta's last answer plus its own writes) instead of
+  // asking meta. Like the kernel's attribute cache: longer means fewer meta
+  // round trips (a stat after every write), a staler view of another
+  // client's chmod/chown. 0 always asks meta.
+  Duration attr_cache{std::chrono::seconds(1)};
 
   // Lists the knobs for config files and flags (common/config.h). The meta
   // address and the secret are given separately by each command.
@@ -72,6 +78,7 @@ struct ClientOptions {
     v("rpc-timeout", rpc_timeout, "longest wait for one reply");
     v("allocate-ahead", allocate_ahead, "chunks allocated per call for sequential writers");
     v("local-bypass", local_bypass, "read and write local chunk files directly (fd passing)");
+    v("attr-cache", attr_cache, "answer attributes of open files from own state this long; 0 = ask meta");
   }
 };
 
