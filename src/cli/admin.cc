@@ -1,12 +1,11 @@
 #include "cli/admin.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <optional>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "cli/cluster_dir.h"
 #include "cli/mount_daemon.h"
@@ -81,7 +80,8 @@ Result<ClusterLocation> LocateCluster(const ClusterQuery& q) {
     auto mount = T0fsMountHolding(q.path.empty() ? Cwd() : q.path);
     if (!mount) {
       if (!q.path.empty() && loc.meta.empty()) {
-        return Status(StatusCode::kInvalidArgument, fmt::format("{} is not on a t0fs mount", q.path));
+        return Status(StatusCode::kInvalidArgument,
+                      fmt::format("{} is not on a t0fs mount", q.path));
       }
       if (loc.meta.empty()) tried.push_back(fmt::format("{} (not on a t0fs mount)", where));
     } else if (auto daemon = FindMountDaemon(mount->point)) {
@@ -90,9 +90,9 @@ Result<ClusterLocation> LocateCluster(const ClusterQuery& q) {
         loc.mount = mount->point;
         loc.cluster_id = mount->cluster_id();
         loc.meta = daemon->meta;
-        loc.found_by = fmt::format(
-            "the t0fs mount {} (the meta its `t0fs mount` process, pid {}, uses)", mount->point,
-            daemon->pid);
+        loc.found_by =
+            fmt::format("the t0fs mount {} (the meta its `t0fs mount` process, pid {}, uses)",
+                        mount->point, daemon->pid);
         // A mount of `t0fs up` names the cluster directory by its config.
         fs::path config(daemon->config);
         if (!daemon->config.empty() && config.filename() == "t0fs.toml" &&
@@ -103,9 +103,10 @@ Result<ClusterLocation> LocateCluster(const ClusterQuery& q) {
     } else if (loc.meta.empty()) {
       loc.mount = mount->point;
       loc.cluster_id = mount->cluster_id();
-      tried.push_back(fmt::format("{} (on the t0fs mount {}, but no `t0fs mount` process of this "
-                                  "host serves it: a dead mount?)",
-                                  where, mount->point));
+      tried.push_back(
+          fmt::format("{} (on the t0fs mount {}, but no `t0fs mount` process of this "
+                      "host serves it: a dead mount?)",
+                      where, mount->point));
     }
   }
 
@@ -132,7 +133,8 @@ Result<ClusterLocation> LocateCluster(const ClusterQuery& q) {
   }
   std::vector<std::string> secret_tried;
   if (loc.secret_file.empty()) {
-    secret_tried = {"--secret-file (not given)", "the cluster directory's secret (no cluster directory)",
+    secret_tried = {"--secret-file (not given)",
+                    "the cluster directory's secret (no cluster directory)",
                     "the secret of the mount's `t0fs mount` process (no such mount or process)",
                     fmt::format("./{} (none in {})", kDefaultSecret, Cwd())};
   }
@@ -144,17 +146,19 @@ Result<ClusterLocation> LocateCluster(const ClusterQuery& q) {
   }
   if (loc.meta.empty()) {
     for (const std::string& t : secret_tried) tried.push_back(t);
-    return Status(StatusCode::kNotFound,
-                  fmt::format("no t0fs cluster found; tried:{}\ngive --dir DIR (a `t0fs up` cluster "
-                              "directory), --meta HOST:PORT with --secret-file FILE, or a path on a "
-                              "t0fs mount",
-                              JoinTried(tried)));
+    return Status(
+        StatusCode::kNotFound,
+        fmt::format("no t0fs cluster found; tried:{}\ngive --dir DIR (a `t0fs up` cluster "
+                    "directory), --meta HOST:PORT with --secret-file FILE, or a path on a "
+                    "t0fs mount",
+                    JoinTried(tried)));
   }
   if (loc.secret_file.empty()) {
-    return Status(StatusCode::kNotFound,
-                  fmt::format("no cluster secret for meta {} (found by {}); tried:{}\ngive --secret-file "
-                              "FILE or --dir DIR",
-                              loc.meta, loc.found_by, JoinTried(secret_tried)));
+    return Status(
+        StatusCode::kNotFound,
+        fmt::format("no cluster secret for meta {} (found by {}); tried:{}\ngive --secret-file "
+                    "FILE or --dir DIR",
+                    loc.meta, loc.found_by, JoinTried(secret_tried)));
   }
   return loc;
 }
@@ -178,7 +182,8 @@ Result<AdminTarget> ConnectAdmin(const AdminOptions& options, const std::string&
   ASSIGN_OR_RETURN(target.location, LocateCluster(query));
   target.meta = target.location.meta;
   auto secret = LoadSecret(target.location.secret_file);
-  if (!secret.ok()) return secret.status().WithContext("cluster secret (" + target.location.found_by + ")");
+  if (!secret.ok())
+    return secret.status().WithContext("cluster secret (" + target.location.found_by + ")");
   target.secret = *secret;
   ASSIGN_OR_RETURN(rpc::Endpoint ep, rpc::Endpoint::Parse(target.meta));
   rpc::ClientOptions copts;
@@ -188,12 +193,14 @@ Result<AdminTarget> ConnectAdmin(const AdminOptions& options, const std::string&
   target.channel = std::make_unique<rpc::Channel>(ep, copts);
   if (!target.location.cluster_id.empty()) {
     pb::ClusterStatusRsp rsp;
-    RETURN_IF_ERROR(target.channel->Call(rpc::Method::kClusterStatus, pb::Empty(), &rsp)
-                        .WithContext("meta " + target.meta + " (" + target.location.found_by + ")"));
+    RETURN_IF_ERROR(
+        target.channel->Call(rpc::Method::kClusterStatus, pb::Empty(), &rsp)
+            .WithContext("meta " + target.meta + " (" + target.location.found_by + ")"));
     if (rsp.cluster_id() != target.location.cluster_id) {
-      return Status(StatusCode::kInvalidArgument,
-                    fmt::format("meta {} serves cluster {}, but the mount {} is of cluster {}", target.meta,
-                                rsp.cluster_id(), target.location.mount, target.location.cluster_id));
+      return Status(
+          StatusCode::kInvalidArgument,
+          fmt::format("meta {} serves cluster {}, but the mount {} is of cluster {}", target.meta,
+                      rsp.cluster_id(), target.location.mount, target.location.cluster_id));
     }
   }
   return target;

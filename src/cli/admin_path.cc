@@ -18,25 +18,31 @@ Result<uint64_t> MountedInode(const std::string& path) {
   for (const MountEntry& m : ReadMounts()) {
     if (m.is_t0fs() && m.dev == st.st_dev) return static_cast<uint64_t>(st.st_ino);
   }
-  return Status(StatusCode::kInvalidArgument,
-                fmt::format("{} is not on a t0fs mount (for a path inside t0fs, write t0fs:/path)", path));
+  return Status(
+      StatusCode::kInvalidArgument,
+      fmt::format("{} is not on a t0fs mount (for a path inside t0fs, write t0fs:/path)", path));
 }
 
 }  // namespace
 
-bool IsInnerPath(const std::string& path) { return path.rfind("t0fs:", 0) == 0; }
+bool IsInnerPath(const std::string& path) {
+  return path.rfind("t0fs:", 0) == 0;
+}
 
 Status PrecheckPath(const std::string& path) {
   if (IsInnerPath(path)) return Status::Ok();
   return MountedInode(path).status();
 }
 
-std::string LocatingPath(const std::string& path) { return IsInnerPath(path) ? "" : path; }
+std::string LocatingPath(const std::string& path) {
+  return IsInnerPath(path) ? "" : path;
+}
 
 Result<uint64_t> ResolveInode(AdminTarget& t, const std::string& path) {
   if (!IsInnerPath(path)) return MountedInode(path);
   std::string inner = path.substr(5);
-  if (inner.empty() || inner[0] != '/') return Status(StatusCode::kInvalidArgument, "t0fs: paths are absolute");
+  if (inner.empty() || inner[0] != '/')
+    return Status(StatusCode::kInvalidArgument, "t0fs: paths are absolute");
   uint64_t ino = 1;
   size_t pos = 1;
   while (pos < inner.size()) {
@@ -59,7 +65,8 @@ Result<uint64_t> ResolveInode(AdminTarget& t, const std::string& path) {
 std::string DescribeObjective(const pb::Objective& o) {
   std::string nodes;
   for (uint64_t n : o.nodes()) nodes += (nodes.empty() ? "" : ",") + std::to_string(n);
-  return fmt::format("replicas={} placement={}{}{}", o.replicas(), o.placement() == 0 ? "local" : "spread",
+  return fmt::format("replicas={} placement={}{}{}", o.replicas(),
+                     o.placement() == 0 ? "local" : "spread",
                      nodes.empty() ? "" : " nodes=" + nodes,
                      o.chunk_size() == 0 ? "" : " chunk-size=" + FormatByteSize(o.chunk_size()));
 }

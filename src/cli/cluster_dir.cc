@@ -1,14 +1,13 @@
 #include "cli/cluster_dir.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
+#include <toml++/toml.h>
 
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <toml++/toml.h>
 
 #include "cli/ports.h"
 #include "common/config.h"
@@ -93,9 +92,10 @@ Result<std::string> ChooseAddress(const std::string& role, const std::string& cu
   }
   if (free) return current;
   if (given) {
-    return Status(StatusCode::kBusy,
-                  fmt::format("{} ({} listen address{}) is in use by another process; choose another",
-                              current, role, count > 1 ? fmt::format(", {} ports", count) : ""));
+    return Status(
+        StatusCode::kBusy,
+        fmt::format("{} ({} listen address{}) is in use by another process; choose another",
+                    current, role, count > 1 ? fmt::format(", {} ports", count) : ""));
   }
   ASSIGN_OR_RETURN(uint16_t port, FindFreePorts(ep.host, ep.port, count, taken));
   std::string chosen = fmt::format("{}:{}", ep.host, port);
@@ -115,8 +115,10 @@ Result<ClusterDir> ClusterDir::Open(const std::string& path) {
   dir.root_ = abs.lexically_normal().string();
   while (dir.root_.size() > 1 && dir.root_.back() == '/') dir.root_.pop_back();
   if (!fs::exists(dir.config())) {
-    return Status(StatusCode::kNotFound,
-                  fmt::format("{} is not a t0fs cluster directory (no t0fs.toml); run `t0fs up --dir {}`", path, path));
+    return Status(
+        StatusCode::kNotFound,
+        fmt::format("{} is not a t0fs cluster directory (no t0fs.toml); run `t0fs up --dir {}`",
+                    path, path));
   }
   try {
     toml::table t = toml::parse_file(dir.config());
@@ -128,12 +130,15 @@ Result<ClusterDir> ClusterDir::Open(const std::string& path) {
   return dir;
 }
 
-bool ClusterDir::established() const { return fs::exists(volume(0) + "/volume.json"); }
+bool ClusterDir::established() const {
+  return fs::exists(volume(0) + "/volume.json");
+}
 
 Result<std::string> ClusterDir::data_address(uint32_t idx) const {
   ASSIGN_OR_RETURN(rpc::Endpoint ep, rpc::Endpoint::Parse(data_));
   if (ep.port + idx > 65535) {
-    return Status(StatusCode::kInvalidArgument, fmt::format("data port {} + {} is past 65535", ep.port, idx));
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("data port {} + {} is past 65535", ep.port, idx));
   }
   return fmt::format("{}:{}", ep.host, ep.port + idx);
 }
@@ -147,17 +152,20 @@ Status ClusterDir::CheckPortsFree(uint32_t nodes) const {
   for (const auto& [role, address] : all) {
     ASSIGN_OR_RETURN(rpc::Endpoint ep, rpc::Endpoint::Parse(address));
     if (!PortFree(ep.host, ep.port)) {
-      return Status(StatusCode::kBusy,
-                    fmt::format("{} ({}'s address, from {}) is in use by another process; stop it or "
-                                "change the address in {}",
-                                address, role, config(), config()));
+      return Status(
+          StatusCode::kBusy,
+          fmt::format("{} ({}'s address, from {}) is in use by another process; stop it or "
+                      "change the address in {}",
+                      address, role, config(), config()));
     }
   }
   return Status::Ok();
 }
 
-Result<ClusterDir> ClusterDir::OpenOrCreate(const std::string& path, const ClusterDirOptions& options,
-                                            ClusterDirOrigin* origin, std::vector<std::string>* notes) {
+Result<ClusterDir> ClusterDir::OpenOrCreate(const std::string& path,
+                                            const ClusterDirOptions& options,
+                                            ClusterDirOrigin* origin,
+                                            std::vector<std::string>* notes) {
   std::error_code ec;
   const std::string root = Normalize(path);
   const std::string config = root + "/t0fs.toml";
@@ -168,7 +176,8 @@ Result<ClusterDir> ClusterDir::OpenOrCreate(const std::string& path, const Clust
   }
   if (!fresh && !fs::exists(config)) {
     if (!fs::is_directory(root)) {
-      return Status(StatusCode::kExists, fmt::format("{} exists and is not a directory; choose another --dir", path));
+      return Status(StatusCode::kExists,
+                    fmt::format("{} exists and is not a directory; choose another --dir", path));
     }
     for (const auto& entry : fs::directory_iterator(root, ec)) {
       if (!IsOurs(entry)) {
@@ -187,7 +196,8 @@ Result<ClusterDir> ClusterDir::OpenOrCreate(const std::string& path, const Clust
   // The secret: kept when a previous attempt wrote a valid one.
   const std::string secret = root + "/secret";
   if (fs::exists(secret) && !LoadSecret(secret).ok()) {
-    notes->push_back("the secret of the unfinished cluster directory was unreadable; wrote a new one");
+    notes->push_back(
+        "the secret of the unfinished cluster directory was unreadable; wrote a new one");
     fs::remove(secret, ec);
   }
   if (!fs::exists(secret)) RETURN_IF_ERROR(CreateSecret(secret));
@@ -213,7 +223,8 @@ Result<ClusterDir> ClusterDir::OpenOrCreate(const std::string& path, const Clust
     std::string text = old_text;
     auto replace = [&text](const std::string& from, const std::string& to) {
       const std::string quoted_from = "\"" + from + "\"", quoted_to = "\"" + to + "\"";
-      for (size_t pos = 0; (pos = text.find(quoted_from, pos)) != std::string::npos; pos += quoted_to.size()) {
+      for (size_t pos = 0; (pos = text.find(quoted_from, pos)) != std::string::npos;
+           pos += quoted_to.size()) {
         text.replace(pos, quoted_from.size(), quoted_to);
       }
     };

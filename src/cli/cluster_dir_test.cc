@@ -2,6 +2,7 @@
 // the cluster directory of `t0fs up`, and moving off busy ports.
 #include "cli/cluster_dir.h"
 
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -11,8 +12,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "cli/ports.h"
 #include "common/secret.h"
@@ -115,7 +114,8 @@ TEST(ClusterDir, BusyDefaultPortsMoveAndSaySo) {
   EXPECT_NE(dir->data_address(), data_busy.address());
   EXPECT_NE(dir->meta_address(), dir->data_address());
   ASSERT_EQ(notes.size(), 2u);
-  EXPECT_NE(notes[0].find(std::to_string(meta_busy.port()) + " is in use"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find(std::to_string(meta_busy.port()) + " is in use"), std::string::npos)
+      << notes[0];
   EXPECT_NE(notes[0].find(dir->meta_address()), std::string::npos) << notes[0];
   EXPECT_NE(Read(dir->config()).find(dir->meta_address()), std::string::npos);
   EXPECT_TRUE(dir->CheckPortsFree(3).ok());
@@ -145,7 +145,8 @@ TEST(ClusterDir, AnUnfinishedDirectoryIsCompletedKeepingItsSecretAndEdits) {
   BusyPort busy;
   {
     ClusterDirOptions first = o;
-    first.meta_listen = "127.0.0.1:" + std::to_string(busy.port() == 65535 ? 65534 : busy.port() + 1);
+    first.meta_listen =
+        "127.0.0.1:" + std::to_string(busy.port() == 65535 ? 65534 : busy.port() + 1);
     auto dir = ClusterDir::OpenOrCreate(tmp / "c", first, &origin, &notes);
     ASSERT_TRUE(dir.ok()) << dir.status().ToString();
   }

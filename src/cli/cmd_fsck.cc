@@ -16,13 +16,13 @@
 //    "pending removal" note. Only the same (chunk, node) both live and queued
 //    is a problem (meta's check reports it).
 //  - a node that is not up cannot be checked: a warning.
-#include <algorithm>
-#include <map>
-#include <set>
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
+#include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli/admin.h"
 #include "cli/command_util.h"
@@ -52,8 +52,9 @@ struct OnDisk {
 };
 
 struct MetaChunkList {
-  std::map<std::pair<uint64_t, uint64_t>, pb::ChunkRef> live;     // (chunk, node) → layout replica
-  std::map<std::pair<uint64_t, uint64_t>, pb::ChunkRef> garbage;  // (chunk, node) → queued for removal
+  std::map<std::pair<uint64_t, uint64_t>, pb::ChunkRef> live;  // (chunk, node) → layout replica
+  std::map<std::pair<uint64_t, uint64_t>, pb::ChunkRef>
+      garbage;  // (chunk, node) → queued for removal
 };
 
 Result<MetaChunkList> MetaChunks(AdminTarget& t) {
@@ -76,7 +77,8 @@ Result<MetaChunkList> MetaChunks(AdminTarget& t) {
 // Appends `lines` to `out`, at most kMaxNotes of them and a count of the rest.
 void AddCapped(std::vector<std::string>* out, const std::vector<std::string>& lines) {
   for (size_t idx = 0; idx < lines.size() && idx < kMaxNotes; ++idx) out->push_back(lines[idx]);
-  if (lines.size() > kMaxNotes) out->push_back(fmt::format("... and {} more like the line above", lines.size() - kMaxNotes));
+  if (lines.size() > kMaxNotes)
+    out->push_back(fmt::format("... and {} more like the line above", lines.size() - kMaxNotes));
 }
 
 // Chunks that meta's check counts at their objective but whose healthy
@@ -126,9 +128,10 @@ Status BelowObjectiveOnDownNodes(AdminTarget& t, const MetaChunkList& chunks,
         }
         // Fewer healthy replicas than wanted is meta's line already.
         if (healthy.size() < wanted || readable.size() >= wanted) continue;
-        lines.push_back(fmt::format("file {} chunk #{} has {} readable healthy replica(s), its objective wants {} "
-                                    "(node(s) {} down)",
-                                    ino, c.index(), readable.size(), wanted, fmt::join(on_down, ", ")));
+        lines.push_back(fmt::format(
+            "file {} chunk #{} has {} readable healthy replica(s), its objective wants {} "
+            "(node(s) {} down)",
+            ino, c.index(), readable.size(), wanted, fmt::join(on_down, ", ")));
       }
       if (rsp.layout().chunks_size() == 0) break;
       first = rsp.layout().chunks(rsp.layout().chunks_size() - 1).index() + 1;
@@ -161,8 +164,8 @@ Result<FsckReport> RunFsck(AdminTarget& t) {
   for (const pb::NodeStatus& node : cluster.nodes()) {
     node_state[node.node()] = node.state();
     if (node.state() != "up" && node.state() != "draining") {
-      report.warnings.push_back(fmt::format("node {} ({}) is {}: its chunk files were not checked", node.node(),
-                                            node.address(), node.state()));
+      report.warnings.push_back(fmt::format("node {} ({}) is {}: its chunk files were not checked",
+                                            node.node(), node.address(), node.state()));
       continue;
     }
     auto ch = NodeChannel(t, node.address());
@@ -176,8 +179,8 @@ Result<FsckReport> RunFsck(AdminTarget& t) {
         pb::ListChunksRsp rsp;
         Status st = ch->Call(rpc::Method::kListChunks, req, &rsp);
         if (!st.ok()) {
-          report.warnings.push_back(fmt::format("node {}: cannot list volume {}: {}", node.node(), vol.volume(),
-                                                st.ToString()));
+          report.warnings.push_back(fmt::format("node {}: cannot list volume {}: {}", node.node(),
+                                                vol.volume(), st.ToString()));
           ok = false;
           break;
         }
@@ -202,14 +205,16 @@ Result<FsckReport> RunFsck(AdminTarget& t) {
     auto file = files.find(key);
     if (file == files.end()) {
       if (ref.version() > 0) {
-        report.problems.push_back(fmt::format("missing: chunk {} (inode {}, chunk #{}) has no file on node {}",
-                                              ref.chunk(), ref.ino(), ref.index(), ref.node()));
+        report.problems.push_back(
+            fmt::format("missing: chunk {} (inode {}, chunk #{}) has no file on node {}",
+                        ref.chunk(), ref.ino(), ref.index(), ref.node()));
       }
       continue;
     }
     if (file->second.version < ref.version()) {
-      report.problems.push_back(fmt::format("stale: chunk {} on node {} is at version {}, meta says {}", ref.chunk(),
-                                            ref.node(), file->second.version, ref.version()));
+      report.problems.push_back(
+          fmt::format("stale: chunk {} on node {} is at version {}, meta says {}", ref.chunk(),
+                      ref.node(), file->second.version, ref.version()));
     }
   }
   std::vector<std::string> pending;
@@ -222,24 +227,29 @@ Result<FsckReport> RunFsck(AdminTarget& t) {
     }
     if (chunks.live.count(key) != 0) continue;  // meta's check reports this one
     auto state = node_state.find(ref.node());
-    pending.push_back(fmt::format("pending removal: chunk {} (inode {}, chunk #{}) was replaced on node {} ({}); "
-                                  "the old copy is removed when that node takes it; the chunk lives on node(s) {}",
-                                  ref.chunk(), ref.ino(), ref.index(), ref.node(),
-                                  state == node_state.end() ? "unknown" : state->second, fmt::join(live->second, ", ")));
+    pending.push_back(fmt::format(
+        "pending removal: chunk {} (inode {}, chunk #{}) was replaced on node {} ({}); "
+        "the old copy is removed when that node takes it; the chunk lives on node(s) {}",
+        ref.chunk(), ref.ino(), ref.index(), ref.node(),
+        state == node_state.end() ? "unknown" : state->second, fmt::join(live->second, ", ")));
   }
   AddCapped(&report.notes, pending);
-  if (freed > 0) report.notes.push_back(fmt::format("{} chunk file(s) of deleted data await removal", freed));
+  if (freed > 0)
+    report.notes.push_back(fmt::format("{} chunk file(s) of deleted data await removal", freed));
   for (const auto& [key, disk] : files) {
     if (chunks.live.count(key) == 0 && chunks.garbage.count(key) == 0) {
-      report.problems.push_back(fmt::format("orphan: chunk file {} on node {} ({} bytes) is in no layout",
-                                            key.first, key.second, disk.length));
+      report.problems.push_back(
+          fmt::format("orphan: chunk file {} on node {} ({} bytes) is in no layout", key.first,
+                      key.second, disk.length));
     }
   }
   RETURN_IF_ERROR(BelowObjectiveOnDownNodes(t, chunks, node_state, &report.below_objective));
-  if (!report.below_objective.empty() && (cluster.copies_running() > 0 || cluster.under_replicated() > 0)) {
-    report.notes.push_back(fmt::format("repair is running: {} chunk(s) below objective, {} copies running "
-                                       "(t0fs status shows its progress)",
-                                       cluster.under_replicated(), cluster.copies_running()));
+  if (!report.below_objective.empty() &&
+      (cluster.copies_running() > 0 || cluster.under_replicated() > 0)) {
+    report.notes.push_back(
+        fmt::format("repair is running: {} chunk(s) below objective, {} copies running "
+                    "(t0fs status shows its progress)",
+                    cluster.under_replicated(), cluster.copies_running()));
   }
   return report;
 }
@@ -275,9 +285,10 @@ void Print(const FsckReport& r, bool json) {
 }  // namespace
 
 void RegisterFsck(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("fsck",
-                                 "Check namespace, layouts and redundancy (exit 0 when clean, 1 on problems or "
-                                 "data below its objective)");
+  auto* cmd = app.add_subcommand(
+      "fsck",
+      "Check namespace, layouts and redundancy (exit 0 when clean, 1 on problems or "
+      "data below its objective)");
   auto opts = std::make_shared<AdminOptions>();
   opts->Register(cmd);
   cmd->callback([opts, exit_code] {

@@ -1,9 +1,9 @@
 // `t0fs layout FILE`: every chunk of a file, its replicas (the local ones
 // marked), and whether a mount on this host can hand the file to the kernel.
-#include <map>
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/admin.h"
@@ -58,7 +58,9 @@ int RunLayout(LayoutState& s) {
     if (rsp.layout().chunks_size() == 0) break;
     first = rsp.layout().chunks(rsp.layout().chunks_size() - 1).index() + 1;
   }
-  auto state_name = [](uint32_t state) { return state == 0 ? "healthy" : state == 1 ? "stale" : "pending"; };
+  auto state_name = [](uint32_t state) {
+    return state == 0 ? "healthy" : state == 1 ? "stale" : "pending";
+  };
   auto is_local = [&](uint64_t node) {
     if (s.node_id != 0) return node == s.node_id;
     auto it = nodes.find(node);
@@ -73,8 +75,9 @@ int RunLayout(LayoutState& s) {
     client::ChunkInfo ci;
     ci.index = c.index();
     for (const auto& r : c.replicas()) {
-      ci.replicas.push_back(client::ReplicaInfo{NodeId(r.node()), VolumeId(r.volume()), ChunkId(r.chunk()),
-                                                r.version(), is_local(r.node()), r.state()});
+      ci.replicas.push_back(client::ReplicaInfo{NodeId(r.node()), VolumeId(r.volume()),
+                                                ChunkId(r.chunk()), r.version(), is_local(r.node()),
+                                                r.state()});
       if (viewer == 0 && is_local(r.node())) viewer = r.node();
     }
     info.chunks.push_back(std::move(ci));
@@ -86,21 +89,26 @@ int RunLayout(LayoutState& s) {
   }
   const client::PassthroughVerdict pt = client::PassthroughEligibility(info, NodeId(viewer));
   const char* pt_mode = pt.mode == client::PassthroughMode::kReadWrite ? "read-write"
-                        : pt.mode == client::PassthroughMode::kRead   ? "read"
-                                                                      : "none";
+                        : pt.mode == client::PassthroughMode::kRead    ? "read"
+                                                                       : "none";
   if (s.admin.json) {
-    nlohmann::json out = {{"path", s.path},
-                          {"passthrough", {{"node", viewer}, {"mode", pt_mode}, {"reason", pt.reason}}},
-                          {"ino", *ino},
-                          {"size", attr.attr().size()},
-                          {"chunk_size", attr.attr().chunk_size()},
-                          {"objective", DescribeObjective(obj.objective())}};
+    nlohmann::json out = {
+        {"path", s.path},
+        {"passthrough", {{"node", viewer}, {"mode", pt_mode}, {"reason", pt.reason}}},
+        {"ino", *ino},
+        {"size", attr.attr().size()},
+        {"chunk_size", attr.attr().chunk_size()},
+        {"objective", DescribeObjective(obj.objective())}};
     nlohmann::json list = nlohmann::json::array();
     for (const auto& c : chunks) {
       nlohmann::json reps = nlohmann::json::array();
       for (const auto& r : c.replicas()) {
-        reps.push_back({{"node", r.node()}, {"volume", r.volume()}, {"chunk", r.chunk()}, {"version", r.version()},
-                        {"state", state_name(r.state())}, {"local", is_local(r.node())}});
+        reps.push_back({{"node", r.node()},
+                        {"volume", r.volume()},
+                        {"chunk", r.chunk()},
+                        {"version", r.version()},
+                        {"state", state_name(r.state())},
+                        {"local", is_local(r.node())}});
       }
       list.push_back({{"index", c.index()}, {"replicas", reps}});
     }
@@ -108,14 +116,16 @@ int RunLayout(LayoutState& s) {
     fmt::print("{}\n", out.dump(2));
     return 0;
   }
-  fmt::print("{}: inode {}, {} in {} chunk(s) of {} ({})\n", s.path, *ino, FormatByteSize(attr.attr().size()),
-             chunks.size(), FormatByteSize(attr.attr().chunk_size()), DescribeObjective(obj.objective()));
+  fmt::print("{}: inode {}, {} in {} chunk(s) of {} ({})\n", s.path, *ino,
+             FormatByteSize(attr.attr().size()), chunks.size(),
+             FormatByteSize(attr.attr().chunk_size()), DescribeObjective(obj.objective()));
   for (const auto& c : chunks) {
     std::string reps;
     for (const auto& r : c.replicas()) {
       auto it = nodes.find(r.node());
       reps += fmt::format("  node {}{} chunk {} v{}{}{}", r.node(),
-                          it == nodes.end() ? "" : " (" + it->second->address() + ")", r.chunk(), r.version(),
+                          it == nodes.end() ? "" : " (" + it->second->address() + ")", r.chunk(),
+                          r.version(),
                           r.state() == 0 ? "" : fmt::format(" [{}]", state_name(r.state())),
                           is_local(r.node()) ? " [local]" : "");
     }
@@ -129,18 +139,17 @@ int RunLayout(LayoutState& s) {
   return 0;
 }
 
-
 }  // namespace
 
 void RegisterLayout(CLI::App& app, int* exit_code) {
   auto state = std::make_shared<LayoutState>();
-  auto* cmd = app.add_subcommand("layout", "Print every chunk of a file and its replicas (local ones marked)");
+  auto* cmd = app.add_subcommand(
+      "layout", "Print every chunk of a file and its replicas (local ones marked)");
   cmd->add_option("FILE", state->path, "path on a t0fs mount, or t0fs:/path")->required();
   cmd->add_option("--node-id", state->node_id,
                   "the caller's data node, marked [local] (default: every node on this host)");
   state->admin.Register(cmd, false);
   cmd->callback([state, exit_code] { *exit_code = RunLayout(*state); });
 }
-
 
 }  // namespace t0fs::cli

@@ -3,11 +3,11 @@
 //
 // `set replicas=N` warns when fewer than N data nodes are up: the objective
 // is recorded, but data below it stays under-replicated until there are.
-#include <algorithm>
-#include <charconv>
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
+#include <algorithm>
+#include <charconv>
 #include <nlohmann/json.hpp>
 
 #include "cli/admin.h"
@@ -31,12 +31,14 @@ Result<pb::Objective> ParseObjective(const std::vector<std::string>& items, pb::
       uint32_t n = 0;
       auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
       if (ec != std::errc() || ptr != value.data() + value.size() || n == 0 || n > 16) {
-        return Status(StatusCode::kInvalidArgument, fmt::format("replicas must be 1..16, not '{}'", value));
+        return Status(StatusCode::kInvalidArgument,
+                      fmt::format("replicas must be 1..16, not '{}'", value));
       }
       base.set_replicas(n);
     } else if (key == "placement") {
       if (value != "local" && value != "spread") {
-        return Status(StatusCode::kInvalidArgument, fmt::format("placement must be local or spread, not '{}'", value));
+        return Status(StatusCode::kInvalidArgument,
+                      fmt::format("placement must be local or spread, not '{}'", value));
       }
       base.set_placement(value == "local" ? 0 : 1);
     } else if (key == "nodes") {
@@ -49,7 +51,8 @@ Result<pb::Objective> ParseObjective(const std::vector<std::string>& items, pb::
         uint64_t n = 0;
         auto [ptr, ec] = std::from_chars(id.data(), id.data() + id.size(), n);
         if (ec != std::errc() || ptr != id.data() + id.size() || n == 0) {
-          return Status(StatusCode::kInvalidArgument, fmt::format("nodes: '{}' is not a node id", id));
+          return Status(StatusCode::kInvalidArgument,
+                        fmt::format("nodes: '{}' is not a node id", id));
         }
         base.add_nodes(n);
         pos = end + 1;
@@ -58,8 +61,9 @@ Result<pb::Objective> ParseObjective(const std::vector<std::string>& items, pb::
       ASSIGN_OR_RETURN(ByteSize size, ParseByteSize(value));
       base.set_chunk_size(size.bytes);
     } else {
-      return Status(StatusCode::kInvalidArgument,
-                    fmt::format("unknown objective key '{}' (replicas, placement, nodes, chunk-size)", key));
+      return Status(
+          StatusCode::kInvalidArgument,
+          fmt::format("unknown objective key '{}' (replicas, placement, nodes, chunk-size)", key));
     }
   }
   return base;
@@ -72,7 +76,8 @@ Result<uint32_t> UsableNodes(AdminTarget& target, const pb::Objective& objective
   uint32_t up = 0;
   for (const pb::NodeStatus& n : cluster.nodes()) {
     bool allowed = objective.nodes_size() == 0 ||
-                   std::find(objective.nodes().begin(), objective.nodes().end(), n.node()) != objective.nodes().end();
+                   std::find(objective.nodes().begin(), objective.nodes().end(), n.node()) !=
+                       objective.nodes().end();
     if (allowed && n.state() == "up") ++up;
   }
   return up;
@@ -116,26 +121,30 @@ int RunObjective(ObjectiveState& s, bool set) {
   if (s.admin.json) {
     nlohmann::json nodes = nlohmann::json::array();
     for (uint64_t n : rsp.objective().nodes()) nodes.push_back(n);
-    fmt::print("{}\n", nlohmann::json{{"path", s.path},
-                                      {"replicas", rsp.objective().replicas()},
-                                      {"placement", rsp.objective().placement() == 0 ? "local" : "spread"},
-                                      {"nodes", nodes},
-                                      {"chunk_size", rsp.objective().chunk_size()},
-                                      {"changed", rsp.changed()}}
-                           .dump(2));
+    fmt::print("{}\n",
+               nlohmann::json{{"path", s.path},
+                              {"replicas", rsp.objective().replicas()},
+                              {"placement", rsp.objective().placement() == 0 ? "local" : "spread"},
+                              {"nodes", nodes},
+                              {"chunk_size", rsp.objective().chunk_size()},
+                              {"changed", rsp.changed()}}
+                   .dump(2));
   } else if (set) {
-    fmt::print("{}: {} ({} inode(s) updated; existing data converges in the background: t0fs status)\n", s.path,
-               DescribeObjective(rsp.objective()), rsp.changed());
+    fmt::print(
+        "{}: {} ({} inode(s) updated; existing data converges in the background: t0fs status)\n",
+        s.path, DescribeObjective(rsp.objective()), rsp.changed());
   }
   if (set) {
     // Recorded either way; but data cannot reach it until enough nodes are up.
     auto up = UsableNodes(*target, rsp.objective());
     if (up.ok() && *up < rsp.objective().replicas()) {
       fmt::print(stderr,
-                 "t0fs objective: warning: replicas={} but only {} data node(s) {} up: data below {} stays "
+                 "t0fs objective: warning: replicas={} but only {} data node(s) {} up: data below "
+                 "{} stays "
                  "below its objective (t0fs fsck reports it) until {} node(s) are\n",
-                 rsp.objective().replicas(), *up, rsp.objective().nodes_size() == 0 ? "are" : "of its nodes= are",
-                 s.path, rsp.objective().replicas());
+                 rsp.objective().replicas(), *up,
+                 rsp.objective().nodes_size() == 0 ? "are" : "of its nodes= are", s.path,
+                 rsp.objective().replicas());
     }
   } else if (!s.admin.json) {
     fmt::print("{}: {}\n", s.path, DescribeObjective(rsp.objective()));
@@ -146,14 +155,18 @@ int RunObjective(ObjectiveState& s, bool set) {
 }  // namespace
 
 void RegisterObjective(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("objective", "Set or show the replica objective of a file or directory tree");
+  auto* cmd = app.add_subcommand("objective",
+                                 "Set or show the replica objective of a file or directory tree");
   cmd->require_subcommand(1);
   auto set_state = std::make_shared<ObjectiveState>();
-  auto* set = cmd->add_subcommand("set", "Set replicas, placement, nodes or chunk size (applies below a directory)");
+  auto* set = cmd->add_subcommand(
+      "set", "Set replicas, placement, nodes or chunk size (applies below a directory)");
   set->add_option("PATH", set_state->path, "path on a t0fs mount, or t0fs:/path")->required();
   set->add_option("SETTINGS", set_state->items,
-                  "replicas=N placement=local|spread nodes=ID,ID chunk-size=SIZE")->required();
-  set->add_flag("--no-recursive", set_state->no_recursive, "a directory only, not what is already below it");
+                  "replicas=N placement=local|spread nodes=ID,ID chunk-size=SIZE")
+      ->required();
+  set->add_flag("--no-recursive", set_state->no_recursive,
+                "a directory only, not what is already below it");
   set_state->admin.Register(set, false);
   set->callback([set_state, exit_code] { *exit_code = RunObjective(*set_state, true); });
   auto get_state = std::make_shared<ObjectiveState>();
@@ -162,6 +175,5 @@ void RegisterObjective(CLI::App& app, int* exit_code) {
   get_state->admin.Register(get, false);
   get->callback([get_state, exit_code] { *exit_code = RunObjective(*get_state, false); });
 }
-
 
 }  // namespace t0fs::cli

@@ -13,9 +13,11 @@
 // order — the mount first (so nothing stays mounted and open files are
 // released while meta still answers), then the data nodes, then meta —
 // within kStopBudget; a second signal kills what is left at once.
+#include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -23,9 +25,6 @@
 #include <optional>
 #include <thread>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "cli/admin.h"
 #include "cli/cluster_dir.h"
@@ -73,7 +72,8 @@ class Signals {
     sigset_t set;
     sigemptyset(&set);
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&set, sig);
-    timespec timeout{static_cast<time_t>(wait.count() / 1000), static_cast<long>(wait.count() % 1000) * 1000000};
+    timespec timeout{static_cast<time_t>(wait.count() / 1000),
+                     static_cast<long>(wait.count() % 1000) * 1000000};
     int sig = ::sigtimedwait(&set, nullptr, &timeout);
     if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
       ++stops_;
@@ -94,8 +94,12 @@ class Signals {
 
 class Up {
  public:
-  Up(const UpOptions& o, ClusterDir dir, std::string mountpoint, RestartPolicy policy, AdminTarget admin)
-      : o_(o), dir_(std::move(dir)), mountpoint_(std::move(mountpoint)), policy_(policy),
+  Up(const UpOptions& o, ClusterDir dir, std::string mountpoint, RestartPolicy policy,
+     AdminTarget admin)
+      : o_(o),
+        dir_(std::move(dir)),
+        mountpoint_(std::move(mountpoint)),
+        policy_(policy),
         admin_(std::move(admin)) {}
 
   // Starts every child in order; 0 when the cluster is up, else the exit code.
@@ -128,7 +132,7 @@ class Up {
   std::vector<std::unique_ptr<ChildProcess>> data_;
   std::vector<std::string> addresses_;
   uint64_t mount_node_ = 0;
-  int mount_id_ = 0;            // the mountinfo id of our live mount, 0 when none
+  int mount_id_ = 0;             // the mountinfo id of our live mount, 0 when none
   bool awaiting_mount_ = false;  // a restarted mount child that is not mounted yet
 };
 
@@ -142,14 +146,17 @@ Status Up::WaitReady(ChildProcess& child, const std::function<bool()>& ready) {
   auto deadline = Clock::now() + kStartTimeout;
   while (Clock::now() < deadline) {
     if (auto code = child.Reap()) {
-      return Status(StatusCode::kInternal, fmt::format("{} exited with status {}; the end of {}:\n{}", child.name(),
-                                                       *code, child.log(), TailOf(child.log(), 10)));
+      return Status(StatusCode::kInternal,
+                    fmt::format("{} exited with status {}; the end of {}:\n{}", child.name(), *code,
+                                child.log(), TailOf(child.log(), 10)));
     }
     if (ready()) return Status::Ok();
-    if (signals_.Wait(milliseconds(100)) != 0) return Status(StatusCode::kInterrupted, "stopped while starting");
+    if (signals_.Wait(milliseconds(100)) != 0)
+      return Status(StatusCode::kInterrupted, "stopped while starting");
   }
-  return Status(StatusCode::kRpcTimeout, fmt::format("{} was not ready within {}s; see {}:\n{}", child.name(),
-                                                     kStartTimeout.count(), child.log(), TailOf(child.log(), 10)));
+  return Status(StatusCode::kRpcTimeout,
+                fmt::format("{} was not ready within {}s; see {}:\n{}", child.name(),
+                            kStartTimeout.count(), child.log(), TailOf(child.log(), 10)));
 }
 
 bool Up::ClusterAnswers(pb::ClusterStatusRsp* rsp) {
@@ -178,7 +185,8 @@ std::vector<ChildProcess*> Up::DataNodes() {
 int Up::Start() {
   const std::string config = dir_.config();
   meta_ = std::make_unique<ChildProcess>(
-      "meta", std::vector<std::string>{"t0fs", "meta", "--config", config, "--log-level", o_.log_level},
+      "meta",
+      std::vector<std::string>{"t0fs", "meta", "--config", config, "--log-level", o_.log_level},
       dir_.logs() + "/meta.log");
   Status st = StartChild(*meta_);
   if (st.ok()) {
@@ -201,8 +209,8 @@ int Up::Start() {
     std::string name = o_.nodes == 1 ? "data" : fmt::format("data{}", idx + 1);
     data_.push_back(std::make_unique<ChildProcess>(
         name,
-        std::vector<std::string>{"t0fs", "data", "--config", config, "--log-level", o_.log_level, "--listen",
-                                 *address, "--volumes", volume},
+        std::vector<std::string>{"t0fs", "data", "--config", config, "--log-level", o_.log_level,
+                                 "--listen", *address, "--volumes", volume},
         dir_.logs() + "/" + name + ".log"));
     st = StartChild(*data_.back());
   }
@@ -211,9 +219,9 @@ int Up::Start() {
     // The mount is a client of the first node (its local bypass).
     mount_ = std::make_unique<ChildProcess>(
         "mount",
-        std::vector<std::string>{"t0fs", "mount", dir_.meta_address(), mountpoint_, "--config", config,
-                                 "--secret-file", dir_.secret(), "--log-level", o_.log_level, "--node-id",
-                                 std::to_string(mount_node_)},
+        std::vector<std::string>{"t0fs", "mount", dir_.meta_address(), mountpoint_, "--config",
+                                 config, "--secret-file", dir_.secret(), "--log-level",
+                                 o_.log_level, "--node-id", std::to_string(mount_node_)},
         dir_.logs() + "/mount.log");
     st = StartChild(*mount_);
   }
@@ -227,11 +235,12 @@ int Up::Start() {
 
   fmt::print("t0fs up: mounted at {}\n", mountpoint_);
   if (o_.nodes == 1) {
-    fmt::print("  meta {}, data node {} on {}, logs in {}\n", dir_.meta_address(), mount_node_, addresses_.front(),
-               dir_.logs());
+    fmt::print("  meta {}, data node {} on {}, logs in {}\n", dir_.meta_address(), mount_node_,
+               addresses_.front(), dir_.logs());
   } else {
-    fmt::print("  meta {}, {} data nodes on {}..{} (the mount is on node {}), logs in {}\n", dir_.meta_address(),
-               o_.nodes, addresses_.front(), addresses_.back(), mount_node_, dir_.logs());
+    fmt::print("  meta {}, {} data nodes on {}..{} (the mount is on node {}), logs in {}\n",
+               dir_.meta_address(), o_.nodes, addresses_.front(), addresses_.back(), mount_node_,
+               dir_.logs());
     fmt::print("  objectives: t0fs objective set {}/DIR replicas=2\n", mountpoint_);
   }
   fmt::print("  try:   echo hello > {}/hello && cat {}/hello\n", mountpoint_, mountpoint_);
@@ -239,14 +248,15 @@ int Up::Start() {
   fmt::print("  a child that dies is {}\n", policy_ == RestartPolicy::kAlways
                                                 ? "restarted (--restart always)"
                                                 : "reported and left down (--restart never)");
-  fmt::print("Press Ctrl-C to stop (unmounts, then stops the services; data stays in {}).\n", dir_.root());
+  fmt::print("Press Ctrl-C to stop (unmounts, then stops the services; data stays in {}).\n",
+             dir_.root());
   std::fflush(stdout);
   return 0;
 }
 
 void Up::OnDeath(ChildProcess& child, int code) {
-  fmt::print(stderr, "t0fs up: {} exited unexpectedly (status {}); end of {}:\n{}", child.name(), code, child.log(),
-             TailOf(child.log(), 10));
+  fmt::print(stderr, "t0fs up: {} exited unexpectedly (status {}); end of {}:\n{}", child.name(),
+             code, child.log(), TailOf(child.log(), 10));
   if (&child == mount_.get()) {
     // Its daemon is gone, so the mount is dead: every access fails with
     // ENOTCONN until it is detached. Detached right before the new mount
@@ -256,7 +266,8 @@ void Up::OnDeath(ChildProcess& child, int code) {
     if (policy_ == RestartPolicy::kNever) DetachDeadMount();
   }
   if (policy_ == RestartPolicy::kNever) {
-    fmt::print(stderr, "t0fs up: {} stays down (--restart never); the others keep running\n", child.name());
+    fmt::print(stderr, "t0fs up: {} stays down (--restart never); the others keep running\n",
+               child.name());
   } else {
     milliseconds delay = child.NextBackoff();
     child.restart_at = Clock::now() + delay;
@@ -286,7 +297,8 @@ void Up::StartDueRestarts() {
       child->restart_at = Clock::now() + child->NextBackoff();
       continue;
     }
-    fmt::print(stderr, "t0fs up: restarted {} (pid {}, restart {})\n", child->name(), child->pid(), child->restarts);
+    fmt::print(stderr, "t0fs up: restarted {} (pid {}, restart {})\n", child->name(), child->pid(),
+               child->restarts);
     if (child == mount_.get()) awaiting_mount_ = true;
   }
   if (awaiting_mount_ && (mount_id_ = T0fsMountId(mountpoint_)) != 0) {
@@ -327,15 +339,20 @@ int Up::StopAll(bool after_failure) {
   // The mount first: it releases open files while meta still answers, and
   // nothing stays mounted.
   stop({mount_.get()}, start + kMountStopShare);
+  // Its daemon has exited: a mount left there is dead. (A restarted mount
+  // child may have mounted since its readiness was last checked.)
+  if (awaiting_mount_) mount_id_ = T0fsMountId(mountpoint_);
   bool detached = DetachIfStillMounted(mountpoint_, mount_id_);
   mount_id_ = 0;
   stop(DataNodes(), deadline - kMetaStopShare);
   stop({meta_.get()}, deadline);
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   for (const std::string& name : killed) {
-    fmt::print(stderr, "t0fs up: {} did not stop in time; killed it (see {}/{}.log)\n", name, dir_.logs(), name);
+    fmt::print(stderr, "t0fs up: {} did not stop in time; killed it (see {}/{}.log)\n", name,
+               dir_.logs(), name);
   }
-  if (detached) fmt::print(stderr, "t0fs up: the mount daemon left {} mounted; detached it\n", mountpoint_);
+  if (detached)
+    fmt::print(stderr, "t0fs up: the mount daemon left {} mounted; detached it\n", mountpoint_);
   if (after_failure) return 1;
   fmt::print("t0fs up: stopped in {:.1f}s; {} unmounted\n", seconds, mountpoint_);
   return 0;
@@ -394,22 +411,31 @@ int RunUp(const UpOptions& o) {
 }  // namespace
 
 void RegisterUp(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("up", "Run a t0fs cluster of this machine (meta + data + mount) until Ctrl-C");
+  auto* cmd = app.add_subcommand(
+      "up", "Run a t0fs cluster of this machine (meta + data + mount) until Ctrl-C");
   auto o = std::make_shared<UpOptions>();
-  cmd->add_option("--dir", o->dir, "cluster directory (created on first use; reused after)")->capture_default_str();
-  cmd->add_option("--mount", o->mount, "where to mount (created if missing)")->capture_default_str();
-  auto* meta = cmd->add_option("--meta-listen", o->meta_listen,
-                               "meta address for a new cluster (default: 127.0.0.1:7700, or the next free port)");
-  auto* data = cmd->add_option("--data-listen", o->data_listen,
-                               "first data node address for a new cluster (default: 127.0.0.1:7701, or the next "
-                               "free ports)");
-  cmd->add_option("--chunk-size", o->chunk_size, "chunk size of files in a new cluster")->capture_default_str();
-  cmd->add_option("--log-level", o->log_level, "trace, debug, info, warn or error")->capture_default_str();
-  cmd->add_option("--nodes", o->nodes, "data nodes to run on this machine (own volume and port each)")
+  cmd->add_option("--dir", o->dir, "cluster directory (created on first use; reused after)")
+      ->capture_default_str();
+  cmd->add_option("--mount", o->mount, "where to mount (created if missing)")
+      ->capture_default_str();
+  auto* meta = cmd->add_option(
+      "--meta-listen", o->meta_listen,
+      "meta address for a new cluster (default: 127.0.0.1:7700, or the next free port)");
+  auto* data = cmd->add_option(
+      "--data-listen", o->data_listen,
+      "first data node address for a new cluster (default: 127.0.0.1:7701, or the next "
+      "free ports)");
+  cmd->add_option("--chunk-size", o->chunk_size, "chunk size of files in a new cluster")
+      ->capture_default_str();
+  cmd->add_option("--log-level", o->log_level, "trace, debug, info, warn or error")
+      ->capture_default_str();
+  cmd->add_option("--nodes", o->nodes,
+                  "data nodes to run on this machine (own volume and port each)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
-  cmd->add_option("--restart", o->restart,
-                  "when a child dies: always (restart it, with a back-off) or never (leave it down)")
+  cmd->add_option(
+         "--restart", o->restart,
+         "when a child dies: always (restart it, with a back-off) or never (leave it down)")
       ->capture_default_str();
   cmd->callback([o, meta, data, exit_code] {
     o->meta_listen_given = meta->count() > 0;

@@ -1,10 +1,10 @@
 #include "cli/local_mounts.h"
 
-#include <cstring>
-#include <sstream>
-
 #include <fmt/format.h>
+
+#include <cstring>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli/mount_probe.h"
 #include "cli/mounts.h"
@@ -57,7 +57,8 @@ std::vector<LocalMount> QueryLocalMounts(const std::string& cluster_id) {
         break;
       case MountHealth::kNotAnswering:
         lm.answer = "not answering";
-        lm.detail = fmt::format("no answer within {} ms: its daemon is stopped or hung", kProbeTimeout.count());
+        lm.detail = fmt::format("no answer within {} ms: its daemon is stopped or hung",
+                                kProbeTimeout.count());
         break;
       case MountHealth::kDead:
         lm.answer = "dead";
@@ -94,14 +95,16 @@ std::vector<std::string> LocalMountLines(const std::vector<LocalMount>& mounts) 
     }
     auto f = m.state;
     if (f.empty()) {
-      lines.push_back(fmt::format("mount {}: answers, state unknown (a t0fs mount of another version?)", m.path));
+      lines.push_back(fmt::format(
+          "mount {}: answers, state unknown (a t0fs mount of another version?)", m.path));
       continue;
     }
-    lines.push_back(fmt::format(
-        "mount {}: node {}, passthrough {}; opens: {} by the kernel (passthrough), {} through the mount, "
-        "{} refused busy; {} backing file(s) now",
-        m.path, f["local_node"], f["passthrough"], f["opens_passthrough"], f["opens_cached"], f["opens_refused"],
-        f["backing_files"]));
+    lines.push_back(
+        fmt::format("mount {}: node {}, passthrough {}; opens: {} by the kernel (passthrough), {} "
+                    "through the mount, "
+                    "{} refused busy; {} backing file(s) now",
+                    m.path, f["local_node"], f["passthrough"], f["opens_passthrough"],
+                    f["opens_cached"], f["opens_refused"], f["backing_files"]));
   }
   return lines;
 }

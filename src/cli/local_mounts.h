@@ -11,10 +11,9 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 namespace t0fs::cli {
 
@@ -24,7 +23,7 @@ struct LocalMount {
   std::string cluster_id;  // empty: unknown
   // "answers", "not queried", "not answering", "dead", "error"
   std::string answer;
-  std::string detail;  // why not queried, or the error
+  std::string detail;                        // why not queried, or the error
   std::map<std::string, std::string> state;  // the fields of user.t0fs.mount
 };
 

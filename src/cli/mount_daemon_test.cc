@@ -7,9 +7,10 @@ namespace t0fs::cli {
 namespace {
 
 TEST(MountDaemon, ParsesTheCommandOfUp) {
-  auto d = ParseMountCommand({"t0fs", "mount", "127.0.0.1:7700", "/work/mnt", "--config", "/work/data/t0fs.toml",
-                              "--secret-file", "/work/data/secret", "--log-level", "info", "--node-id", "1"},
-                             "/", "/work/mnt");
+  auto d = ParseMountCommand(
+      {"t0fs", "mount", "127.0.0.1:7700", "/work/mnt", "--config", "/work/data/t0fs.toml",
+       "--secret-file", "/work/data/secret", "--log-level", "info", "--node-id", "1"},
+      "/", "/work/mnt");
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(d->meta, "127.0.0.1:7700");
   EXPECT_EQ(d->secret_file, "/work/data/secret");
@@ -17,8 +18,9 @@ TEST(MountDaemon, ParsesTheCommandOfUp) {
 }
 
 TEST(MountDaemon, RelativePathsAreTheDaemonsAndOptionsMayComeFirst) {
-  auto d = ParseMountCommand({"/usr/bin/t0fs", "mount", "--secret-file=s", "--threads", "8", "10.0.0.1:7700", "mnt"},
-                             "/home/u", "/home/u/mnt");
+  auto d = ParseMountCommand(
+      {"/usr/bin/t0fs", "mount", "--secret-file=s", "--threads", "8", "10.0.0.1:7700", "mnt"},
+      "/home/u", "/home/u/mnt");
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(d->meta, "10.0.0.1:7700");
   EXPECT_EQ(d->secret_file, "/home/u/s");

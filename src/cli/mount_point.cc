@@ -1,12 +1,11 @@
 #include "cli/mount_point.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "cli/mount_daemon.h"
 #include "cli/mount_probe.h"
@@ -72,17 +71,20 @@ Status ClaimMountPoint(const std::string& point, std::vector<std::string>* notes
                                   "or hung; resume or stop that daemon, or choose another --mount",
                                   point, WhatIsMounted(*mount)));
       case MountHealth::kError:
-        return Status::FromErrno(probe.error, fmt::format("mount point {} ({})", point, mount->Describe()));
+        return Status::FromErrno(probe.error,
+                                 fmt::format("mount point {} ({})", point, mount->Describe()));
       case MountHealth::kDead:
         break;
     }
     RETURN_IF_ERROR(fuse::DetachMount(point).WithContext("detach the dead mount at " + point));
-    notes->push_back(fmt::format("{} was a dead mount ({}; its daemon is gone: every access "
-                                 "failed with \"{}\"); detached it",
-                                 point, mount->Describe(), std::strerror(probe.error)));
+    notes->push_back(
+        fmt::format("{} was a dead mount ({}; its daemon is gone: every access "
+                    "failed with \"{}\"); detached it",
+                    point, mount->Describe(), std::strerror(probe.error)));
   }
   if (auto still = MountAt(ReadMounts(), point); still && still->is_fuse()) {
-    return Status(StatusCode::kBusy, fmt::format("{}: more than {} dead mounts stacked", point, kMaxDetach));
+    return Status(StatusCode::kBusy,
+                  fmt::format("{}: more than {} dead mounts stacked", point, kMaxDetach));
   }
   // Not a mount (any more): an ordinary directory, created if missing.
   auto st = StatWithTimeout(point);

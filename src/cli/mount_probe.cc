@@ -1,6 +1,7 @@
 #include "cli/mount_probe.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -14,8 +15,6 @@
 #include <cerrno>
 #include <cstring>
 #include <thread>
-
-#include <fmt/format.h>
 
 namespace t0fs::cli {
 namespace {
@@ -66,9 +65,13 @@ void WriteAll(int fd, const std::string& data) {
 }
 
 // "E<errno>" from a failed call, the body's encoding of an error.
-std::string Errno(int err) { return fmt::format("E{}", err); }
+std::string Errno(int err) {
+  return fmt::format("E{}", err);
+}
 
-int ParseErrno(const std::string& out) { return std::atoi(out.c_str() + 1); }
+int ParseErrno(const std::string& out) {
+  return std::atoi(out.c_str() + 1);
+}
 
 }  // namespace
 
@@ -140,7 +143,8 @@ std::vector<std::optional<std::string>> RunInChildren(
     }
     // The pipe closed: the child has written everything and is exiting.
     int status = 0;
-    if (::waitpid(run.pid, &status, 0) == run.pid && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    if (::waitpid(run.pid, &status, 0) == run.pid && WIFEXITED(status) &&
+        WEXITSTATUS(status) == 0) {
       results[idx] = std::move(run.out);
     }
   }
@@ -200,13 +204,13 @@ MountProbe ProbeMount(const std::string& point, bool read_state,
 }
 
 Result<struct stat> StatWithTimeout(const std::string& path, std::chrono::milliseconds timeout) {
-  auto answer = RunInChildren(timeout, {[path]() -> std::string {
-                                struct stat st {};
-                                if (::stat(path.c_str(), &st) != 0) return Errno(errno);
-                                return "S" + std::string(reinterpret_cast<const char*>(&st),
-                                                         sizeof st);
-                              }})
-                    .front();
+  auto answer =
+      RunInChildren(timeout, {[path]() -> std::string {
+                      struct stat st {};
+                      if (::stat(path.c_str(), &st) != 0) return Errno(errno);
+                      return "S" + std::string(reinterpret_cast<const char*>(&st), sizeof st);
+                    }})
+          .front();
   if (!answer) {
     return Status(StatusCode::kRpcTimeout,
                   fmt::format("{}: no answer within {} ms (a hung mount?)", path, timeout.count()));

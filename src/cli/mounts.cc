@@ -1,14 +1,12 @@
 #include "cli/mounts.h"
 
+#include <fmt/format.h>
 #include <sys/sysmacros.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
-
 
 namespace t0fs::cli {
 namespace {
@@ -18,9 +16,10 @@ std::string Unescape(std::string_view field) {
   auto octal = [](char c) { return c >= '0' && c <= '7'; };
   std::string out;
   for (size_t idx = 0; idx < field.size(); ++idx) {
-    if (field[idx] == '\\' && idx + 3 < field.size() && octal(field[idx + 1]) && octal(field[idx + 2]) &&
-        octal(field[idx + 3])) {
-      out += static_cast<char>((field[idx + 1] - '0') * 64 + (field[idx + 2] - '0') * 8 + (field[idx + 3] - '0'));
+    if (field[idx] == '\\' && idx + 3 < field.size() && octal(field[idx + 1]) &&
+        octal(field[idx + 2]) && octal(field[idx + 3])) {
+      out += static_cast<char>((field[idx + 1] - '0') * 64 + (field[idx + 2] - '0') * 8 +
+                               (field[idx + 3] - '0'));
       idx += 3;
       continue;
     }
@@ -36,7 +35,9 @@ std::string MountEntry::cluster_id() const {
   return source.substr(5);
 }
 
-std::string MountEntry::Describe() const { return fmt::format("{} from {}", fstype, source); }
+std::string MountEntry::Describe() const {
+  return fmt::format("{} from {}", fstype, source);
+}
 
 std::vector<MountEntry> ReadMounts() {
   std::vector<MountEntry> out;

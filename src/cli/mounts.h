@@ -20,11 +20,11 @@ namespace t0fs::cli {
 inline constexpr std::string_view kT0fsFsType = "fuse.t0fs";
 
 struct MountEntry {
-  int id = 0;           // mount id (field 1): tells a remount at the same path apart
-  dev_t dev = 0;        // st_dev of the files on it (field 3, major:minor)
-  std::string point;    // mount point, unescaped
-  std::string fstype;   // "ext4", "fuse.t0fs", ...
-  std::string source;   // "/dev/nvme0n1p1", "t0fs:<cluster_id>", ...
+  int id = 0;          // mount id (field 1): tells a remount at the same path apart
+  dev_t dev = 0;       // st_dev of the files on it (field 3, major:minor)
+  std::string point;   // mount point, unescaped
+  std::string fstype;  // "ext4", "fuse.t0fs", ...
+  std::string source;  // "/dev/nvme0n1p1", "t0fs:<cluster_id>", ...
 
   bool is_fuse() const { return fstype == "fuse" || fstype.rfind("fuse.", 0) == 0; }
   bool is_t0fs() const { return fstype == kT0fsFsType; }

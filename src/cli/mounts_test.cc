@@ -27,7 +27,8 @@ TEST(Mounts, HoldingPicksTheLongestMountPointOnAComponentBoundary) {
 }
 
 TEST(Mounts, TheLaterMountAtAPointIsOnTop) {
-  std::vector<MountEntry> mounts = {Entry(1, "/", "ext4"), Entry(5, "/m", "fuse.t0fs"), Entry(9, "/m", "tmpfs")};
+  std::vector<MountEntry> mounts = {Entry(1, "/", "ext4"), Entry(5, "/m", "fuse.t0fs"),
+                                    Entry(9, "/m", "tmpfs")};
   EXPECT_EQ(MountAt(mounts, "/m")->id, 9);
   EXPECT_EQ(MountHolding(mounts, "/m/x")->id, 9);
   EXPECT_FALSE(MountAt(mounts, "/m/x").has_value());

@@ -1,11 +1,10 @@
 #include "cli/ports.h"
 
+#include <fmt/format.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include "common/fd.h"
 
@@ -45,8 +44,9 @@ Result<uint16_t> FindFreePorts(const std::string& host, uint16_t from, uint32_t 
     }
     if (ok) return static_cast<uint16_t>(base);
   }
-  return Status(StatusCode::kBusy,
-                fmt::format("no {} free consecutive port(s) at or above {} on {}", count, from, host));
+  return Status(
+      StatusCode::kBusy,
+      fmt::format("no {} free consecutive port(s) at or above {} on {}", count, from, host));
 }
 
 }  // namespace t0fs::cli

@@ -1,6 +1,7 @@
 #include "cli/supervisor.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -8,8 +9,6 @@
 
 #include <fstream>
 #include <thread>
-
-#include <fmt/format.h>
 
 namespace t0fs::cli {
 namespace {
