@@ -1,42 +1,208 @@
 #include "cli/admin.h"
 
-#include <filesystem>
+#include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
+#include <filesystem>
+#include <optional>
 
 #include "cli/cluster_dir.h"
+#include "cli/mount_daemon.h"
+#include "cli/mount_probe.h"
+#include "cli/mounts.h"
 #include "common/secret.h"
+#include "rpc/proto/meta.pb.h"
 
 namespace t0fs::cli {
+namespace {
 
-void AdminOptions::Register(CLI::App* cmd) {
+namespace fs = std::filesystem;
+
+constexpr const char* kDefaultDir = "t0fs-data";
+constexpr const char* kDefaultMeta = "127.0.0.1:7700";
+constexpr const char* kDefaultSecret = "secret";
+
+// The t0fs mount holding `path`: by the mount table first (no access at
+// all), then with symlinks resolved (in a child: the path may cross a hung
+// mount).
+std::optional<MountEntry> T0fsMountHolding(const std::string& path) {
+  std::vector<MountEntry> mounts = ReadMounts();
+  std::string abs = LexicalAbsolute(path);
+  auto mount = MountHolding(mounts, abs);
+  if (mount && mount->is_t0fs()) return mount;
+  auto real = RealpathWithTimeout(abs);
+  if (real.ok() && *real != abs) {
+    mount = MountHolding(mounts, *real);
+    if (mount && mount->is_t0fs()) return mount;
+  }
+  return std::nullopt;
+}
+
+std::string Cwd() {
+  std::error_code ec;
+  auto cwd = fs::current_path(ec);
+  return ec ? std::string("?") : cwd.string();
+}
+
+std::string JoinTried(const std::vector<std::string>& tried) {
+  std::string out;
+  for (const std::string& t : tried) out += "\n  - " + t;
+  return out;
+}
+
+}  // namespace
+
+Result<ClusterLocation> LocateCluster(const ClusterQuery& q) {
+  ClusterLocation loc;
+  std::vector<std::string> tried;
+  std::string daemon_secret;
+
+  if (!q.dir.empty()) {
+    ASSIGN_OR_RETURN(ClusterDir dir, ClusterDir::Open(q.dir));
+    loc.dir = dir.root();
+    loc.meta = dir.meta_address();
+    loc.found_by = "--dir " + dir.root();
+  } else {
+    tried.push_back("--dir (not given)");
+  }
+  if (!q.meta.empty()) {
+    loc.meta = q.meta;
+    loc.found_by = "--meta " + q.meta;
+  } else if (loc.meta.empty()) {
+    tried.push_back("--meta (not given)");
+  }
+
+  // The t0fs mount holding PATH (or the working directory): its daemon's
+  // meta when none was given, its secret when no other was.
+  if (loc.meta.empty() || (q.secret_file.empty() && loc.dir.empty())) {
+    const std::string where = q.path.empty() ? "the working directory " + Cwd() : q.path;
+    auto mount = T0fsMountHolding(q.path.empty() ? Cwd() : q.path);
+    if (!mount) {
+      if (!q.path.empty() && loc.meta.empty()) {
+        return Status(StatusCode::kInvalidArgument,
+                      fmt::format("{} is not on a t0fs mount", q.path));
+      }
+      if (loc.meta.empty()) tried.push_back(fmt::format("{} (not on a t0fs mount)", where));
+    } else if (auto daemon = FindMountDaemon(mount->point)) {
+      daemon_secret = daemon->secret_file;
+      if (loc.meta.empty()) {
+        loc.mount = mount->point;
+        loc.cluster_id = mount->cluster_id();
+        loc.meta = daemon->meta;
+        loc.found_by =
+            fmt::format("the t0fs mount {} (the meta its `t0fs mount` process, pid {}, uses)",
+                        mount->point, daemon->pid);
+        // A mount of `t0fs up` names the cluster directory by its config.
+        fs::path config(daemon->config);
+        if (!daemon->config.empty() && config.filename() == "t0fs.toml" &&
+            fs::exists(config.parent_path() / "secret")) {
+          loc.dir = config.parent_path().string();
+        }
+      }
+    } else if (loc.meta.empty()) {
+      loc.mount = mount->point;
+      loc.cluster_id = mount->cluster_id();
+      tried.push_back(
+          fmt::format("{} (on the t0fs mount {}, but no `t0fs mount` process of this "
+                      "host serves it: a dead mount?)",
+                      where, mount->point));
+    }
+  }
+
+  if (loc.meta.empty()) {
+    if (fs::exists(fs::path(kDefaultDir) / "t0fs.toml")) {
+      ASSIGN_OR_RETURN(ClusterDir dir, ClusterDir::Open(kDefaultDir));
+      loc.dir = dir.root();
+      loc.meta = dir.meta_address();
+      loc.found_by = "the cluster directory " + dir.root();
+    } else {
+      tried.push_back(fmt::format("./{} (no cluster directory in {})", kDefaultDir, Cwd()));
+    }
+  }
+
+  // The secret.
+  if (!q.secret_file.empty()) {
+    loc.secret_file = q.secret_file;
+  } else if (!loc.dir.empty()) {
+    loc.secret_file = loc.dir + "/secret";
+  } else if (!daemon_secret.empty()) {
+    loc.secret_file = daemon_secret;
+  } else if (fs::exists(kDefaultSecret)) {
+    loc.secret_file = fs::absolute(kDefaultSecret).string();
+  }
+  std::vector<std::string> secret_tried;
+  if (loc.secret_file.empty()) {
+    secret_tried = {"--secret-file (not given)",
+                    "the cluster directory's secret (no cluster directory)",
+                    "the secret of the mount's `t0fs mount` process (no such mount or process)",
+                    fmt::format("./{} (none in {})", kDefaultSecret, Cwd())};
+  }
+
+  if (loc.meta.empty() && !loc.secret_file.empty()) {
+    loc.meta = kDefaultMeta;
+    loc.found_by = fmt::format("the default meta address {} (with the secret {})", kDefaultMeta,
+                               loc.secret_file);
+  }
+  if (loc.meta.empty()) {
+    for (const std::string& t : secret_tried) tried.push_back(t);
+    return Status(
+        StatusCode::kNotFound,
+        fmt::format("no t0fs cluster found; tried:{}\ngive --dir DIR (a `t0fs up` cluster "
+                    "directory), --meta HOST:PORT with --secret-file FILE, or a path on a "
+                    "t0fs mount",
+                    JoinTried(tried)));
+  }
+  if (loc.secret_file.empty()) {
+    return Status(
+        StatusCode::kNotFound,
+        fmt::format("no cluster secret for meta {} (found by {}); tried:{}\ngive --secret-file "
+                    "FILE or --dir DIR",
+                    loc.meta, loc.found_by, JoinTried(secret_tried)));
+  }
+  return loc;
+}
+
+void AdminOptions::Register(CLI::App* cmd, bool with_mount) {
   cmd->add_option("--dir", dir, "cluster directory of `t0fs up` (default ./t0fs-data if present)");
   cmd->add_option("--meta", meta, "meta service address (host:port)");
-  cmd->add_option("--secret-file", secret_file, "cluster secret file");
+  cmd->add_option("--secret-file", secret_file,
+                  "cluster secret file (default: the cluster directory's, or the mount's)");
+  if (with_mount) {
+    cmd->add_option("--mount", mount,
+                    "a path on a t0fs mount of the cluster (default: the working directory)");
+  }
   cmd->add_flag("--json", json, "print JSON instead of a table");
 }
 
-Result<AdminTarget> ConnectAdmin(const AdminOptions& options) {
+Result<AdminTarget> ConnectAdmin(const AdminOptions& options, const std::string& path) {
+  ClusterQuery query{options.dir, options.meta, options.secret_file,
+                     path.empty() ? options.mount : path};
   AdminTarget target;
-  std::string secret_file = options.secret_file;
-  std::string dir = options.dir;
-  if (dir.empty() && options.meta.empty() && std::filesystem::exists("t0fs-data/t0fs.toml")) dir = "t0fs-data";
-  if (!dir.empty()) {
-    ASSIGN_OR_RETURN(ClusterDir cluster, ClusterDir::Open(dir));
-    target.meta = cluster.meta_address();
-    if (secret_file.empty()) secret_file = cluster.secret();
-  }
-  if (!options.meta.empty()) target.meta = options.meta;
-  if (target.meta.empty()) target.meta = "127.0.0.1:7700";
-  if (secret_file.empty()) secret_file = "secret";
-  ASSIGN_OR_RETURN(target.secret, LoadSecret(secret_file));
+  ASSIGN_OR_RETURN(target.location, LocateCluster(query));
+  target.meta = target.location.meta;
+  auto secret = LoadSecret(target.location.secret_file);
+  if (!secret.ok())
+    return secret.status().WithContext("cluster secret (" + target.location.found_by + ")");
+  target.secret = *secret;
   ASSIGN_OR_RETURN(rpc::Endpoint ep, rpc::Endpoint::Parse(target.meta));
   rpc::ClientOptions copts;
   copts.secret = target.secret;
   copts.role = "admin";
   copts.io_timeout.value = std::chrono::seconds(120);
   target.channel = std::make_unique<rpc::Channel>(ep, copts);
+  if (!target.location.cluster_id.empty()) {
+    pb::ClusterStatusRsp rsp;
+    RETURN_IF_ERROR(
+        target.channel->Call(rpc::Method::kClusterStatus, pb::Empty(), &rsp)
+            .WithContext("meta " + target.meta + " (" + target.location.found_by + ")"));
+    if (rsp.cluster_id() != target.location.cluster_id) {
+      return Status(
+          StatusCode::kInvalidArgument,
+          fmt::format("meta {} serves cluster {}, but the mount {} is of cluster {}", target.meta,
+                      rsp.cluster_id(), target.location.mount, target.location.cluster_id));
+    }
+  }
   return target;
 }
 

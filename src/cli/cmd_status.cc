@@ -2,15 +2,15 @@
 // `t0fs status --watch`: the same, refreshed every --interval, with each
 // node's traffic as rates (the delta of its counters between two frames).
 #include <signal.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -21,36 +21,15 @@
 #include "cli/admin.h"
 #include "cli/command_util.h"
 #include "cli/commands.h"
+#include "cli/local_mounts.h"
 #include "common/config.h"
 #include "rpc/proto/meta.pb.h"
 
 namespace t0fs::cli {
 namespace {
 
-// The t0fs mounts of this host and how each serves files (the
-// user.t0fs.mount attribute of its root: "passthrough=on backing_files=2 …").
-std::vector<std::pair<std::string, std::map<std::string, std::string>>> LocalMounts() {
-  std::vector<std::pair<std::string, std::map<std::string, std::string>>> out;
-  std::ifstream mounts("/proc/self/mounts");
-  std::string dev, path, type, rest;
-  while (mounts >> dev >> path >> type && std::getline(mounts, rest)) {
-    if (type != "fuse.t0fs") continue;
-    char value[512];
-    ssize_t n = ::getxattr(path.c_str(), "user.t0fs.mount", value, sizeof value - 1);
-    std::map<std::string, std::string> fields;
-    if (n > 0) {
-      std::istringstream words(std::string(value, static_cast<size_t>(n)));
-      for (std::string word; words >> word;) {
-        auto eq = word.find('=');
-        if (eq != std::string::npos) fields[word.substr(0, eq)] = word.substr(eq + 1);
-      }
-    }
-    out.emplace_back(path, std::move(fields));
-  }
-  return out;
-}
-
-nlohmann::json ToJson(const pb::ClusterStatusRsp& s, const std::string& meta) {
+nlohmann::json ToJson(const pb::ClusterStatusRsp& s, const std::string& meta,
+                      const std::vector<LocalMount>& mounts) {
   nlohmann::json nodes = nlohmann::json::array();
   for (const pb::NodeStatus& n : s.nodes()) {
     nlohmann::json vols = nlohmann::json::array();
@@ -70,11 +49,7 @@ nlohmann::json ToJson(const pb::ClusterStatusRsp& s, const std::string& meta) {
           {"files", s.files()},     {"directories", s.directories()}, {"chunks", s.chunks()},
           {"logical_bytes", s.logical_bytes()}, {"sessions", s.sessions()},
           {"open_handles", s.open_handles()},   {"garbage_chunks", s.garbage_chunks()},
-          {"mounts_here", [] {
-             nlohmann::json list = nlohmann::json::array();
-             for (auto& [path, fields] : LocalMounts()) list.push_back({{"path", path}, {"state", fields}});
-             return list;
-           }()},
+          {"mounts_here", LocalMountsJson(mounts)},
           {"repair", {{"under_replicated", s.under_replicated()}, {"over_replicated", s.over_replicated()},
                       {"stale_replicas", s.stale_replicas()}, {"copies_running", s.copies_running()},
                       {"copies_done", s.copies_done()}, {"copies_failed", s.copies_failed()},
@@ -82,7 +57,7 @@ nlohmann::json ToJson(const pb::ClusterStatusRsp& s, const std::string& meta) {
                       {"unavailable", s.unavailable()}}}};
 }
 
-void PrintTable(const pb::ClusterStatusRsp& s, const std::string& meta) {
+void PrintTable(const pb::ClusterStatusRsp& s, const std::string& meta, const std::vector<LocalMount>& mounts) {
   fmt::print("cluster {} (meta {})\n\n", s.cluster_id(), meta);
   fmt::print("{:<6} {:<9} {:<22} {:<16} {:>7} {:>11} {:>11} {:>9} {:>10}\n", "NODE", "STATE", "ADDRESS", "HOST",
              "VOLUMES", "USED", "FREE", "REPLICAS", "LAST SEEN");
@@ -118,16 +93,7 @@ void PrintTable(const pb::ClusterStatusRsp& s, const std::string& meta) {
       fmt::print("metrics: node {} http://{}/metrics\n", n.node(), n.metrics_address());
     }
   }
-  for (auto& [path, f] : LocalMounts()) {
-    if (f.empty()) {
-      fmt::print("mount {}: state unknown (a t0fs mount of another version?)\n", path);
-      continue;
-    }
-    fmt::print("mount {}: node {}, passthrough {}; opens: {} by the kernel (passthrough), {} through the mount, "
-               "{} refused busy; {} backing file(s) now\n",
-               path, f["local_node"], f["passthrough"], f["opens_passthrough"], f["opens_cached"], f["opens_refused"],
-               f["backing_files"]);
-  }
+  for (const std::string& line : LocalMountLines(mounts)) fmt::print("{}\n", line);
   if (s.under_replicated() == 0 && s.copies_running() == 0 && s.stale_replicas() == 0) {
     fmt::print("repair: every chunk meets its objective ({} copies done, {} copied)\n", s.copies_done(),
                FormatByteSize(s.copied_bytes()));
@@ -173,7 +139,7 @@ class Watcher {
  public:
   Watcher(const std::string& meta, bool json) : meta_(meta), json_(json), tty_(::isatty(STDOUT_FILENO) == 1) {}
 
-  void Frame(const pb::ClusterStatusRsp& s) {
+  void Frame(const pb::ClusterStatusRsp& s, const std::vector<LocalMount>& mounts) {
     auto now = std::chrono::steady_clock::now();
     double seconds = have_prev_ ? std::chrono::duration<double>(now - prev_time_).count() : 0;
     std::map<uint64_t, NodeRates> rates;
@@ -188,7 +154,7 @@ class Watcher {
     bool copy_known = have_prev_ && s.copied_bytes() >= prev_copied_ && seconds > 0;
     if (copy_known) copy_rate = static_cast<double>(s.copied_bytes() - prev_copied_) / seconds;
     if (json_) {
-      PrintJson(s, rates, copy_rate, copy_known);
+      PrintJson(s, mounts, rates, copy_rate, copy_known);
     } else {
       PrintText(s, rates, copy_rate, copy_known);
     }
@@ -220,9 +186,9 @@ class Watcher {
     return buf;
   }
 
-  void PrintJson(const pb::ClusterStatusRsp& s, const std::map<uint64_t, NodeRates>& rates, double copy_rate,
-                 bool copy_known) {
-    nlohmann::json frame = ToJson(s, meta_);
+  void PrintJson(const pb::ClusterStatusRsp& s, const std::vector<LocalMount>& mounts,
+                 const std::map<uint64_t, NodeRates>& rates, double copy_rate, bool copy_known) {
+    nlohmann::json frame = ToJson(s, meta_, mounts);
     frame["time"] = Now();
     for (auto& node : frame["nodes"]) {
       auto it = rates.find(node["node"].get<uint64_t>());
@@ -282,38 +248,73 @@ class Watcher {
   std::chrono::steady_clock::time_point prev_time_;
 };
 
-// Waits up to `interval` for SIGINT/SIGTERM/SIGHUP (blocked in every thread
-// by main, so they are taken here synchronously); true if one arrived.
-bool StopRequested(Duration interval) {
+// What one frame shows: the cluster as meta reports it, and this host's
+// mounts of it.
+struct FrameData {
+  Status status;
+  pb::ClusterStatusRsp rsp;
+  std::vector<LocalMount> mounts;
+};
+
+FrameData Gather(AdminTarget& target) {
+  FrameData f;
+  f.status = target.channel->Call(rpc::Method::kClusterStatus, pb::Empty(), &f.rsp);
+  if (f.status.ok()) f.mounts = QueryLocalMounts(f.rsp.cluster_id());
+  return f;
+}
+
+// Waits up to `wait` for SIGINT, SIGTERM or SIGHUP (blocked in every thread
+// by main, so they are taken here synchronously); returns it, or 0.
+int WaitStopSignal(std::chrono::nanoseconds wait) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGHUP);
-  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(interval.value).count();
-  timespec timeout{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+  auto deadline = std::chrono::steady_clock::now() + wait;
   for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() < 0) left = std::chrono::nanoseconds(0);
+    timespec timeout{static_cast<time_t>(left.count() / 1000000000), static_cast<long>(left.count() % 1000000000)};
     int sig = ::sigtimedwait(&set, nullptr, &timeout);
-    if (sig > 0) return true;
-    if (errno == EAGAIN) return false;
-    // EINTR (another signal): wait again; the remaining time is not tracked,
-    // so a frame may come a little late.
+    if (sig > 0) return sig;
+    if (errno == EAGAIN) return 0;
+    // EINTR (another signal): wait for the rest of the time.
   }
 }
 
+// Frames until a stop signal, which ends it at once: a frame being gathered
+// (meta or a mount slow to answer) is not waited for. Exit code 128 + signal
+// (130 for SIGINT, 143 for SIGTERM).
 int Watch(AdminTarget& target, bool json, Duration interval) {
   Watcher watcher(target.meta, json);
-  do {
-    pb::Empty req;
-    pb::ClusterStatusRsp rsp;
-    Status st = target.channel->Call(rpc::Method::kClusterStatus, req, &rsp);
-    if (st.ok()) {
-      watcher.Frame(rsp);
-    } else {
-      watcher.Unreachable(st);
+  for (;;) {
+    // Gathered on another thread, so that the signal is taken meanwhile.
+    auto frame = std::make_shared<FrameData>();
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    std::thread gather([frame, done, &target] {
+      *frame = Gather(target);
+      done->store(true);
+    });
+    int sig = 0;
+    while (!done->load() && sig == 0) sig = WaitStopSignal(std::chrono::milliseconds(50));
+    if (sig != 0 && !done->load()) {
+      // The gathering thread uses `target`, which must outlive it: leave
+      // the process without unwinding. Nothing is left behind (a mount
+      // probe child dies with its parent).
+      std::fflush(stdout);
+      std::_Exit(128 + sig);
     }
-  } while (!StopRequested(interval));
-  return 0;
+    gather.join();
+    if (sig != 0) return 128 + sig;
+    if (frame->status.ok()) {
+      watcher.Frame(frame->rsp, frame->mounts);
+    } else {
+      watcher.Unreachable(frame->status);
+    }
+    sig = WaitStopSignal(interval.value);
+    if (sig != 0) return 128 + sig;
+  }
 }
 
 }  // namespace
@@ -350,10 +351,11 @@ void RegisterStatus(CLI::App& app, int* exit_code) {
       *exit_code = Fail("status", st.WithContext("meta " + target->meta));
       return;
     }
+    std::vector<LocalMount> mounts = QueryLocalMounts(rsp.cluster_id());
     if (opts->json) {
-      fmt::print("{}\n", ToJson(rsp, target->meta).dump(2));
+      fmt::print("{}\n", ToJson(rsp, target->meta, mounts).dump(2));
     } else {
-      PrintTable(rsp, target->meta);
+      PrintTable(rsp, target->meta, mounts);
     }
     *exit_code = 0;
   });

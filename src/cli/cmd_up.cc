@@ -1,309 +1,445 @@
-// `t0fs up`: a single-node t0fs in one command.
+// `t0fs up`: a t0fs cluster of this machine in one command.
 //
-// Creates the cluster directory on first use (cluster_dir.h), then runs
-// `t0fs meta`, `t0fs data` and `t0fs mount` as child processes of this
-// binary, each logging to <dir>/logs/. Waits until each is ready before
-// starting the next, prints where the file system is, and on Ctrl-C (or when
-// any child dies) stops them in reverse order: the mount first, so nothing
-// is left mounted. Children get SIGTERM if this process is killed.
-#include <fcntl.h>
+// Creates the cluster directory on first use (cluster_dir.h), makes the mount
+// point ready (mount_point.h: a live mount there is refused, a dead one
+// detached), then runs `t0fs meta`, `t0fs data` (one per --nodes) and
+// `t0fs mount` as child processes (supervisor.h), each logging to
+// <dir>/logs/, each started once the previous one is ready.
+//
+// While it runs, a child that dies is reported and restarted after a
+// back-off (--restart always, the default) or left down (--restart never);
+// the others keep serving. A dead mount child's mount point is detached
+// before the new mount. On SIGINT, SIGTERM or SIGHUP `up` stops them in
+// order — the mount first (so nothing stays mounted and open files are
+// released while meta still answers), then the data nodes, then meta —
+// within kStopBudget; a second signal kills what is left at once.
+#include <fmt/format.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "cli/admin.h"
 #include "cli/cluster_dir.h"
 #include "cli/command_util.h"
 #include "cli/commands.h"
+#include "cli/mount_point.h"
+#include "cli/supervisor.h"
 #include "common/config.h"
 #include "common/lock_file.h"
-#include "rpc/endpoint.h"
 #include "rpc/proto/meta.pb.h"
 
 namespace t0fs::cli {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using Clock = SupervisorClock;
+using std::chrono::milliseconds;
+
+// The whole ordered stop, and the share of it each stage may use before
+// what is left of it is killed: the mount, then data nodes, then meta.
+constexpr milliseconds kStopBudget{2800};
+constexpr milliseconds kMountStopShare{1500};
+constexpr milliseconds kMetaStopShare{600};
+constexpr std::chrono::seconds kStartTimeout{30};
 
 struct UpOptions {
   std::string dir = "t0fs-data";
   std::string mount = "t0fs-mnt";
   std::string meta_listen = "127.0.0.1:7700";
   std::string data_listen = "127.0.0.1:7701";
+  bool meta_listen_given = false;
+  bool data_listen_given = false;
   std::string chunk_size = "64M";
   std::string log_level = "info";
+  std::string restart = "always";
   uint32_t nodes = 1;
 };
 
-struct Child {
-  std::string name;
-  pid_t pid = -1;
-  std::string log;
+// The stop signals (SIGINT, SIGTERM, SIGHUP), blocked in every thread since
+// main, are taken here; SIGCHLD (blocked by RegisterUp) only wakes the wait.
+class Signals {
+ public:
+  // Waits up to `wait` for a signal; returns a stop signal, or 0.
+  int Wait(milliseconds wait) {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&set, sig);
+    timespec timeout{static_cast<time_t>(wait.count() / 1000),
+                     static_cast<long>(wait.count() % 1000) * 1000000};
+    int sig = ::sigtimedwait(&set, nullptr, &timeout);
+    if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+      ++stops_;
+      return sig;
+    }
+    return 0;
+  }
+  // True once a stop signal arrived beyond `seen` of them.
+  bool MoreThan(int seen) {
+    (void)Wait(milliseconds(0));
+    return stops_ > seen;
+  }
+  int stops() const { return stops_; }
+
+ private:
+  int stops_ = 0;
 };
 
-Result<Child> Spawn(const std::string& name, std::vector<std::string> args, const std::string& log) {
-  int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log_fd < 0) return Status::FromErrno(errno, "open " + log);
-  pid_t parent = ::getpid();
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(log_fd);
-    return Status::FromErrno(errno, "fork");
-  }
-  if (pid == 0) {
-    // Die with the supervisor even if it is killed without a chance to stop us.
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) ::_exit(1);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::dup2(log_fd, STDOUT_FILENO);
-    ::dup2(log_fd, STDERR_FILENO);
-    int null_fd = ::open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv("/proc/self/exe", argv.data());
-    ::_exit(127);
-  }
-  ::close(log_fd);
-  return Child{name, pid, log};
+class Up {
+ public:
+  Up(const UpOptions& o, ClusterDir dir, std::string mountpoint, RestartPolicy policy,
+     AdminTarget admin)
+      : o_(o),
+        dir_(std::move(dir)),
+        mountpoint_(std::move(mountpoint)),
+        policy_(policy),
+        admin_(std::move(admin)) {}
+
+  // Starts every child in order; 0 when the cluster is up, else the exit code.
+  int Start();
+  // Supervises until a stop signal; returns the exit code.
+  int Run();
+
+ private:
+  Status StartChild(ChildProcess& child);
+  // Polls `ready` until it holds, the child dies, a stop signal arrives
+  // (kInterrupted) or kStartTimeout passes.
+  Status WaitReady(ChildProcess& child, const std::function<bool()>& ready);
+  bool ClusterAnswers(pb::ClusterStatusRsp* rsp);
+  bool NodesUp();
+  void OnDeath(ChildProcess& child, int code);
+  void StartDueRestarts();
+  // Detaches our mount if it is still there (its daemon died).
+  void DetachDeadMount();
+  // The ordered stop; returns the exit code.
+  int StopAll(bool after_failure);
+  std::vector<ChildProcess*> DataNodes();
+
+  const UpOptions& o_;
+  ClusterDir dir_;
+  std::string mountpoint_;
+  RestartPolicy policy_;
+  AdminTarget admin_;
+  Signals signals_;
+  std::unique_ptr<ChildProcess> meta_, mount_;
+  std::vector<std::unique_ptr<ChildProcess>> data_;
+  std::vector<std::string> addresses_;
+  uint64_t mount_node_ = 0;
+  int mount_id_ = 0;             // the mountinfo id of our live mount, 0 when none
+  bool awaiting_mount_ = false;  // a restarted mount child that is not mounted yet
+};
+
+Status Up::StartChild(ChildProcess& child) {
+  Status st = child.Start();
+  if (!st.ok()) return st.WithContext("start " + child.name());
+  return Status::Ok();
 }
 
-// The child's exit status if it has exited.
-std::optional<int> Reap(Child& child) {
-  if (child.pid < 0) return 0;
-  int status = 0;
-  pid_t r = ::waitpid(child.pid, &status, WNOHANG);
-  if (r != child.pid) return std::nullopt;
-  child.pid = -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-void Stop(Child& child, std::chrono::seconds grace) {
-  if (child.pid < 0) return;
-  ::kill(child.pid, SIGTERM);
-  auto deadline = Clock::now() + grace;
+Status Up::WaitReady(ChildProcess& child, const std::function<bool()>& ready) {
+  auto deadline = Clock::now() + kStartTimeout;
   while (Clock::now() < deadline) {
-    if (Reap(child)) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (auto code = child.Reap()) {
+      return Status(StatusCode::kInternal,
+                    fmt::format("{} exited with status {}; the end of {}:\n{}", child.name(), *code,
+                                child.log(), TailOf(child.log(), 10)));
+    }
+    if (ready()) return Status::Ok();
+    if (signals_.Wait(milliseconds(100)) != 0)
+      return Status(StatusCode::kInterrupted, "stopped while starting");
   }
-  fmt::print(stderr, "t0fs up: {} did not stop within {}s; killing it\n", child.name, grace.count());
-  ::kill(child.pid, SIGKILL);
-  int status = 0;
-  ::waitpid(child.pid, &status, 0);
-  child.pid = -1;
+  return Status(StatusCode::kRpcTimeout,
+                fmt::format("{} was not ready within {}s; see {}:\n{}", child.name(),
+                            kStartTimeout.count(), child.log(), TailOf(child.log(), 10)));
 }
 
-std::string Tail(const std::string& path, size_t lines) {
-  std::ifstream in(path);
-  std::vector<std::string> all;
-  for (std::string line; std::getline(in, line);) all.push_back(line);
-  std::string out;
-  for (size_t idx = all.size() > lines ? all.size() - lines : 0; idx < all.size(); ++idx) {
-    out += "    " + all[idx] + "\n";
+bool Up::ClusterAnswers(pb::ClusterStatusRsp* rsp) {
+  return admin_.channel->Call(rpc::Method::kClusterStatus, pb::Empty(), rsp).ok();
+}
+
+bool Up::NodesUp() {
+  pb::ClusterStatusRsp rsp;
+  if (!ClusterAnswers(&rsp)) return false;
+  size_t up = 0;
+  for (const auto& n : rsp.nodes()) {
+    bool ours = std::find(addresses_.begin(), addresses_.end(), n.address()) != addresses_.end();
+    if (!ours || n.state() != "up") continue;
+    ++up;
+    if (n.address() == addresses_.front()) mount_node_ = n.node();
   }
+  return up == addresses_.size();
+}
+
+std::vector<ChildProcess*> Up::DataNodes() {
+  std::vector<ChildProcess*> out;
+  for (auto& d : data_) out.push_back(d.get());
   return out;
 }
 
-bool IsMounted(const std::string& path) {
-  std::ifstream in("/proc/self/mountinfo");
-  for (std::string line; std::getline(in, line);) {
-    // Field 5 is the mount point, and the type follows " - ".
-    std::istringstream fields(line);
-    std::string id, parent, dev, root, point;
-    fields >> id >> parent >> dev >> root >> point;
-    if (point == path && line.find(" - fuse.t0fs ") != std::string::npos) return true;
+int Up::Start() {
+  const std::string config = dir_.config();
+  meta_ = std::make_unique<ChildProcess>(
+      "meta",
+      std::vector<std::string>{"t0fs", "meta", "--config", config, "--log-level", o_.log_level},
+      dir_.logs() + "/meta.log");
+  Status st = StartChild(*meta_);
+  if (st.ok()) {
+    st = WaitReady(*meta_, [&] {
+      pb::ClusterStatusRsp rsp;
+      return ClusterAnswers(&rsp);
+    });
   }
-  return false;
-}
-
-// Polls `ready` until it is true, the child dies, or the timeout passes.
-Status WaitReady(Child& child, std::chrono::seconds timeout, const std::function<bool()>& ready) {
-  auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
-    if (auto code = Reap(child)) {
-      return Status(StatusCode::kInternal, fmt::format("{} exited with status {}; the end of {}:\n{}", child.name,
-                                                       *code, child.log, Tail(child.log, 10)));
+  // Data nodes: node i keeps volume<i> and listens on the data port + i.
+  for (uint32_t idx = 0; st.ok() && idx < o_.nodes; ++idx) {
+    std::string volume = dir_.volume(idx);
+    std::error_code mk;
+    fs::create_directories(volume, mk);
+    auto address = dir_.data_address(idx);
+    if (!address.ok()) {
+      st = address.status();
+      break;
     }
-    if (ready()) return Status::Ok();
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    addresses_.push_back(*address);
+    std::string name = o_.nodes == 1 ? "data" : fmt::format("data{}", idx + 1);
+    data_.push_back(std::make_unique<ChildProcess>(
+        name,
+        std::vector<std::string>{"t0fs", "data", "--config", config, "--log-level", o_.log_level,
+                                 "--listen", *address, "--volumes", volume},
+        dir_.logs() + "/" + name + ".log"));
+    st = StartChild(*data_.back());
   }
-  return Status(StatusCode::kRpcTimeout, fmt::format("{} was not ready within {}s; see {}:\n{}", child.name,
-                                                     timeout.count(), child.log, Tail(child.log, 10)));
+  if (st.ok()) st = WaitReady(*data_.back(), [&] { return NodesUp(); });
+  if (st.ok()) {
+    // The mount is a client of the first node (its local bypass).
+    mount_ = std::make_unique<ChildProcess>(
+        "mount",
+        std::vector<std::string>{"t0fs", "mount", dir_.meta_address(), mountpoint_, "--config",
+                                 config, "--secret-file", dir_.secret(), "--log-level",
+                                 o_.log_level, "--node-id", std::to_string(mount_node_)},
+        dir_.logs() + "/mount.log");
+    st = StartChild(*mount_);
+  }
+  if (st.ok()) st = WaitReady(*mount_, [&] { return (mount_id_ = T0fsMountId(mountpoint_)) != 0; });
+  if (!st.ok()) {
+    bool interrupted = st.code() == StatusCode::kInterrupted;
+    if (!interrupted) Fail("up", st);
+    StopAll(true);
+    return interrupted ? 130 : 1;
+  }
+
+  fmt::print("t0fs up: mounted at {}\n", mountpoint_);
+  if (o_.nodes == 1) {
+    fmt::print("  meta {}, data node {} on {}, logs in {}\n", dir_.meta_address(), mount_node_,
+               addresses_.front(), dir_.logs());
+  } else {
+    fmt::print("  meta {}, {} data nodes on {}..{} (the mount is on node {}), logs in {}\n",
+               dir_.meta_address(), o_.nodes, addresses_.front(), addresses_.back(), mount_node_,
+               dir_.logs());
+    fmt::print("  objectives: t0fs objective set {}/DIR replicas=2\n", mountpoint_);
+  }
+  fmt::print("  try:   echo hello > {}/hello && cat {}/hello\n", mountpoint_, mountpoint_);
+  fmt::print("  state: t0fs status --dir {}\n", dir_.root());
+  fmt::print("  a child that dies is {}\n", policy_ == RestartPolicy::kAlways
+                                                ? "restarted (--restart always)"
+                                                : "reported and left down (--restart never)");
+  fmt::print("Press Ctrl-C to stop (unmounts, then stops the services; data stays in {}).\n",
+             dir_.root());
+  std::fflush(stdout);
+  return 0;
 }
 
-class Supervisor {
- public:
-  ~Supervisor() { StopAll(); }
-  std::vector<Child> children;
-  void StopAll() {
-    // Reverse order: the mount goes first so nothing stays mounted.
-    for (auto it = children.rbegin(); it != children.rend(); ++it) Stop(*it, std::chrono::seconds(15));
-    children.clear();
+void Up::OnDeath(ChildProcess& child, int code) {
+  fmt::print(stderr, "t0fs up: {} exited unexpectedly (status {}); end of {}:\n{}", child.name(),
+             code, child.log(), TailOf(child.log(), 10));
+  if (&child == mount_.get()) {
+    // Its daemon is gone, so the mount is dead: every access fails with
+    // ENOTCONN until it is detached. Detached right before the new mount
+    // (so that meanwhile nobody writes into the directory beneath it), or
+    // now when there will be none.
+    awaiting_mount_ = false;
+    if (policy_ == RestartPolicy::kNever) DetachDeadMount();
   }
-};
+  if (policy_ == RestartPolicy::kNever) {
+    fmt::print(stderr, "t0fs up: {} stays down (--restart never); the others keep running\n",
+               child.name());
+  } else {
+    milliseconds delay = child.NextBackoff();
+    child.restart_at = Clock::now() + delay;
+    fmt::print(stderr, "t0fs up: restarting {} in {:.1f}s\n", child.name(), delay.count() / 1000.0);
+  }
+  std::fflush(stderr);
+}
+
+void Up::DetachDeadMount() {
+  if (DetachIfStillMounted(mountpoint_, mount_id_)) {
+    fmt::print(stderr, "t0fs up: detached the dead mount at {}\n", mountpoint_);
+  }
+  mount_id_ = 0;
+}
+
+void Up::StartDueRestarts() {
+  std::vector<ChildProcess*> all = DataNodes();
+  all.push_back(meta_.get());
+  all.push_back(mount_.get());
+  for (ChildProcess* child : all) {
+    if (child->running() || !child->restart_at || Clock::now() < *child->restart_at) continue;
+    ++child->restarts;
+    if (child == mount_.get()) DetachDeadMount();
+    Status st = child->Start();
+    if (!st.ok()) {
+      fmt::print(stderr, "t0fs up: cannot restart {}: {}\n", child->name(), st.ToString());
+      child->restart_at = Clock::now() + child->NextBackoff();
+      continue;
+    }
+    fmt::print(stderr, "t0fs up: restarted {} (pid {}, restart {})\n", child->name(), child->pid(),
+               child->restarts);
+    if (child == mount_.get()) awaiting_mount_ = true;
+  }
+  if (awaiting_mount_ && (mount_id_ = T0fsMountId(mountpoint_)) != 0) {
+    awaiting_mount_ = false;
+    fmt::print(stderr, "t0fs up: mounted again at {}\n", mountpoint_);
+  }
+  std::fflush(stderr);
+}
+
+int Up::Run() {
+  for (;;) {
+    int sig = signals_.Wait(milliseconds(200));
+    if (sig != 0) {
+      fmt::print("\nt0fs up: stopping (signal {}): the mount, then data, then meta\n", sig);
+      std::fflush(stdout);
+      return StopAll(false);
+    }
+    std::vector<ChildProcess*> all = DataNodes();
+    all.push_back(meta_.get());
+    all.push_back(mount_.get());
+    for (ChildProcess* child : all) {
+      if (auto code = child->Reap()) OnDeath(*child, *code);
+    }
+    StartDueRestarts();
+  }
+}
+
+int Up::StopAll(bool after_failure) {
+  const auto start = Clock::now();
+  const auto deadline = start + kStopBudget;
+  const int seen = signals_.stops();
+  auto hurry = [&] { return signals_.MoreThan(seen); };
+  std::vector<std::string> killed;
+  auto stop = [&](std::vector<ChildProcess*> group, Clock::time_point by) {
+    std::erase(group, nullptr);
+    for (const std::string& name : StopGroup(group, by, hurry)) killed.push_back(name);
+  };
+  // The mount first: it releases open files while meta still answers, and
+  // nothing stays mounted.
+  stop({mount_.get()}, start + kMountStopShare);
+  // Its daemon has exited: a mount left there is dead. (A restarted mount
+  // child may have mounted since its readiness was last checked.)
+  if (awaiting_mount_) mount_id_ = T0fsMountId(mountpoint_);
+  bool detached = DetachIfStillMounted(mountpoint_, mount_id_);
+  mount_id_ = 0;
+  stop(DataNodes(), deadline - kMetaStopShare);
+  stop({meta_.get()}, deadline);
+  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  for (const std::string& name : killed) {
+    fmt::print(stderr, "t0fs up: {} did not stop in time; killed it (see {}/{}.log)\n", name,
+               dir_.logs(), name);
+  }
+  if (detached)
+    fmt::print(stderr, "t0fs up: the mount daemon left {} mounted; detached it\n", mountpoint_);
+  if (after_failure) return 1;
+  fmt::print("t0fs up: stopped in {:.1f}s; {} unmounted\n", seconds, mountpoint_);
+  return 0;
+}
 
 int RunUp(const UpOptions& o) {
   Status level = CheckLogLevel(o.log_level);
   if (!level.ok()) return Fail("up", level);
   auto chunk = ParseByteSize(o.chunk_size);
   if (!chunk.ok()) return Fail("up", chunk.status().WithContext("--chunk-size"));
-  ClusterDirOptions dir_opts{o.meta_listen, o.data_listen, chunk->bytes};
-  bool created = false;
-  auto dir = ClusterDir::OpenOrCreate(o.dir, dir_opts, &created);
+  auto policy = ParseRestartPolicy(o.restart);
+  if (!policy.ok()) return Fail("up", policy.status());
+
+  // The mount point first: a live mount there is refused before anything
+  // is created or started.
+  auto mountpoint = ResolveMountPoint(o.mount);
+  if (!mountpoint.ok()) return Fail("up", mountpoint.status().WithContext("--mount"));
+  std::vector<std::string> notes;
+  if (Status st = ClaimMountPoint(*mountpoint, &notes); !st.ok()) return Fail("up", st);
+  for (const std::string& note : notes) fmt::print("t0fs up: {}\n", note);
+  notes.clear();
+
+  ClusterDirOptions dir_opts;
+  dir_opts.meta_listen = o.meta_listen;
+  dir_opts.data_listen = o.data_listen;
+  dir_opts.meta_listen_given = o.meta_listen_given;
+  dir_opts.data_listen_given = o.data_listen_given;
+  dir_opts.data_nodes = o.nodes;
+  dir_opts.chunk_size = chunk->bytes;
+  ClusterDirOrigin origin = ClusterDirOrigin::kReused;
+  auto dir = ClusterDir::OpenOrCreate(o.dir, dir_opts, &origin, &notes);
   if (!dir.ok()) return Fail("up", dir.status());
   auto lock = LockFile::Acquire(dir->root() + "/up.lock", "cluster directory " + dir->root());
   if (!lock.ok()) return Fail("up", lock.status());
+  if (origin == ClusterDirOrigin::kReused) {
+    if (Status st = dir->CheckPortsFree(o.nodes); !st.ok()) return Fail("up", st);
+  }
   std::error_code ec;
-  fs::create_directories(o.mount, ec);
-  if (ec) return Fail("up", Status(StatusCode::kIoError, fmt::format("create {}: {}", o.mount, ec.message())));
-  std::string mountpoint = fs::canonical(o.mount, ec).string();
-  if (ec) return Fail("up", Status(StatusCode::kIoError, fmt::format("{}: {}", o.mount, ec.message())));
   fs::create_directories(dir->logs(), ec);
-  fmt::print("t0fs up: {} cluster in {}\n", created ? "created a new" : "reusing the", dir->root());
+  const char* what = origin == ClusterDirOrigin::kCreated     ? "created a new"
+                     : origin == ClusterDirOrigin::kCompleted ? "completed the unfinished"
+                                                              : "reusing the";
+  fmt::print("t0fs up: {} cluster in {}\n", what, dir->root());
+  for (const std::string& note : notes) fmt::print("t0fs up: {}\n", note);
+  std::fflush(stdout);
 
   AdminOptions admin_opts;
   admin_opts.dir = dir->root();
   auto admin = ConnectAdmin(admin_opts);
   if (!admin.ok()) return Fail("up", admin.status());
-  auto cluster_status = [&](pb::ClusterStatusRsp* rsp) {
-    return admin->channel->Call(rpc::Method::kClusterStatus, pb::Empty(), rsp).ok();
-  };
-
-  Supervisor sup;
-  auto start = [&](const std::string& name, std::vector<std::string> args) -> Status {
-    ASSIGN_OR_RETURN(Child child, Spawn(name, std::move(args), dir->logs() + "/" + name + ".log"));
-    sup.children.push_back(child);
-    return Status::Ok();
-  };
-  std::string config = dir->config();
-  Status st = start("meta", {"t0fs", "meta", "--config", config, "--log-level", o.log_level});
-  if (st.ok()) {
-    st = WaitReady(sup.children.back(), std::chrono::seconds(30), [&] {
-      pb::ClusterStatusRsp rsp;
-      return cluster_status(&rsp);
-    });
-  }
-  // Data nodes: node i keeps volume<i> and listens on the data port + i.
-  auto base = rpc::Endpoint::Parse(dir->data_address());
-  if (!base.ok()) st = base.status().WithContext("--data-listen");
-  std::vector<std::string> addresses;
-  for (uint32_t idx = 0; st.ok() && idx < o.nodes; ++idx) {
-    std::string volume = fmt::format("{}/volume{}", dir->root(), idx);
-    std::error_code mk;
-    fs::create_directories(volume, mk);
-    std::string address = fmt::format("{}:{}", base->host, base->port + idx);
-    addresses.push_back(address);
-    std::string name = o.nodes == 1 ? "data" : fmt::format("data{}", idx + 1);
-    st = start(name, {"t0fs", "data", "--config", config, "--log-level", o.log_level, "--listen", address,
-                      "--volumes", volume});
-  }
-  uint64_t node = 0;
-  std::string node_address;
-  if (st.ok()) {
-    st = WaitReady(sup.children.back(), std::chrono::seconds(30), [&] {
-      pb::ClusterStatusRsp rsp;
-      if (!cluster_status(&rsp)) return false;
-      size_t up = 0;
-      for (const auto& n : rsp.nodes()) {
-        bool ours = std::find(addresses.begin(), addresses.end(), n.address()) != addresses.end();
-        if (!ours || n.state() != "up") continue;
-        ++up;
-        if (n.address() == addresses.front()) {
-          node = n.node();
-          node_address = n.address();
-        }
-      }
-      return up == addresses.size();
-    });
-  }
-  if (st.ok()) {
-    // The mount is a client of the first node (its local bypass).
-    st = start("mount", {"t0fs", "mount", dir->meta_address(), mountpoint, "--config", config, "--secret-file",
-                         dir->secret(), "--log-level", o.log_level, "--node-id", std::to_string(node)});
-  }
-  if (st.ok()) {
-    st = WaitReady(sup.children.back(), std::chrono::seconds(30), [&] { return IsMounted(mountpoint); });
-  }
-  if (!st.ok()) {
-    sup.StopAll();
-    return Fail("up", st);
-  }
-
-  fmt::print("t0fs up: mounted at {}\n", mountpoint);
-  if (o.nodes == 1) {
-    fmt::print("  meta {}, data node {} on {}, logs in {}\n", dir->meta_address(), node, node_address, dir->logs());
-  } else {
-    fmt::print("  meta {}, {} data nodes on {}..{} (the mount is on node {}), logs in {}\n", dir->meta_address(),
-               o.nodes, addresses.front(), addresses.back(), node, dir->logs());
-    fmt::print("  objectives: t0fs objective set {}/DIR replicas=2 --dir {}\n", mountpoint, dir->root());
-  }
-  fmt::print("  try:   echo hello > {}/hello && cat {}/hello\n", mountpoint, mountpoint);
-  fmt::print("  state: {} status --dir {}\n", "t0fs", dir->root());
-  fmt::print("Press Ctrl-C to stop (unmounts, then stops the services; data stays in {}).\n", dir->root());
-  std::fflush(stdout);
-
-  // Wait for a stop signal or a child's death.
-  sigset_t set;
-  sigemptyset(&set);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&set, sig);
-  int exit_code = 0;
-  for (bool done = false; !done;) {
-    timespec tick{1, 0};
-    int sig = ::sigtimedwait(&set, nullptr, &tick);
-    if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
-      fmt::print("\nt0fs up: stopping\n");
-      done = true;
-      break;
-    }
-    for (Child& child : sup.children) {
-      if (auto code = Reap(child)) {
-        fmt::print(stderr, "t0fs up: {} exited unexpectedly (status {}); stopping the rest. End of {}:\n{}",
-                   child.name, *code, child.log, Tail(child.log, 10));
-        exit_code = 1;
-        done = true;
-      }
-    }
-  }
-  sup.StopAll();
-  if (IsMounted(mountpoint)) {
-    fmt::print(stderr, "t0fs up: {} is still mounted; run: umount -l {}\n", mountpoint, mountpoint);
-    return 1;
-  }
-  fmt::print("t0fs up: stopped; {} unmounted\n", mountpoint);
-  return exit_code;
+  Up up(o, *dir, *mountpoint, *policy, std::move(*admin));
+  if (int code = up.Start(); code != 0) return code;
+  return up.Run();
 }
 
 }  // namespace
 
 void RegisterUp(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("up", "Run a single-node t0fs (meta + data + mount) until Ctrl-C");
+  auto* cmd = app.add_subcommand(
+      "up", "Run a t0fs cluster of this machine (meta + data + mount) until Ctrl-C");
   auto o = std::make_shared<UpOptions>();
-  cmd->add_option("--dir", o->dir, "cluster directory (created on first use; reused after)")->capture_default_str();
-  cmd->add_option("--mount", o->mount, "where to mount (created if missing)")->capture_default_str();
-  cmd->add_option("--meta-listen", o->meta_listen, "meta address for a new cluster")->capture_default_str();
-  cmd->add_option("--data-listen", o->data_listen, "data node address for a new cluster")->capture_default_str();
-  cmd->add_option("--chunk-size", o->chunk_size, "chunk size of files in a new cluster")->capture_default_str();
-  cmd->add_option("--log-level", o->log_level, "trace, debug, info, warn or error")->capture_default_str();
-  cmd->add_option("--nodes", o->nodes, "data nodes to run on this machine (own volume and port each)")
+  cmd->add_option("--dir", o->dir, "cluster directory (created on first use; reused after)")
+      ->capture_default_str();
+  cmd->add_option("--mount", o->mount, "where to mount (created if missing)")
+      ->capture_default_str();
+  auto* meta = cmd->add_option(
+      "--meta-listen", o->meta_listen,
+      "meta address for a new cluster (default: 127.0.0.1:7700, or the next free port)");
+  auto* data = cmd->add_option(
+      "--data-listen", o->data_listen,
+      "first data node address for a new cluster (default: 127.0.0.1:7701, or the next "
+      "free ports)");
+  cmd->add_option("--chunk-size", o->chunk_size, "chunk size of files in a new cluster")
+      ->capture_default_str();
+  cmd->add_option("--log-level", o->log_level, "trace, debug, info, warn or error")
+      ->capture_default_str();
+  cmd->add_option("--nodes", o->nodes,
+                  "data nodes to run on this machine (own volume and port each)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
-  cmd->callback([o, exit_code] {
+  cmd->add_option(
+         "--restart", o->restart,
+         "when a child dies: always (restart it, with a back-off) or never (leave it down)")
+      ->capture_default_str();
+  cmd->callback([o, meta, data, exit_code] {
+    o->meta_listen_given = meta->count() > 0;
+    o->data_listen_given = data->count() > 0;
     // Children inherit the blocked mask and reset it before exec.
     sigset_t set;
     sigemptyset(&set);

@@ -1,63 +1,72 @@
 #!/usr/bin/env bash
-# `t0fs up`: first run creates the cluster and mounts; Ctrl-C (SIGINT) stops
-# everything and unmounts; a second run reuses the data; a second instance
-# on the same ports fails clearly; killing `up` with SIGKILL still stops
-# the children (and they unmount).
-set -euo pipefail
-T0FS=${T0FS:?}
-work=$(mktemp -d /tmp/t0fs-up.XXXXXX)
-pids=()
-cleanup() {
-  local rc=$?
-  set +e
-  for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null; done
-  sleep 1
-  grep -q " $work/mnt fuse" /proc/mounts && umount -l "$work/mnt"
-  pkill -f "$work/" 2>/dev/null
-  rm -rf "$work"
-  exit $rc
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; cat "$work"/*.out >&2 || true; exit 1; }
-port() { while :; do p=$((20000 + RANDOM % 20000)); ss -Htln "sport = :$p" | grep -q . || { echo $p; return; }; done; }
-mp=$(port) dp=$(port)
-args=(--dir "$work/data" --mount "$work/mnt" --meta-listen 127.0.0.1:$mp --data-listen 127.0.0.1:$dp)
+# `t0fs up`: first run creates the cluster and mounts; a second run reuses the
+# data; a second instance on the same directory fails clearly. Ctrl-C as a
+# terminal sends it (SIGINT to the whole foreground process group) reaches
+# `up` alone — its children run in groups of their own — and `up` stops them
+# in order, mount first, then data, then meta, promptly even with files open
+# on the mount. A kill -9 of `up` still stops the children (and they unmount).
+source "$(dirname "$0")/lib.sh"
+mp=$(free_port) dp=$(free_port)
+args=(--dir "$WORK/data" --mount "$WORK/mnt" --meta-listen 127.0.0.1:$mp --data-listen 127.0.0.1:$dp)
+M="$WORK/mnt"
 
-wait_for() { for _ in $(seq 1 300); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done; fail "no '$2' in $1"; }
+up_start up1 "${args[@]}"
+up_wait up1
+first=$UP_PID
+grep -q "created a new cluster" "$WORK/up1.out" || fail "first run did not create"
+[[ $(stat -c %a "$WORK/data/secret") == 600 ]] || fail "secret is not mode 0600"
+echo persistent >"$M/file"
+for child in $(pgrep -P "$first"); do
+  [[ $(ps -o pgid= -p "$child" | tr -d ' ') == "$child" ]] || fail "child $child is not in a process group of its own"
+done
 
-"$T0FS" up "${args[@]}" >"$work/up1.out" 2>&1 &
-pids+=($!)
-wait_for "$work/up1.out" "mounted at"
-grep -q "created a new cluster" "$work/up1.out" || fail "first run did not create"
-[[ $(stat -c %a "$work/data/secret") == 600 ]] || fail "secret is not mode 0600"
-echo persistent >"$work/mnt/file"
+log "a second instance on the same directory fails clearly and leaves the first alone"
+if "$T0FS" up --dir "$WORK/data" --mount "$WORK/mnt2" >"$WORK/dup.out" 2>&1; then fail "second instance started"; fi
+grep -q "in use by another process" "$WORK/dup.out" || fail "no clear error for a second instance"
+if "$T0FS" meta --db "$WORK/data/meta.db" --secret-file "$WORK/data/secret" --listen 127.0.0.1:$(free_port) \
+  >"$WORK/dupmeta.out" 2>&1; then fail "second meta started"; fi
+grep -q "in use by another process" "$WORK/dupmeta.out" || fail "no clear error for a second meta"
+[[ "$(cat "$M/file")" == persistent ]] || fail "first instance disturbed"
 
-# A second instance on the same directory fails with a clear message and
-# leaves the first alone; so does a meta on another port over the same database.
-if "$T0FS" up --dir "$work/data" --mount "$work/mnt2" >"$work/dup.out" 2>&1; then fail "second instance started"; fi
-grep -q "in use by another process" "$work/dup.out" || fail "no clear error for a second instance"
-if "$T0FS" meta --db "$work/data/meta.db" --secret-file "$work/data/secret" --listen 127.0.0.1:$(port) \
-  >"$work/dupmeta.out" 2>&1; then fail "second meta started"; fi
-grep -q "in use by another process" "$work/dupmeta.out" || fail "no clear error for a second meta"
-[[ "$(cat "$work/mnt/file")" == persistent ]] || fail "first instance disturbed"
+log "Ctrl-C to the process group with files open on the mount: ordered stop"
+exec {held}<"$M/file"
+exec {writing}>"$M/open-for-write"
+echo partial >&$writing
+start=$SECONDS
+up_stop "$first" INT || fail "up exited non-zero on Ctrl-C"
+elapsed=$((SECONDS - start))
+exec {held}<&- {writing}>&-
+log "stopped in about ${elapsed}s"
+# The issue's bound is 3 s; checked generously (no timing assertion beyond it).
+((elapsed <= 5)) || fail "the stop took ${elapsed}s"
+grep -q "unmounted" "$WORK/up1.out" || fail "no unmount message"
+is_mounted "$M" && fail "still mounted after Ctrl-C"
+for pid in "${CHILD_PIDS[@]}"; do alive "$pid" && fail "daemon $pid left running"; done
+logs="$WORK/data/logs"
+grep -q "unmounting (signal 15)" "$logs/mount.log" || fail "the mount was not stopped by up (SIGTERM): $(grep unmounting "$logs/mount.log")"
+grep -q "stopping (signal 15)" "$logs/meta.log" || fail "meta was not stopped by up (SIGTERM)"
+grep -q "retrying" "$logs/mount.log" && fail "the mount waited for meta: $(grep retrying "$logs/mount.log")"
+# The order, from the daemons' own log times (same clock, same format).
+t_mount=$(grep "unmounting (signal" "$logs/mount.log" | tail -n 1 | cut -c1-23)
+t_data=$(grep "stopping (signal" "$logs/data.log" | tail -n 1 | cut -c1-23)
+t_meta=$(grep "stopping (signal" "$logs/meta.log" | tail -n 1 | cut -c1-23)
+[[ ! "$t_data" < "$t_mount" && ! "$t_meta" < "$t_data" ]] ||
+  fail "stop order: mount $t_mount, data $t_data, meta $t_meta"
 
-kill -INT "${pids[0]}"
-wait "${pids[0]}" || fail "up exited non-zero on Ctrl-C"
-grep -q "unmounted" "$work/up1.out" || fail "no unmount message"
-grep -q " $work/mnt fuse" /proc/mounts && fail "still mounted after Ctrl-C"
-pgrep -f "$work/data" >/dev/null && fail "daemons left running"
+log "a second run reuses the data"
+up_start up2 "${args[@]}"
+up_wait up2
+second=$UP_PID
+grep -q "reusing the cluster" "$WORK/up2.out" || fail "second run did not reuse"
+[[ "$(cat "$M/file")" == persistent ]] || fail "data lost across restart"
+[[ "$(cat "$M/open-for-write")" == partial ]] || fail "the file written while stopping lost its data"
+"$T0FS" status --dir "$WORK/data" | grep -q "^1 .* up " || fail "status does not show node 1 up"
+"$T0FS" fsck --dir "$WORK/data" >/dev/null || fail "fsck not clean"
 
-"$T0FS" up "${args[@]}" >"$work/up2.out" 2>&1 &
-pids+=($!)
-wait_for "$work/up2.out" "mounted at"
-grep -q "reusing the cluster" "$work/up2.out" || fail "second run did not reuse"
-[[ "$(cat "$work/mnt/file")" == persistent ]] || fail "data lost across restart"
-"$T0FS" status --dir "$work/data" | grep -q "^1 .* up " || fail "status does not show node 1 up"
-"$T0FS" fsck --dir "$work/data" >/dev/null || fail "fsck not clean"
-
-kill -9 "${pids[1]}"
-for _ in $(seq 1 100); do grep -q " $work/mnt fuse" /proc/mounts || break; sleep 0.1; done
-grep -q " $work/mnt fuse" /proc/mounts && fail "mount left behind after SIGKILL of up"
-for _ in $(seq 1 100); do pgrep -f "$work/data" >/dev/null || break; sleep 0.1; done
-pgrep -f "$work/data" >/dev/null && fail "daemons left running after SIGKILL of up"
+log "kill -9 of up alone: the children stop and unmount"
+children=$(pgrep -P "$second")
+kill -9 "$second"
+wait "$second" 2>/dev/null || true
+wait_until 10 "the mount gone after SIGKILL of up" bash -c "! grep -q ' $M fuse' /proc/mounts"
+for pid in $children; do wait_until 10 "daemon $pid gone after SIGKILL of up" bash -c "! kill -0 $pid"; done
 echo "up lifecycle: ok"

@@ -377,7 +377,10 @@ class MetaStore {
   virtual Result<std::vector<ChunkRecord>> ListChunks(ChunkId after, size_t max, bool* eof) = 0;
   // Namespace consistency: every dentry points to a live inode, link counts
   // match dentries, directories form a tree rooted at 1, sizes and layouts
-  // agree, no chunk id is used twice. Returns one line per problem.
+  // agree, no live replica is queued for removal. Returns one line per
+  // problem; lines starting with kBelowObjective name chunks with fewer
+  // healthy replicas than their file's objective (not an inconsistency).
+  static constexpr std::string_view kBelowObjective = "below objective: ";
   virtual Result<std::vector<std::string>> Check() = 0;
   // The cluster id created with the store (a random UUID).
   virtual std::string cluster_id() const = 0;

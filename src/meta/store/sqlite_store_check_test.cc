@@ -218,6 +218,32 @@ TEST_F(CorruptionTest, ChunkIdUsedTwice) {
       "SELECT chunk_id, 4, 0, node, volume, 0 FROM replicas LIMIT 1",
       "both in a layout and in the garbage queue");
 }
+TEST_F(CorruptionTest, ReplacedReplicaAwaitingRemovalIsNotAProblem) {
+  // Repair moved chunk #0 of /d/f from node 9 (down) to its node: the old
+  // copy waits in the garbage queue until node 9 takes it. Expected state.
+  std::vector<std::string> problems = Inject(
+      "INSERT INTO garbage (chunk_id, ino, idx, node, volume, version) "
+      "SELECT chunk_id, 4, 0, 9, 9, 1 FROM replicas LIMIT 1");
+  EXPECT_TRUE(problems.empty()) << Join(problems);
+}
+TEST_F(CorruptionTest, LiveReplicaQueuedForRemovalNamesTheNode) {
+  ExpectReported(
+      "INSERT INTO garbage (chunk_id, ino, idx, node, volume, version) "
+      "SELECT chunk_id, 4, 0, node, volume, 0 FROM replicas WHERE chunk_id = "
+      "(SELECT MIN(chunk_id) FROM replicas)",
+      "on node 1 is both in a layout and in the garbage queue");
+}
+TEST_F(CorruptionTest, BelowObjectiveIsReportedAsSuch) {
+  std::vector<std::string> problems = Inject("UPDATE inodes SET replicas = 2 WHERE ino = 4");
+  ASSERT_EQ(problems.size(), 2u) << Join(problems);
+  EXPECT_EQ(problems[0], std::string(MetaStore::kBelowObjective) +
+                             "file 4 chunk #0 has 1 healthy replica(s), its objective wants 2");
+  EXPECT_EQ(problems[1].rfind(MetaStore::kBelowObjective, 0), 0u) << problems[1];
+}
+TEST_F(CorruptionTest, StaleReplicasDoNotCount) {
+  ExpectReported("UPDATE replicas SET state = 1 WHERE chunk_id = (SELECT MIN(chunk_id) FROM replicas)",
+                 "file 4 chunk #0 has 0 healthy replica(s), its objective wants 1");
+}
 TEST_F(CorruptionTest, HandleOfUnknownSession) {
   ExpectReported("UPDATE handles SET session = 999", "unknown session 999");
 }

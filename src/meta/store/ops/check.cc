@@ -108,10 +108,29 @@ const Rule kRules[] = {
      [](const sqlite::Statement& r) {
        return fmt::format("replicas of chunk {}, which is in no layout", r.U64(0));
      }},
-    {"SELECT DISTINCT g.chunk_id FROM garbage g JOIN chunks c ON c.id = g.chunk_id "
-     "ORDER BY g.chunk_id",
+    // A replica replaced by repair waits in the garbage queue until its node
+    // takes it (perhaps much later, when the node comes back) while the
+    // chunk lives on elsewhere: expected. Only the same (chunk, node) both
+    // live and queued is wrong: the node would delete a live replica.
+    {"SELECT DISTINCT g.chunk_id, g.node FROM garbage g "
+     "JOIN replicas r ON r.chunk_id = g.chunk_id AND r.node = g.node ORDER BY g.chunk_id",
      [](const sqlite::Statement& r) {
-       return fmt::format("chunk {} is both in a layout and in the garbage queue", r.U64(0));
+       return fmt::format(
+           "chunk {} on node {} is both in a layout and in the garbage queue (its node would "
+           "delete a live replica)",
+           r.U64(0), r.U64(1));
+     }},
+    // Fewer healthy replicas (on distinct nodes) than the file's objective:
+    // not yet repaired, or not repairable (too few nodes). Lines start with
+    // kBelowObjective so that fsck can tell them from inconsistencies.
+    {"SELECT ino, idx, healthy, wanted FROM (SELECT c.ino AS ino, c.idx AS idx, "
+     "i.replicas AS wanted, (SELECT COUNT(DISTINCT r.node) FROM replicas r "
+     "WHERE r.chunk_id = c.id AND r.state = 0) AS healthy "
+     "FROM chunks c JOIN inodes i ON i.ino = c.ino) AS t "
+     "WHERE healthy < wanted ORDER BY ino, idx",
+     [](const sqlite::Statement& r) {
+       return fmt::format("{}file {} chunk #{} has {} healthy replica(s), its objective wants {}",
+                          MetaStore::kBelowObjective, r.U64(0), r.U64(1), r.U64(2), r.U64(3));
      }},
     {"SELECT chunk_id, node, volume FROM replicas GROUP BY chunk_id, node, volume "
      "HAVING COUNT(*) > 1 ORDER BY chunk_id",

@@ -1,0 +1,259 @@
+// ClusterDir: creating, completing (after a failed first start) and reusing
+// the cluster directory of `t0fs up`, and moving off busy ports.
+#include "cli/cluster_dir.h"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/ports.h"
+#include "common/secret.h"
+
+namespace t0fs::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "t0fs-clidir-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// A port held by a listening socket for the life of the object.
+class BusyPort {
+ public:
+  BusyPort() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(::listen(fd_, 1), 0);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~BusyPort() { ::close(fd_); }
+  uint16_t port() const { return port_; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+};
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Options on free ports of this machine (not the defaults, which a running
+// cluster may hold).
+ClusterDirOptions FreeOptions() {
+  ClusterDirOptions o;
+  auto meta = FindFreePorts("127.0.0.1", 30000 + static_cast<uint16_t>(::getpid() % 10000), 1);
+  EXPECT_TRUE(meta.ok());
+  auto data = FindFreePorts("127.0.0.1", *meta + 1, 2);
+  EXPECT_TRUE(data.ok());
+  o.meta_listen = "127.0.0.1:" + std::to_string(*meta);
+  o.data_listen = "127.0.0.1:" + std::to_string(*data);
+  return o;
+}
+
+TEST(ClusterDir, CreatesANewCluster) {
+  TempDir tmp;
+  ClusterDirOrigin origin;
+  std::vector<std::string> notes;
+  ClusterDirOptions o = FreeOptions();
+  auto dir = ClusterDir::OpenOrCreate(tmp / "c", o, &origin, &notes);
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  EXPECT_EQ(origin, ClusterDirOrigin::kCreated);
+  EXPECT_TRUE(notes.empty());
+  EXPECT_EQ(dir->meta_address(), o.meta_listen);
+  EXPECT_EQ(dir->data_address(), o.data_listen);
+  struct stat st {};
+  ASSERT_EQ(::stat(dir->secret().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_FALSE(dir->established());
+  EXPECT_TRUE(dir->CheckPortsFree(2).ok());
+}
+
+TEST(ClusterDir, BusyDefaultPortsMoveAndSaySo) {
+  TempDir tmp;
+  BusyPort meta_busy, data_busy;
+  ClusterDirOptions o;
+  o.meta_listen = meta_busy.address();
+  o.data_listen = data_busy.address();
+  o.data_nodes = 3;
+  ClusterDirOrigin origin;
+  std::vector<std::string> notes;
+  auto dir = ClusterDir::OpenOrCreate(tmp / "c", o, &origin, &notes);
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  EXPECT_NE(dir->meta_address(), meta_busy.address());
+  EXPECT_NE(dir->data_address(), data_busy.address());
+  EXPECT_NE(dir->meta_address(), dir->data_address());
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[0].find(std::to_string(meta_busy.port()) + " is in use"), std::string::npos)
+      << notes[0];
+  EXPECT_NE(notes[0].find(dir->meta_address()), std::string::npos) << notes[0];
+  EXPECT_NE(Read(dir->config()).find(dir->meta_address()), std::string::npos);
+  EXPECT_TRUE(dir->CheckPortsFree(3).ok());
+}
+
+TEST(ClusterDir, AGivenBusyAddressIsAnError) {
+  TempDir tmp;
+  BusyPort busy;
+  ClusterDirOptions o = FreeOptions();
+  o.meta_listen = busy.address();
+  o.meta_listen_given = true;
+  ClusterDirOrigin origin;
+  std::vector<std::string> notes;
+  auto dir = ClusterDir::OpenOrCreate(tmp / "c", o, &origin, &notes);
+  ASSERT_FALSE(dir.ok());
+  EXPECT_EQ(dir.status().code(), StatusCode::kBusy);
+  EXPECT_NE(dir.status().ToString().find(busy.address()), std::string::npos);
+}
+
+TEST(ClusterDir, AnUnfinishedDirectoryIsCompletedKeepingItsSecretAndEdits) {
+  TempDir tmp;
+  ClusterDirOptions o = FreeOptions();
+  ClusterDirOrigin origin;
+  std::vector<std::string> notes;
+  // The first start failed after writing secret and config, with meta on a
+  // port that is (now) busy.
+  BusyPort busy;
+  {
+    ClusterDirOptions first = o;
+    first.meta_listen =
+        "127.0.0.1:" + std::to_string(busy.port() == 65535 ? 65534 : busy.port() + 1);
+    auto dir = ClusterDir::OpenOrCreate(tmp / "c", first, &origin, &notes);
+    ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  }
+  std::string secret = Read(tmp / "c/secret");
+  std::string config = Read(tmp / "c/t0fs.toml");
+  size_t at = config.find("\"127.0.0.1:");
+  ASSERT_NE(at, std::string::npos);
+  size_t end = config.find('"', at + 1);
+  std::string recorded = config.substr(at + 1, end - at - 1);
+  // As if that port was busy then too: both the meta and the data sections name it.
+  for (size_t pos = 0; (pos = config.find(recorded, pos)) != std::string::npos;) {
+    config.replace(pos, recorded.size(), busy.address());
+  }
+  config += "# my edit\n";
+  { std::ofstream(tmp / "c/t0fs.toml") << config; }
+  { std::ofstream(tmp / "c/meta.db") << ""; }  // meta got as far as creating its database
+
+  notes.clear();
+  auto dir = ClusterDir::OpenOrCreate(tmp / "c", o, &origin, &notes);
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  EXPECT_EQ(origin, ClusterDirOrigin::kCompleted);
+  EXPECT_EQ(Read(tmp / "c/secret"), secret);
+  EXPECT_NE(dir->meta_address(), busy.address());
+  std::string now = Read(tmp / "c/t0fs.toml");
+  EXPECT_NE(now.find("# my edit"), std::string::npos);
+  EXPECT_EQ(now.find(busy.address()), std::string::npos) << now;
+  ASSERT_EQ(notes.size(), 1u);
+}
+
+TEST(ClusterDir, OnlyASecretLeftIsCompleted) {
+  TempDir tmp;
+  fs::create_directories(tmp / "c");
+  ASSERT_TRUE(CreateSecret(tmp / "c/secret").ok());
+  std::string secret = Read(tmp / "c/secret");
+  ClusterDirOrigin origin;
+  std::vector<std::string> notes;
+  auto dir = ClusterDir::OpenOrCreate(tmp / "c", FreeOptions(), &origin, &notes);
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  EXPECT_EQ(origin, ClusterDirOrigin::kCompleted);
+  EXPECT_EQ(Read(tmp / "c/secret"), secret);
+  EXPECT_TRUE(fs::exists(dir->config()));
+}
+
+TEST(ClusterDir, ATornSecretIsReplaced) {
+  TempDir tmp;
+  fs::create_directories(tmp / "c");
+  { std::ofstream(tmp / "c/secret") << "ab"; }
+  ::chmod((tmp / "c/secret").c_str(), 0600);
+  ClusterDirOrigin origin;
+  std::vector<std::string> notes;
+  auto dir = ClusterDir::OpenOrCreate(tmp / "c", FreeOptions(), &origin, &notes);
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  EXPECT_TRUE(LoadSecret(dir->secret()).ok());
+}
+
+TEST(ClusterDir, AnEstablishedClusterKeepsItsAddresses) {
+  TempDir tmp;
+  ClusterDirOptions o = FreeOptions();
+  ClusterDirOrigin origin;
+  std::vector<std::string> notes;
+  auto created = ClusterDir::OpenOrCreate(tmp / "c", o, &origin, &notes);
+  ASSERT_TRUE(created.ok());
+  { std::ofstream(tmp / "c/volume0/volume.json") << "{}"; }
+  ClusterDirOptions other = FreeOptions();
+  other.meta_listen = "127.0.0.1:1";
+  other.meta_listen_given = true;
+  auto dir = ClusterDir::OpenOrCreate(tmp / "c", other, &origin, &notes);
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  EXPECT_EQ(origin, ClusterDirOrigin::kReused);
+  EXPECT_TRUE(dir->established());
+  EXPECT_EQ(dir->meta_address(), o.meta_listen);
+  auto second = dir->data_address(1);
+  ASSERT_TRUE(second.ok());
+  EXPECT_NE(*second, dir->data_address());
+}
+
+TEST(ClusterDir, CheckPortsFreeNamesTheBusyAddress) {
+  TempDir tmp;
+  BusyPort busy;
+  ClusterDirOptions o = FreeOptions();
+  ClusterDirOrigin origin;
+  std::vector<std::string> notes;
+  ASSERT_TRUE(ClusterDir::OpenOrCreate(tmp / "c", o, &origin, &notes).ok());
+  std::string config = Read(tmp / "c/t0fs.toml");
+  size_t at = config.find(o.meta_listen);
+  while (at != std::string::npos) {
+    config.replace(at, o.meta_listen.size(), busy.address());
+    at = config.find(o.meta_listen);
+  }
+  { std::ofstream(tmp / "c/t0fs.toml") << config; }
+  auto dir = ClusterDir::Open(tmp / "c");
+  ASSERT_TRUE(dir.ok());
+  Status st = dir->CheckPortsFree(1);
+  EXPECT_EQ(st.code(), StatusCode::kBusy);
+  EXPECT_NE(st.ToString().find(busy.address()), std::string::npos) << st.ToString();
+}
+
+TEST(ClusterDir, RefusesADirectoryThatIsNotOurs) {
+  TempDir tmp;
+  fs::create_directories(tmp / "c");
+  { std::ofstream(tmp / "c/thesis.tex") << "x"; }
+  ClusterDirOrigin origin;
+  std::vector<std::string> notes;
+  auto dir = ClusterDir::OpenOrCreate(tmp / "c", FreeOptions(), &origin, &notes);
+  ASSERT_FALSE(dir.ok());
+  EXPECT_NE(dir.status().ToString().find("thesis.tex"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace t0fs::cli
