@@ -284,7 +284,8 @@ Result<CheckpointResult> RunCheckpointing(
         for (const auto& file : plan.files[r]) files.push_back(StepDir(spec, k) + "/" + file.name);
       }
     }
-    auto dropped = DropPageCache(spec.drop, files);
+    auto dropped = spec.direct ? Result<CacheReport>(DirectReadsReport(spec.drop))
+                               : DropPageCache(spec.drop, files);
     if (comm.AnyFailed(!dropped.ok())) {
       Cleanup();
       return dropped.ok() ? Status(StatusCode::kIoError, "another process failed")

@@ -163,7 +163,9 @@ Result<TrainingResult> RunTraining(const TrainingSpec& spec, Comm& comm,
     EpochInfo info;
     info.epoch = epoch;
     // 1. Cache drop (every process, its whole dataset view), then a barrier.
-    auto dropped = DropPageCache(spec.drop, files);
+    // O_DIRECT reads bypass the page cache: nothing to drop.
+    auto dropped = spec.read.direct ? Result<CacheReport>(DirectReadsReport(spec.drop))
+                                    : DropPageCache(spec.drop, files);
     if (comm.AnyFailed(!dropped.ok())) {
       return dropped.ok() ? Status(StatusCode::kInternal, "another process failed")
                           : dropped.status();
