@@ -6,6 +6,8 @@
 #include "bench/cli_options.h"
 #include "bench/comm.h"
 #include "bench/progress.h"
+#include "bench/stop_signal.h"
+#include "common/config.h"
 
 namespace t0fs::bench {
 
@@ -32,7 +34,8 @@ void AddAiOptions(CLI::App* cmd, AiCliOptions* o) {
   AddEngineOptions(cmd, &o->common, false);
 }
 
-Result<std::vector<IoSpec>> ToAiSpecs(const AiCliOptions& o, bool keep, bool progress) {
+Result<std::vector<IoSpec>> ToAiSpecs(const AiCliOptions& o, bool keep, bool progress,
+                                      uint32_t ranks) {
   std::vector<AiPattern> patterns;
   if (o.pattern == "all") {
     patterns = AllAiPatterns();
@@ -64,12 +67,39 @@ Result<std::vector<IoSpec>> ToAiSpecs(const AiCliOptions& o, bool keep, bool pro
     }
     spec.verify = o.common.verify;
     spec.seed = o.common.seed;
+    ASSIGN_OR_RETURN(spec.drop, ParseCacheDropMode(o.common.drop_caches));
     spec.keep = keep;
     spec.progress = progress;
     if (patterns.size() > 1) spec.phase_prefix = std::string(AiPatternName(pattern)) + " ";
-    Status valid = ValidateIoSpec(spec);
-    if (!valid.ok()) return valid.WithContext(std::string(AiPatternName(pattern)));
     specs.push_back(std::move(spec));
+  }
+  // Every pattern's dataset before the first one runs: a size too small for
+  // any of them names the size that fits them all.
+  uint64_t fits_all = 0;
+  std::string short_of;
+  for (size_t idx = 0; idx < specs.size(); ++idx) {
+    const IoSpec& spec = specs[idx];
+    uint64_t minimum = MinimumIoSize(spec, ranks);
+    fits_all = std::max(fits_all, minimum);
+    if (spec.size < minimum) {
+      short_of += fmt::format("{}{} needs {}", short_of.empty() ? "" : ", ",
+                              AiPatternName(patterns[idx]), FormatByteSize(minimum));
+    }
+  }
+  if (patterns.size() > 1 && !short_of.empty()) {
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("--size {} is too small for --pattern all ({}): the smallest valid "
+                              "size is --size {}",
+                              FormatByteSize(size), short_of, SizeArgument(fits_all)));
+  }
+  for (size_t idx = 0; idx < specs.size(); ++idx) {
+    const std::string name(AiPatternName(patterns[idx]));
+    if (specs[idx].block > 0 && specs[idx].size >= specs[idx].block) {
+      // A size under one block is the dataset's check below, with the size that fits.
+      RETURN_IF_ERROR(ValidateIoSpec(specs[idx]).WithContext(name));
+    }
+    RETURN_IF_ERROR(PlanIoDataset(specs[idx], ranks).status().WithContext(name));
+    RETURN_IF_ERROR(ValidateIoSpec(specs[idx]).WithContext(name));
   }
   return specs;
 }
@@ -89,7 +119,8 @@ void RegisterAi(CLI::App* bench, int* exit_code) {
   footer += "Example:\n  t0fs bench ai /mnt/t0 --pattern model-load --size 8G --json ml.json";
   cmd->footer(footer);
   SetCallback(cmd, exit_code, [ai, common] {
-    auto specs = ToAiSpecs(*ai, common->keep, ProgressWanted(common->quiet));
+    auto specs = ToAiSpecs(*ai, common->keep, ProgressWanted(common->quiet),
+                           static_cast<uint32_t>(WorldComm().size()));
     if (!specs.ok()) return ReportError(specs.status());
     std::string workload = ai->pattern == "all" ? "all AI patterns" : ai->pattern;
     if (specs->size() == 1) workload += ": " + DescribeIo(specs->front());
@@ -102,6 +133,12 @@ void RegisterAi(CLI::App* bench, int* exit_code) {
       for (const IoSpec& spec : *specs) {
         ASSIGN_OR_RETURN(RunResult one, RunIo(spec, WorldComm()));
         for (auto& p : one.phases) all.phases.push_back(std::move(p));
+        all.cache.Merge(one.cache);
+        // A stop ends this pattern; the others do not start.
+        if (one.stopped_early || StopRequested()) {
+          all.stopped_early = true;
+          break;
+        }
       }
       return all;
     });

@@ -10,7 +10,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "bench/cache_drop.h"
 #include "bench/comm.h"
+#include "bench/report_checks.h"
+#include "bench/stop_signal.h"
 #include "bench/table.h"
 #include "common/config.h"
 
@@ -49,6 +52,9 @@ void AddEngineOptions(CLI::App* cmd, EngineCliOptions* opts, bool with_engine) {
                 "data back afterwards, untimed)");
   cmd->add_option("--seed", opts->seed, "Seed of the data pattern and random offsets")
       ->capture_default_str();
+  cmd->add_option("--drop-caches", opts->drop_caches, kDropCachesHelp)
+      ->capture_default_str()
+      ->check(CLI::IsMember(CacheDropChoices()));
 }
 
 Result<uint64_t> ParseSizeOption(const std::string& name, const std::string& text) {
@@ -119,20 +125,26 @@ int Execute(ResultSet set, const CommonOptions& opts,
   Status paths = CheckOutputPaths(opts);
   if (!paths.ok()) return ReportError(paths);
   Comm& comm = WorldComm();
-  for (uint32_t run = 0; run < opts.repeat; ++run) {
+  for (uint32_t run = 0; run < opts.repeat && !StopRequested(); ++run) {
     auto result = run_once();
     if (!result.ok()) {
+      if (StopRequested()) break;  // an error the stop caused: report what ran
       if (comm.rank() == 0 || result.status().code() != StatusCode::kIoError) {
         return ReportError(result.status());
       }
       return 1;
     }
     set.runs.push_back(std::move(result).value());
+    if (set.runs.back().stopped_early) break;
   }
-  if (comm.rank() != 0) return 0;
+  if (StopRequested()) set.stopped_by = StopSignalName();
+  if (comm.rank() != 0) return set.stopped_early() ? StopExitCode() : 0;
   std::string table = FormatResultSet(set);
   std::fwrite(table.data(), 1, table.size(), stdout);
   std::fflush(stdout);
+  for (const std::string& warning : set.Cache().warnings) {
+    std::fprintf(stderr, "t0fs bench: warning: %s\n", warning.c_str());
+  }
   if (!opts.json.empty()) {
     Status st = WriteFileAtomic(opts.json, ToJson(set).dump(1) + "\n");
     if (!st.ok()) return ReportError(st);
@@ -140,6 +152,11 @@ int Execute(ResultSet set, const CommonOptions& opts,
   if (!opts.csv.empty()) {
     Status st = WriteFileAtomic(opts.csv, ToCsv(set));
     if (!st.ok()) return ReportError(st);
+  }
+  if (set.stopped_early()) {
+    std::fprintf(stderr, "t0fs bench: stopped by %s: the result above is partial%s\n",
+                 set.stopped_by.c_str(), opts.keep ? "" : "; the files it created were removed");
+    return StopExitCode();
   }
   return 0;
 }
@@ -153,11 +170,15 @@ CLI::App* AddBenchSubcommand(CLI::App* parent, const std::string& name,
 
 void SetCallback(CLI::App* cmd, int* exit_code, std::function<int()> body) {
   cmd->callback([exit_code, body = std::move(body)] {
+    // SIGINT/SIGTERM from here on raise the stop flag the workloads poll.
+    StopWatcher watcher;
     try {
       *exit_code = body();
     } catch (const std::exception& e) {
       *exit_code = ReportError(Status(StatusCode::kInternal, e.what()));
     }
+    // A stopped command exits 128 + signal (130 for Ctrl-C), whatever its path.
+    if (StopRequested()) *exit_code = StopExitCode();
   });
 }
 

@@ -51,11 +51,11 @@ void AddIoOptions(CLI::App* cmd, IoCliOptions* o) {
   cmd->add_option("--ramp", o->ramp, "Time-based: run this long before measuring (fio ramp_time)");
   cmd->add_flag("--end-fsync", o->end_fsync, "fsync written files at the end, inside the timing");
   cmd->add_flag("--no-invalidate", o->no_invalidate,
-                "Do not drop the page cache of the files before reading (fio invalidate=0)");
+                "Same as --drop-caches none: read what the page cache holds (fio invalidate=0)");
   AddEngineOptions(cmd, &o->engine, true);
 }
 
-Result<IoSpec> ToIoSpec(const IoCliOptions& o, bool keep, bool progress) {
+Result<IoSpec> ToIoSpec(const IoCliOptions& o, bool keep, bool progress, uint32_t ranks) {
   IoSpec spec;
   spec.path = o.path;
   ASSIGN_OR_RETURN(spec.rw, ParseRwMode(o.rw));
@@ -78,13 +78,18 @@ Result<IoSpec> ToIoSpec(const IoCliOptions& o, bool keep, bool progress) {
   ASSIGN_OR_RETURN(spec.runtime_s, ParseSecondsOption("--runtime", o.runtime));
   ASSIGN_OR_RETURN(spec.ramp_s, ParseSecondsOption("--ramp", o.ramp));
   spec.end_fsync = o.end_fsync;
-  spec.invalidate = !o.no_invalidate;
+  if (o.no_invalidate) {
+    spec.drop = CacheDropMode::kNone;
+  } else {
+    ASSIGN_OR_RETURN(spec.drop, ParseCacheDropMode(o.engine.drop_caches));
+  }
   ASSIGN_OR_RETURN(spec.engine, ToEngineOptions(o.engine, o.engine.engine));
   spec.verify = o.engine.verify;
   spec.seed = o.engine.seed;
   spec.keep = keep;
   spec.progress = progress;
   RETURN_IF_ERROR(ValidateIoSpec(spec));
+  RETURN_IF_ERROR(PlanIoDataset(spec, ranks).status());
   return spec;
 }
 
@@ -113,7 +118,7 @@ nlohmann::json IoParams(const IoSpec& s) {
           {"files", s.nrfiles},      {"runtime_s", s.runtime_s},
           {"ramp_s", s.ramp_s},      {"end_fsync", s.end_fsync},
           {"engine", EngineName(s.engine.kind)}, {"verify", s.verify},
-          {"dataset", dataset}};
+          {"drop_caches", CacheDropModeName(s.drop)}, {"dataset", dataset}};
 }
 
 void RegisterIo(CLI::App* bench, int* exit_code) {
@@ -132,7 +137,7 @@ void RegisterIo(CLI::App* bench, int* exit_code) {
       "  t0fs bench io /mnt/t0/model.bin --rw read --bs 16M --threads 8 --split shared --size 8G");
   SetCallback(cmd, exit_code, [io, common] {
     bool progress = ProgressWanted(common->quiet);
-    auto spec = ToIoSpec(*io, common->keep, progress);
+    auto spec = ToIoSpec(*io, common->keep, progress, static_cast<uint32_t>(WorldComm().size()));
     if (!spec.ok()) return ReportError(spec.status());
     ResultSet set = NewResultSet("io", DescribeIo(*spec), common->label);
     set.params = IoParams(*spec);

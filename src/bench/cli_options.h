@@ -38,6 +38,7 @@ struct EngineCliOptions {
   uint64_t node_id = 0;  // native: the client's data node (0: detected by host)
   bool verify = false;
   uint64_t seed = 0x7430667362656e63ULL;
+  std::string drop_caches = "auto";  // --drop-caches (cache_drop.h)
 };
 void AddEngineOptions(CLI::App* cmd, EngineCliOptions* opts, bool with_engine);
 
@@ -60,7 +61,8 @@ struct IoCliOptions {
   EngineCliOptions engine;
 };
 void AddIoOptions(CLI::App* cmd, IoCliOptions* opts);
-Result<IoSpec> ToIoSpec(const IoCliOptions& opts, bool keep, bool progress);
+// The spec, checked (dataset size and PATH included) for `ranks` MPI ranks.
+Result<IoSpec> ToIoSpec(const IoCliOptions& opts, bool keep, bool progress, uint32_t ranks = 1);
 
 struct AiCliOptions {
   std::string path;
@@ -79,7 +81,11 @@ struct AiCliOptions {
 };
 void AddAiOptions(CLI::App* cmd, AiCliOptions* opts);
 // One spec per pattern ("all" gives the four, with phase names prefixed).
-Result<std::vector<IoSpec>> ToAiSpecs(const AiCliOptions& opts, bool keep, bool progress);
+// Every spec is checked, sizes included, before any runs: a --size too
+// small for a pattern names the smallest valid --size (for "all": the
+// smallest valid for every pattern). `ranks`: MPI ranks sharing the work.
+Result<std::vector<IoSpec>> ToAiSpecs(const AiCliOptions& opts, bool keep, bool progress,
+                                      uint32_t ranks = 1);
 
 struct SweepCliOptions {
   std::string path;

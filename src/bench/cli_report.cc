@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "bench/cli_common.h"
+#include "bench/report_checks.h"
 #include "bench/report_html.h"
 
 namespace t0fs::bench {
@@ -34,6 +35,9 @@ void RegisterReport(CLI::App* bench, int* exit_code) {
     if (!st.ok()) return ReportError(st);
     std::fprintf(stdout, "wrote %s (%zu result set%s)\n", output->c_str(), sets.size(),
                  sets.size() == 1 ? "" : "s");
+    for (const std::string& warning : ComparisonWarnings(sets)) {
+      std::fprintf(stderr, "t0fs bench report: warning: %s\n", warning.c_str());
+    }
     return 0;
   });
 }

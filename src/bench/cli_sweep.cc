@@ -25,7 +25,7 @@ void AddSweepOptions(CLI::App* cmd, SweepCliOptions* o) {
                 "Let every thread finish its file (iozone -x); default: stop all at the first "
                 "finisher");
   cmd->add_flag("--no-invalidate", o->no_invalidate,
-                "Read back from the page cache (iozone's behaviour) instead of dropping it");
+                "Same as --drop-caches none: read back from the page cache (iozone's behaviour)");
   cmd->add_option("--iodepth", o->iodepth, "Requests in flight per thread (io_uring)")
       ->check(CLI::Range(1, 4096));
   AddEngineOptions(cmd, &o->engine, true);
@@ -39,7 +39,11 @@ Result<SweepSpec> ToSweepSpec(const SweepCliOptions& o, bool keep, bool progress
   ASSIGN_OR_RETURN(spec.threads, SweepThreadList(o.threads, o.max_threads));
   spec.direct = o.direct;
   spec.stonewall = !o.no_stonewall;
-  spec.invalidate = !o.no_invalidate;
+  if (o.no_invalidate) {
+    spec.drop = CacheDropMode::kNone;
+  } else {
+    ASSIGN_OR_RETURN(spec.drop, ParseCacheDropMode(o.engine.drop_caches));
+  }
   spec.iodepth = o.iodepth;
   ASSIGN_OR_RETURN(spec.engine, ToEngineOptions(o.engine, o.engine.engine));
   spec.verify = o.engine.verify;
@@ -75,6 +79,7 @@ void RegisterSweep(CLI::App* bench, int* exit_code) {
                   {"record", spec->record},     {"threads", spec->threads},
                   {"direct", spec->direct},     {"stonewall", spec->stonewall},
                   {"engine", EngineName(spec->engine.kind)},
+                  {"drop_caches", CacheDropModeName(spec->drop)},
                   {"dataset", fmt::format("{} per thread count, one file per thread",
                                           FormatByteSize(spec->total))}};
     return Execute(std::move(set), *common, [&] { return RunSweep(*spec, WorldComm()); });

@@ -104,6 +104,51 @@ TEST(Cli, AiPresetsFollowTheSpec) {
   EXPECT_FALSE(Parse(&bad, AddAiOptions, {"/tmp", "--pattern", "inference"}));
 }
 
+TEST(Cli, AiSizesAreCheckedForEveryPatternFirst) {
+  AiCliOptions o;
+  // 64 MiB fits random-sampling (32 MiB) but not sharded-training (32
+  // threads x 64 files x 1 MiB) nor the two 32-thread 16 MiB patterns.
+  ASSERT_TRUE(Parse(&o, AddAiOptions, {"/tmp", "--pattern", "all", "--size", "64M"}));
+  auto specs = ToAiSpecs(o, false, false);
+  ASSERT_FALSE(specs.ok());
+  const std::string& msg = specs.status().message();
+  EXPECT_NE(msg.find("sharded-training needs 2 GiB"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("model-load needs 512 MiB"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("random-sampling"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("smallest valid size is --size 2G"), std::string::npos) << msg;
+  // Two MPI ranks share the threads' files: twice the dataset.
+  auto ranked = ToAiSpecs(o, false, false, 2);
+  ASSERT_FALSE(ranked.ok());
+  EXPECT_NE(ranked.status().message().find("--size 4G"), std::string::npos);
+  // One pattern: its own smallest size, named with the pattern.
+  AiCliOptions one;
+  ASSERT_TRUE(Parse(&one, AddAiOptions, {"/tmp", "-p", "model-load", "--size", "8M"}));
+  auto ml = ToAiSpecs(one, false, false);
+  ASSERT_FALSE(ml.ok());
+  EXPECT_NE(ml.status().message().find("model-load: "), std::string::npos);
+  EXPECT_NE(ml.status().message().find("--size 512M"), std::string::npos) << ml.status().message();
+}
+
+TEST(Cli, DropCachesOption) {
+  IoCliOptions o;
+  ASSERT_TRUE(Parse(&o, AddIoOptions, {"/tmp", "--drop-caches", "sysctl"}));
+  EXPECT_EQ(ToIoSpec(o, false, false)->drop, CacheDropMode::kSysctl);
+  IoCliOptions d;
+  ASSERT_TRUE(Parse(&d, AddIoOptions, {"/tmp"}));
+  EXPECT_EQ(ToIoSpec(d, false, false)->drop, CacheDropMode::kAuto);
+  IoCliOptions n;
+  ASSERT_TRUE(Parse(&n, AddIoOptions, {"/tmp", "--no-invalidate"}));
+  EXPECT_EQ(ToIoSpec(n, false, false)->drop, CacheDropMode::kNone);
+  IoCliOptions bad;
+  EXPECT_FALSE(Parse(&bad, AddIoOptions, {"/tmp", "--drop-caches", "sometimes"}));
+  SweepCliOptions s;
+  ASSERT_TRUE(Parse(&s, AddSweepOptions,
+                    {"/tmp", "--size", "64M", "--record", "1M", "--drop-caches", "fadvise"}));
+  auto sweep = ToSweepSpec(s, false, false);
+  ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
+  EXPECT_EQ(sweep->drop, CacheDropMode::kFadvise);
+}
+
 TEST(Cli, SweepAndMeta) {
   SweepCliOptions s;
   ASSERT_TRUE(Parse(&s, AddSweepOptions, {"/tmp", "--size", "64M", "--record", "1M",

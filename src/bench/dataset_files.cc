@@ -12,6 +12,7 @@
 
 #include "bench/pattern.h"
 #include "bench/progress.h"
+#include "bench/stop_signal.h"
 #include "common/buffer.h"
 #include "common/fd.h"
 #include "common/io_backend.h"
@@ -60,6 +61,7 @@ Status WritePatternFile(const std::string& path, uint64_t size, uint64_t seed, u
   constexpr size_t kChunk = 1 << 20;
   AlignedBuffer buf(kChunk);
   for (uint64_t off = 0; off < size; off += kChunk) {
+    if (StopRequested()) return Status(StatusCode::kInterrupted, "lay out " + path + ": stopped");
     size_t len = static_cast<size_t>(std::min<uint64_t>(kChunk, size - off));
     FillPattern({buf.data(), len}, seed, file_id, off);
     Status st = PwriteFull(fd, buf.data(), len, off);
@@ -123,13 +125,19 @@ Status DatasetFiles::LayOut(uint64_t seed, bool progress) {
   return first_error;
 }
 
-void DatasetFiles::DropCache() {
-  for (const PlannedFile& file : plan_->files) {
-    int fd = ::open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-    ::close(fd);
+Result<CacheReport> DatasetFiles::DropCache(CacheDropMode mode) {
+  // Every file some thread of this rank reads (shared files included).
+  std::vector<bool> used(plan_->files.size(), false);
+  for (uint32_t idx = 0; idx < threads_per_rank_; ++idx) {
+    size_t thread = static_cast<size_t>(rank_) * threads_per_rank_ + idx;
+    if (thread >= plan_->shares.size()) break;
+    for (const Segment& seg : plan_->shares[thread].segments) used[seg.file] = true;
   }
+  std::vector<std::string> paths;
+  for (size_t idx = 0; idx < plan_->files.size(); ++idx) {
+    if (used[idx]) paths.push_back(plan_->files[idx].path);
+  }
+  return DropPageCache(mode, paths);
 }
 
 void DatasetFiles::Cleanup(bool keep, Comm& comm) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/cache_drop.h"
 #include "bench/comm.h"
 #include "bench/dataset.h"
 #include "common/status.h"
@@ -30,10 +31,11 @@ class DatasetFiles {
   void RecordExisting();
   // Writes the verify pattern into every owned file that is missing or too
   // short (untimed; buffered writes, then fsync). Shows a progress line when
-  // `progress`.
+  // `progress`. Returns kInterrupted when a stop is requested.
   Status LayOut(uint64_t seed, bool progress);
-  // posix_fadvise(DONTNEED) on the files this rank's threads use.
-  void DropCache();
+  // Drops the page cache of the files this rank's threads use and measures
+  // what stayed (cache_drop.h).
+  Result<CacheReport> DropCache(CacheDropMode mode);
   // Barrier, then removes (unless keep) the owned files that did not exist
   // before the run.
   void Cleanup(bool keep, Comm& comm);
@@ -47,7 +49,8 @@ class DatasetFiles {
   std::vector<bool> existed_;
 };
 
-// Writes `size` bytes of the verify pattern to `path` (creating it).
+// Writes `size` bytes of the verify pattern to `path` (creating it); stops
+// with kInterrupted when a stop is requested.
 Status WritePatternFile(const std::string& path, uint64_t size, uint64_t seed, uint64_t file_id,
                         std::atomic<uint64_t>* progress_bytes);
 

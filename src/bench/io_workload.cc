@@ -21,6 +21,7 @@
 #include "bench/permutation.h"
 #include "bench/progress.h"
 #include "bench/start_gate.h"
+#include "bench/stop_signal.h"
 #include "bench/sysstat.h"
 #include "common/buffer.h"
 #include "common/clock.h"
@@ -86,6 +87,74 @@ Status ValidateIoSpec(const IoSpec& spec) {
     return MakeNativeEngine(spec.engine).status();
   }
   return Status::Ok();
+}
+
+std::string SizeArgument(uint64_t bytes) {
+  static constexpr std::pair<uint64_t, char> kUnits[] = {
+      {uint64_t{1} << 40, 'T'}, {uint64_t{1} << 30, 'G'}, {uint64_t{1} << 20, 'M'}, {1024, 'K'}};
+  for (const auto& [unit, suffix] : kUnits) {
+    if (bytes >= unit && bytes % unit == 0) return fmt::format("{}{}", bytes / unit, suffix);
+  }
+  return std::to_string(bytes);
+}
+
+static DatasetSpec DatasetOf(const IoSpec& spec, uint32_t ranks, bool path_is_file) {
+  DatasetSpec ds;
+  ds.path = spec.path;
+  ds.threads = spec.threads * ranks;
+  ds.nrfiles = spec.nrfiles;
+  ds.size = spec.size;
+  ds.block = spec.block;
+  ds.split = spec.split;
+  ds.layout = path_is_file ? FileLayout::kSharedFiles : spec.layout;
+  ds.path_is_file = path_is_file;
+  return ds;
+}
+
+static uint64_t MinimumSize(const DatasetSpec& ds) {
+  const uint64_t files_blocks = uint64_t{ds.nrfiles} * ds.block;  // one block per file
+  if (ds.layout == FileLayout::kPerThreadFiles) {
+    return ds.split == Split::kPerThread ? files_blocks : files_blocks * ds.threads;
+  }
+  if (ds.split == Split::kPerThread) return files_blocks;
+  // Fair share: every thread needs a block of the concatenated files.
+  return files_blocks * ((ds.threads + ds.nrfiles - 1) / ds.nrfiles);
+}
+
+uint64_t MinimumIoSize(const IoSpec& spec, uint32_t ranks) {
+  return MinimumSize(DatasetOf(spec, ranks, false));
+}
+
+Result<DatasetSpec> PlanIoDataset(const IoSpec& spec, uint32_t ranks) {
+  ASSIGN_OR_RETURN(PathKind kind, ClassifyPath(spec.path));
+  if (kind == PathKind::kFile) {
+    if (spec.layout_given && spec.layout != FileLayout::kSharedFiles) {
+      return Status(StatusCode::kInvalidArgument,
+                    spec.path + " is a file: per-thread files need a directory PATH");
+    }
+    if (spec.nrfiles != 1) {
+      return Status(StatusCode::kInvalidArgument,
+                    spec.path + " is a file: --files needs a directory PATH");
+    }
+  }
+  DatasetSpec ds = DatasetOf(spec, ranks, kind == PathKind::kFile);
+  uint64_t minimum = MinimumSize(ds);
+  if (spec.size < minimum) {
+    std::string shape =
+        ds.layout == FileLayout::kPerThreadFiles
+            ? fmt::format("{} thread{} x {} file{} each", ds.threads, ds.threads == 1 ? "" : "s",
+                          ds.nrfiles, ds.nrfiles == 1 ? "" : "s")
+            : fmt::format("{} shared file{} for {} thread{}", ds.nrfiles,
+                          ds.nrfiles == 1 ? "" : "s", ds.threads, ds.threads == 1 ? "" : "s");
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("--size {} is too small for {} ({} split) with {} blocks: the "
+                              "smallest valid size is --size {} ({})",
+                              FormatByteSize(spec.size), shape,
+                              ds.split == Split::kShared ? "shared" : "per-thread",
+                              FormatByteSize(spec.block), SizeArgument(minimum),
+                              FormatByteSize(minimum)));
+  }
+  return ds;
 }
 
 namespace {
@@ -163,31 +232,11 @@ void IoRun::SnapshotFirstDone(uint64_t now) {
 }
 
 Status IoRun::Prepare() {
-  DatasetSpec ds;
-  ds.path = spec_.path;
-  ds.threads = spec_.threads * static_cast<uint32_t>(comm_.size());
-  ds.nrfiles = spec_.nrfiles;
-  ds.size = spec_.size;
-  ds.block = spec_.block;
-  ds.split = spec_.split;
-  ds.layout = spec_.layout;
-  ASSIGN_OR_RETURN(PathKind kind, ClassifyPath(spec_.path));
   if (spec_.engine.kind == EngineKind::kNative) {
     // Before connecting anywhere: is PATH on t0fs at all?
     RETURN_IF_ERROR(FindT0fsMount(spec_.path).status());
   }
-  if (kind == PathKind::kFile) {
-    if (spec_.layout_given && spec_.layout != FileLayout::kSharedFiles) {
-      return Status(StatusCode::kInvalidArgument,
-                    spec_.path + " is a file: per-thread files need a directory PATH");
-    }
-    if (spec_.nrfiles != 1) {
-      return Status(StatusCode::kInvalidArgument,
-                    spec_.path + " is a file: --files needs a directory PATH");
-    }
-    ds.path_is_file = true;
-    ds.layout = FileLayout::kSharedFiles;
-  }
+  ASSIGN_OR_RETURN(DatasetSpec ds, PlanIoDataset(spec_, static_cast<uint32_t>(comm_.size())));
   ASSIGN_OR_RETURN(plan_, PlanDataset(ds));
   files_.Init(&plan_, comm_.rank(), spec_.threads);
   return Status::Ok();
@@ -200,16 +249,32 @@ Result<RunResult> IoRun::Run() {
     return Status(StatusCode::kInternal, "another rank failed to prepare");
   }
   files_.RecordExisting();
-  // Lay out the data that reads need (untimed), with the verify pattern.
+  RunResult run;
+  // Lay out the data that reads need (untimed), with the verify pattern,
+  // then drop its page cache and check that the drop worked.
   Status laid = Status::Ok();
   if (HasReads(spec_.rw)) {
     laid = files_.LayOut(spec_.seed, spec_.progress && comm_.rank() == 0);
-  }
-  if (laid.ok() && HasReads(spec_.rw) && spec_.invalidate && !spec_.direct) {
-    files_.DropCache();
+    if (laid.ok() && StopRequested()) {
+      laid = Status(StatusCode::kInterrupted, "stopped during the lay-out");
+    }
+    if (laid.ok() && spec_.direct) {
+      run.cache = DirectReadsReport(spec_.drop);
+    } else if (laid.ok()) {
+      auto dropped = files_.DropCache(spec_.drop);
+      if (dropped.ok()) {
+        run.cache = std::move(dropped).value();
+      } else {
+        laid = dropped.status();
+      }
+    }
   }
   if (comm_.AnyFailed(!laid.ok())) {
     files_.Cleanup(spec_.keep, comm_);
+    if (laid.code() == StatusCode::kInterrupted) {
+      run.stopped_early = true;  // nothing measured yet
+      return run;
+    }
     if (!laid.ok()) return laid;
     return Status(StatusCode::kInternal, "another rank failed to lay out its files");
   }
@@ -254,18 +319,19 @@ Result<RunResult> IoRun::Run() {
   if (spec_.ramp_s > 0) {
     // CPU accounting starts with the measurement.
     uint64_t now = MonoNanos();
-    if (measure_ns_ > now) {
-      std::this_thread::sleep_for(std::chrono::nanoseconds(measure_ns_ - now));
-    }
+    if (measure_ns_ > now) SleepUnlessStopped(static_cast<double>(measure_ns_ - now) / 1e9);
     cpu_begin = SampleCpu();
   }
   for (auto& t : threads) t.join();
   CpuSample cpu_end = SampleCpu();
   progress->Stop();
 
+  // A stop ends the workers between I/Os; what they did is the result.
+  run.stopped_early = StopRequested();
   // The post-write verify pass (untimed): read back what was written.
   uint64_t verify_errors = 0;
-  if (error_.ok() && spec_.verify && HasWrites(spec_.rw) && spec_.rw != RwMode::kRandRW) {
+  if (error_.ok() && !run.stopped_early && spec_.verify && HasWrites(spec_.rw) &&
+      spec_.rw != RwMode::kRandRW) {
     std::vector<std::thread> verifiers;
     for (uint32_t idx = 0; idx < spec_.threads; ++idx) {
       verifiers.emplace_back([this, idx] { VerifyWorker(idx, outputs_[idx]); });
@@ -280,7 +346,6 @@ Result<RunResult> IoRun::Run() {
   if (failed) return error_;
   if (any) return Status(StatusCode::kIoError, "another rank failed");
 
-  RunResult run;
   uint64_t last_ns = measure_ns_;
   for (const auto& out : outputs_) last_ns = std::max(last_ns, out.finish_ns);
   CpuUsage cpu = CpuBetween(cpu_begin, cpu_end);
@@ -408,7 +473,7 @@ Status IoRun::DoWork(uint32_t local_idx, Engine& engine, const std::vector<int>&
   while (true) {
     uint64_t now = MonoNanos();
     if (!stop) {
-      if (abort_.load(std::memory_order_relaxed)) stop = true;
+      if (abort_.load(std::memory_order_relaxed) || StopRequested()) stop = true;
       else if (time_based ? now >= end_ns_ : op >= blocks) stop = true;
     }
     while (!stop && !free_slots.empty()) {
@@ -509,7 +574,7 @@ Status IoRun::DoWork(uint32_t local_idx, Engine& engine, const std::vector<int>&
     }
   }
   out.issued_blocks = op;
-  if (status.ok() && spec_.end_fsync && HasWrites(spec_.rw)) {
+  if (status.ok() && spec_.end_fsync && HasWrites(spec_.rw) && !StopRequested()) {
     for (int h : handles) {
       if (h < 0) continue;
       Status synced = engine.Fsync(h);
@@ -533,7 +598,7 @@ void IoRun::VerifyWorker(uint32_t local_idx, WorkerOutput& out) {
   uint64_t count = std::min(out.issued_blocks, blocks);
   std::vector<UniqueFd> fds(plan_.files.size());
   AlignedBuffer buf(AlignUp(bs, kPageSize));
-  for (uint64_t op = 0; op < count; ++op) {
+  for (uint64_t op = 0; op < count && !StopRequested(); ++op) {
     Location loc = Locate(share, offsets.BlockAt(op) * bs);
     const PlannedFile& file = plan_.files[loc.file];
     if (!fds[loc.file].valid()) {
@@ -613,12 +678,19 @@ Result<RunResult> GatherRun(const RunResult& local, Comm& comm) {
   if (comm.size() == 1) return local;
   nlohmann::json j = nlohmann::json::array();
   for (const auto& p : local.phases) j.push_back(ToJson(p));
-  std::vector<std::string> all = comm.Gather(j.dump());
+  nlohmann::json mine = {{"phases", j}, {"cache", ToJson(local.cache)},
+                         {"stopped_early", local.stopped_early}};
+  std::vector<std::string> all = comm.Gather(mine.dump());
   if (comm.rank() != 0) return local;
   // Re-read every rank's phases through the same JSON form as result files.
   std::vector<std::vector<PhaseResult>> by_phase(local.phases.size());
+  CacheReport cache;
+  bool stopped = false;
   for (const std::string& text : all) {
-    nlohmann::json rank_json = nlohmann::json::parse(text);
+    nlohmann::json rank_all = nlohmann::json::parse(text);
+    cache.Merge(CacheReportFromJson(rank_all["cache"]));
+    stopped = stopped || rank_all.value("stopped_early", false);
+    nlohmann::json rank_json = rank_all["phases"];
     nlohmann::json wrapped = {{"format", "t0fs-bench-result"}, {"format_version", 1},
                               {"kind", ""}, {"workload", ""}, {"label", ""},
                               {"runs", {{{"phases", rank_json}}}}};
@@ -631,6 +703,8 @@ Result<RunResult> GatherRun(const RunResult& local, Comm& comm) {
   }
   RunResult merged;
   merged.extra = local.extra;
+  merged.cache = cache;
+  merged.stopped_early = stopped;
   for (const auto& phases : by_phase) merged.phases.push_back(MergeRankPhases(phases));
   return merged;
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "bench/cache_drop.h"
 #include "bench/comm.h"
 #include "bench/dataset.h"
 #include "bench/engine.h"
@@ -38,17 +39,29 @@ struct IoSpec {
   bool verify = false;
   uint64_t seed = 0x7430667362656e63ULL;
   bool keep = false;            // keep the files the run created
-  bool invalidate = true;       // drop the files' page cache before reading
+  CacheDropMode drop = CacheDropMode::kAuto;  // before reading (buffered reads only)
   bool progress = false;
   std::string phase_prefix;     // prepended to phase names ("")
 };
 
 // Checks the spec (arguments only; no file system access).
 Status ValidateIoSpec(const IoSpec& spec);
+// The dataset the spec gives with `ranks` MPI ranks, after looking at PATH
+// (a file PATH means one shared file): the checks of a run's setup, done
+// before anything is written. A --size too small for the layout names the
+// smallest valid --size.
+Result<DatasetSpec> PlanIoDataset(const IoSpec& spec, uint32_t ranks);
+// The smallest --size for which the spec's dataset gives every file at
+// least one block and every thread at least one block to work on.
+uint64_t MinimumIoSize(const IoSpec& spec, uint32_t ranks);
+// An exact size argument that parses back to `bytes`: "2G", "1536M", "4097".
+std::string SizeArgument(uint64_t bytes);
 
 // Runs one measurement. Every rank calls it; rank 0's result holds the
 // merged figures of all ranks. Files the run created are removed unless
-// spec.keep, on success and on failure.
+// spec.keep, on success, on failure and when stopped (StopRequested(): the
+// workers stop between I/Os and the result holds what ran, marked
+// stopped_early).
 Result<RunResult> RunIo(const IoSpec& spec, Comm& comm);
 
 // Merges the same phase measured on several ranks: counters add, latency

@@ -21,6 +21,7 @@ IoSpec SmallSpec(const std::string& dir, RwMode rw) {
   spec.block = 4 * kKiB;
   spec.threads = 2;
   spec.size = 256 * kKiB;
+  spec.drop = CacheDropMode::kFadvise;  // not the whole host's cache (auto as root)
   return spec;
 }
 
@@ -38,6 +39,48 @@ const PhaseResult* Phase(const RunResult& run, const std::string& name) {
     if (p.name == name) return &p;
   }
   return nullptr;
+}
+
+TEST(IoWorkload, MinimumSizeIsTheSmallestThatPlans) {
+  // Each layout and split: MinimumIoSize plans, one byte less does not.
+  for (FileLayout layout : {FileLayout::kPerThreadFiles, FileLayout::kSharedFiles}) {
+    for (Split split : {Split::kPerThread, Split::kShared}) {
+      for (uint32_t files : {1u, 3u, 64u}) {
+        for (uint32_t threads : {1u, 5u, 32u}) {
+          IoSpec spec = SmallSpec("/tmp", RwMode::kRead);
+          spec.layout = layout;
+          spec.split = split;
+          spec.nrfiles = files;
+          spec.threads = threads;
+          spec.block = 1 << 20;
+          uint64_t minimum = MinimumIoSize(spec, 1);
+          spec.size = minimum;
+          EXPECT_TRUE(PlanIoDataset(spec, 1).ok());
+          DatasetSpec ds;
+          ds.path = "/tmp";
+          ds.layout = layout;
+          ds.split = split;
+          ds.nrfiles = files;
+          ds.threads = threads;
+          ds.block = spec.block;
+          ds.size = minimum;
+          EXPECT_TRUE(PlanDataset(ds).ok()) << minimum;
+          ds.size = minimum - 1;
+          EXPECT_FALSE(PlanDataset(ds).ok()) << minimum;
+          spec.size = minimum - 1;
+          auto small = PlanIoDataset(spec, 1);
+          ASSERT_FALSE(small.ok());
+          EXPECT_NE(small.status().message().find("smallest valid size is --size " +
+                                                  SizeArgument(minimum)),
+                    std::string::npos)
+              << small.status().message();
+        }
+      }
+    }
+  }
+  EXPECT_EQ(SizeArgument(uint64_t{2} << 30), "2G");
+  EXPECT_EQ(SizeArgument(uint64_t{1536} << 20), "1536M");
+  EXPECT_EQ(SizeArgument(4097), "4097");
 }
 
 TEST(IoWorkload, ByteAndOpCountsForEachMode) {

@@ -19,6 +19,7 @@
 #include "bench/pattern.h"
 #include "bench/progress.h"
 #include "bench/start_gate.h"
+#include "bench/stop_signal.h"
 #include "bench/sysstat.h"
 #include "common/buffer.h"
 #include "common/clock.h"
@@ -84,7 +85,8 @@ Result<PhaseResult> MetaRun::Phase(const std::string& name, const Op& op) {
       uint32_t global = static_cast<uint32_t>(comm_.rank()) * threads + idx;
       gate.Ready();
       gate.WaitGo();
-      for (uint64_t item = 0; item < spec_.items && !abort.load(std::memory_order_relaxed);
+      for (uint64_t item = 0;
+           item < spec_.items && !abort.load(std::memory_order_relaxed) && !StopRequested();
            ++item) {
         uint64_t t0 = MonoNanos();
         Status st = op(global, item, buf);
@@ -165,6 +167,9 @@ Result<RunResult> MetaRun::Run() {
   RunResult run;
   Status failed;
   auto phase = [&](const std::string& name, const Op& op) {
+    // A stop ends the phase that runs and skips the rest (collective, so
+    // every rank skips alike); the run's directory is removed below.
+    if (run.stopped_early) return;
     bool local_bad = !failed.ok();
     Result<PhaseResult> p = local_bad ? Result<PhaseResult>(failed) : Phase(name, op);
     if (!p.ok() && failed.ok()) failed = p.status();
@@ -173,6 +178,7 @@ Result<RunResult> MetaRun::Run() {
       return;
     }
     run.phases.push_back(*p);
+    run.stopped_early = comm_.AnyFailed(StopRequested());
   };
   if (!comm_.AnyFailed(!setup.ok())) {
     if (spec_.dirs) {
@@ -228,9 +234,25 @@ Result<RunResult> MetaRun::Run() {
     failed = setup;
   }
   comm_.Barrier();
-  if (comm_.rank() == 0 && !spec_.keep) {
-    std::error_code ec;
-    std::filesystem::remove_all(root_, ec);
+  if (!spec_.keep) {
+    // What a phase left (a stopped or failed run leaves a full tree): each
+    // thread removes its own directory, in parallel, then rank 0 the rest.
+    if (spec_.unique_dirs) {
+      std::vector<std::thread> removers;
+      for (uint32_t idx = 0; idx < spec_.threads; ++idx) {
+        removers.emplace_back([this, idx] {
+          uint32_t global = static_cast<uint32_t>(comm_.rank()) * spec_.threads + idx;
+          std::error_code ec;
+          std::filesystem::remove_all(Dir(global), ec);
+        });
+      }
+      for (auto& t : removers) t.join();
+      comm_.Barrier();
+    }
+    if (comm_.rank() == 0) {
+      std::error_code ec;
+      std::filesystem::remove_all(root_, ec);
+    }
   }
   if (!failed.ok()) return failed;
   return GatherRun(run, comm_);

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "bench/report_checks.h"
+
 namespace t0fs::bench {
 
 std::string EscapeXml(const std::string& text) {
@@ -46,6 +48,8 @@ figcaption { font-size: 12px; color: #555; }
 .legend span { display: inline-block; margin-right: 16px; font-size: 13px; }
 .swatch { display: inline-block; width: 12px; height: 12px; margin-right: 4px; vertical-align: middle; }
 .note { color: #666; font-size: 12px; }
+.warning { border: 2px solid #c62828; background: #fdecea; padding: 8px 12px; margin: 12px 0; }
+.warning li { margin: 2px 0; }
 )";
 
 struct Key {
@@ -369,19 +373,34 @@ std::string RenderHtmlReport(const std::vector<ResultSet>& sets, const std::stri
   }
   html += "</div>\n";
 
+  // What makes these figures suspect, before any figure is shown.
+  std::vector<std::string> warnings = ComparisonWarnings(sets);
+  if (!warnings.empty()) {
+    html += "<div class=\"warning\"><b>Warning: read these figures with care</b><ul>";
+    for (const auto& w : warnings) html += "<li>" + EscapeXml(w) + "</li>";
+    html += "</ul></div>\n";
+  }
+
   html += "<h2>Result sets</h2>\n<table><tr><th>Label</th><th>Kind</th><th>Workload</th>"
-          "<th>Dataset</th><th>Engine</th><th>Host</th><th>Started</th><th>Runs</th>"
-          "<th>Ranks</th><th>Command</th></tr>\n";
+          "<th>Dataset</th><th>Engine</th><th>Page cache</th><th>Host</th><th>Started</th>"
+          "<th>Runs</th><th>Ranks</th><th>Command</th></tr>\n";
   for (const auto& set : sets) {
+    std::string runs = std::to_string(set.runs.size());
+    if (set.stopped_early()) runs += " (stopped early by " + set.stopped_by + ")";
     html += "<tr>" + Cell(set.label) + Cell(set.kind) + Cell(set.workload) +
             Cell(set.params.value("dataset", "")) + Cell(set.params.value("engine", "")) +
-            Cell(set.host) + Cell(set.started) + Cell(std::to_string(set.runs.size()), true) +
-            Cell(std::to_string(set.ranks), true) + Cell(set.command) + "</tr>\n";
+            Cell(set.Cache().Describe()) + Cell(set.host) + Cell(set.started) +
+            Cell(runs, true) + Cell(std::to_string(set.ranks), true) + Cell(set.command) +
+            "</tr>\n";
   }
   html += "</table>\n";
 
   if (sets.size() >= 2) {
     html += fmt::format("<h2>Comparison against {}</h2>\n", EscapeXml(sets[0].label));
+    if (!warnings.empty()) {
+      html += "<p class=\"warning\">This comparison is not like for like: see the warning "
+              "above.</p>\n";
+    }
     html += "<p class=\"note\">Change = value / baseline − 1. Green: an improvement (higher "
             "throughput, lower latency or CPU cost); red: a regression.</p>\n";
     html += "<table><tr><th>Phase</th><th>Figure</th><th>" + EscapeXml(sets[0].label) + "</th>";

@@ -122,7 +122,85 @@ std::vector<FigureSummary> ResultSet::Summarize() const {
   return out;
 }
 
+void CacheReport::AddWarning(const std::string& warning) {
+  if (warning.empty()) return;
+  if (std::find(warnings.begin(), warnings.end(), warning) == warnings.end()) {
+    warnings.push_back(warning);
+  }
+}
+
+void CacheReport::Merge(const CacheReport& other) {
+  if (!other.applicable()) return;
+  if (!applicable()) {
+    *this = other;
+    return;
+  }
+  if (requested != other.requested) requested = "mixed";
+  if (done != other.done) done = "mixed";
+  drops += other.drops;
+  resident = std::max(resident, other.resident);
+  files_checked = std::max(files_checked, other.files_checked);
+  files = std::max(files, other.files);
+  for (const auto& w : other.warnings) AddWarning(w);
+}
+
+std::string CacheReport::Describe() const {
+  if (!applicable()) return "not applicable (no reads)";
+  std::string what;
+  if (done == "sysctl") what = "dropped with /proc/sys/vm/drop_caches";
+  else if (done == "fadvise") what = "dropped with posix_fadvise(DONTNEED) on the files";
+  else if (done == "both") what = "dropped with drop_caches and fadvise(DONTNEED)";
+  else if (done == "none") what = "NOT dropped (--drop-caches none)";
+  else if (done == "direct") what = "O_DIRECT reads bypass the page cache; nothing dropped";
+  else if (done == "unrecorded") return "not recorded (a result from an older t0fs)";
+  else what = "dropped in different ways (" + done + ")";
+  if (!requested.empty() && requested != done && done != "direct") {
+    what += " (--drop-caches " + requested + ")";
+  }
+  if (done == "direct") return what;
+  if (resident < 0) return what + "; residency not measured";
+  return what + fmt::format("; {:.1f} % of the files' pages resident afterwards ({} of {} file{} "
+                            "checked{})",
+                            resident * 100, files_checked, files, files == 1 ? "" : "s",
+                            drops > 1 ? fmt::format(", worst of {} drops", drops) : "");
+}
+
+CacheReport ResultSet::Cache() const {
+  CacheReport all;
+  for (const auto& run : runs) all.Merge(run.cache);
+  return all;
+}
+
 // ---- JSON ----
+
+json ToJson(const CacheReport& c) {
+  if (!c.applicable()) return {{"done", ""}};
+  return {{"requested", c.requested},
+          {"done", c.done},
+          {"drops", c.drops},
+          {"resident_after_drop", c.resident},
+          {"files_checked", c.files_checked},
+          {"files", c.files},
+          {"warnings", c.warnings},
+          {"description", c.Describe()}};
+}
+
+CacheReport CacheReportFromJson(const json& j) {
+  CacheReport c;
+  if (!j.is_object()) return c;
+  c.requested = j.value("requested", "");
+  c.done = j.value("done", "");
+  c.drops = j.value("drops", 0u);
+  c.resident = j.value("resident_after_drop", -1.0);
+  c.files_checked = j.value("files_checked", uint64_t{0});
+  c.files = j.value("files", uint64_t{0});
+  if (j.contains("warnings") && j["warnings"].is_array()) {
+    for (const auto& w : j["warnings"]) {
+      if (w.is_string()) c.warnings.push_back(w.get<std::string>());
+    }
+  }
+  return c;
+}
 
 static const char* BetterName(Better b) {
   return b == Better::kHigher ? "higher" : b == Better::kLower ? "lower" : "none";
@@ -268,7 +346,10 @@ json ToJson(const ResultSet& r) {
   for (const auto& run : r.runs) {
     json phases = json::array();
     for (const auto& p : run.phases) phases.push_back(ToJson(p));
-    runs.push_back({{"phases", std::move(phases)}, {"extra", run.extra}});
+    runs.push_back({{"phases", std::move(phases)},
+                    {"extra", run.extra},
+                    {"cache", ToJson(run.cache)},
+                    {"stopped_early", run.stopped_early}});
   }
   json summary = json::array();
   for (const auto& s : r.Summarize()) {
@@ -283,19 +364,23 @@ json ToJson(const ResultSet& r) {
     f["runs"] = s.runs;
     summary.push_back(std::move(f));
   }
-  return {{"format", "t0fs-bench-result"},
-          {"format_version", 1},
-          {"kind", r.kind},
-          {"workload", r.workload},
-          {"label", r.label},
-          {"host", r.host},
-          {"started", r.started},
-          {"command", r.command},
-          {"ranks", r.ranks},
-          {"params", r.params},
-          {"runs", std::move(runs)},
-          {"summary", std::move(summary)},
-          {"extra", r.extra}};
+  json out = {{"format", "t0fs-bench-result"},
+              {"format_version", 1},
+              {"kind", r.kind},
+              {"workload", r.workload},
+              {"label", r.label},
+              {"host", r.host},
+              {"started", r.started},
+              {"command", r.command},
+              {"ranks", r.ranks},
+              {"params", r.params},
+              {"stopped_early", r.stopped_early()},
+              {"cache", ToJson(r.Cache())},
+              {"runs", std::move(runs)},
+              {"summary", std::move(summary)},
+              {"extra", r.extra}};
+  if (r.stopped_early()) out["stop_signal"] = r.stopped_by;
+  return out;
 }
 
 Result<ResultSet> ResultSetFromJson(const json& j) {
@@ -316,6 +401,7 @@ Result<ResultSet> ResultSetFromJson(const json& j) {
     r.ranks = j.value("ranks", 1);
     r.params = j.value("params", json::object());
     r.extra = j.value("extra", json::object());
+    if (j.value("stopped_early", false)) r.stopped_by = j.value("stop_signal", "signal");
     for (const auto& run : j.at("runs")) {
       RunResult rr;
       for (const auto& p : run.at("phases")) {
@@ -323,6 +409,13 @@ Result<ResultSet> ResultSetFromJson(const json& j) {
         rr.phases.push_back(std::move(phase));
       }
       rr.extra = run.value("extra", json::object());
+      // Results written before the cache was recorded say so.
+      if (run.contains("cache")) {
+        rr.cache = CacheReportFromJson(run["cache"]);
+      } else {
+        rr.cache.done = "unrecorded";
+      }
+      rr.stopped_early = run.value("stopped_early", false);
       r.runs.push_back(std::move(rr));
     }
     return r;

@@ -56,9 +56,39 @@ struct PhaseResult {
   const Figure* Find(const std::string& figure) const;
 };
 
+// How the page cache was handled before a run's reads, and whether it
+// worked: after the drop each file (or a sample of many files) is mapped and
+// mincore() counts the pages still in memory. A FUSE passthrough file maps
+// its backing file, so the count sees the cache that reads would hit.
+struct CacheReport {
+  std::string requested;  // --drop-caches: auto, both, sysctl, fadvise, none
+  // What was done: "sysctl" (drop_caches), "fadvise", "both", "none",
+  // "direct" (O_DIRECT reads: no drop needed); "" = not applicable (no reads).
+  std::string done;
+  uint32_t drops = 0;          // drops in the run (per epoch, per thread count, ...)
+  double resident = -1;        // largest fraction still resident after a drop; < 0: not measured
+  uint64_t files_checked = 0;  // files mapped and counted (largest over the drops)
+  uint64_t files = 0;          // files the drop covered (largest over the drops)
+  std::vector<std::string> warnings;  // distinct, in order of appearance
+
+  bool applicable() const { return !done.empty(); }
+  // Folds another drop (or run, or rank) into this one: the worst residency,
+  // "mixed" when the methods differ, warnings de-duplicated.
+  void Merge(const CacheReport& other);
+  void AddWarning(const std::string& warning);
+  // "drop_caches (root); 0.0 % of the files' pages resident after the drop (4 of 4 files)"
+  std::string Describe() const;
+};
+
+// More than this fraction of the pages resident after a drop makes a read
+// result suspect (reports flag it).
+constexpr double kResidentLimit = 0.05;
+
 struct RunResult {
   std::vector<PhaseResult> phases;
   nlohmann::json extra = nlohmann::json::object();
+  CacheReport cache;
+  bool stopped_early = false;  // SIGINT/SIGTERM: the phases cover what ran
 };
 
 // Median / CV of one figure over the runs.
@@ -83,9 +113,16 @@ struct ResultSet {
   nlohmann::json params = nlohmann::json::object();
   std::vector<RunResult> runs;
   nlohmann::json extra = nlohmann::json::object();
+  std::string stopped_by;  // "SIGINT", "SIGTERM" when stopped early, else ""
 
   std::vector<FigureSummary> Summarize() const;
+  // The cache handling of all runs merged.
+  CacheReport Cache() const;
+  bool stopped_early() const { return !stopped_by.empty(); }
 };
+
+nlohmann::json ToJson(const CacheReport& c);
+CacheReport CacheReportFromJson(const nlohmann::json& j);
 
 nlohmann::json ToJson(const Histogram& h);
 Result<Histogram> HistogramFromJson(const nlohmann::json& j);

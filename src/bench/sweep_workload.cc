@@ -16,6 +16,7 @@
 #include "bench/pattern.h"
 #include "bench/progress.h"
 #include "bench/start_gate.h"
+#include "bench/stop_signal.h"
 #include "bench/sysstat.h"
 #include "common/buffer.h"
 #include "common/clock.h"
@@ -65,9 +66,10 @@ Status ValidateSweepSpec(const SweepSpec& spec) {
   uint64_t per_thread = spec.total / spec.threads.back();
   if (per_thread < spec.record) {
     return bad(fmt::format("--size {} over {} threads gives files smaller than one record ({}); "
-                           "raise --size or lower --record",
+                           "the smallest valid size is --size {}, or lower --record",
                            FormatByteSize(spec.total), spec.threads.back(),
-                           FormatByteSize(spec.record)));
+                           FormatByteSize(spec.record),
+                           SizeArgument(spec.record * spec.threads.back())));
   }
   if (spec.engine.kind == EngineKind::kNative && !EngineAvailable(EngineKind::kNative)) {
     return MakeNativeEngine(spec.engine).status();
@@ -167,7 +169,8 @@ void SweepPhase::ChildMain(uint32_t idx, const std::string& path, uint64_t amoun
     return;
   }
   Status st = ChildIo(idx, **engine, *handle, amount);
-  if (st.ok() && write_) st = (*engine)->Fsync(*handle);
+  // A stopped write is not synced: its file is removed at once.
+  if (st.ok() && write_ && !StopRequested()) st = (*engine)->Fsync(*handle);
   Status closed = (*engine)->Close(*handle);
   if (st.ok()) st = closed;
   child.end_ns = MonoNanos();
@@ -191,7 +194,7 @@ Status SweepPhase::ChildIo(uint32_t idx, Engine& engine, int handle, uint64_t am
   bool stop = false;
   while (true) {
     while (!stop && !free_slots.empty() && next < amount) {
-      if (spec_.stonewall && stonewall_.load(std::memory_order_relaxed)) {
+      if ((spec_.stonewall && stonewall_.load(std::memory_order_relaxed)) || StopRequested()) {
         stop = true;
         break;
       }
@@ -346,15 +349,28 @@ Result<RunResult> RunSweep(const SweepSpec& spec, Comm& comm) {
       if (!wrote.ok()) return wrote.status();
       return Status(StatusCode::kIoError, "another rank failed");
     }
+    // Collective, so every rank takes the same branch.
+    if (comm.AnyFailed(StopRequested())) {
+      // Stopped while writing: keep the partial write phase, no read.
+      RunResult alone;
+      alone.phases.push_back(*wrote);
+      ASSIGN_OR_RETURN(RunResult merged, GatherRun(alone, comm));
+      cleanup();
+      run.phases.push_back(merged.phases[0]);
+      run.stopped_early = true;
+      break;
+    }
     std::vector<uint64_t> sizes;
     for (uint32_t idx = 0; idx < threads; ++idx) sizes.push_back(writer.written(idx));
-    if (spec.invalidate && !spec.direct) {
-      for (const auto& p : paths) {
-        int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) continue;
-        (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-        ::close(fd);
+    if (spec.direct) {
+      run.cache.Merge(DirectReadsReport(spec.drop));
+    } else {
+      auto dropped = DropPageCache(spec.drop, paths);
+      if (!dropped.ok()) {
+        cleanup();
+        return dropped.status();
       }
+      run.cache.Merge(*dropped);
     }
     SweepPhase reader(spec, comm, threads, false);
     auto read = reader.Run(paths, file_size, sizes);
@@ -369,6 +385,12 @@ Result<RunResult> RunSweep(const SweepSpec& spec, Comm& comm) {
     ASSIGN_OR_RETURN(RunResult merged, GatherRun(pair, comm));
     const PhaseResult& w = merged.phases[0];
     const PhaseResult& r = merged.phases[1];
+    run.phases.push_back(w);
+    run.phases.push_back(r);
+    if (comm.AnyFailed(StopRequested())) {
+      run.stopped_early = true;  // the read was cut short: no curve point
+      break;
+    }
     double wc = w.Find("x_children_see")->value, rc = r.Find("x_children_see")->value;
     double wp = w.Find("bw")->value, rp = r.Find("bw")->value;
     write_curve.emplace_back(threads, wc);
@@ -381,8 +403,6 @@ Result<RunResult> RunSweep(const SweepSpec& spec, Comm& comm) {
                      {"write_parent_sees", wp},
                      {"read_children_see", rc},
                      {"read_parent_sees", rp}});
-    run.phases.push_back(w);
-    run.phases.push_back(r);
   }
   run.extra["curve"] = curve;
   run.extra["write"] = {{"children_see", ToJson(AnalyzeCurve(write_curve))},

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/cache_drop.h"
 #include "bench/comm.h"
 #include "bench/engine.h"
 #include "bench/result.h"
@@ -27,7 +28,7 @@ struct SweepSpec {
   uint64_t record = 16 << 20;
   bool direct = false;
   bool stonewall = true;
-  bool invalidate = true;           // drop the page cache between write and read
+  CacheDropMode drop = CacheDropMode::kAuto;  // between write and read (buffered)
   EngineOptions engine;
   uint32_t iodepth = 1;
   bool verify = false;
@@ -41,6 +42,9 @@ struct SweepSpec {
 Result<std::vector<uint32_t>> SweepThreadList(const std::string& list, uint32_t max_threads);
 
 Status ValidateSweepSpec(const SweepSpec& spec);
+// Runs the sweep. A stop request (StopRequested()) ends it between records:
+// the result holds the thread counts that ran (a curve point only for a
+// count whose write and read both completed), marked stopped_early.
 Result<RunResult> RunSweep(const SweepSpec& spec, Comm& comm);
 
 // Peak and plateau of a throughput curve (threads ascending). The plateau

@@ -17,6 +17,15 @@ std::string FormatHeader(const ResultSet& set) {
   }
   out += fmt::format("  label      {}   host {}   ranks {}   runs {}\n", set.label, set.host,
                      set.ranks, set.runs.size());
+  CacheReport cache = set.Cache();
+  if (cache.applicable()) out += fmt::format("  cache      {}\n", cache.Describe());
+  for (const std::string& warning : cache.warnings) {
+    out += fmt::format("  WARNING    {}\n", warning);
+  }
+  if (set.stopped_early()) {
+    out += fmt::format("  STOPPED EARLY by {}: the figures cover only the part that ran\n",
+                       set.stopped_by);
+  }
   return out;
 }
 
@@ -129,12 +138,16 @@ static std::string FormatCurve(const RunResult& run) {
 
 std::string FormatResultSet(const ResultSet& set) {
   std::string out = FormatHeader(set) + "\n";
+  if (set.runs.empty() || (set.runs.size() == 1 && set.runs.front().phases.empty())) {
+    return out + "  (nothing was measured)\n";
+  }
   if (set.kind == "sweep") {
     for (size_t idx = 0; idx < set.runs.size(); ++idx) {
       if (set.runs.size() > 1) out += fmt::format("run {}\n", idx + 1);
       out += FormatCurve(set.runs[idx]) + "\n";
     }
-    if (set.runs.size() == 1) return out;
+    // A stopped sweep also shows its phases: the cut one has no curve point.
+    if (set.runs.size() == 1 && !set.runs.front().stopped_early) return out;
   }
   if (set.runs.size() == 1) {
     for (const auto& p : set.runs.front().phases) out += FormatPhase(p) + "\n";

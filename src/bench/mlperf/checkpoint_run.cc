@@ -19,6 +19,7 @@
 #include "bench/mlperf/step_barrier.h"
 #include "bench/pattern.h"
 #include "bench/progress.h"
+#include "bench/stop_signal.h"
 #include "common/buffer.h"
 #include "common/clock.h"
 
@@ -116,13 +117,33 @@ Result<CheckpointResult> RunCheckpointing(
   if (local > 0) RETURN_IF_ERROR(MakeEngine(engine_options[0]).status());
   std::vector<Histogram> write_lat(local), read_lat(local);
   std::atomic<uint64_t> live_bytes{0};
+  // Removes the checkpoints (unless --keep), at the end, after a failure
+  // and after a stop alike. Collective (barriers).
+  auto Cleanup = [&] {
+    if (spec.keep || spec.writes == 0) return;
+    comm.Barrier();
+    for (uint32_t k = 1; k <= spec.writes; ++k) {
+      for (uint32_t r = first; r < first + local; ++r) {
+        for (const auto& file : plan.files[r]) ::unlink((StepDir(spec, k) + "/" + file.name).c_str());
+      }
+    }
+    comm.Barrier();
+    if (comm.rank() == 0) {
+      for (uint32_t k = 1; k <= spec.writes; ++k) ::rmdir(StepDir(spec, k).c_str());
+      ::rmdir(fmt::format("{}/{}", spec.folder, plan.llm.name).c_str());
+    }
+  };
 
-  auto phase = [&](bool write, uint32_t count, std::vector<CheckpointOp>* ops) -> Status {
+  // Returns with *stopped set when a stop cut the phase short; `ops` then
+  // holds the checkpoints every rank completed.
+  auto phase = [&](bool write, uint32_t count, std::vector<CheckpointOp>* ops,
+                   bool* stopped) -> Status {
     CpuSample cpu0 = SampleCpu();
     const uint64_t want = result.bytes_per_checkpoint * count;
     live_bytes.store(0);
     std::vector<std::vector<double>> seconds(local, std::vector<double>(count, 0));
     std::vector<uint64_t> bytes(local, 0);
+    std::vector<uint32_t> completed(local, 0);  // checkpoints each local rank finished
     std::mutex mu;  // guards error
     Status error;
     StepBarrier barrier(local, comm);
@@ -139,13 +160,18 @@ Result<CheckpointResult> RunCheckpointing(
           Status st = made.status();
           for (uint32_t k = 1; k <= count && st.ok(); ++k) {
             Engine& engine = **made;
-            PreciseSleep(spec.time_between_s);
+            if (!SleepUnlessStopped(spec.time_between_s)) break;
             barrier.Arrive();
+            if (StopRequested()) break;
             uint64_t t0 = MonoNanos();
             std::string dir = StepDir(spec, k);
             if (write) st = MakeDirs(dir);
             for (const auto& f : plan.files[rank]) {
               if (!st.ok()) break;
+              if (StopRequested()) {
+                st = Status(StatusCode::kInterrupted, "stopped");
+                break;
+              }
               std::string path = dir + "/" + f.name;
               uint64_t size = ScaledBytes(f.bytes, spec.scale);
               uint64_t f0 = MonoNanos();
@@ -182,7 +208,11 @@ Result<CheckpointResult> RunCheckpointing(
               live_bytes.fetch_add(size, std::memory_order_relaxed);
             }
             seconds[idx][k - 1] = static_cast<double>(MonoNanos() - t0) / 1e9;
+            if (st.ok()) completed[idx] = k;
           }
+          // An error the stop caused (an I/O cut short) is the stop.
+          if (!st.ok() && StopRequested()) st = Status::Ok();
+          if (StopRequested()) barrier.Abort();
           if (!st.ok()) {
             barrier.Abort();
             std::lock_guard<std::mutex> lock(mu);
@@ -198,14 +228,19 @@ Result<CheckpointResult> RunCheckpointing(
     if (comm.AnyFailed(!error.ok())) {
       return error.ok() ? Status(StatusCode::kIoError, "another process failed") : error;
     }
-    nlohmann::json mine = seconds;
+    *stopped = comm.AnyFailed(StopRequested());
+    uint32_t complete = count;
+    for (uint32_t c : completed) complete = std::min(complete, c);
+    nlohmann::json mine = {{"seconds", seconds}, {"complete", complete}};
     std::vector<std::string> all = comm.Gather(mine.dump());
     if (comm.rank() != 0) return Status::Ok();
     std::vector<std::vector<double>> every;  // [rank][k]
     for (const auto& text : all) {
-      for (auto& rank : nlohmann::json::parse(text)) every.push_back(rank.get<std::vector<double>>());
+      auto j = nlohmann::json::parse(text);
+      complete = std::min(complete, j["complete"].get<uint32_t>());
+      for (auto& rank : j["seconds"]) every.push_back(rank.get<std::vector<double>>());
     }
-    for (uint32_t k = 0; k < count; ++k) {
+    for (uint32_t k = 0; k < complete; ++k) {
       CheckpointOp op;
       op.step = k + 1;
       op.bytes = result.bytes_per_checkpoint;
@@ -217,8 +252,13 @@ Result<CheckpointResult> RunCheckpointing(
   };
 
   uint64_t write_end = MonoNanos();
+  bool stopped = false;
   if (spec.writes > 0) {
-    RETURN_IF_ERROR(phase(true, spec.writes, &result.writes));
+    Status wrote = phase(true, spec.writes, &result.writes, &stopped);
+    if (!wrote.ok()) {
+      Cleanup();
+      return wrote;
+    }
     write_end = MonoNanos();
   }
   // The client-cache rule (R §4): checkpoint bytes per client < 3 × client
@@ -237,38 +277,37 @@ Result<CheckpointResult> RunCheckpointing(
         "cache drop required",
         per_client / 1073741824.0, 3 * spec.host_memory_gib);
   }
-  if (spec.reads > 0) {
-    auto dropped = DropPageCache(spec.drop, [&](const std::function<void(const std::string&)>& f) {
-      for (uint32_t k = 1; k <= spec.reads; ++k) {
-        for (uint32_t r = first; r < first + local; ++r) {
-          for (const auto& file : plan.files[r]) f(StepDir(spec, k) + "/" + file.name);
-        }
+  if (spec.reads > 0 && !stopped) {
+    std::vector<std::string> files;
+    for (uint32_t k = 1; k <= spec.reads; ++k) {
+      for (uint32_t r = first; r < first + local; ++r) {
+        for (const auto& file : plan.files[r]) files.push_back(StepDir(spec, k) + "/" + file.name);
       }
-    });
-    if (!dropped.ok()) return dropped.status();
-    result.cache_note = dropped->note;
+    }
+    auto dropped = spec.direct ? Result<CacheReport>(DirectReadsReport(spec.drop))
+                               : DropPageCache(spec.drop, files);
+    if (comm.AnyFailed(!dropped.ok())) {
+      Cleanup();
+      return dropped.ok() ? Status(StatusCode::kIoError, "another process failed")
+                          : dropped.status();
+    }
+    result.cache = *dropped;
+    result.cache_note = "page cache " + dropped->Describe();
     comm.Barrier();
     result.gap_s = static_cast<double>(MonoNanos() - write_end) / 1e9;
-    RETURN_IF_ERROR(phase(false, spec.reads, &result.reads));
+    Status read = phase(false, spec.reads, &result.reads, &stopped);
+    if (!read.ok()) {
+      Cleanup();
+      return read;
+    }
   }
+  result.stopped_early = stopped;
   for (uint32_t idx = 0; idx < local; ++idx) {
     result.write_latency.Merge(write_lat[idx]);
     result.read_latency.Merge(read_lat[idx]);
   }
   result.peak_rss = PeakRssBytes();
-  if (!spec.keep && spec.writes > 0) {
-    comm.Barrier();
-    for (uint32_t k = 1; k <= spec.writes; ++k) {
-      for (uint32_t r = first; r < first + local; ++r) {
-        for (const auto& file : plan.files[r]) ::unlink((StepDir(spec, k) + "/" + file.name).c_str());
-      }
-    }
-    comm.Barrier();
-    if (comm.rank() == 0) {
-      for (uint32_t k = 1; k <= spec.writes; ++k) ::rmdir(StepDir(spec, k).c_str());
-      ::rmdir(fmt::format("{}/{}", spec.folder, plan.llm.name).c_str());
-    }
-  }
+  Cleanup();
   return result;
 }
 

@@ -7,6 +7,9 @@
 // (what the rules text says), plus per-rank GiB/s.
 // `scale` < 1 shrinks every file (rounded up to 4 KiB) so the run fits a
 // small machine; the full-size byte counts are still reported.
+// A stop request (stop_signal.h) ends the run between two I/Os (and cuts the
+// sleeps short): the result holds the checkpoints every rank completed,
+// marked stopped_early, and the files are removed as at a normal end.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +20,7 @@
 #include "bench/comm.h"
 #include "bench/engine.h"
 #include "bench/histogram.h"
-#include "bench/mlperf/cache_drop.h"
+#include "bench/cache_drop.h"
 #include "bench/mlperf/checkpoint_model.h"
 #include "bench/sysstat.h"
 
@@ -64,7 +67,9 @@ struct CheckpointResult {
   std::vector<uint64_t> rank_bytes;       // per rank and checkpoint (scaled)
   Histogram write_latency, read_latency;   // per file (ns), this process
   CpuUsage write_cpu, read_cpu;
-  std::string cache_note;                  // between the phases
+  std::string cache_note;                  // between the phases ("page cache dropped ...")
+  CacheReport cache;                       // the same, for the result
+  bool stopped_early = false;
   std::string advisory;                    // the client-cache rule
   double gap_s = 0;                        // write end -> read start
   uint64_t peak_rss = 0;

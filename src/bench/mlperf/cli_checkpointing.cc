@@ -12,6 +12,7 @@
 #include "bench/mlperf/cli_mlperf.h"
 #include "bench/mlperf/cli_mlperf_options.h"
 #include "bench/progress.h"
+#include "bench/stop_signal.h"
 
 namespace t0fs::bench::mlperf {
 namespace {
@@ -69,6 +70,7 @@ nlohmann::json SummaryOf(const CheckpointResult& r, const CheckpointSpec& spec) 
                       {"num_checkpoints_read", r.reads.size()},
                       {"files_per_checkpoint", r.files_per_checkpoint},
                       {"cache_drop", r.cache_note},
+                      {"stopped_early", r.stopped_early},
                       {"client_cache_advisory", r.advisory},
                       {"write_to_read_gap_seconds", r.gap_s}};
   for (bool write : {true, false}) {
@@ -175,7 +177,7 @@ int RunCheckpoint(const CheckpointCli& o) {
   // Per run: GiB/s of each phase under both definitions, for the mean/CV lines.
   std::vector<double> w0, ws, r0, rs;
   bool all_gaps_ok = true;
-  for (uint32_t run = 1; run <= o.runs; ++run) {
+  for (uint32_t run = 1; run <= o.runs && !StopRequested(); ++run) {
     if (root && o.runs > 1) std::printf("run %u\n", run);
     auto result = RunCheckpointing(spec, comm, [&](bool write, const CheckpointOp& op, uint32_t of) {
       if (!root) return;
@@ -185,10 +187,22 @@ int RunCheckpoint(const CheckpointCli& o) {
                   op.Rank0() > 0 ? gib / op.Rank0() : 0, op.Slowest(),
                   op.Slowest() > 0 ? gib / op.Slowest() : 0);
     });
-    if (!result.ok()) return ReportError(result.status());
-    if (!root) continue;
+    if (!result.ok()) {
+      if (StopRequested()) break;  // an error the stop caused: report what ran
+      return ReportError(result.status());
+    }
+    if (!root) {
+      if (result->stopped_early) break;
+      continue;
+    }
     const CheckpointResult& r = *result;
     std::string out;
+    if (r.stopped_early) {
+      out += fmt::format("  STOPPED EARLY by {}: {} of {} write(s) and {} of {} read(s) completed; "
+                         "the checkpoint files were {}\n",
+                         StopSignalName(), r.writes.size(), o.writes, r.reads.size(), o.reads,
+                         o.keep ? "kept (--keep)" : "removed");
+    }
     if (!r.advisory.empty()) out += "  " + r.advisory + "\n";
     if (!r.cache_note.empty()) {
       out += fmt::format("  before the reads: {} (write->read gap {:.2f} s; rule: <= 30 s)\n",
@@ -224,9 +238,13 @@ int RunCheckpoint(const CheckpointCli& o) {
     if (!r.writes.empty()) rr.phases.push_back(ToPhase(r, true));
     if (!r.reads.empty()) rr.phases.push_back(ToPhase(r, false));
     rr.extra = SummaryOf(r, spec);
+    rr.cache = r.cache;
+    rr.stopped_early = r.stopped_early;
     set.runs.push_back(std::move(rr));
+    if (r.stopped_early) break;
   }
-  if (!root) return 0;
+  if (StopRequested()) set.stopped_by = StopSignalName();
+  if (!root) return set.stopped_early() ? StopExitCode() : 0;
   // The rules publish the mean over the runs' phase means (R §4.3.6); a run
   // is valid when its reads start within 30 s of the end of its writes.
   std::string out = fmt::format("\nMLPerf checkpointing, {} run(s)\n", o.runs);
@@ -239,15 +257,20 @@ int RunCheckpoint(const CheckpointCli& o) {
   };
   line("save", w0, ws);
   line("load", r0, rs);
-  if (!r0.empty()) {
+  if (set.stopped_early()) {
+    out += fmt::format("  result  STOPPED EARLY by {}: not a valid result\n", set.stopped_by);
+  } else if (!r0.empty()) {
     out += fmt::format("  result  {}: write->read gap {} 30 s in every run\n",
                        all_gaps_ok ? "PASS" : "FAIL", all_gaps_ok ? "<=" : "NOT <=");
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
-  set.extra = {{"pass", all_gaps_ok}, {"results_dir", leaf}};
+  for (const std::string& warning : set.Cache().warnings) {
+    std::fprintf(stderr, "t0fs bench: warning: %s\n", warning.c_str());
+  }
+  set.extra = {{"pass", all_gaps_ok && !set.stopped_early()}, {"results_dir", leaf}};
   Status st = WriteOutputs(set, o.out);
   if (!st.ok()) return ReportError(st);
-  return 0;
+  return set.stopped_early() ? StopExitCode() : 0;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "bench/mlperf/kvcache_run.h"
 #include "bench/mlperf/sample_reader.h"
 #include "bench/progress.h"
+#include "bench/stop_signal.h"
 
 namespace t0fs::bench::mlperf {
 namespace {
@@ -52,6 +53,14 @@ Result<KvRunSpec> MakeKvSpec(const KvCli& o, int number, const IoChoice& io) {
   spec.engine.depth = std::max<uint32_t>(1, io.engine.depth);
   spec.transfer = io.transfer;
   spec.progress = ProgressWanted(o.out.quiet);
+  // Entries are written and read within a trial: the page cache can only be
+  // dropped per entry, as the reference does (fadvise before each read).
+  if (io.drop == CacheDropMode::kSysctl || io.drop == CacheDropMode::kBoth) {
+    return Status(StatusCode::kInvalidArgument,
+                  "kvcache: --drop-caches sysctl/both cannot drop an entry written moments before "
+                  "its read; use auto or fadvise (fadvise before each read) or none");
+  }
+  spec.drop_before_read = io.drop != CacheDropMode::kNone;
   return spec;
 }
 
@@ -143,12 +152,18 @@ int RunKv(const KvCli& o) {
   set.params = {{"path", o.cache_dir}, {"option", o.option}, {"engine", o.io.engine},
                 {"scale", o.scale}, {"trials", o.trials}};
   if (set.label.empty()) set.label = o.cache_dir;
+  // Every option's spec before the first trial runs.
+  std::vector<KvRunSpec> specs;
+  for (int number : options) {
+    auto spec = MakeKvSpec(o, number, *io);
+    if (!spec.ok()) return ReportError(spec.status());
+    specs.push_back(std::move(spec).value());
+  }
   RunResult all;
   nlohmann::json summary = nlohmann::json::object();
-  for (size_t idx = 0; idx < options.size(); ++idx) {
-    if (idx > 0) PreciseSleep(*gap);
-    auto spec = MakeKvSpec(o, options[idx], *io);
-    if (!spec.ok()) return ReportError(spec.status());
+  for (size_t idx = 0; idx < options.size() && !StopRequested(); ++idx) {
+    if (idx > 0 && !SleepUnlessStopped(*gap)) break;
+    const KvRunSpec* spec = &specs[idx];
     const KvOption& op = spec->option;
     if (root) {
       std::printf("t0fs bench mlperf kvcache run: option %d, %s (%lu B/token), %u users x %u "
@@ -163,9 +178,14 @@ int RunKv(const KvCli& o) {
       std::fflush(stdout);
     }
     std::vector<KvTrialResult> trials;
-    for (uint32_t trial = 1; trial <= o.trials; ++trial) {
+    for (uint32_t trial = 1; trial <= o.trials && !StopRequested(); ++trial) {
       auto t = RunKvTrial(*spec, trial, comm);
       if (!t.ok()) return ReportError(t.status());
+      all.cache.Merge(t->Cache(io->drop));
+      if (root && t->stopped_early) {
+        std::printf("  trial %u STOPPED EARLY by %s: its figures cover the time it ran\n", trial,
+                    StopSignalName().c_str());
+      }
       if (root) {
         std::printf("  trial %u: storage %.1f tokens/s (reference: tokens / summed I/O latency), "
                     "wall %.1f tokens/s, read %.3f GiB/s, write %.3f GiB/s, read P95 %.2f ms, "
@@ -177,9 +197,11 @@ int RunKv(const KvCli& o) {
         }
         std::fflush(stdout);
       }
+      const bool cut = t->stopped_early;
       trials.push_back(std::move(t).value());
+      if (cut) break;
     }
-    if (!root) continue;
+    if (!root || trials.empty()) continue;
     const KvSeries s(trials);
     nlohmann::json per_trial = nlohmann::json::array();
     for (const auto& t : trials) {
@@ -213,15 +235,26 @@ int RunKv(const KvCli& o) {
       all.phases.push_back(std::move(p));
     }
   }
-  if (!root) return 0;
+  const bool stopped = StopRequested();
+  if (!root) return stopped ? StopExitCode() : 0;
   Status st = WriteJsonFile(leaf + "/kvcache_run_summary.json", summary);
   if (!st.ok()) return ReportError(st);
   all.extra = summary;
+  all.stopped_early = stopped;
   set.runs.push_back(std::move(all));
+  if (stopped) set.stopped_by = StopSignalName();
+  for (const std::string& warning : set.Cache().warnings) {
+    std::fprintf(stderr, "t0fs bench: warning: %s\n", warning.c_str());
+  }
   st = WriteOutputs(set, o.out);
   if (!st.ok()) return ReportError(st);
+  if (stopped) {
+    std::printf("STOPPED EARLY by %s: the figures cover the trials (and the part of a trial) "
+                "that ran; the cache files were removed\n",
+                set.stopped_by.c_str());
+  }
   std::printf("results in %s\n", leaf.c_str());
-  return 0;
+  return stopped ? StopExitCode() : 0;
 }
 
 }  // namespace

@@ -29,10 +29,8 @@ void AddIoOptions(CLI::App* cmd, MlperfIoOptions* o, const std::string& transfer
   cmd->add_flag("--odirect", o->odirect, "O_DIRECT (reader.odirect / direct_fs)")->group(g);
   cmd->add_option("--meta", o->meta, "native engine: the t0fs meta service")->group(g);
   cmd->add_option("--secret-file", o->secret_file, "native engine: the cluster secret")->group(g);
-  cmd->add_option("--drop-caches", o->drop_caches,
-                  "Page-cache drop: auto (drop_caches when root, plus fadvise DONTNEED on the "
-                  "files), both, sysctl, fadvise, none")
-      ->check(CLI::IsMember({"auto", "both", "sysctl", "fadvise", "none"}))
+  cmd->add_option("--drop-caches", o->drop_caches, kDropCachesHelp)
+      ->check(CLI::IsMember(CacheDropChoices()))
       ->group(g);
 }
 

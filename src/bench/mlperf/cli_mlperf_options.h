@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/engine.h"
-#include "bench/mlperf/cache_drop.h"
+#include "bench/cache_drop.h"
 #include "bench/result.h"
 
 namespace CLI {

@@ -17,6 +17,7 @@
 #include "bench/mlperf/training_run.h"
 #include "bench/mlperf/training_search.h"
 #include "bench/progress.h"
+#include "bench/stop_signal.h"
 
 namespace t0fs::bench::mlperf {
 namespace {
@@ -235,12 +236,42 @@ int Datagen(const TrainingCli& o) {
       "datagen: {} files, {} in {:.1f} s ({}/s), CPU {:.1f} s\n", d.sizes.files,
       HumanBytes(d.sizes.bytes), d.seconds, HumanBytes(d.seconds > 0 ? d.sizes.bytes / d.seconds : 0),
       d.cpu.user_s + d.cpu.sys_s);
-  out += fmt::format("Run it with:\n  t0fs bench mlperf training run --workload {} --accelerator {} "
-                     "--accelerators {} --num-files {} --data-dir {}\n",
-                     r->w.workload, r->w.accelerator, o.accelerators, spec.layout.total_files,
-                     o.data_dir);
+  if (d.stopped_early) {
+    out += fmt::format("datagen STOPPED EARLY by {}: {} of {} files were written; the {} file(s) "
+                       "this run created were removed (an incomplete dataset cannot be run)\n",
+                       StopSignalName(), d.sizes.files, spec.layout.total_files, d.removed);
+  } else {
+    out += fmt::format("Run it with:\n  t0fs bench mlperf training run --workload {} --accelerator "
+                       "{} --accelerators {} --num-files {} --data-dir {}\n",
+                       r->w.workload, r->w.accelerator, o.accelerators, spec.layout.total_files,
+                       o.data_dir);
+  }
   std::fwrite(out.data(), 1, out.size(), stdout);
-  return 0;
+  ResultSet set = NewResultSet("mlperf-datagen",
+                               fmt::format("{} dataset, {} files", r->w.workload,
+                                           spec.layout.total_files),
+                               o.out.label);
+  set.params = {{"path", spec.layout.root}, {"workload", r->w.workload},
+                {"num_files_train", spec.layout.total_files}, {"threads", spec.threads},
+                {"engine", std::string(EngineName(spec.engine.kind))}};
+  if (set.label.empty()) set.label = spec.layout.root;
+  PhaseResult p;
+  p.name = "write";
+  p.workers = spec.threads * static_cast<uint32_t>(comm.size());
+  p.last_done = {d.seconds, static_cast<uint64_t>(d.sizes.bytes), d.sizes.files};
+  p.first_done = p.last_done;
+  p.cpu = d.cpu;
+  p.peak_rss = PeakRssBytes();
+  p.ComputeFigures();
+  RunResult run;
+  run.phases.push_back(std::move(p));
+  run.stopped_early = d.stopped_early;
+  run.extra = {{"removed_files", d.removed}};
+  set.runs.push_back(std::move(run));
+  if (d.stopped_early) set.stopped_by = StopSignalName();
+  Status st = WriteOutputs(set, o.out);
+  if (!st.ok()) return ReportError(st);
+  return d.stopped_early ? StopExitCode() : 0;
 }
 
 // Builds the run spec for `accelerators` (shared by run and search).
@@ -350,26 +381,43 @@ int Run(const TrainingCli& o) {
   set.params = TrainingParams(*spec);
   if (set.label.empty()) set.label = spec->layout.root;
   std::vector<TrainingResult> measured;
-  for (uint32_t run = 0; run < o.warmup + o.runs; ++run) {
+  for (uint32_t run = 0; run < o.warmup + o.runs && !StopRequested(); ++run) {
     bool warm = run < o.warmup;
     std::string name = warm ? fmt::format("warmup{}", run + 1)
                             : fmt::format("run{}", run - o.warmup + 1);
     if (root) std::printf("%s\n", name.c_str());
     auto result = OneRun(*spec, leaf.empty() ? "" : leaf + "/" + name, root);
-    if (!result.ok()) return ReportError(result.status());
-    if (!root) continue;
+    if (!result.ok()) {
+      if (StopRequested()) break;  // an error the stop caused: report what ran
+      return ReportError(result.status());
+    }
+    const bool stopped = result->stopped_early;
+    if (!root) {
+      if (stopped) break;
+      continue;
+    }
+    if (result->epochs.empty()) break;  // stopped before an epoch completed
     std::string block = MetricBlock(*result, *spec);
     std::fwrite(block.data(), 1, block.size(), stdout);
-    if (warm) continue;
-    RunResult rr;
-    rr.phases.push_back(TrainingPhase(*result, *spec));
-    rr.extra = SummaryJson(*result, *spec);
-    set.runs.push_back(std::move(rr));
-    measured.push_back(std::move(result).value());
+    if (stopped) {
+      std::printf("  (stopped early: %zu of %u epochs completed; the cut epoch is not counted)\n",
+                  result->epochs.size(), spec->workload.epochs);
+    }
+    if (!warm) {
+      RunResult rr;
+      rr.phases.push_back(TrainingPhase(*result, *spec));
+      rr.extra = SummaryJson(*result, *spec);
+      rr.cache = result->cache;
+      rr.stopped_early = stopped;
+      set.runs.push_back(std::move(rr));
+      measured.push_back(std::move(result).value());
+    }
+    if (stopped) break;
   }
-  if (!root) return 0;
+  if (StopRequested()) set.stopped_by = StopSignalName();
+  if (!root) return set.stopped_early() ? StopExitCode() : 0;
   std::vector<double> au, thr;
-  bool all_pass = true;
+  bool all_pass = !measured.empty();
   std::string out = "\nMLPerf training runs\n";
   for (size_t idx = 0; idx < measured.size(); ++idx) {
     const RunMetrics& m = measured[idx].metrics;
@@ -386,16 +434,28 @@ int Run(const TrainingCli& o) {
                      Mean(au), Mean(thr), Mean(thr) * spec->workload.record_length / 1048576.0);
   out += fmt::format("  CV      AU {:.2f} %, throughput {:.2f} % (sample stddev / mean)\n",
                      CoefficientOfVariation(au), CoefficientOfVariation(thr));
-  out += fmt::format("  result  {}: {} accelerators {}; Read B/W {:.3f} GiB/s (mean of runs)\n",
-                     all_pass ? "PASS" : "FAIL", spec->accelerators,
-                     all_pass ? "kept at or above the AU threshold in every run"
-                              : "fell below the AU threshold",
-                     Mean(thr) * spec->workload.record_length / 1073741824.0);
+  if (set.stopped_early()) {
+    size_t complete = 0;
+    for (const auto& run : set.runs) complete += run.stopped_early ? 0 : 1;
+    out += fmt::format("  result  STOPPED EARLY by {}: {} of {} measured run(s) completed; not a "
+                       "valid result\n",
+                       set.stopped_by, complete, o.runs);
+  } else {
+    out += fmt::format("  result  {}: {} accelerators {}; Read B/W {:.3f} GiB/s (mean of runs)\n",
+                       all_pass ? "PASS" : "FAIL", spec->accelerators,
+                       all_pass ? "kept at or above the AU threshold in every run"
+                                : "fell below the AU threshold",
+                       Mean(thr) * spec->workload.record_length / 1073741824.0);
+  }
   std::fwrite(out.data(), 1, out.size(), stdout);
-  set.extra = {{"pass", all_pass}, {"results_dir", leaf}, {"warmup_runs", o.warmup}};
+  for (const std::string& warning : set.Cache().warnings) {
+    std::fprintf(stderr, "t0fs bench: warning: %s\n", warning.c_str());
+  }
+  set.extra = {{"pass", all_pass && !set.stopped_early()}, {"results_dir", leaf},
+               {"warmup_runs", o.warmup}};
   Status st = WriteOutputs(set, o.out);
   if (!st.ok()) return ReportError(st);
-  return 0;
+  return set.stopped_early() ? StopExitCode() : 0;
 }
 
 int Search(const TrainingCli& o) {
@@ -413,13 +473,35 @@ int Search(const TrainingCli& o) {
                 o.min_acc, o.max_acc, o.runs, o.warmup, leaf.c_str());
     std::fflush(stdout);
   }
+  // Every option and the smallest probe are checked before the first run; a
+  // larger probe the dataset cannot give a step is "not run", not an error.
+  {
+    auto first = Resolve(o, o.min_acc);
+    if (!first.ok()) return ReportError(first.status());
+    auto spec = MakeSpec(o, *first, o.min_acc, nullptr, /*all_files=*/true);
+    if (!spec.ok()) return ReportError(spec.status().WithContext(fmt::format("--min {}", o.min_acc)));
+  }
   TrainingSpec last_spec;
   double cpu_per_accel = 0;
   uint32_t too_small = 0;  // fewest accelerators the dataset could not probe
+  std::vector<SearchProbe> done;  // probes that ended, in order (kept when stopped)
+  CacheReport cache;              // the probes' cache drops
   auto outcome = SearchMaxAccelerators(o.min_acc, o.max_acc, [&](uint32_t n) -> Result<SearchProbe> {
     ASSIGN_OR_RETURN(Resolved r, Resolve(o, n));
-    ASSIGN_OR_RETURN(TrainingSpec spec, MakeSpec(o, r, n, nullptr, /*all_files=*/true));
+    auto made = MakeSpec(o, r, n, nullptr, /*all_files=*/true);
     SearchProbe p;
+    p.accelerators = n;
+    if (!made.ok()) {
+      p.pass = false;
+      too_small = too_small == 0 ? n : std::min(too_small, n);
+      if (root) {
+        std::printf("  probe %4u accelerators: not run: %s\n", n, made.status().message().c_str());
+        std::fflush(stdout);
+      }
+      done.push_back(p);
+      return p;
+    }
+    TrainingSpec spec = std::move(made).value();
     if (TrainingSteps(spec) < 2) {
       // The first step of an epoch is not counted in AU: with one step there
       // is nothing to measure, which is not a failure of the storage.
@@ -431,6 +513,7 @@ int Search(const TrainingCli& o) {
                     n, static_cast<unsigned long>(TrainingSteps(spec)));
         std::fflush(stdout);
       }
+      done.push_back(p);
       return p;
     }
     p.pass = true;
@@ -439,6 +522,10 @@ int Search(const TrainingCli& o) {
       std::string name = fmt::format("n{}_{}{}", n, run < o.warmup ? "warmup" : "run",
                                      run < o.warmup ? run + 1 : run - o.warmup + 1);
       ASSIGN_OR_RETURN(TrainingResult tr, OneRun(spec, leaf.empty() ? "" : leaf + "/" + name, false));
+      cache.Merge(tr.cache);
+      if (tr.stopped_early || StopRequested()) {
+        return Status(StatusCode::kInterrupted, "stopped");  // this probe is not counted
+      }
       if (run < o.warmup) continue;
       au.push_back(tr.metrics.au_mean_pct);
       thr.push_back(tr.metrics.throughput_mean);
@@ -456,15 +543,39 @@ int Search(const TrainingCli& o) {
       std::fflush(stdout);
     }
     last_spec = spec;
+    done.push_back(p);
     return p;
   });
-  if (!outcome.ok()) return ReportError(outcome.status());
-  if (!root) return 0;
-  const SearchProbe& best = outcome->best;
-  std::printf("result: %u accelerators pass (AU >= %.0f %%), throughput %.3f samples/s, I/O %.1f "
-              "MiB/s (%.3f GiB/s)\n",
-              best.accelerators, base->w.min_au * 100, best.throughput, best.io_mib,
-              best.io_mib / 1024);
+  const bool stopped = StopRequested();
+  if (!outcome.ok() && !stopped) return ReportError(outcome.status());
+  if (!root) return stopped ? StopExitCode() : 0;
+  SearchProbe best;
+  if (outcome.ok()) {
+    best = outcome->best;
+  } else {
+    // Stopped: the best of the probes that ended (the search's rule: the
+    // largest passing count below the first failing one).
+    uint32_t first_fail = 0;
+    for (const auto& pr : done) {
+      if (!pr.pass && (first_fail == 0 || pr.accelerators < first_fail)) first_fail = pr.accelerators;
+    }
+    for (const auto& pr : done) {
+      if (pr.pass && (first_fail == 0 || pr.accelerators < first_fail) &&
+          pr.accelerators > best.accelerators) {
+        best = pr;
+      }
+    }
+  }
+  if (stopped) {
+    std::printf("result: STOPPED EARLY by %s after %zu probe(s); so far %u accelerators pass (AU >= "
+                "%.0f %%): not a search result\n",
+                StopSignalName().c_str(), done.size(), best.accelerators, base->w.min_au * 100);
+  } else {
+    std::printf("result: %u accelerators pass (AU >= %.0f %%), throughput %.3f samples/s, I/O "
+                "%.1f MiB/s (%.3f GiB/s)\n",
+                best.accelerators, base->w.min_au * 100, best.throughput, best.io_mib,
+                best.io_mib / 1024);
+  }
   if (too_small != 0 && too_small == best.accelerators + 1) {
     std::printf("note: %u accelerators could not be probed (dataset too small), so the maximum may be "
                 "higher\n",
@@ -481,7 +592,7 @@ int Search(const TrainingCli& o) {
   PhaseResult p;
   p.name = "search";
   p.has_bytes = false;
-  p.last_done = {0, 0, outcome->probes.size()};
+  p.last_done = {0, 0, done.size()};
   p.first_done = p.last_done;
   p.figures.push_back({"x_max_accelerators", static_cast<double>(best.accelerators), "accel",
                        Better::kHigher, "Max accelerators passing"});
@@ -494,15 +605,18 @@ int Search(const TrainingCli& o) {
   RunResult rr;
   rr.phases.push_back(p);
   nlohmann::json probes = nlohmann::json::array();
-  for (const auto& pr : outcome->probes) {
+  for (const auto& pr : done) {
     probes.push_back({{"accelerators", pr.accelerators}, {"pass", pr.pass}, {"au_pct", pr.au_pct},
                       {"throughput", pr.throughput}, {"io_mib", pr.io_mib}});
   }
   rr.extra = {{"probes", probes}};
+  rr.stopped_early = stopped;
+  rr.cache = cache;
   set.runs.push_back(rr);
+  if (stopped) set.stopped_by = StopSignalName();
   Status st = WriteOutputs(set, o.out);
   if (!st.ok()) return ReportError(st);
-  return 0;
+  return stopped ? StopExitCode() : 0;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cmath>
@@ -18,6 +19,7 @@
 #include "bench/mlperf/record_size.h"
 #include "bench/pattern.h"
 #include "bench/progress.h"
+#include "bench/stop_signal.h"
 #include "common/clock.h"
 
 namespace t0fs::bench::mlperf {
@@ -60,6 +62,21 @@ static Status MakeLayoutDirs(const DatasetLayout& layout, bool with_index) {
 Result<DatagenResult> RunDatagen(const DatagenSpec& spec, Comm& comm) {
   const TrainingWorkload& w = spec.workload;
   const bool tf = w.container == Container::kTfRecord;
+  std::vector<std::string> new_dirs;  // rank 0: made by this run
+  if (comm.rank() == 0) {
+    // Every level from the root down (the root's parents too, as MakeDirs).
+    for (const std::string& dir : spec.layout.Directories(tf)) {
+      for (size_t pos = 1; pos <= dir.size(); ++pos) {
+        if (pos != dir.size() && dir[pos] != '/') continue;
+        std::string part = dir.substr(0, pos);
+        struct stat st {};
+        if (::stat(part.c_str(), &st) != 0 &&
+            std::find(new_dirs.begin(), new_dirs.end(), part) == new_dirs.end()) {
+          new_dirs.push_back(part);
+        }
+      }
+    }
+  }
   Status made = comm.rank() == 0 ? MakeLayoutDirs(spec.layout, tf) : Status::Ok();
   if (comm.AnyFailed(!made.ok())) {
     return made.ok() ? Status(StatusCode::kInternal, "rank 0 failed to create directories") : made;
@@ -78,6 +95,7 @@ Result<DatagenResult> RunDatagen(const DatagenSpec& spec, Comm& comm) {
   Status error;
   SizeStats stats;
   std::atomic<bool> abort{false};
+  std::vector<std::string> created;  // guarded by mu: files to remove after a stop
   CpuSample cpu0 = SampleCpu();
   uint64_t t0 = MonoNanos();
   {
@@ -100,6 +118,15 @@ Result<DatagenResult> RunDatagen(const DatagenSpec& spec, Comm& comm) {
           if (i % writers != writer) continue;
           FileShape shape = ShapeOf(w, d, dims.dimension());
           std::string path = spec.layout.FilePath(i);
+          {
+            // Listed before it exists; a file rewritten is listed too (it
+            // is incomplete until its write ends), and taken off after.
+            std::lock_guard<std::mutex> lock(mu);
+            created.push_back(path);
+            if (tf) created.push_back(spec.layout.IndexPath(i));
+          }
+          struct stat before {};
+          const bool existed = ::stat(path.c_str(), &before) == 0;
           auto sink = FileSink::Open(**engine, path, Mix64(spec.seed ^ i));
           if (!sink.ok()) {
             st = sink.status();
@@ -116,6 +143,12 @@ Result<DatagenResult> RunDatagen(const DatagenSpec& spec, Comm& comm) {
             if (!out) st = Status(StatusCode::kIoError, "write " + spec.layout.IndexPath(i));
           }
           if (!st.ok()) break;
+          if (existed) {
+            // A complete rewrite of a file that was there: not ours to remove.
+            std::lock_guard<std::mutex> lock(mu);
+            std::erase(created, path);
+            if (tf) std::erase(created, spec.layout.IndexPath(i));
+          }
           local.Add(size);
           live_bytes.fetch_add(size, std::memory_order_relaxed);
           live_files.fetch_add(1, std::memory_order_relaxed);
@@ -137,16 +170,31 @@ Result<DatagenResult> RunDatagen(const DatagenSpec& spec, Comm& comm) {
   DatagenResult r;
   r.seconds = static_cast<double>(MonoNanos() - t0) / 1e9;
   r.cpu = CpuBetween(cpu0, SampleCpu());
+  // An error the stop caused is the stop.
+  const bool stopped = comm.AnyFailed(StopRequested());
+  if (stopped) {
+    error = Status::Ok();
+    r.stopped_early = true;
+    uint64_t removed = 0;
+    for (const std::string& path : created) removed += ::unlink(path.c_str()) == 0 ? 1 : 0;
+    r.removed = removed;
+    comm.Barrier();
+    // The directories this run made, deepest first (only when empty).
+    for (auto dir = new_dirs.rbegin(); dir != new_dirs.rend(); ++dir) ::rmdir(dir->c_str());
+  }
   if (comm.AnyFailed(!error.ok())) {
     return error.ok() ? Status(StatusCode::kIoError, "another rank failed") : error;
   }
   // Totals over ranks.
-  std::string mine_json = fmt::format("{} {} {} {} {}", stats.files, stats.bytes, stats.sum_sq,
-                                      stats.min, stats.max);
+  std::string mine_json = fmt::format("{} {} {} {} {} {}", stats.files, stats.bytes, stats.sum_sq,
+                                      stats.min, stats.max, r.removed);
+  r.removed = 0;
   for (const std::string& text : comm.Gather(mine_json)) {
     SizeStats s;
-    std::sscanf(text.c_str(), "%lu %lf %lf %lu %lu", &s.files, &s.bytes, &s.sum_sq, &s.min,
-                &s.max);
+    unsigned long removed = 0;
+    std::sscanf(text.c_str(), "%lu %lf %lf %lu %lu %lu", &s.files, &s.bytes, &s.sum_sq, &s.min,
+                &s.max, &removed);
+    r.removed += removed;
     r.sizes.files += s.files;
     r.sizes.bytes += s.bytes;
     r.sizes.sum_sq += s.sum_sq;

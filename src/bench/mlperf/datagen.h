@@ -3,6 +3,9 @@
 // incompressible content, file i written by writer i % writers (writers =
 // threads × MPI ranks); each file is fsynced so the data is on stable
 // storage before a run. A live progress line shows the rate.
+// A stop request (stop_signal.h) ends the writers between two writes; the
+// files this run created, and one it was rewriting, are then removed: an
+// incomplete dataset would look complete to a run (names carry the total).
 #pragma once
 
 #include <cstdint>
@@ -44,6 +47,8 @@ struct DatagenResult {
   SizeStats sizes;   // written by all ranks
   double seconds = 0;
   CpuUsage cpu;
+  bool stopped_early = false;
+  uint64_t removed = 0;  // files removed after the stop (all ranks)
 };
 
 Result<DatagenResult> RunDatagen(const DatagenSpec& spec, Comm& comm);

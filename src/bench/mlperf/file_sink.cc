@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "bench/pattern.h"
+#include "bench/stop_signal.h"
 #include "common/clock.h"
 #include "common/crc32c.h"
 
@@ -102,6 +103,9 @@ Status FileSink::AppendRandom(uint64_t n) {
 
 Status FileSink::Flush() {
   if (fill_ == 0) return Status::Ok();
+  // Between two writes: a stop request ends the file here (the caller
+  // removes it).
+  if (StopRequested()) return Status(StatusCode::kInterrupted, "write " + path_ + ": stopped");
   uint64_t t0 = MonoNanos();
   RETURN_IF_ERROR(EngineWrite(*engine_, handle_, written_, fill_, path_));
   write_ns_ += MonoNanos() - t0;

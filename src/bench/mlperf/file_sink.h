@@ -36,6 +36,7 @@ class FileSink {
   uint64_t offset() const { return written_ + fill_; }
   // Overwrites bytes at `offset` (after Flush(): the staging buffer is free).
   Status PatchAt(uint64_t offset, std::span<const std::byte> bytes);
+  // Writes the staged bytes; kInterrupted when a stop is requested.
   Status Flush();
   // Flushes, optionally fsyncs and optionally drops the file's page cache,
   // closes. The sink is unusable afterwards.

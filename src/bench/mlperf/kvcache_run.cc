@@ -13,6 +13,7 @@
 #include "bench/result.h"
 #include "bench/mlperf/sample_reader.h"
 #include "bench/progress.h"
+#include "bench/stop_signal.h"
 #include "common/clock.h"
 
 namespace t0fs::bench::mlperf {
@@ -47,6 +48,31 @@ double KvTrialResult::WriteP95Ms() const {
   for (const auto& c : clients) m = std::max(m, c.WriteP95Ms());
   return m;
 }
+CacheReport KvTrialResult::Cache(CacheDropMode requested) const {
+  CacheReport r;
+  r.requested = std::string(CacheDropModeName(requested));
+  uint64_t pages = 0, resident = 0;
+  for (const auto& c : clients) {
+    r.drops += static_cast<uint32_t>(c.stats.storage_reads);
+    pages += c.stats.read_pages;
+    resident += c.stats.read_pages_resident;
+  }
+  if (r.drops == 0) return CacheReport{};  // no storage read: not applicable
+  r.done = requested == CacheDropMode::kNone ? "none" : "fadvise";
+  r.files = r.files_checked = r.drops;
+  r.resident = pages > 0 ? static_cast<double>(resident) / static_cast<double>(pages) : -1;
+  if (r.done == "none") {
+    r.AddWarning("entries were read without dropping their cache (--drop-caches none): reads may "
+                 "come from memory");
+  } else if (r.resident > kResidentLimit) {
+    r.AddWarning(fmt::format("after fadvise(DONTNEED) {:.0f} % of the entries' pages were still in "
+                             "memory before their reads (a FUSE passthrough file's cache belongs to "
+                             "its backing file): storage reads came from memory",
+                             r.resident * 100));
+  }
+  return r;
+}
+
 std::vector<uint32_t> KvTrialResult::ZeroEntryClients() const {
   std::vector<uint32_t> out;
   for (const auto& c : clients) {
@@ -65,6 +91,7 @@ nlohmann::json KvClientToJson(const KvClientResult& c) {
           {"nw", s.storage_writes}, {"nr", s.storage_reads}, {"mw", s.memory_write_bytes},
           {"mr", s.memory_read_bytes}, {"ev", s.evictions}, {"dm", s.demotions},
           {"miss", s.misses}, {"hit", s.hits}, {"entries", s.storage_entries},
+          {"rp", s.read_pages}, {"rpr", s.read_pages_resident},
           {"wdev", ToJson(s.write_device_ns)}, {"rdev", ToJson(s.read_device_ns)}};
 }
 
@@ -87,6 +114,8 @@ Result<KvClientResult> KvClientFromJson(const nlohmann::json& j) {
   s.misses = j.at("miss").get<uint64_t>();
   s.hits = j.at("hit").get<uint64_t>();
   s.storage_entries = j.at("entries").get<uint64_t>();
+  s.read_pages = j.value("rp", uint64_t{0});
+  s.read_pages_resident = j.value("rpr", uint64_t{0});
   ASSIGN_OR_RETURN(s.write_device_ns, HistogramFromJson(j.at("wdev")));
   ASSIGN_OR_RETURN(s.read_device_ns, HistogramFromJson(j.at("rdev")));
   return c;
@@ -131,6 +160,7 @@ class Client {
     cc.scale = spec_.scale;
     cc.transfer = spec_.transfer;
     cc.seed = spec_.seed;
+    cc.drop_before_read = spec_.drop_before_read;
     KvCache cache(cc);
     RETURN_IF_ERROR(cache.Init());
     cache_ = &cache;
@@ -169,7 +199,8 @@ class Client {
 
  private:
   bool Stopping() {
-    return MonoNanos() >= deadline_ || failed_.load(std::memory_order_relaxed);
+    return MonoNanos() >= deadline_ || failed_.load(std::memory_order_relaxed) ||
+           StopRequested();
   }
 
   // The open loop: every user's next arrival, earliest first.
@@ -186,7 +217,7 @@ class Client {
       next.pop();
       if (when >= deadline_) break;
       now = MonoNanos();
-      if (when > now) PreciseSleep(static_cast<double>(when - now) / 1e9);
+      if (when > now) SleepUnlessStopped(static_cast<double>(when - now) / 1e9);
       if (Stopping()) break;
       const UserProfile& u = users_[uid];
       Conversation& c = convs_[uid];
@@ -248,6 +279,7 @@ class Client {
         queue_.pop();
       }
       Status st = Serve(req, engine, rng);
+      if (!st.ok() && StopRequested()) return;  // an I/O the stop cut short
       if (!st.ok()) return Fail(st);
     }
   }
@@ -293,8 +325,12 @@ class Client {
         }
       }
     }
-    // 5. Token generation.
-    PreciseSleep(static_cast<double>(req.generation) * SecondsPerToken(spec_.option.generation));
+    // 5. Token generation (a stop abandons the request, as the end of the
+    // duration does between accesses).
+    if (!SleepUnlessStopped(static_cast<double>(req.generation) *
+                            SecondsPerToken(spec_.option.generation))) {
+      return Status::Ok();
+    }
     std::lock_guard<std::mutex> lock(mu_);
     ++requests_;
     tokens_ += req.generation;
@@ -353,6 +389,7 @@ Result<KvTrialResult> RunKvTrial(const KvRunSpec& spec, uint32_t trial, Comm& co
   KvTrialResult out;
   out.cpu = CpuBetween(cpu0, SampleCpu());
   out.peak_rss = PeakRssBytes();
+  out.stopped_early = comm.AnyFailed(StopRequested());
   Status failed;
   for (auto& r : results) {
     if (!r.ok() && failed.ok()) failed = r.status();

@@ -9,12 +9,16 @@
 // whole-entry reads (context ≥ 10,000 tokens: prefill only; a miss
 // re-writes) → sleep gen × per-token time. Metrics per client, aggregated
 // as the rules say (sum over clients; P95 = max).
+// A stop request (stop_signal.h) ends a trial like the end of its duration
+// (sleeps are cut short): the trial's figures cover the time it ran, and
+// KvTrialResult.stopped_early says so.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "bench/cache_drop.h"
 #include "bench/comm.h"
 #include "bench/engine.h"
 #include "bench/histogram.h"
@@ -35,6 +39,7 @@ struct KvRunSpec {
   EngineOptions engine;     // buffer_size = transfer
   uint64_t transfer = 16 << 20;
   bool progress = false;
+  bool drop_before_read = true;  // fadvise(DONTNEED) before storage reads (--drop-caches)
 };
 
 struct KvClientResult {
@@ -58,6 +63,10 @@ struct KvTrialResult {
   std::vector<KvClientResult> clients;
   CpuUsage cpu;
   uint64_t peak_rss = 0;
+  bool stopped_early = false;
+  // The storage reads' page cache: the per-entry fadvise and the pages it
+  // left in memory, summed over the clients' reads.
+  CacheReport Cache(CacheDropMode requested) const;
   // Aggregation within a trial (R §6.3.4): sums over clients, P95 = max.
   double StorageTokensPerSec() const;
   double WallTokensPerSec() const;

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/mlperf/cache_drop.h"
+#include "bench/cache_drop.h"
 #include "bench/mlperf/file_sink.h"
 #include "bench/mlperf/formats.h"
 #include "bench/mlperf/kvcache_config.h"
@@ -118,10 +118,15 @@ Result<double> KvCache::StorageWrite(const std::string& key, uint64_t bytes, Eng
                                                                           std::hash<std::string>{}(key)));
   // np.save of a float16 array (layers, 2, tokens, kv_heads, head_dim) as one vector.
   uint64_t elems = bytes / 2;
-  RETURN_IF_ERROR(sink.Append(NpyHeader("<f2", fmt::format("({},)", elems), elems)));
-  RETURN_IF_ERROR(sink.AppendRandom(elems * 2));
+  Status st = sink.Append(NpyHeader("<f2", fmt::format("({},)", elems), elems));
+  if (st.ok()) st = sink.AppendRandom(elems * 2);
   uint64_t written = sink.offset();
-  RETURN_IF_ERROR(sink.Finish(/*fsync=*/true));
+  Status fin = sink.Finish(/*fsync=*/true);
+  if (st.ok()) st = fin;
+  if (!st.ok()) {
+    ::unlink(PathOf(key).c_str());  // a failed or stopped write leaves no file
+    return st;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   stats_.storage_write_bytes += written;
   ++stats_.storage_writes;
@@ -131,13 +136,18 @@ Result<double> KvCache::StorageWrite(const std::string& key, uint64_t bytes, Eng
 
 Result<double> KvCache::StorageRead(const std::string& key, Engine& engine) {
   std::string path = PathOf(key);
-  FadviseDontNeed(path);
+  if (config_.drop_before_read) FadviseDontNeed(path);
+  auto left = FileResidency(path);
   ReadOptions ro;
   ro.transfer = config_.transfer;
   uint64_t t0 = MonoNanos();
   ASSIGN_OR_RETURN(uint64_t got, SampleReader(engine, ro).ReadWhole(path));
   uint64_t ns = MonoNanos() - t0;
   std::lock_guard<std::mutex> lock(mu_);
+  if (left.ok()) {
+    stats_.read_pages += left->pages;
+    stats_.read_pages_resident += left->resident;
+  }
   stats_.storage_read_bytes += got;
   ++stats_.storage_reads;
   stats_.read_device_ns.Record(ns);

@@ -7,7 +7,9 @@
 // their latency is host memory's. The storage tier writes <dir>/<key>.npy
 // (npy header + random fp16 payload) then fsyncs (device latency = the
 // fsync), and reads with posix_fadvise(DONTNEED) then a whole-file read
-// (device latency = the read).
+// (device latency = the read). Before each such read the pages fadvise left
+// in memory are counted (mincore, cache_drop.h): with FUSE passthrough they
+// belong to the backing file and stay, and the reads come from memory.
 // Thread safety: all methods are thread-safe; each caller passes its own
 // Engine (one per worker thread).
 #pragma once
@@ -37,6 +39,7 @@ struct KvCacheConfig {
   double scale = 1;             // entry bytes × scale (small machines); tokens unchanged
   uint64_t transfer = 16 << 20;
   uint64_t seed = 42;
+  bool drop_before_read = true;  // fadvise(DONTNEED) before each storage read (--drop-caches)
 };
 
 struct KvAccess {
@@ -50,6 +53,7 @@ struct KvStats {
   uint64_t memory_write_bytes = 0, memory_read_bytes = 0;
   uint64_t evictions = 0, demotions = 0, misses = 0, hits = 0;
   uint64_t storage_entries = 0;  // entries on storage at the end
+  uint64_t read_pages = 0, read_pages_resident = 0;  // before storage reads (after fadvise)
   Histogram write_device_ns, read_device_ns;
 };
 

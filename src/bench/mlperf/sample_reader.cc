@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/stop_signal.h"
 #include "common/buffer.h"
 
 namespace t0fs::bench::mlperf {
@@ -39,7 +40,7 @@ Result<uint64_t> SampleReader::ReadWhole(const std::string& path, const DataSink
   Status closed = engine_.Close(handle);
   if (!got.ok()) return got;
   if (!closed.ok()) return closed.WithContext("close " + path);
-  PreciseSleep(options_.delay_per_file_s);
+  SleepUnlessStopped(options_.delay_per_file_s);
   return got;
 }
 
@@ -70,6 +71,15 @@ Result<uint64_t> SampleReader::ReadRange(int handle, const std::string& path, ui
   }
   std::vector<Completion> done(depth);
   while (next_deliver < chunks) {
+    if (StopRequested()) {
+      // Requests in flight own their buffers: wait for them, then stop.
+      while (in_flight > 0) {
+        auto got = engine_.Reap(done, 1);
+        if (!got.ok()) break;
+        in_flight -= static_cast<uint32_t>(*got);
+      }
+      return Status(StatusCode::kInterrupted, "read " + path + ": stopped");
+    }
     ASSIGN_OR_RETURN(size_t got, engine_.Reap(done, 1));
     for (size_t idx = 0; idx < got; ++idx) {
       Slot& s = slots[done[idx].slot];

@@ -16,6 +16,7 @@
 #include "bench/mlperf/loader.h"
 #include "bench/mlperf/step_barrier.h"
 #include "bench/progress.h"
+#include "bench/stop_signal.h"
 #include "common/clock.h"
 
 namespace t0fs::bench::mlperf {
@@ -80,6 +81,7 @@ struct RankEpoch {
   double compute_sum = 0, compute_sq = 0, load_sum = 0;
   uint64_t steps = 0;
   Status status;
+  bool stopped = false;  // a stop request ended the block early
 };
 
 nlohmann::json ToJson(const std::vector<RankEpoch>& ranks) {
@@ -150,18 +152,26 @@ Result<TrainingResult> RunTraining(const TrainingSpec& spec, Comm& comm,
   CpuSample cpu0 = SampleCpu();
   const uint64_t run_t0 = MonoNanos();
   result.start = IsoNow();
+  std::vector<std::string> files;
+  for (uint64_t i = 0; i < spec.files; ++i) files.push_back(spec.layout.FilePath(i));
   for (uint32_t epoch = 1; epoch <= w.epochs; ++epoch) {
+    // Collective: every process stops before the same epoch.
+    if (comm.AnyFailed(StopRequested())) {
+      result.stopped_early = true;
+      break;
+    }
     EpochInfo info;
     info.epoch = epoch;
     // 1. Cache drop (every process, its whole dataset view), then a barrier.
-    auto dropped = DropPageCache(spec.drop, [&](const std::function<void(const std::string&)>& f) {
-      for (uint64_t i = 0; i < spec.files; ++i) f(spec.layout.FilePath(i));
-    });
+    // O_DIRECT reads bypass the page cache: nothing to drop.
+    auto dropped = spec.read.direct ? Result<CacheReport>(DirectReadsReport(spec.drop))
+                                    : DropPageCache(spec.drop, files);
     if (comm.AnyFailed(!dropped.ok())) {
-      return dropped.ok() ? Status(StatusCode::kInternal, "another process failed") 
+      return dropped.ok() ? Status(StatusCode::kInternal, "another process failed")
                           : dropped.status();
     }
-    info.cache_note = dropped->note;
+    info.cache_note = "page cache " + dropped->Describe();
+    result.cache.Merge(*dropped);
     comm.Barrier();
     info.start = IsoNow();
     // 2. The ranks' blocks.
@@ -187,6 +197,10 @@ Result<TrainingResult> RunTraining(const TrainingSpec& spec, Comm& comm,
           Status st = loader.Start(epoch, steps);
           uint64_t t0 = MonoNanos();
           for (uint64_t step = 0; step < steps && st.ok(); ++step) {
+            if (StopRequested()) {
+              out.stopped = true;
+              break;
+            }
             st = loader.Next();
             if (!st.ok()) break;
             uint64_t t1 = MonoNanos();
@@ -203,7 +217,12 @@ Result<TrainingResult> RunTraining(const TrainingSpec& spec, Comm& comm,
           }
           const uint64_t block_end = MonoNanos();
           loader.Stop();
-          if (!st.ok()) barrier.Abort();
+          // An error the stop caused (a read cut short) is the stop.
+          if (!st.ok() && StopRequested()) {
+            st = Status::Ok();
+            out.stopped = true;
+          }
+          if (!st.ok() || out.stopped) barrier.Abort();
           out.status = st;
           out.seconds = static_cast<double>(block_end - block_start) / 1e9;
           out.block = ComputeBlock(compute, proc, out.seconds, w.batch_size, spec.edition);
@@ -216,11 +235,18 @@ Result<TrainingResult> RunTraining(const TrainingSpec& spec, Comm& comm,
     }
     info.end = IsoNow();
     Status failed;
+    bool stopped = false;
     for (const auto& r : ranks) {
       if (!r.status.ok() && failed.ok()) failed = r.status;
+      stopped = stopped || r.stopped;
     }
     if (comm.AnyFailed(!failed.ok())) {
       return failed.ok() ? Status(StatusCode::kIoError, "another process failed") : failed;
+    }
+    // A cut epoch is not measured (its barrier was abandoned).
+    if (comm.AnyFailed(stopped || StopRequested())) {
+      result.stopped_early = true;
+      break;
     }
     // 3. Gather the ranks' epoch to rank 0.
     std::vector<std::string> all = comm.Gather(ToJson(ranks).dump());

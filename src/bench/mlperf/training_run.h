@@ -5,6 +5,9 @@
 // steps of: wait for the next batch (load), sleep(computation_time)
 // (compute), barrier (the emulated all-reduce; outside compute and proc).
 // AU and throughput come from these timings (au_metrics.h).
+// A stop request (StopRequested(), stop_signal.h) ends the run between
+// steps: the result holds the completed epochs, marked stopped_early (the
+// epoch that was cut is not in the metrics).
 #pragma once
 
 #include <cstdint>
@@ -15,7 +18,7 @@
 #include "bench/comm.h"
 #include "bench/histogram.h"
 #include "bench/mlperf/au_metrics.h"
-#include "bench/mlperf/cache_drop.h"
+#include "bench/cache_drop.h"
 #include "bench/mlperf/dataset_layout.h"
 #include "bench/mlperf/sample_reader.h"
 #include "bench/mlperf/sharding.h"
@@ -47,7 +50,7 @@ struct EpochInfo {
   double compute_stdev_s = 0;
   double load_mean_s = 0;
   std::string start, end;      // ISO 8601
-  std::string cache_note;
+  std::string cache_note;      // "page cache dropped with ...; 0.0 % ... resident"
 };
 
 struct TrainingResult {
@@ -63,6 +66,8 @@ struct TrainingResult {
   double wall_s = 0;
   std::string start, end;
   int hosts = 1;
+  CacheReport cache;           // the epochs' drops, merged
+  bool stopped_early = false;  // epochs: the completed ones
   // CPU seconds per simulated accelerator-second: cpu_seconds / (accelerators × wall).
   double CpuPerAcceleratorSecond(uint32_t accelerators) const {
     return wall_s > 0 ? cpu_seconds / (accelerators * wall_s) : 0;

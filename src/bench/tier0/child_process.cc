@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/tier0/stop_signal.h"
+#include "bench/stop_signal.h"
 
 namespace t0fs::bench::tier0 {
 

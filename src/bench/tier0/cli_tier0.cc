@@ -17,7 +17,7 @@
 #include "bench/tier0/hosts_testbed.h"
 #include "bench/tier0/netns_testbed.h"
 #include "bench/tier0/say.h"
-#include "bench/tier0/stop_signal.h"
+#include "bench/stop_signal.h"
 #include "bench/tier0/tier0_report.h"
 
 namespace t0fs::bench::tier0 {
@@ -74,6 +74,38 @@ Status RenderReport(const std::string& out) {
                     std::chrono::seconds(120));
 }
 
+// After a stop: the rows measured so far, printed and written (table.txt,
+// tier0-vs-networked.json and the two result sets, all marked stopped
+// early; no HTML report, it would start another process).
+void WritePartial(const Tier0Results& partial, const Tier0Plan& plan, const std::string& command) {
+  if (partial.rows.empty()) {
+    Say("stopped before any test completed: nothing to report");
+    return;
+  }
+  std::string table = RenderTable(partial, plan);
+  std::string banner = fmt::format("STOPPED EARLY by {}: the rows measured before the stop\n",
+                                   StopSignalName());
+  std::fputs(("\n" + banner + table).c_str(), stdout);
+  ResultSet header = NewResultSet("tier0-vs-networked", "Tier 0 vs networked", "");
+  header.command = command;
+  header.stopped_by = StopSignalName();
+  nlohmann::json summary = ToSummaryJson(partial, plan);
+  summary["stopped_early"] = true;
+  summary["stop_signal"] = StopSignalName();
+  header.params = summary["params"];
+  for (Status st : {WriteText(plan.out + "/table.txt", banner + table),
+                    WriteText(plan.out + "/tier0-vs-networked.json", summary.dump(2)),
+                    WriteText(plan.out + "/tier0.json",
+                              ToJson(ToResultSet(partial, Placement::kTier0, header)).dump(2)),
+                    WriteText(plan.out + "/networked.json",
+                              ToJson(ToResultSet(partial, Placement::kNetworked, header)).dump(2))}) {
+    if (!st.ok()) Say("could not write the partial results: " + st.ToString());
+  }
+  Say(fmt::format("wrote the partial results to {}/{{table.txt, tier0-vs-networked.json, "
+                  "tier0.json, networked.json}}",
+                  plan.out));
+}
+
 int Run(const Tier0Options& opts, const std::string& command) {
   auto plan_or = MakePlan(opts);
   if (!plan_or.ok()) return ReportError(plan_or.status());
@@ -127,8 +159,9 @@ int Run(const Tier0Options& opts, const std::string& command) {
   if (!plan.hosts) CopyDaemonLogs(scratch.path(), plan.out);
   if (!results.ok()) {
     if (results.status() == StatusCode::kInterrupted) {
-      Say(fmt::format("stopped by signal {}; everything created was removed", StopSignal()));
-      return 128 + StopSignal();
+      WritePartial(experiment.partial(), plan, command);
+      Say(fmt::format("stopped by {}; everything created was removed", StopSignalName()));
+      return StopExitCode();
     }
     return ReportError(results.status());
   }

@@ -98,6 +98,9 @@ class Experiment {
   Experiment(const Tier0Plan& plan, Testbed& testbed, std::string out_dir, std::string tag);
 
   Result<Tier0Results> Run();
+  // What was measured so far: after Run() ended with kInterrupted, the rows
+  // completed before the stop (curves only once a whole curve ran).
+  const Tier0Results& partial() const { return results_; }
   // Removes the experiment's tree from the file system (hosts mode).
   Status RemoveData();
 

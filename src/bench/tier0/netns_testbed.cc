@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/tier0/say.h"
-#include "bench/tier0/stop_signal.h"
+#include "bench/stop_signal.h"
 
 namespace t0fs::bench::tier0 {
 namespace {

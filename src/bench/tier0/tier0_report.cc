@@ -94,8 +94,12 @@ std::string RenderTable(const Tier0Results& r, const Tier0Plan& plan) {
   }
   uint64_t verified = 0, mismatches = 0;
   for (const auto& v : r.verified) verified += v.bytes, mismatches += v.errors;
-  out += fmt::format("\nVerified: {} MiB read back and checked block by block, {} mismatches\n",
-                     verified >> 20, mismatches);
+  if (r.verified.empty()) {
+    out += "\nVerified: not run (the experiment stopped before its verify pass)\n";
+  } else {
+    out += fmt::format("\nVerified: {} MiB read back and checked block by block, {} mismatches\n",
+                       verified >> 20, mismatches);
+  }
   return out;
 }
 
