@@ -7,7 +7,7 @@
 #   - a second mount without the bypass writes and reads 8 MiB: the data
 #     node's TCP bytes and that client's remote bytes move;
 #   - `t0fs status --watch --json` runs meanwhile: frames keep coming, rates
-#     appear from the second frame on, and it exits 0 on SIGINT;
+#     appear from the second frame on, and it exits 130 on SIGINT (stopped by the user);
 #   - promtool accepts each exposition.
 # Only deltas and ≥ comparisons: no timing thresholds.
 set -euo pipefail
@@ -148,7 +148,7 @@ kill -INT "$watch_pid"
 rc=0
 wait "$watch_pid" || rc=$?
 watch_pid=""
-((rc == 0)) || { cat "$CLUSTER_DIR/watch.err" >&2; fail "status --watch exited $rc on SIGINT"; }
+((rc == 130)) || { cat "$CLUSTER_DIR/watch.err" >&2; fail "status --watch exited $rc on SIGINT"; }
 frames=$(grep -c '"nodes"' "$CLUSTER_DIR/watch.out")
 ((frames >= 2)) || fail "status --watch printed $frames frame(s)"
 python3 - "$CLUSTER_DIR/watch.out" <<'PY' || fail "status --watch frames are malformed"
@@ -160,11 +160,13 @@ assert last["nodes"][0]["state"] == "up"
 assert "copy_bps" in last["repair"] and last["meta_metrics_address"]
 PY
 # The text form without a TTY: frames follow each other.
+rc=0
 timeout --preserve-status -s INT 2 "$T0FS" status --watch --interval 200ms --meta "$META_ADDR" \
-  --secret-file "$CLUSTER_DIR/secret" >"$CLUSTER_DIR/watch.txt" || fail "text watch exited non-zero"
+  --secret-file "$CLUSTER_DIR/secret" >"$CLUSTER_DIR/watch.txt" || rc=$?
+((rc == 130)) || fail "text watch exited $rc on SIGINT (want 130)"
 grep -q "NET READ" "$CLUSTER_DIR/watch.txt" || fail "text watch printed no table"
 grep -q "^repair:" "$CLUSTER_DIR/watch.txt" || fail "text watch printed no repair line"
-log "status --watch: $frames JSON frames, exits 0 on SIGINT"
+log "status --watch: $frames JSON frames, exits 130 on SIGINT"
 
 fsck_clean
 log "PASS"
