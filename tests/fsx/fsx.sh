@@ -44,14 +44,14 @@ single)
   source "$(dirname "$0")/../lib/passthrough.sh"
   OPS=${FSX_OPS:-100000}
   pt_cluster_start
-  trap 'rc=$?; stop_runs; (exit $rc); cluster_stop' EXIT
+  trap 'rc=$?; set +e; stop_runs; (exit $rc); cluster_stop' EXIT
   ROOT=$MNT
   ;;
 replicated)
   source "$(dirname "$0")/../lib/cluster.sh"
   OPS=${FSX_OPS:-100000}
   multi_start 3 1M
-  trap 'rc=$?; stop_runs; (exit $rc); cluster_stop' EXIT
+  trap 'rc=$?; set +e; stop_runs; (exit $rc); cluster_stop' EXIT
   MNT="$CLUSTER_DIR/mnt"
   mkdir -p "$MNT"
   mount_start --node-id 1
