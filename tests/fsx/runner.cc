@@ -140,12 +140,13 @@ std::string Runner::WhoWrote(const Failure& failure) const {
         match = PatternByte(it->step, offset + idx) == failure.actual[idx];
       }
       if (match) {
-        return fmt::format("the bytes at 0x{:x} are what step {} wrote: {}", offset, it->step,
-                           Describe(*it));
+        return fmt::format("the {} wrong byte(s) at 0x{:x} are what step {} wrote: {}", span,
+                           offset, it->step, Describe(*it));
       }
     }
   }
-  return fmt::format("the bytes at 0x{:x} match no write of the history", offset);
+  return fmt::format("the bytes at 0x{:x} match no write of the history (copies are not traced)",
+                     offset);
 }
 
 std::string Runner::ReplayCommand(uint64_t step) const {

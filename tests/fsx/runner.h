@@ -26,8 +26,8 @@ class Runner {
 
  private:
   void ReportFailure(uint64_t step, const Failure& failure, double seconds) const;
-  // "the bytes at 0x… are what step K wrote": the latest op of the history
-  // whose pattern matches the bytes found, if any.
+  // "the wrong bytes at 0x… are what step K wrote": the latest write of the
+  // history whose pattern matches the wrong bytes found (up to 16), if any.
   std::string WhoWrote(const Failure& failure) const;
   // Every option that shapes the sequence and its checks, as on the command line.
   std::string Options() const;
