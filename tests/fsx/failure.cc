@@ -64,7 +64,10 @@ std::optional<Failure> CompareBytes(const std::string& what, uint64_t file_offse
                                   actual.size(), expected.size());
   }
   failure.bad_offset = file_offset + first;
-  failure.actual.assign(actual.begin() + first, actual.begin() + std::min(common, first + 16));
+  for (uint64_t idx = first; idx < std::min(common, first + 16) && actual[idx] != expected[idx];
+       ++idx) {
+    failure.actual.push_back(actual[idx]);
+  }
   return failure;
 }
 

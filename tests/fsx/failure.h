@@ -14,8 +14,9 @@ namespace t0fs::fsx {
 struct Failure {
   std::string message;  // one line
   std::string detail;   // more lines (a hex dump), may be empty
-  // Content mismatches: the first differing file offset and the bytes found
-  // there (up to 16), for the report's "who wrote this" hint.
+  // Content mismatches: the first differing file offset and the bytes from
+  // there up to the next byte that is right again (at most 16), for the
+  // report's "who wrote this" hint.
   std::optional<uint64_t> bad_offset;
   std::vector<uint8_t> actual;
 };

@@ -92,10 +92,14 @@ int Runner::Run() {
     ++counts_[static_cast<size_t>(op.kind)];
     const auto op_start = std::chrono::steady_clock::now();
     auto failure = executor.Run(op, model);
-    if (!failure)
+    const auto check_start = std::chrono::steady_clock::now();
+    if (!failure) {
       failure = checker.AfterStep(op, model, step % kWholeFileEvery == 0 || step == last);
+    }
     seconds_[static_cast<size_t>(op.kind)] +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - op_start).count();
+        std::chrono::duration<double>(check_start - op_start).count();
+    check_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - check_start).count();
     if (failure) {
       ReportFailure(step, *failure, Seconds());
       PrintSummary(false, step, Seconds(), executor.skipped(), checker.bytes_checked());
@@ -136,12 +140,13 @@ std::string Runner::WhoWrote(const Failure& failure) const {
         match = PatternByte(it->step, offset + idx) == failure.actual[idx];
       }
       if (match) {
-        return fmt::format("the bytes at 0x{:x} are what step {} wrote: {}", offset, it->step,
-                           Describe(*it));
+        return fmt::format("the {} wrong byte(s) at 0x{:x} are what step {} wrote: {}", span,
+                           offset, it->step, Describe(*it));
       }
     }
   }
-  return fmt::format("the bytes at 0x{:x} match no write of the history", offset);
+  return fmt::format("the bytes at 0x{:x} match no write of the history (copies are not traced)",
+                     offset);
 }
 
 std::string Runner::ReplayCommand(uint64_t step) const {
@@ -174,12 +179,13 @@ void Runner::PrintSummary(bool passed, uint64_t steps, double seconds, uint64_t 
   std::string kinds;
   for (size_t kind = 0; kind < counts_.size(); ++kind) {
     if (counts_[kind] == 0) continue;
-    kinds += fmt::format("{}{} {} ({:.1f} s)", kinds.empty() ? "" : ", ",
+    kinds += fmt::format("{}{} {} ({:.2f} s)", kinds.empty() ? "" : ", ",
                          KindName(static_cast<OpKind>(kind)), counts_[kind], seconds_[kind]);
   }
-  fmt::print("fsx: {} {} ops in {:.1f} s (seed {}, mode {}): {}; {} skipped; {} MiB checked\n",
-             passed ? "passed" : "failed after", steps, seconds, config_.seed,
-             ModeName(config_.mode), kinds, skipped, bytes_checked >> 20);
+  fmt::print(
+      "fsx: {} {} ops in {:.1f} s (seed {}, mode {}): {}; {} skipped; checks {:.2f} s, {} MiB\n",
+      passed ? "passed" : "failed after", steps, seconds, config_.seed, ModeName(config_.mode),
+      kinds, skipped, check_seconds_, bytes_checked >> 20);
 }
 
 }  // namespace t0fs::fsx

@@ -26,13 +26,14 @@ class Runner {
 
  private:
   void ReportFailure(uint64_t step, const Failure& failure, double seconds) const;
-  // "the bytes at 0x… are what step K wrote": the latest op of the history
-  // whose pattern matches the bytes found, if any.
+  // "the wrong bytes at 0x… are what step K wrote": the latest write of the
+  // history whose pattern matches the wrong bytes found (up to 16), if any.
   std::string WhoWrote(const Failure& failure) const;
   // Every option that shapes the sequence and its checks, as on the command line.
   std::string Options() const;
   std::string ReplayCommand(uint64_t step) const;
-  // One line: ops per kind with the seconds they took (op and check), skipped ops, bytes checked.
+  // One line: ops per kind with the seconds they took, skipped ops, the
+  // seconds and bytes of the checks.
   void PrintSummary(bool passed, uint64_t steps, double seconds, uint64_t skipped,
                     uint64_t bytes_checked) const;
 
@@ -42,7 +43,8 @@ class Runner {
   std::chrono::steady_clock::time_point start_;
   std::vector<Op> history_;
   std::array<uint64_t, static_cast<size_t>(OpKind::kCount)> counts_{};
-  std::array<double, static_cast<size_t>(OpKind::kCount)> seconds_{};  // op and its check
+  std::array<double, static_cast<size_t>(OpKind::kCount)> seconds_{};  // the ops themselves
+  double check_seconds_ = 0;                                           // the checks after them
 };
 
 }  // namespace t0fs::fsx
