@@ -380,6 +380,11 @@ Status ClientImpl::SyncReplicas(InodeState& st) {
 }
 
 Status ClientImpl::Commit(InodeState& st, HandleId handle, bool durable) {
+  std::lock_guard commit(st.commit_mu);
+  return CommitLocked(st, handle, durable);
+}
+
+Status ClientImpl::CommitLocked(InodeState& st, HandleId handle, bool durable) {
   pb::CommitReq req;
   uint64_t generation;
   std::vector<std::pair<ChunkId, uint64_t>> versions;
@@ -446,9 +451,11 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size, bo
   // Our pending writes first (the kernel's through passthrough included), so
   // that meta's size includes them.
   std::shared_ptr<ChunkFile> held;
+  std::unique_lock<std::mutex> commit;
   if (st != nullptr) {
     RETURN_IF_ERROR(NotePassthroughWrites(*st));
-    RETURN_IF_ERROR(Commit(*st, HandleId(), false));
+    commit = std::unique_lock(st->commit_mu);
+    RETURN_IF_ERROR(CommitLocked(*st, HandleId(), false));
     held = HeldPassthrough(*st);
   }
   ASSIGN_OR_RETURN(Attr before, GetAttr(ino));

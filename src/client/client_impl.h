@@ -74,8 +74,10 @@ class ClientImpl final : public Client {
   // set (and are reported stale at commit).
   Status WritePiece(InodeState& st, const CachedChunk& chunk, uint64_t offset_in_chunk,
                     std::span<const std::byte> data, uint64_t version, bool direct);
-  // Commits pending writes of `st` (handle may be 0).
+  // Commits pending writes of `st` (handle may be 0); CommitLocked with
+  // st.commit_mu held.
   Status Commit(InodeState& st, HandleId handle, bool durable);
+  Status CommitLocked(InodeState& st, HandleId handle, bool durable);
   Status SyncReplicas(InodeState& st);
   // Truncates to `size`: data of the boundary chunk first, then meta.
   // Serialised with passthrough setup and teardown (st->passthrough_mu,

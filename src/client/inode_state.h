@@ -88,6 +88,10 @@ struct InodeState {
   // Serialises passthrough setup and teardown (held across the chunk
   // header updates and the checksum rebuild; never taken under `mu`).
   std::mutex passthrough_mu;
+  // Serialises commits with truncation: meta keeps the larger size of a
+  // commit, so a commit prepared before a truncate and sent after it would
+  // bring the old size back. Order: passthrough_mu, then commit_mu, then mu.
+  std::mutex commit_mu;
 
   // The attributes meta last gave for this inode (open, getattr, setattr,
   // commit, truncate) and when: GetAttr answers from them, with this
