@@ -9,8 +9,8 @@
 
 #include "cli/cluster_dir.h"
 #include "cli/mount_daemon.h"
-#include "cli/mount_probe.h"
-#include "cli/mounts.h"
+#include "common/mount_probe.h"
+#include "common/mountinfo.h"
 #include "common/secret.h"
 #include "rpc/proto/meta.pb.h"
 

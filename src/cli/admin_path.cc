@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "cli/mount_probe.h"
-#include "cli/mounts.h"
+#include "common/mount_probe.h"
+#include "common/mountinfo.h"
 #include "common/config.h"
 #include "rpc/proto/meta.pb.h"
 

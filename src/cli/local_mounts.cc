@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli/mount_probe.h"
-#include "cli/mounts.h"
+#include "common/mount_probe.h"
+#include "common/mountinfo.h"
 
 namespace t0fs::cli {
 namespace {

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/mounts.h"
+#include "common/mountinfo.h"
 
 namespace t0fs::cli {
 namespace {

@@ -8,8 +8,8 @@
 #include <filesystem>
 
 #include "cli/mount_daemon.h"
-#include "cli/mount_probe.h"
-#include "cli/mounts.h"
+#include "common/mount_probe.h"
+#include "common/mountinfo.h"
 #include "fuse/protocol/mount.h"
 
 namespace t0fs::cli {

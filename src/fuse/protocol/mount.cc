@@ -5,21 +5,16 @@
 #include <stdlib.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/sysmacros.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <csignal>
-#include <cstdio>
 #include <cerrno>
 #include <chrono>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "common/logging.h"
+#include "common/mount_probe.h"
+#include "common/mountinfo.h"
 #include "fuse/protocol/fusermount.h"
 
 namespace t0fs::fuse {
@@ -150,39 +145,42 @@ Result<std::string> CanonicalMountpoint(const std::string& path) {
 
 Status PrepareMountpoint(const std::string& path) {
   for (int attempt = 0; attempt < 8; ++attempt) {
-    struct stat st;
-    int err = ::stat(path.c_str(), &st) == 0 ? 0 : errno;
-    if (err == ENOENT) {
-      return Status(StatusCode::kNotFound, fmt::format("mountpoint {} does not exist", path));
-    }
-    if (err == 0 && !S_ISDIR(st.st_mode)) {
-      return Status(StatusCode::kNotDirectory,
-                    fmt::format("mountpoint {} is not a directory", path));
-    }
-    if (err == 0 && IsFuseMountpoint(path)) {
-      // stat may be answered from the attribute cache of a dead mount; statfs
-      // always asks the server, so it tells dead from alive (in a child, with
-      // a timeout: a hung server must not hang us).
-      err = ProbeMount(path, std::chrono::seconds(2));
-      if (err == 0) {
+    if (IsFuseMountpoint(path)) {
+      // A FUSE mount is there (mountinfo says so without touching it). stat
+      // may be answered from the attribute cache of a dead mount; statfs
+      // always asks the server, so it tells dead from alive. In a child,
+      // with a timeout: a hung server must not hang us.
+      MountProbe probe = ProbeMount(path, /*read_state=*/false, std::chrono::seconds(2));
+      if (probe.health == MountHealth::kAnswers) {
         return Status(StatusCode::kBusy,
                       fmt::format("{} is already a live FUSE mount; stop the t0fs mount serving it, or "
                                   "choose another directory",
                                   path));
       }
-      if (err == ETIMEDOUT) {
+      if (probe.health == MountHealth::kNotAnswering) {
         return Status(StatusCode::kBusy,
                       fmt::format("{} is a FUSE mount whose server does not answer (stopped or hung?); "
                                   "it was left alone",
                                   path));
       }
+      if (probe.health == MountHealth::kError || !IsDeadConnection(probe.error)) {
+        return Status::FromErrno(probe.error, fmt::format("mountpoint {}", path));
+      }
+      LOG_WARN("fuse: {} is a dead FUSE mount (its server is gone); detaching it", path);
+      RETURN_IF_ERROR(DetachMount(path).WithContext("detach stale mount"));
+      continue;
     }
-    if (err == 0) return Status::Ok();
-    if (!IsDeadConnection(err)) {
-      return Status::FromErrno(err, fmt::format("mountpoint {}", path));
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT) {
+        return Status(StatusCode::kNotFound, fmt::format("mountpoint {} does not exist", path));
+      }
+      return Status::FromErrno(errno, fmt::format("mountpoint {}", path));
     }
-    LOG_WARN("fuse: {} is a dead FUSE mount (its server is gone); detaching it", path);
-    RETURN_IF_ERROR(DetachMount(path).WithContext("detach stale mount"));
+    if (!S_ISDIR(st.st_mode)) {
+      return Status(StatusCode::kNotDirectory, fmt::format("mountpoint {} is not a directory", path));
+    }
+    return Status::Ok();
   }
   return Status(StatusCode::kBusy, fmt::format("{}: too many stale mounts stacked", path));
 }
@@ -195,89 +193,14 @@ Status DetachMount(const std::string& path) {
   return Status::FromErrno(err, fmt::format("umount {}", path));
 }
 
-std::string UnescapeMountinfoPath(std::string_view field) {
-  auto octal = [](char c) { return c >= '0' && c <= '7'; };
-  std::string out;
-  out.reserve(field.size());
-  for (size_t i = 0; i < field.size(); ++i) {
-    if (field[i] == '\\' && i + 3 < field.size() && octal(field[i + 1]) && octal(field[i + 2]) &&
-        octal(field[i + 3])) {
-      out += static_cast<char>((field[i + 1] - '0') * 64 + (field[i + 2] - '0') * 8 +
-                               (field[i + 3] - '0'));
-      i += 3;
-      continue;
-    }
-    out += field[i];
-  }
-  return out;
-}
-
-namespace {
-
-// Calls `fn(mountpoint, device)` for every fuse / fuse.* mount in
-// /proc/self/mountinfo, in mount order.
-template <typename Fn>
-void ForEachFuseMount(Fn&& fn) {
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    // id parent major:minor root mountpoint options [optional...] - fstype source super
-    std::istringstream fields(line);
-    std::string id, parent, dev, root, mountpoint;
-    if (!(fields >> id >> parent >> dev >> root >> mountpoint)) continue;
-    std::string token;
-    while (fields >> token && token != "-") {
-    }
-    std::string fstype;
-    if (!(fields >> fstype)) continue;
-    if (fstype != "fuse" && fstype.rfind("fuse.", 0) != 0) continue;
-    unsigned major = 0, minor = 0;
-    if (std::sscanf(dev.c_str(), "%u:%u", &major, &minor) != 2) continue;
-    fn(UnescapeMountinfoPath(mountpoint), makedev(major, minor));
-  }
-}
-
-}  // namespace
-
 bool IsFuseMountpoint(const std::string& path) {
-  bool found = false;
-  ForEachFuseMount([&](const std::string& point, dev_t) { found = found || point == path; });
-  return found;
+  std::optional<MountEntry> top = MountAt(ReadMounts(), path);
+  return top && top->is_fuse();
 }
 
 dev_t FuseMountDevice(const std::string& path) {
-  dev_t found = 0;
-  ForEachFuseMount([&](const std::string& point, dev_t dev) {
-    if (point == path) found = dev;
-  });
-  return found;
-}
-
-int ProbeMount(const std::string& path, std::chrono::milliseconds timeout) {
-  // In a child: a statfs on a hung mount blocks (killably), and the caller
-  // must never block on it. The child only makes system calls (safe after
-  // fork in a threaded process).
-  const std::string copy = path;
-  pid_t pid = ::fork();
-  if (pid < 0) return errno;
-  if (pid == 0) {
-    struct statfs sfs;
-    ::_exit(::statfs(copy.c_str(), &sfs) == 0 ? 0 : (errno & 0xff));
-  }
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    int status = 0;
-    pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
-    if (r < 0 && errno != EINTR) return errno;
-    if (std::chrono::steady_clock::now() >= deadline) {
-      ::kill(pid, SIGKILL);
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      return ETIMEDOUT;
-    }
-    ::usleep(5000);
-  }
+  std::optional<MountEntry> top = MountAt(ReadMounts(), path);
+  return top && top->is_fuse() ? top->dev : 0;
 }
 
 }  // namespace t0fs::fuse

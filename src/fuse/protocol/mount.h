@@ -84,12 +84,4 @@ bool IsFuseMountpoint(const std::string& path);
 // ask this about its own mount. 0 if there is none.
 dev_t FuseMountDevice(const std::string& path);
 
-// Whether the mount at `path` answers: statfs(2) in a child process that is
-// killed after `timeout`. 0 (answers), ETIMEDOUT (hung), or statfs's errno
-// (ENOTCONN: its server is gone).
-int ProbeMount(const std::string& path, std::chrono::milliseconds timeout);
-
-// Decodes the octal escapes (\040 etc.) of a mountinfo path field.
-std::string UnescapeMountinfoPath(std::string_view field);
-
 }  // namespace t0fs::fuse

@@ -1,5 +1,7 @@
 #include "fuse/testing/mount_fixture.h"
 
+#include "common/mountinfo.h"
+
 #include <stdlib.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -33,14 +35,8 @@ bool Eventually(const std::function<bool()>& done) {
 void DetachMountsUnder(const std::string& path) {
   for (int round = 0; round < 16; ++round) {
     std::vector<std::string> found;
-    std::ifstream in("/proc/self/mountinfo");
-    std::string line;
-    while (std::getline(in, line)) {
-      std::istringstream fields(line);
-      std::string id, parent, dev, root, mountpoint;
-      if (!(fields >> id >> parent >> dev >> root >> mountpoint)) continue;
-      std::string mp = UnescapeMountinfoPath(mountpoint);
-      if (mp == path || mp.rfind(path + "/", 0) == 0) found.push_back(mp);
+    for (const MountEntry& e : ReadMounts()) {
+      if (e.point == path || e.point.rfind(path + "/", 0) == 0) found.push_back(e.point);
     }
     if (found.empty()) return;
     std::sort(found.begin(), found.end(),

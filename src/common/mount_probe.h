@@ -22,7 +22,7 @@
 
 #include "common/status.h"
 
-namespace t0fs::cli {
+namespace t0fs {
 
 inline constexpr std::chrono::milliseconds kProbeTimeout{1000};
 
@@ -61,4 +61,4 @@ Result<struct stat> StatWithTimeout(const std::string& path,
 Result<std::string> RealpathWithTimeout(const std::string& path,
                                         std::chrono::milliseconds timeout = kProbeTimeout);
 
-}  // namespace t0fs::cli
+}  // namespace t0fs

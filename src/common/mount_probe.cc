@@ -1,4 +1,4 @@
-#include "cli/mount_probe.h"
+#include "common/mount_probe.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -16,7 +16,7 @@
 #include <cstring>
 #include <thread>
 
-namespace t0fs::cli {
+namespace t0fs {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -243,4 +243,4 @@ Result<std::string> RealpathWithTimeout(const std::string& path,
   return Status(StatusCode::kInternal, fmt::format("realpath {}: no result", path));
 }
 
-}  // namespace t0fs::cli
+}  // namespace t0fs

@@ -1,4 +1,4 @@
-#include "cli/mounts.h"
+#include "common/mountinfo.h"
 
 #include <fmt/format.h>
 #include <sys/sysmacros.h>
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace t0fs::cli {
+namespace t0fs {
 namespace {
 
 // Decodes the octal escapes (\040 for a space, ...) of a mountinfo field.
@@ -91,4 +91,4 @@ std::string LexicalAbsolute(const std::string& path) {
   return out;
 }
 
-}  // namespace t0fs::cli
+}  // namespace t0fs

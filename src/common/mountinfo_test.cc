@@ -1,10 +1,10 @@
 // The mount table queries: which mount holds a path, which cluster a t0fs
 // mount belongs to, lexical absolute paths.
-#include "cli/mounts.h"
+#include "common/mountinfo.h"
 
 #include <gtest/gtest.h>
 
-namespace t0fs::cli {
+namespace t0fs {
 namespace {
 
 MountEntry Entry(int id, std::string point, std::string fstype, std::string source = "src") {
@@ -59,4 +59,4 @@ TEST(Mounts, LexicalAbsoluteNormalizesWithoutTouchingTheFileSystem) {
 }
 
 }  // namespace
-}  // namespace t0fs::cli
+}  // namespace t0fs

@@ -4,7 +4,7 @@
 //
 // Reading the table never touches a mounted file system, so it is safe with
 // dead and hung mounts; anything that must ask a mount goes through
-// mount_probe.h (a forked child with a timeout).
+// common/mount_probe.h (a forked child with a timeout).
 #pragma once
 
 #include <sys/types.h>
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace t0fs::cli {
+namespace t0fs {
 
 // The source (field 10 of mountinfo) of a t0fs mount names its cluster:
 // "t0fs:<cluster_id>". A bare "t0fs" is a mount of an unknown cluster.
@@ -50,4 +50,4 @@ std::optional<MountEntry> MountHolding(const std::vector<MountEntry>& mounts,
 // touched. Symlinks are not resolved.
 std::string LexicalAbsolute(const std::string& path);
 
-}  // namespace t0fs::cli
+}  // namespace t0fs
