@@ -20,15 +20,6 @@ constexpr uint64_t kCapMarginMs = 30000;
 
 bool Healthy(const ReplicaInfo& r) { return r.state == 0; }
 
-// The committed version of a chunk: the highest of its healthy replicas.
-uint64_t CommittedVersion(const ChunkInfo& c) {
-  uint64_t v = 0;
-  for (const ReplicaInfo& r : c.replicas) {
-    if (Healthy(r)) v = std::max(v, r.version);
-  }
-  return v;
-}
-
 bool Damaged(StatusCode code) {
   return code == StatusCode::kDataChecksum || code == StatusCode::kCorruption || code == StatusCode::kStale ||
          code == StatusCode::kDataNoChunk;

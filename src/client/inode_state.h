@@ -6,6 +6,7 @@
 // Callers copy what they need under the lock, do the I/O, then update.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -23,6 +24,15 @@
 #include "t0fs/client.h"
 
 namespace t0fs::client {
+
+// The committed version of a chunk: the highest of its healthy replicas.
+inline uint64_t CommittedVersion(const ChunkInfo& c) {
+  uint64_t v = 0;
+  for (const ReplicaInfo& r : c.replicas) {
+    if (r.state == 0) v = std::max(v, r.version);
+  }
+  return v;
+}
 
 // A chunk of the layout cache: its replicas and the capability meta signed
 // for it (refreshed before it expires).

@@ -11,15 +11,6 @@
 namespace t0fs::client {
 namespace {
 
-// The committed version of a chunk: the highest of its healthy replicas.
-uint64_t CommittedVersion(const ChunkInfo& c) {
-  uint64_t v = 0;
-  for (const ReplicaInfo& r : c.replicas) {
-    if (r.state == 0) v = std::max(v, r.version);
-  }
-  return v;
-}
-
 Result<struct stat> StatChunkData(const ChunkFile& file) {
   struct stat sb {};
   if (::fstat(file.data_fd(), &sb) != 0) return Status::FromErrno(errno, "stat the passthrough chunk file");

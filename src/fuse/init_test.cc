@@ -176,15 +176,15 @@ std::vector<std::byte> Frame(uint32_t opcode, uint64_t unique, const std::vector
   return out;
 }
 
-struct Answer {
+struct InitAnswer {
   abi::OutHeader header{};
   std::vector<std::byte> payload;
 };
 
-Answer ReadAnswer(int fd) {
+InitAnswer ReadAnswer(int fd) {
   std::vector<std::byte> buf(4096);
   ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
-  Answer a;
+  InitAnswer a;
   if (n < ssize_t(sizeof(abi::OutHeader))) return a;
   std::memcpy(&a.header, buf.data(), sizeof(a.header));
   a.payload.assign(buf.begin() + sizeof(abi::OutHeader), buf.begin() + n);
@@ -211,7 +211,7 @@ TEST_F(HandshakeTest, AnswersInitAndReportsWhatWasAgreed) {
   ASSERT_TRUE(info.ok()) << info.status().ToString();
   EXPECT_EQ(info->minor, 45u);
   EXPECT_TRUE(info->passthrough_offered);
-  Answer a = ReadAnswer(kernel_.get());
+  InitAnswer a = ReadAnswer(kernel_.get());
   EXPECT_EQ(a.header.unique, 2u);
   EXPECT_EQ(a.header.error, 0);
   EXPECT_EQ(a.header.len, sizeof(abi::OutHeader) + sizeof(abi::InitOut));
@@ -245,7 +245,7 @@ TEST_F(HandshakeTest, RequestsBeforeInitGetEio) {
   KernelSends(Frame(uint32_t(abi::Opcode::kInit), 4, InitArgs(7, 45, kModernOffer, 64)));
   auto info = HandshakeInit(daemon_.get(), InitOptions{}, std::chrono::seconds(5));
   ASSERT_TRUE(info.ok()) << info.status().ToString();
-  Answer first = ReadAnswer(kernel_.get());
+  InitAnswer first = ReadAnswer(kernel_.get());
   EXPECT_EQ(first.header.unique, 2u);
   EXPECT_EQ(first.header.error, -EIO);
 }

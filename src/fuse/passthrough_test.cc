@@ -41,7 +41,7 @@ class FakeFile : public client::File {
   bool eligible_;
 };
 
-struct FakeKernel {
+struct BackingKernel {
   int32_t next_id = 1;
   bool refuse = false;
   std::vector<int32_t> opened, closed;
@@ -61,7 +61,7 @@ struct FakeKernel {
 constexpr InodeId kIno{42};
 
 TEST(PassthroughTable, OffMeansEveryOpenIsCached) {
-  FakeKernel k;
+  BackingKernel k;
   PassthroughTable t(k.Ops());
   FakeFile f(kIno, true);
   EXPECT_EQ(t.Open(-1, kIno, f, O_RDONLY).kind, Kind::kCached);
@@ -70,7 +70,7 @@ TEST(PassthroughTable, OffMeansEveryOpenIsCached) {
 }
 
 TEST(PassthroughTable, OneBackingPerInodeUntilItsLastHandle) {
-  FakeKernel k;
+  BackingKernel k;
   PassthroughTable t(k.Ops());
   t.Enable(true);
   FakeFile a(kIno, true), b(kIno, true), c(kIno, false);
@@ -108,7 +108,7 @@ TEST(PassthroughTable, OneBackingPerInodeUntilItsLastHandle) {
 }
 
 TEST(PassthroughTable, CachedOpensKeepTheInodeCached) {
-  FakeKernel k;
+  BackingKernel k;
   PassthroughTable t(k.Ops());
   t.Enable(true);
   FakeFile a(kIno, false), b(kIno, true);
@@ -130,7 +130,7 @@ TEST(PassthroughTable, CachedOpensKeepTheInodeCached) {
 }
 
 TEST(PassthroughTable, RefusedBackingFallsBackAndUndoesTheWriter) {
-  FakeKernel k;
+  BackingKernel k;
   k.refuse = true;
   PassthroughTable t(k.Ops());
   t.Enable(true);
