@@ -3,11 +3,11 @@
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
-LOCK = flock /tmp/t0fs-build.lock
+LOCK = scripts/with-build-lock
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 WERROR ?= ON
 
-.PHONY: deps build up test unit asan-test bench clean format
+.PHONY: deps build up test unit asan-test bench deb clean format
 
 deps:
 	scripts/install-deps
@@ -26,6 +26,10 @@ test: build
 
 unit: build
 	cd $(BUILD) && ctest -L unit --output-on-failure -j $(JOBS)
+
+# A Debian package (CPack): build/t0fs_<version>_<arch>.deb
+deb: build
+	cd $(BUILD) && cpack -G DEB
 
 bench: build
 	scripts/bench-foundation $(BUILD)

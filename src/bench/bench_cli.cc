@@ -12,7 +12,7 @@ namespace t0fs::bench {
 void RegisterBenchCommand(CLI::App& app, int* exit_code) {
   auto* bench = app.add_subcommand(
       "bench",
-      "Storage benchmarks for AI workloads on any path: io (fio/elbencho), ai (seed 001 "
+      "Storage benchmarks for AI workloads on any path: io (fio/elbencho), ai (AI access "
       "patterns), sweep (iozone), meta (mdtest), mlperf (MLPerf Storage), report (HTML)");
   bench->require_subcommand(1);
   bench->footer(MpiCompiledIn()

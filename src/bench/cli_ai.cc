@@ -21,7 +21,7 @@ void AddAiOptions(CLI::App* cmd, AiCliOptions* o) {
       ->check(CLI::IsMember({"random-sampling", "sharded-training", "model-load",
                              "checkpoint-save", "all"}));
   cmd->add_option("-s,--size", o->size,
-                  "Total dataset size; the pattern scales with it (seed 001 used 40 GB)");
+                  "Total dataset size; the pattern scales with it (40 GB matches published runs)");
   cmd->add_option("-t,--threads", o->threads, "Override the pattern's threads (0 = pattern's)");
   cmd->add_option("--iodepth", o->iodepth, "Override the pattern's queue depth (0 = pattern's)");
   cmd->add_option("--bs", o->bs, "Override the pattern's block size");
@@ -106,7 +106,7 @@ Result<std::vector<IoSpec>> ToAiSpecs(const AiCliOptions& o, bool keep, bool pro
 
 void RegisterAi(CLI::App* bench, int* exit_code) {
   auto* cmd = AddBenchSubcommand(bench, "ai",
-                                 "The AI storage patterns of seed 001 (elbencho-style): "
+                                 "AI storage patterns (elbencho-style): "
                                  "random-sampling, sharded-training, model-load, checkpoint-save");
   auto ai = std::make_shared<AiCliOptions>();
   auto common = std::make_shared<CommonOptions>();

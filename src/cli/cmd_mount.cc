@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/signals.h"
 #include "common/logging.h"
+#include "common/service_notify.h"
 #include "fuse/fuse_server.h"
 #include "metrics/metrics_server.h"
 #include "metrics/process_metrics.h"
@@ -57,10 +58,13 @@ int RunMount(MountState& s) {
   if (metrics_server.running()) LOG_INFO("metrics on {}", metrics_server.url());
   LOG_INFO("mounted {} (meta {}, local node {}, FUSE 7.{}; {})", (*server)->mountpoint(), s.meta,
            (*client)->local_node(), (*server)->info().minor, (*server)->DescribePassthrough());
+  NotifyReady(fmt::format("t0fs mounted at {}", (*server)->mountpoint()));
+  Watchdog watchdog;
   std::thread waiter([&] {
     int sig = WaitForStopSignal();
     if (sig != SIGUSR1) {
       LOG_INFO("unmounting (signal {})", sig);
+      NotifyStopping(fmt::format("t0fs unmounting {}", (*server)->mountpoint()));
       (*server)->Stop();
     }
   });

@@ -4,14 +4,25 @@
 #include <fmt/format.h>
 
 #include "bench/bench_cli.h"
+#include "cli/cli_docs.h"
 #include "cli/signals.h"
+#include "cli/version_info.h"
 
 namespace t0fs::cli {
 
 void RegisterVersion(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("version", "Print the t0fs version");
-  cmd->callback([exit_code] {
-    fmt::print("t0fs 0.1.0\n");
+  auto* cmd = app.add_subcommand(
+      "version", "Print the t0fs version, its commit and build, and the kernel's FUSE features");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "one JSON object (version, git_commit, build_type, kernel features)");
+  cmd->callback([exit_code, json] {
+    if (*json) {
+      fmt::print("{}\n", VersionJson().dump(2));
+    } else {
+      KernelFeatures k = ProbeKernel();
+      fmt::print("{}\nkernel {}: /dev/fuse {}, passthrough {}, FUSE over io_uring {}\n", VersionLine(),
+                 k.release, k.fuse_device ? "present" : "missing", k.passthrough, k.fuse_io_uring);
+    }
     *exit_code = 0;
   });
 }
@@ -23,11 +34,13 @@ int Main(int argc, char** argv) {
                "and the benchmarks that prove it. Quick start: t0fs up");
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
+  app.set_version_flag("--version", VersionLine(), "Print the version and exit");
   int exit_code = 0;
   RegisterUp(app, &exit_code);
   RegisterMeta(app, &exit_code);
   RegisterData(app, &exit_code);
   RegisterMount(app, &exit_code);
+  RegisterUmount(app, &exit_code);
   RegisterStatus(app, &exit_code);
   RegisterFsck(app, &exit_code);
   RegisterObjective(app, &exit_code);
@@ -35,6 +48,7 @@ int Main(int argc, char** argv) {
   RegisterNode(app, &exit_code);
   bench::RegisterBenchCommand(app, &exit_code);
   RegisterVersion(app, &exit_code);
+  RegisterGenDocs(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -15,6 +15,7 @@ void RegisterUp(CLI::App& app, int* exit_code);
 void RegisterMeta(CLI::App& app, int* exit_code);
 void RegisterData(CLI::App& app, int* exit_code);
 void RegisterMount(CLI::App& app, int* exit_code);
+void RegisterUmount(CLI::App& app, int* exit_code);
 void RegisterStatus(CLI::App& app, int* exit_code);
 void RegisterFsck(CLI::App& app, int* exit_code);
 void RegisterObjective(CLI::App& app, int* exit_code);

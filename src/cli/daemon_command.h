@@ -1,6 +1,6 @@
 // The shape shared by the daemon subcommands (`t0fs meta`, `t0fs data`):
 // resolve the config (defaults < file section < flags), start the service,
-// run until SIGINT/SIGTERM, stop it.
+// tell systemd it is ready, run until SIGINT/SIGTERM, stop it.
 #pragma once
 
 #include <memory>
@@ -11,6 +11,7 @@
 #include "cli/command_util.h"
 #include "cli/signals.h"
 #include "common/logging.h"
+#include "common/service_notify.h"
 
 namespace t0fs::cli {
 
@@ -34,8 +35,13 @@ void RegisterDaemon(CLI::App& app, int* exit_code, const std::string& name, cons
       *exit_code = Fail(name, svc.status());
       return;
     }
+    // systemd (Type=notify): ready once the service listens; pings while the
+    // process lives (a hung process stops pinging and is restarted).
+    NotifyReady("t0fs " + name + " serving");
+    Watchdog watchdog;
     int sig = WaitForStopSignal();
     LOG_INFO("stopping (signal {})", sig);
+    NotifyStopping("t0fs " + name + " stopping");
     (*svc)->Stop();
     *exit_code = 0;
   });

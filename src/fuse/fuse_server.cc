@@ -43,6 +43,8 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(client::Client& client,
   if (registry != nullptr) server->metrics_ = std::make_unique<FuseMetrics>(*registry);
   MountOptions mount_options;
   mount_options.allow_other = config.allow_other;
+  mount_options.read_only = config.read_only;
+  mount_options.no_exec = config.no_exec;
   // The source column of /proc/mounts names the cluster, so that `t0fs
   // status` asks only its own cluster's mounts.
   if (!client.cluster_id().empty()) mount_options.fsname = "t0fs:" + client.cluster_id();

@@ -28,6 +28,10 @@ struct MountConfig {
   // Let users other than the mounter use the mount (needs root or
   // user_allow_other in /etc/fuse.conf). Permissions are still checked.
   bool allow_other = false;
+  // Mount flags: read-only (writes fail with EROFS) and no execution of
+  // programs from the mount. Always nosuid and nodev.
+  bool read_only = false;
+  bool no_exec = false;
   // Upper bound for kernel readahead per file. Bigger turns sequential reads
   // into fewer, larger requests (1 MiB at most); costs memory and wasted reads
   // on random access. Applied through INIT and, as root, the mount's bdi.
@@ -55,6 +59,8 @@ struct MountConfig {
     v("entry-timeout", entry_timeout, "kernel name cache time; longer = fewer LOOKUP, staler");
     v("negative-timeout", negative_timeout, "cache time of missing names; 0 = always ask");
     v("allow-other", allow_other, "let other users access the mount (permissions still apply)");
+    v("read-only", read_only, "mount read-only (mount option ro)");
+    v("no-exec", no_exec, "do not allow executing programs from the mount (mount option noexec)");
     v("max-readahead", max_readahead, "kernel readahead cap; bigger = fewer larger reads");
     v("max-background", max_background, "async requests in flight; more = deeper readahead");
     v("debug", debug, "trace every FUSE request (log level trace)");

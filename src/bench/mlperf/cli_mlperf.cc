@@ -14,7 +14,7 @@ void RegisterMlperf(CLI::App* bench, int* exit_code) {
   mlperf->require_subcommand(1);
   mlperf->footer(
       "Definitions follow the MLPerf Storage rules and the reference tools (DLIO, mlpstorage, "
-      "kv_cache_benchmark); docs/mlperf.md lists every formula and every choice made where they "
+      "kv_cache_benchmark); mlperf.md (/usr/share/doc/t0fs, or docs/ in the source) lists every formula and every choice made where they "
       "are ambiguous.");
   RegisterTraining(mlperf, exit_code);
   RegisterCheckpointing(mlperf, exit_code);

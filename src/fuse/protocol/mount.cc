@@ -29,8 +29,15 @@ std::string KernelOptions(int fd, mode_t root_mode, const MountOptions& o) {
 }
 
 std::string FusermountOptions(const MountOptions& o) {
-  return fmt::format("default_permissions{},max_read={},fsname={},subtype={},nosuid,nodev",
-                     o.allow_other ? ",allow_other" : "", o.max_read, o.fsname, o.subtype);
+  return fmt::format("default_permissions{},max_read={},fsname={},subtype={},nosuid,nodev{}{}",
+                     o.allow_other ? ",allow_other" : "", o.max_read, o.fsname, o.subtype,
+                     o.read_only ? ",ro" : "", o.no_exec ? ",noexec" : "");
+}
+
+// Always nosuid and nodev: a network file system's setuid bits and device
+// nodes are not trusted on this host.
+unsigned long MountFlags(const MountOptions& o) {
+  return MS_NOSUID | MS_NODEV | (o.read_only ? MS_RDONLY : 0) | (o.no_exec ? MS_NOEXEC : 0);
 }
 
 }  // namespace
@@ -56,12 +63,12 @@ Result<FuseMount> FuseMount::Mount(const std::string& mountpoint, const MountOpt
   if (device.valid()) {
     const std::string fstype = "fuse." + options.subtype;
     const std::string data = KernelOptions(device.get(), st.st_mode, options);
-    int rc = ::mount(options.fsname.c_str(), mountpoint.c_str(), fstype.c_str(),
-                     MS_NOSUID | MS_NODEV, data.c_str());
+    int rc = ::mount(options.fsname.c_str(), mountpoint.c_str(), fstype.c_str(), MountFlags(options),
+                     data.c_str());
     if (rc != 0 && errno == ENODEV) {
       // A kernel without "fuse.<subtype>" types: plain "fuse" + subtype option.
       std::string with_subtype = data + ",subtype=" + options.subtype;
-      rc = ::mount(options.fsname.c_str(), mountpoint.c_str(), "fuse", MS_NOSUID | MS_NODEV,
+      rc = ::mount(options.fsname.c_str(), mountpoint.c_str(), "fuse", MountFlags(options),
                    with_subtype.c_str());
     }
     if (rc == 0) {

@@ -26,6 +26,8 @@ struct MountOptions {
   std::string subtype = "t0fs";  // fstype becomes fuse.<subtype>
   bool allow_other = false;
   uint32_t max_read = 1u << 20;  // largest READ the kernel sends
+  bool read_only = false;        // MS_RDONLY ("ro")
+  bool no_exec = false;          // MS_NOEXEC ("noexec")
   // Mount through fusermount3 even when mount(2) would work (tests of the
   // unprivileged path run as root).
   bool force_fusermount = false;
