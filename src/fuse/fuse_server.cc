@@ -74,7 +74,7 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(client::Client& client,
   session_options.metrics = server->metrics_.get();
   UringOptions uring_options;
   uring_options.threads_per_queue =
-      std::max<size_t>(2, (config.threads + UringQueueCount() - 1) / UringQueueCount());
+      std::max<size_t>(2, config.threads);
   uring_options.first_slot = std::max<size_t>(config.threads, 1);
   uring_options.reply_buffer = session_options.reply_buffer;
   // The kernel's payload: max(max_write, max_pages pages), at least 8 KiB.
