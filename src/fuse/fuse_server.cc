@@ -14,6 +14,7 @@
 #include "common/logging.h"
 #include "fuse/ops/fuse_ops.h"
 #include "fuse/protocol/session.h"
+#include "fuse/protocol/uring.h"
 
 namespace t0fs::fuse {
 namespace {
@@ -59,6 +60,7 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(client::Client& client,
   init_options.max_background = static_cast<uint16_t>(config.max_background);
   // Registering a backing file needs CAP_SYS_ADMIN: do not ask otherwise.
   init_options.passthrough = config.passthrough && ::geteuid() == 0;
+  init_options.io_uring = config.io_uring;
   ASSIGN_OR_RETURN(server->info_,
                    HandshakeInit(server->mount_.device_fd(), init_options, kInitTimeout));
 
@@ -72,8 +74,27 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(client::Client& client,
   session_options.proto_minor = server->info_.minor;
   session_options.trace = config.debug;
   session_options.metrics = server->metrics_.get();
+  UringOptions uring_options;
+  uring_options.threads_per_queue =
+      std::max<size_t>(2, config.threads);
+  uring_options.first_slot = std::max<size_t>(config.threads, 1);
+  uring_options.reply_buffer = session_options.reply_buffer;
+  // The kernel's payload: max(max_write, max_pages pages), at least 8 KiB.
+  uring_options.payload_size = std::max<size_t>(
+      {server->info_.max_write, size_t(server->info_.max_pages) * kPageSize, abi::kMinReadBuffer});
+  if (server->info_.io_uring) session_options.extra_slots = UringThreads(uring_options);
   ASSIGN_OR_RETURN(server->session_,
                    Session::Start(server->mount_.TakeDevice(), *server->ops_, session_options));
+  if (server->info_.io_uring) {
+    auto uring = UringQueues::Start(server->session_->device(), server->session_->processor(), uring_options);
+    if (uring.ok()) {
+      server->uring_ = std::move(*uring);
+    } else {
+      server->uring_error_ = uring.status().ToString();
+      LOG_WARN("fuse: FUSE over io_uring not used ({}); requests come through /dev/fuse reads",
+               server->uring_error_);
+    }
+  }
 
   // From mountinfo, never from a stat of the path: the server does not send
   // requests to its own mount (it could wait on itself forever).
@@ -85,8 +106,26 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(client::Client& client,
            server->mount_.via_fusermount() ? ", via fusermount3" : "",
            DescribeInit(server->info_));
   LOG_INFO("fuse: {}", server->DescribePassthrough());
+  LOG_INFO("fuse: {}", server->DescribeIoUring());
   return server;
 }
+
+std::string FuseServer::DescribeIoUring() const {
+  if (uring_) {
+    return fmt::format("requests through FUSE over io_uring ({} queues, {} threads; /dev/fuse readers for "
+                       "the rest)",
+                       uring_->queues(), uring_->threads());
+  }
+  if (!config_.io_uring) return "FUSE over io_uring off (--io-uring false): requests through /dev/fuse reads";
+  if (!uring_error_.empty()) return "FUSE over io_uring failed (" + uring_error_ + "): requests through /dev/fuse reads";
+  if (!info_.io_uring_offered) {
+    return "FUSE over io_uring not offered by the kernel (needs Linux 6.14+ and, as root, "
+           "echo 1 > /sys/module/fuse/parameters/enable_uring before mounting): requests through /dev/fuse reads";
+  }
+  return "FUSE over io_uring not enabled: requests through /dev/fuse reads";
+}
+
+bool FuseServer::io_uring() const { return uring_ != nullptr; }
 
 std::string FuseServer::DescribePassthrough() const {
   if (info_.passthrough) {
@@ -139,6 +178,13 @@ void FuseServer::AddGauges(metrics::Registry& registry) {
                        });
   registry.AddGaugeFn(kGaugeNames[6], "Backing files registered with the kernel now (inodes open by passthrough).",
                       [ops] { return static_cast<double>(ops->passthrough().stats().backing_files); });
+  registry.AddGaugeFn(kGaugeNames[7], "1 if requests come through FUSE over io_uring on this mount (0: /dev/fuse reads).",
+                      [on = uring_ != nullptr] { return on ? 1.0 : 0.0; });
+  registry.AddCallback(metrics::MetricType::kCounter, kGaugeNames[8],
+                       "FUSE requests taken through the io_uring queues (the rest came by /dev/fuse reads).", {},
+                       [uring = uring_.get()](metrics::SampleSink& sink) {
+                         sink.Add(uring != nullptr ? static_cast<double>(uring->requests()) : 0.0);
+                       });
 }
 
 Status FuseServer::Run() {
@@ -161,6 +207,10 @@ void FuseServer::Stop() {
     if (!st_unmount.ok()) LOG_WARN("fuse: unmount {}: {}", mount_.path(), st_unmount.ToString());
   }
   session_->Stop();
+  if (uring_) {
+    uring_->Stop();
+    uring_->Join();
+  }
   // With the last device fd closed the kernel aborts the connection: open
   // files of the detached mount fail with ENOTCONN from now on.
   session_->CloseDevices();

@@ -37,6 +37,8 @@
 
 namespace t0fs::fuse {
 
+class UringQueues;
+
 class FuseOps;
 class Session;
 
@@ -74,6 +76,9 @@ class FuseServer {
   // One line: whether passthrough is in use, and why not.
   std::string DescribePassthrough() const;
   PassthroughTable::Stats passthrough_stats() const;
+  // One line: whether requests come through FUSE over io_uring, and why not.
+  std::string DescribeIoUring() const;
+  bool io_uring() const;
   // Canonical absolute path of the mount.
   const std::string& mountpoint() const { return mount_.path(); }
 
@@ -89,7 +94,8 @@ class FuseServer {
   static constexpr const char* kGaugeNames[] = {"t0fs_fuse_requests_in_flight", "t0fs_fuse_interrupts_total",
                                                  "t0fs_fuse_open_files", "t0fs_fuse_threads",
                                                  "t0fs_fuse_passthrough_enabled", "t0fs_fuse_opens_total",
-                                                 "t0fs_fuse_passthrough_backing_files"};
+                                                 "t0fs_fuse_passthrough_backing_files", "t0fs_fuse_io_uring",
+                                                 "t0fs_fuse_io_uring_requests_total"};
   void TuneReadahead() const;
 
   const MountConfig config_;
@@ -100,6 +106,8 @@ class FuseServer {
   dev_t dev_ = 0;  // the mount's device number (0: unknown)
   std::unique_ptr<FuseOps> ops_;
   std::unique_ptr<Session> session_;
+  std::unique_ptr<UringQueues> uring_;  // FUSE over io_uring, when in use (destroyed before session_)
+  std::string uring_error_;             // why it could not start
   std::mutex stop_mu_;  // serializes Stop()
   bool stopped_ = false;
 };

@@ -48,6 +48,11 @@ struct MountConfig {
   // the local drive's speed (writes too when it has one replica). Off sends
   // every read and write through this process (for comparison).
   bool passthrough = true;
+  // FUSE over io_uring (Linux 6.14+, when root turned on the fuse module's
+  // enable_uring parameter): requests and answers pass through per-CPU
+  // io_uring queues, one system call per request instead of a read and a
+  // write. Used when the kernel offers it; false keeps /dev/fuse reads.
+  bool io_uring = true;
   // The mount's /metrics endpoint (FUSE ops and latency, client bytes by
   // path local/remote, process); --metrics-listen.
   metrics::MetricsConfig metrics;
@@ -64,6 +69,7 @@ struct MountConfig {
     v("max-readahead", max_readahead, "kernel readahead cap; bigger = fewer larger reads");
     v("max-background", max_background, "async requests in flight; more = deeper readahead");
     v("debug", debug, "trace every FUSE request (log level trace)");
+    v("io-uring", io_uring, "take requests through FUSE-over-io_uring queues when the kernel offers it (Linux 6.14+, enable_uring)");
     v("passthrough", passthrough, "let the kernel serve files whose data is one local chunk (Linux 6.9+, root)");
     metrics.Visit(v);
   }

@@ -14,6 +14,10 @@
 #   NODE_ADDRS[i]  host:port of data node i (multi_start)
 #   LOCAL_CHUNK_SIZE  chunk size under placement=local (default: the cluster's
 #                  chunk size, so tests see small chunks; 64G = the product's)
+#   FUSE_URING     on: mounts take requests through FUSE over io_uring (the
+#                  fuse module's enable_uring is turned on for the mount's
+#                  INIT and restored right after; skip (77) where the kernel
+#                  lacks it); off: /dev/fuse reads only; unset: as configured
 
 set -euo pipefail
 T0FS=${T0FS:?set T0FS to the t0fs binary}
@@ -69,11 +73,35 @@ data_start() {
   wait_until 20 "data node registration" node_up
 }
 
+URING_PARAM=/sys/module/fuse/parameters/enable_uring
 mount_start() {
+  local uring=() saved=""
+  case "${FUSE_URING:-}" in
+    "") ;;
+    off) uring=(--io-uring false) ;;
+    on)
+      if [[ ! -w "$URING_PARAM" ]]; then
+        log "SKIP: this kernel has no FUSE over io_uring ($URING_PARAM)"
+        exit 77
+      fi
+      saved=$(cat "$URING_PARAM")
+      echo 1 >"$URING_PARAM"
+      uring=(--io-uring true)
+      ;;
+    *) fail "FUSE_URING must be on or off" ;;
+  esac
   "$T0FS" mount "$META_ADDR" "$MNT" --secret-file "$CLUSTER_DIR/secret" --retry-timeout 60s \
-    "$@" >>"$CLUSTER_DIR/mount.log" 2>&1 &
+    "${uring[@]}" "$@" >>"$CLUSTER_DIR/mount.log" 2>&1 &
   MOUNT_PID=$!
   wait_until 20 "mount" is_mounted "$MNT"
+  # The kernel reads the parameter at INIT only: the next mounts are not affected.
+  [[ -z "$saved" ]] || echo "$saved" >"$URING_PARAM"
+  if [[ "${FUSE_URING:-}" == on ]]; then
+    grep -q "requests through FUSE over io_uring" "$CLUSTER_DIR/mount.log" ||
+      fail "FUSE_URING=on but the mount does not use io_uring: $(grep -i uring "$CLUSTER_DIR/mount.log")"
+  elif [[ "${FUSE_URING:-}" == off ]]; then
+    ! grep -q "requests through FUSE over io_uring" "$CLUSTER_DIR/mount.log" || fail "FUSE_URING=off but io_uring in use"
+  fi
 }
 
 kill9() { # kill9 PID: SIGKILL and reap

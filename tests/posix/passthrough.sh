@@ -20,6 +20,15 @@ client_bytes() { curl -sf "127.0.0.1:$PORT/metrics" | { grep -F "t0fs_client_byt
   awk '{ s += $NF } END { print s + 0 }'; }
 tcp_cat() { "$PROBE" cat "$META_ADDR" "$CLUSTER_DIR/secret" "$1" "$2"; }
 
+if [[ "${FUSE_URING:-}" == on ]]; then
+  # The requests this test makes (opens, lookups, the cached path) come
+  # through the io_uring queues, not only the INIT-time /dev/fuse reads.
+  ls -la "$MNT" >/dev/null
+  uring_requests=$(curl -sf "127.0.0.1:$PORT/metrics" | awk '/^t0fs_fuse_io_uring_requests_total/ { print $NF }')
+  [[ "${uring_requests:-0}" != 0 ]] || fail "FUSE_URING=on but no request came through io_uring"
+  log "FUSE over io_uring: $uring_requests requests through the queues so far"
+fi
+
 src="$CLUSTER_DIR/src.bin"
 dd if=/dev/urandom of="$src" bs=1M count=24 status=none
 

@@ -66,6 +66,7 @@ InitDecision NegotiateInit(std::span<const std::byte> args, const InitOptions& o
   }
   uint64_t want = options.want;
   if (options.passthrough) want |= abi::init::kPassthrough;
+  if (options.io_uring) want |= abi::kOverIoUring;
   uint64_t enabled = offered & want;
   if ((enabled & abi::init::kInitExt) == 0) enabled &= 0xffffffffull;  // nowhere to send flags2
 
@@ -79,6 +80,8 @@ InitDecision NegotiateInit(std::span<const std::byte> args, const InitOptions& o
   info.flags = enabled;
   info.passthrough_offered = (offered & abi::init::kPassthrough) != 0;
   info.passthrough = (enabled & abi::init::kPassthrough) != 0;
+  info.io_uring_offered = (offered & abi::kOverIoUring) != 0;
+  info.io_uring = (enabled & abi::kOverIoUring) != 0;
   info.max_readahead = std::min(in.max_readahead, options.max_readahead);
   uint32_t max_write = std::max<uint32_t>(options.max_write, kPageSize);
   if ((enabled & abi::init::kMaxPages) != 0) {

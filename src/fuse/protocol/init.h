@@ -13,6 +13,7 @@
 
 #include "common/status.h"
 #include "fuse/protocol/abi.h"
+#include "fuse/protocol/uring_abi.h"
 
 namespace t0fs::fuse {
 
@@ -31,6 +32,10 @@ struct InitOptions {
   // Ask for FUSE_PASSTHROUGH (kernel >= 6.9): open files served by the kernel
   // from a backing file. Registering one needs CAP_SYS_ADMIN.
   bool passthrough = false;
+  // Ask for FUSE_OVER_IO_URING (Linux 6.14+, offered only with the fuse
+  // module's enable_uring parameter on): requests then come through io_uring
+  // queues (uring.h) once they are registered.
+  bool io_uring = false;
 };
 
 // How deep the file systems under a passthrough backing file may be stacked
@@ -50,6 +55,8 @@ struct NegotiatedInit {
   uint32_t max_background = 0;
   bool passthrough_offered = false;  // kernel offered FUSE_PASSTHROUGH
   bool passthrough = false;          // ... and we enabled it
+  bool io_uring_offered = false;     // kernel offered FUSE_OVER_IO_URING
+  bool io_uring = false;             // ... and we enabled it
 };
 
 struct InitDecision {

@@ -13,13 +13,13 @@ RequestProcessor::RequestProcessor(RequestHandler& handler, size_t slots, uint32
     : handler_(handler), inflight_(slots), proto_minor_(proto_minor), trace_(trace), metrics_(metrics) {}
 
 void RequestProcessor::Process(std::span<const std::byte> bytes, int reply_fd,
-                               WorkerContext& worker) {
+                               WorkerContext& worker, ReplySink* sink) {
   Request req;
   Status parsed = ParseRequest(bytes, &req);
   if (!parsed.ok()) {
     LOG_WARN("fuse: malformed request dropped: {}", parsed.ToString());
     if (bytes.size() >= sizeof(abi::InHeader) && !abi::IsNoReply(req.opcode())) {
-      Reply(reply_fd, req.unique()).Error(EIO);
+      Reply(reply_fd, req.unique(), sink).Error(EIO);
     }
     return;
   }
@@ -43,7 +43,7 @@ void RequestProcessor::Process(std::span<const std::byte> bytes, int reply_fd,
   }
 
   const auto start = metrics_ != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  Reply reply(reply_fd, req.unique());
+  Reply reply(reply_fd, req.unique(), sink);
   if (opcode == uint32_t(abi::Opcode::kInit)) {
     reply.Error(EIO);  // INIT is answered once, before the workers start
     return;

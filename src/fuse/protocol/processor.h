@@ -62,8 +62,10 @@ class RequestProcessor {
   RequestProcessor(RequestHandler& handler, size_t slots, uint32_t proto_minor, bool trace,
                    FuseMetrics* metrics = nullptr);
 
-  // Handles one request; answers on `reply_fd` (the fd it was read from).
-  void Process(std::span<const std::byte> bytes, int reply_fd, WorkerContext& worker);
+  // Handles one request; answers on `reply_fd` (the fd it was read from), or
+  // into `sink` (a FUSE-over-io_uring entry) when given.
+  void Process(std::span<const std::byte> bytes, int reply_fd, WorkerContext& worker,
+               ReplySink* sink = nullptr);
 
   InflightTable& inflight() { return inflight_; }
 

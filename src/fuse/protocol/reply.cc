@@ -52,6 +52,10 @@ void Reply::Write(const iovec* iov, int count, size_t total, int error) {
   }
   done_ = true;
   error_ = error;
+  if (sink_ != nullptr) {
+    sink_->Deliver(iov, count, total);
+    return;
+  }
   ssize_t n;
   do {
     n = ::writev(fd_, iov, count);

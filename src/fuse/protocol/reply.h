@@ -18,9 +18,20 @@
 
 namespace t0fs::fuse {
 
+// Where an answer goes instead of writev() on /dev/fuse: the ring entry of a
+// request that came through FUSE over io_uring (uring.h). `iov[0]` is the
+// OutHeader, `total` the bytes of all parts.
+class ReplySink {
+ public:
+  virtual ~ReplySink() = default;
+  virtual void Deliver(const iovec* iov, int count, size_t total) = 0;
+};
+
 class Reply {
  public:
-  Reply(int fd, uint64_t unique) : fd_(fd), unique_(unique) {}
+  // `fd`: the /dev/fuse fd the request came from (or, for io_uring, the
+  // connection's fd, used for ioctls); `sink`: the ring entry, if any.
+  Reply(int fd, uint64_t unique, ReplySink* sink = nullptr) : fd_(fd), unique_(unique), sink_(sink) {}
 
   // Answers with an errno (positive, e.g. ENOENT). Out-of-range values are
   // sent as EIO (the kernel rejects errors outside (-1000, 0]).
@@ -50,6 +61,7 @@ class Reply {
 
   int fd_;
   uint64_t unique_;
+  ReplySink* sink_;
   bool done_ = false;
   int error_ = 0;
 };

@@ -48,7 +48,8 @@ Result<UniqueFd> CloneDevice(int master) {
 
 Session::Session(RequestHandler& handler, const SessionOptions& options)
     : options_(options),
-      processor_(handler, options.threads, options.proto_minor, options.trace, options.metrics) {}
+      processor_(handler, std::max<size_t>(options.threads, 1) + options.extra_slots, options.proto_minor,
+                 options.trace, options.metrics) {}
 
 Result<std::unique_ptr<Session>> Session::Start(UniqueFd device, RequestHandler& handler,
                                                 const SessionOptions& options) {

@@ -40,6 +40,9 @@ struct SessionOptions {
   uint32_t proto_minor = abi::kMaxMinor;
   bool trace = false;
   FuseMetrics* metrics = nullptr;  // optional; must outlive the session
+  // In-flight slots beyond the workers' (for the FUSE-over-io_uring threads,
+  // which share this session's processor: slots [threads, threads + extra)).
+  size_t extra_slots = 0;
 };
 
 class Session {
@@ -68,6 +71,8 @@ class Session {
   Status status() const;
 
   RequestProcessor& processor() { return processor_; }
+  // The connection's /dev/fuse fd (the one INIT was answered on).
+  int device() const { return fds_.empty() ? -1 : fds_[0].get(); }
 
  private:
   Session(RequestHandler& handler, const SessionOptions& options);
