@@ -26,6 +26,6 @@ cp "$CLUSTER_DIR/secret" "$CLUSTER_DIR/updir/secret"
 
 PYTHONPATH="$T0FS_PYTHON_PATH" /usr/bin/python3 "$here/python_api_test.py" \
   --meta "$META_ADDR" --secret-file "$CLUSTER_DIR/secret" --cluster-dir "$CLUSTER_DIR/updir" \
-  --mount "$MNT" --seed "$SEED"
+  --mount "$MNT" --seed "$SEED" --examples "$here/../../python/examples"
 fsck_clean
 log "PASS"

@@ -5,7 +5,9 @@ Every check compares the module with the mount (the kernel's view through
 """
 
 import argparse
+import contextlib
 import errno
+import importlib.util
 import io
 import os
 import random
@@ -309,6 +311,26 @@ def test_threads_and_fork(fs, rng):
     log(f"threads and fork: ok; counters {counters}")
 
 
+def test_example(fs, args):
+    """python/examples/train_linear.py, in this process: trains, checkpoints, resumes."""
+    spec = importlib.util.spec_from_file_location("train_linear", f"{args.examples}/train_linear.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    common = ["--meta", args.meta, "--secret-file", args.secret_file, "--root", "/ex", "--samples", "64"]
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        losses = example.main(common + ["--epochs", "2", "--workers", "0"])
+        example.main(common + ["--epochs", "1", "--workers", "2"])
+    check(losses[1] < losses[0], f"example: loss did not fall: {losses}")
+    check("resumed from /ex/checkpoints/epoch1.pt" in out.getvalue(), f"example output: {out.getvalue()}")
+    check(sorted(fs.listdir("/ex/checkpoints")) == ["epoch0.pt", "epoch1.pt", "epoch2.pt"],
+          f"example checkpoints: {fs.listdir('/ex/checkpoints')}")
+    for top, dirs, files in reversed(list(fs.walk("/ex"))):
+        for name in files:
+            fs.remove(f"{top}/{name}")
+        fs.rmdir(top)
+    log(f"example train_linear.py: losses {[round(x, 4) for x in losses]}, resumed, 3 checkpoints")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--meta", required=True)
@@ -316,6 +338,7 @@ def main():
     parser.add_argument("--cluster-dir", required=True)
     parser.add_argument("--mount", required=True)
     parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--examples", required=True, help="python/examples")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     log(f"python {sys.version.split()[0]}, torch {torch.__version__}, seed {args.seed}")
@@ -325,6 +348,7 @@ def main():
     test_checkpoints(fs, args.mount, args.seed)
     test_dataset(fs, rng)
     test_threads_and_fork(fs, rng)
+    test_example(fs, args)
     fs.close()
     log("all python API checks passed")
 
