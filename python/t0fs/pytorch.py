@@ -10,6 +10,7 @@
 """
 
 import io
+import multiprocessing.util
 import os
 import posixpath
 
@@ -60,6 +61,9 @@ class FileDataset(torch.utils.data.Dataset):
             # The inherited session belongs to the parent: drop it unused.
             self._client = Client(_t0fs.Client.connect(**self._options), self._options)
             self._pid = os.getpid()
+            # Workers leave through os._exit: end the session with meta
+            # first (multiprocessing runs these finalizers just before).
+            multiprocessing.util.Finalize(self, self._client.close, exitpriority=10)
         return self._client
 
     def __getstate__(self):  # spawn/forkserver workers: pickle without the session

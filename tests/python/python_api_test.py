@@ -124,6 +124,9 @@ def test_files(fs, rng, mnt):
         check(f.read() == want, "r+b/append/truncate through the mount")
     fs.truncate("/py/a/two.bin", 5)
     check(os.path.getsize(f"{mnt}/py/a/two.bin") == 5, "Client.truncate")
+    fs.chmod("/py/a/two.bin", 0o604)
+    check(stat.S_IMODE(os.stat(f"{mnt}/py/a/two.bin").st_mode) == 0o604, "Client.chmod")
+    check(stat.S_ISREG(fs.stat("/py/a/two.bin").st_mode), "chmod keeps the file type")
 
     # Text mode, x mode.
     with fs.open("/py/a/note.txt", "x", encoding="utf-8") as f:
@@ -293,18 +296,33 @@ def test_threads_and_fork(fs, rng):
         t.join()
     check(not errors, f"threaded preads: {errors}")
 
-    # A forked child must not use the parent's session; it says so.
+    # A forked child must not use the parent's session or files (it says
+    # so), and closing them there leaves the parent's alone.
+    f = fs.open("/threads.bin")
+
+    def child():
+        for call in (lambda: fs.stat("/"), lambda: f.pread(10, 0)):
+            try:
+                call()
+                return 10  # must raise
+            except RuntimeError:
+                pass
+        f.close()  # forgets the parent's file, quietly
+        with fs.reconnect() as own:  # a session of its own works
+            return 0 if own.read_bytes("/threads.bin") == data else 11
+
     pid = os.fork()
     if pid == 0:
         try:
-            fs.stat("/")
-            os._exit(2)
-        except RuntimeError:
-            os._exit(0)
-        except BaseException:
-            os._exit(3)
+            code = child()
+        except BaseException as e:  # noqa: BLE001 - the exit code says it
+            print(f"forked child: {e!r}", flush=True)
+            code = 12
+        os._exit(code)
     _, status = os.waitpid(pid, 0)
     check(os.waitstatus_to_exitcode(status) == 0, f"forked child: exit {os.waitstatus_to_exitcode(status)}")
+    check(f.pread(10, 5) == data[5:15], "the parent's file after the child closed its copy")
+    f.close()
     fs.remove("/threads.bin")
     counters = fs.counters()
     check(counters["local_read_bytes"] > 0 and counters["checksum_errors"] == 0, f"counters {counters}")
@@ -343,6 +361,8 @@ def main():
     rng = random.Random(args.seed)
     log(f"python {sys.version.split()[0]}, torch {torch.__version__}, seed {args.seed}")
     fs = test_connect(args)
+    fsinfo, vfs = fs.statfs(), os.statvfs(args.mount)
+    check(fsinfo["total_bytes"] == vfs.f_blocks * vfs.f_frsize, f"statfs {fsinfo} vs mount {vfs}")
     test_files(fs, rng, args.mount)
     test_errors(fs, args.mount)
     test_checkpoints(fs, args.mount, args.seed)
