@@ -24,7 +24,7 @@ mkdir -p "$CLUSTER_DIR/updir"
 printf '[meta]\nlisten = "%s"\n' "$META_ADDR" >"$CLUSTER_DIR/updir/t0fs.toml"
 cp "$CLUSTER_DIR/secret" "$CLUSTER_DIR/updir/secret"
 
-PYTHONPATH="$T0FS_PYTHON_PATH" /usr/bin/python3 "$here/python_api_test.py" \
+PYTHONPATH="$T0FS_PYTHON_PATH" PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 "$here/python_api_test.py" \
   --meta "$META_ADDR" --secret-file "$CLUSTER_DIR/secret" --cluster-dir "$CLUSTER_DIR/updir" \
   --mount "$MNT" --seed "$SEED" --examples "$here/../../python/examples"
 fsck_clean
