@@ -125,6 +125,17 @@ def test_files(fs, rng, mnt):
     want = b"HEAD" + data2[4:10] + b"MID" + data2[13:MIB + 100] + b"TAIL"
     with open(f"{mnt}/py/a/two.bin", "rb") as f:
         check(f.read() == want, "r+b/append/truncate through the mount")
+    fs.write_bytes("/py/a/over.bin", rng.randbytes(5000))
+    fs.write_bytes("/py/a/over.bin", b"short")  # "wb" truncates
+    with open(f"{mnt}/py/a/over.bin", "rb") as f:
+        check(f.read() == b"short", "wb over a longer file")
+    with fs.open("/py/a/new.log", "ab") as f:  # "ab" creates
+        f.write(b"1")
+    with fs.open("/py/a/new.log", "ab") as f:
+        f.write(b"2")
+    check(fs.read_bytes("/py/a/new.log") == b"12", "ab creates, then appends")
+    fs.remove("/py/a/over.bin")
+    fs.remove("/py/a/new.log")
     fs.truncate("/py/a/two.bin", 5)
     check(os.path.getsize(f"{mnt}/py/a/two.bin") == 5, "Client.truncate")
     fs.chmod("/py/a/two.bin", 0o604)
