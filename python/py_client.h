@@ -172,6 +172,55 @@ class PyClient {
     SetAttr(path, args);
   }
 
+  void Symlink(const std::string& target, const std::string& path) {
+    auto [parent, name] = SplitParent(path);
+    client::Attr dir = Resolve(parent, path);
+    client::Client& c = Get();
+    ValueOrRaise(WithoutGil([&] { return c.Symlink(dir.ino, name, target, CurrentCaller()); }), path);
+  }
+
+  std::string ReadLink(const std::string& path) {
+    client::Attr attr = Resolve(path);
+    client::Client& c = Get();
+    return ValueOrRaise(WithoutGil([&] { return c.ReadLink(attr.ino); }), path);
+  }
+
+  // A hard link `to` of the file `from`.
+  void Link(const std::string& from, const std::string& to) {
+    client::Attr attr = Resolve(from);
+    auto [parent, name] = SplitParent(to);
+    client::Attr dir = Resolve(parent, to);
+    client::Client& c = Get();
+    auto linked = WithoutGil([&] { return c.Link(attr.ino, dir.ino, name); });
+    if (!linked.ok()) Raise(linked.status(), from, to);
+  }
+
+  py::bytes GetXattr(const std::string& path, const std::string& name) {
+    client::Attr attr = Resolve(path);
+    client::Client& c = Get();
+    return py::bytes(ValueOrRaise(WithoutGil([&] { return c.GetXattr(attr.ino, name); }), path));
+  }
+
+  // flags: XATTR_CREATE (1), XATTR_REPLACE (2).
+  void SetXattr(const std::string& path, const std::string& name, const std::string& value,
+                uint32_t flags) {
+    client::Attr attr = Resolve(path);
+    client::Client& c = Get();
+    OkOrRaise(WithoutGil([&] { return c.SetXattr(attr.ino, name, value, flags); }), path);
+  }
+
+  std::vector<std::string> ListXattr(const std::string& path) {
+    client::Attr attr = Resolve(path);
+    client::Client& c = Get();
+    return ValueOrRaise(WithoutGil([&] { return c.ListXattr(attr.ino); }), path);
+  }
+
+  void RemoveXattr(const std::string& path, const std::string& name) {
+    client::Attr attr = Resolve(path);
+    client::Client& c = Get();
+    OkOrRaise(WithoutGil([&] { return c.RemoveXattr(attr.ino, name); }), path);
+  }
+
   py::dict Layout(const std::string& path) {
     client::Attr attr = Resolve(path);
     client::Client& c = Get();

@@ -17,6 +17,7 @@
 #include <exception>
 
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include "py_client.h"
 #include "py_errors.h"
@@ -77,6 +78,14 @@ PYBIND11_MODULE(_t0fs, m) {
       .def("rename", &PyClient::Rename, py::arg("src"), py::arg("dst"), py::arg("flags") = 0)
       .def("truncate", &PyClient::Truncate, py::arg("path"), py::arg("size"))
       .def("chmod", &PyClient::Chmod, py::arg("path"), py::arg("perm"))
+      .def("symlink", &PyClient::Symlink, py::arg("target"), py::arg("path"))
+      .def("readlink", &PyClient::ReadLink, py::arg("path"))
+      .def("link", &PyClient::Link, py::arg("src"), py::arg("dst"))
+      .def("getxattr", &PyClient::GetXattr, py::arg("path"), py::arg("name"))
+      .def("setxattr", &PyClient::SetXattr, py::arg("path"), py::arg("name"), py::arg("value"),
+           py::arg("flags") = 0)
+      .def("listxattr", &PyClient::ListXattr, py::arg("path"))
+      .def("removexattr", &PyClient::RemoveXattr, py::arg("path"), py::arg("name"))
       .def("layout", &PyClient::Layout, py::arg("path"))
       .def("statfs", &PyClient::StatFs)
       .def("counters", &PyClient::Counters)

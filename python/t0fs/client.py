@@ -242,6 +242,32 @@ class Client:
     def chmod(self, path, mode):
         self._native.chmod(_abs(path), mode)
 
+    def symlink(self, target, path):
+        """Creates a symbolic link `path` pointing to `target` (os.symlink order)."""
+        self._native.symlink(os.fsdecode(target), _abs(path))
+
+    def readlink(self, path):
+        return self._native.readlink(_abs(path))
+
+    def link(self, src, dst):
+        """A hard link `dst` of the file `src`."""
+        self._native.link(_abs(src), _abs(dst))
+
+    # ---- extended attributes (names with their namespace: "user.tag") ----
+    def getxattr(self, path, attribute):
+        """The attribute's value as bytes; OSError ENODATA when absent."""
+        return self._native.getxattr(_abs(path), attribute)
+
+    def setxattr(self, path, attribute, value, flags=0):
+        """flags: os.XATTR_CREATE (must not exist) or os.XATTR_REPLACE (must exist)."""
+        self._native.setxattr(_abs(path), attribute, bytes(value), flags)
+
+    def listxattr(self, path):
+        return list(self._native.listxattr(_abs(path)))
+
+    def removexattr(self, path, attribute):
+        self._native.removexattr(_abs(path), attribute)
+
     # ---- t0fs ----
     def layout(self, path):
         """Where a file's data lives: {"size", "chunk_size", "chunks": [{"index",

@@ -159,6 +159,27 @@ def test_files(fs, rng, mnt):
     check(entries["one.bin"].stat().st_size == len(data), "scandir stat")
     check(entries["one.bin"].path == "/py/a/one.bin", "scandir path")
 
+    # Symlinks, hard links, xattrs: both ways.
+    fs.symlink("one.bin", "/py/a/sym")
+    check(os.readlink(f"{mnt}/py/a/sym") == "one.bin", "symlink seen on the mount")
+    check(stat.S_ISLNK(fs.stat("/py/a/sym").st_mode), "stat does not follow symlinks")
+    os.symlink("../x", f"{mnt}/py/a/sym2")
+    check(fs.readlink("/py/a/sym2") == "../x", "mount symlink read by the module")
+    fs.link("/py/a/one.bin", "/py/a/hard")
+    check(os.stat(f"{mnt}/py/a/hard").st_ino == fs.stat("/py/a/one.bin").st_ino, "hard link")
+    check(fs.stat("/py/a/one.bin").st_nlink == 2, "nlink after link")
+    fs.setxattr("/py/a/one.bin", "user.origin", b"python")
+    check(os.getxattr(f"{mnt}/py/a/one.bin", "user.origin") == b"python", "xattr seen on the mount")
+    os.setxattr(f"{mnt}/py/a/one.bin", "user.by", b"mount")
+    check(fs.getxattr("/py/a/one.bin", "user.by") == b"mount", "mount xattr read by the module")
+    check(sorted(fs.listxattr("/py/a/one.bin")) == ["user.by", "user.origin"], "listxattr")
+    expect_oserror(errno.EEXIST, "/py/a/one.bin", fs.setxattr, "/py/a/one.bin", "user.by", b"x",
+                   os.XATTR_CREATE)
+    fs.removexattr("/py/a/one.bin", "user.by")
+    expect_oserror(errno.ENODATA, "/py/a/one.bin", fs.getxattr, "/py/a/one.bin", "user.by")
+    for name in ("sym", "sym2", "hard"):
+        fs.remove(f"/py/a/{name}")
+
     # rename/remove through the module, seen through the mount and back.
     fs.rename("/py/a/one.bin", "/py/a/b/moved.bin")
     check(not os.path.exists(f"{mnt}/py/a/one.bin"), "renamed away on the mount")
