@@ -12,7 +12,6 @@
 import io
 import multiprocessing.util
 import os
-import posixpath
 
 import torch
 import torch.utils.data
@@ -38,11 +37,7 @@ class FileDataset(torch.utils.data.Dataset):
         self._pid = os.getpid()
         self.root = root
         self.transform = transform
-        if recursive:
-            paths = [posixpath.join(d, name) for d, _, names in client.walk(root) for name in names]
-        else:
-            paths = [e.path for e in client.scandir(root) if e.is_file()]
-        self.paths = sorted(p for p in paths if p.endswith(suffix))
+        self.paths = sorted(p for p in _regular_files(client, root, recursive) if p.endswith(suffix))
 
     def __len__(self):
         return len(self.paths)
@@ -70,6 +65,14 @@ class FileDataset(torch.utils.data.Dataset):
         state = dict(self.__dict__)
         state["_client"] = None
         return state
+
+
+def _regular_files(client, top, recursive):
+    for entry in client.scandir(top):
+        if entry.is_file():
+            yield entry.path
+        elif recursive and entry.is_dir():
+            yield from _regular_files(client, entry.path, True)
 
 
 def save_checkpoint(obj, path, *, client, fsync=True):

@@ -286,6 +286,7 @@ def test_dataset(fs, rng):
         fs.write_bytes(path, content)
         expected[i] = content
     fs.write_bytes("/train/README", b"not a sample")
+    fs.symlink("../001.bin", "/train/sub/link.bin")  # not a regular file: not a sample
 
     def decode(data):
         return torch.frombuffer(bytearray(data), dtype=torch.uint8)
