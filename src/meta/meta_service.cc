@@ -5,6 +5,7 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/secret.h"
+#include "meta/policy.h"
 #include "meta/store/sqlite_store.h"
 #include "metrics/process_metrics.h"
 
@@ -36,12 +37,7 @@ Result<std::unique_ptr<MetaService>> MetaService::Start(const MetaConfig& config
 Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfig& config,
                                                                  std::unique_ptr<MetaStore> store,
                                                                  std::string secret) {
-  if (config.chunk_size.bytes < 4096 || config.chunk_size.bytes % 4096 != 0) {
-    return Status(StatusCode::kInvalidArgument, "chunk-size must be a positive multiple of 4 KiB");
-  }
-  if (config.local_chunk_size.bytes % 4096 != 0) {
-    return Status(StatusCode::kInvalidArgument, "local-chunk-size must be a multiple of 4 KiB (0 = chunk-size)");
-  }
+  RETURN_IF_ERROR(ValidateChunkSizes(config));
   std::unique_ptr<MetaService> svc(new MetaService(config, std::move(store)));
   MetaService& s = *svc;
   ASSIGN_OR_RETURN(s.cap_key_, s.store_->CapabilityKey());

@@ -112,10 +112,10 @@ struct MakeNodeArgs {
   uint32_t rdev = 0;
   bool exclusive = true;    // regular files: false = return the existing file (O_CREAT without O_EXCL)
   std::string link_target;  // S_IFLNK only
-  uint64_t chunk_size = 0;  // S_IFREG only; must be > 0 for files
-  // Used instead of chunk_size when the file inherits placement=local and
-  // its directory sets no chunk size (0 = chunk_size).
-  uint64_t local_chunk_size = 0;
+  // S_IFREG only, > 0: the new file's chunk size, chosen by the caller's
+  // policy (the store does not know the cluster defaults). Directories
+  // inherit their parent's chunk size; other types have none.
+  uint64_t chunk_size = 0;
 };
 
 struct MakeNodeResult {

@@ -547,31 +547,22 @@ TEST_F(StoreTest, XattrCases) {
 namespace t0fs::meta {
 namespace {
 
-// New files take the large local chunk size under placement=local (Tier 0:
-// one chunk file per file), the ordinary one under placement=spread, and a
-// directory's explicit chunk size over both.
-TEST(SqliteStoreChunkSize, LocalPlacementTakesTheLocalChunkSize) {
-  auto store = testing::OpenOrDie(":memory:");
-  auto mkdir = [&](InodeId parent, const char* name) {
-    auto r = store->MakeNode(OpToken{}, MakeNodeArgs{parent, name, S_IFDIR | 0755, 0, 0, 0, true, "", 0}, Timespec{1, 0});
-    EXPECT_TRUE(r.ok());
-    return r->attr.ino;
-  };
-  auto create = [&](InodeId parent, const char* name) -> uint64_t {
-    MakeNodeArgs f{parent, name, S_IFREG | 0644, 0, 0, 0, true, "", 1 << 20};
-    f.local_chunk_size = uint64_t{64} << 30;
-    auto r = store->MakeNode(OpToken{}, f, Timespec{2, 0});
-    EXPECT_TRUE(r.ok());
-    return r.ok() ? r->attr.chunk_size : 0;
-  };
-  InodeId local = mkdir(kRootInode, "local");
-  InodeId spread = mkdir(kRootInode, "spread");
-  InodeId fixed = mkdir(kRootInode, "fixed");
-  ASSERT_TRUE(store->SetObjective(spread, Objective{1, Placement::kSpread, {}, 0}, true).ok());
-  ASSERT_TRUE(store->SetObjective(fixed, Objective{1, Placement::kLocal, {}, 8 << 20}, true).ok());
-  EXPECT_EQ(create(local, "a"), uint64_t{64} << 30);
-  EXPECT_EQ(create(spread, "b"), uint64_t{1} << 20);
-  EXPECT_EQ(create(fixed, "c"), uint64_t{8} << 20);
+// The chunk size of a new file is its creator's choice (the service's policy,
+// meta/policy.h, picks it from the directory); directories pass theirs on to
+// subdirectories; other types have none.
+TEST_F(StoreTest, ChunkSizeIsTheCallersForFilesAndInheritedByDirectories) {
+  InodeId fixed = MkDir(kRootInode, "fixed");
+  ASSERT_OK(store_->SetObjective(fixed, Objective{1, Placement::kLocal, {}, 8 << 20}, true));
+  InodeId sub = MkDir(fixed, "sub");
+  EXPECT_EQ(Attr(sub).chunk_size, uint64_t{8} << 20);
+  MakeNodeArgs f{sub, "f", S_IFREG | 0644, 0, 0, 0, true, "", 12288};
+  auto file = store_->MakeNode(OpToken{}, f, T(2));
+  ASSERT_OK(file);
+  EXPECT_EQ(file->attr.chunk_size, 12288u);
+  MakeNodeArgs p{sub, "p", S_IFIFO | 0644, 0, 0, 0, true, "", 12288};
+  auto fifo = store_->MakeNode(OpToken{}, p, T(2));
+  ASSERT_OK(fifo);
+  EXPECT_EQ(fifo->attr.chunk_size, 0u);
 }
 
 }  // namespace

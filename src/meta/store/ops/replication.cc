@@ -24,11 +24,10 @@ Result<Objective> SqliteStore::GetObjective(InodeId ino) {
 }
 
 Result<uint64_t> SqliteStore::SetObjective(InodeId ino, const Objective& objective, bool recursive) {
-  if (objective.replicas == 0 || objective.replicas > 16) {
-    return Status(StatusCode::kInvalidArgument, "replicas must be 1..16");
-  }
-  if (objective.chunk_size != 0 && (objective.chunk_size < 4096 || objective.chunk_size % 4096 != 0)) {
-    return Status(StatusCode::kInvalidArgument, "chunk-size must be a positive multiple of 4 KiB");
+  // The acceptable range is policy (meta/policy.h); the store only refuses
+  // what no file can have: no copy at all.
+  if (objective.replicas == 0) {
+    return Status(StatusCode::kInvalidArgument, "an objective needs at least one replica");
   }
   uint64_t changed = 0;
   RETURN_IF_ERROR(Mutate(OpToken{}, [&](Outcome&) -> Status {
