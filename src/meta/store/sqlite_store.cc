@@ -7,13 +7,16 @@
 
 #include "common/logging.h"
 #include "common/secret.h"
-#include "meta/store/sqlite_schema.h"
+#include "meta/store/sqlite/sqlite_schema.h"
 #include "meta/store/store_util.h"
 
 namespace t0fs::meta {
 namespace {
 
 using sqlite::Db;
+using sqlite::kMigrations;
+using sqlite::kSchemaSql;
+using sqlite::kSchemaVersion;
 using sqlite::Transaction;
 
 // A random (version 4) UUID in its text form.
@@ -43,10 +46,10 @@ Result<std::string> CreateStore(Db& db, const std::string& path) {
   Timespec now = WallNow();
   RETURN_IF_ERROR(db.Run(
       "INSERT INTO inodes (ino, mode, uid, gid, size, nlink, rdev, atime_s, atime_ns, mtime_s, "
-      "mtime_ns, ctime_s, ctime_ns, chunk_size, generation, target) "
-      "VALUES (?, ?, 0, 0, 0, 2, 0, ?, ?, ?, ?, ?, ?, 0, 1, NULL)",
+      "mtime_ns, ctime_s, ctime_ns, chunk_size, generation, target, parent) "
+      "VALUES (?, ?, 0, 0, 0, 2, 0, ?, ?, ?, ?, ?, ?, 0, 1, NULL, ?)",
       kRootInode, uint32_t{S_IFDIR | 0755}, now.sec, now.nsec, now.sec, now.nsec, now.sec,
-      now.nsec));
+      now.nsec, kRootInode));
   std::string cluster_id = NewUuid();
   RETURN_IF_ERROR(db.Run("INSERT INTO meta (key, value) VALUES ('cluster_id', ?)", cluster_id));
   RETURN_IF_ERROR(db.Run("INSERT INTO meta (key, value) VALUES ('created', ?)",

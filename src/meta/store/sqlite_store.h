@@ -26,7 +26,7 @@
 
 #include "common/config.h"
 #include "meta/store/meta_store.h"
-#include "meta/store/sqlite_db.h"
+#include "meta/store/sqlite/sqlite_db.h"
 
 namespace t0fs::meta {
 
@@ -132,7 +132,7 @@ class SqliteStore final : public MetaStore {
   using Body = std::function<Status(Outcome&)>;
   using Replay = std::function<Status(const Outcome&)>;
   struct Dentry {
-    uint64_t id = 0;
+    uint64_t seq = 0;  // listing position in its directory
     InodeId ino;
   };
 
@@ -156,11 +156,17 @@ class SqliteStore final : public MetaStore {
   Result<InodeAttr> LoadDir(InodeId dir);
   Result<std::optional<Dentry>> FindDentry(InodeId parent, std::string_view name);
   // The directory containing `dir` (the root contains itself; a removed
-  // directory is its own parent).
+  // directory is its own parent): its inode's `parent`.
   Result<InodeId> ParentOf(InodeId dir);
   // True when `dir` is `ancestor` or lies below it.
   Result<bool> IsWithin(InodeId dir, InodeId ancestor);
+  // A new entry, last in its directory's listing order.
   Status InsertDentry(InodeId parent, std::string_view name, InodeId ino);
+  Status DeleteDentry(InodeId parent, std::string_view name);
+  // Points the existing entry (parent, name) at `ino`; it keeps its place.
+  Status RepointDentry(InodeId parent, std::string_view name, InodeId ino);
+  // Records `parent` as the directory containing directory `dir`.
+  Status SetParent(InodeId dir, InodeId parent);
   Status TouchDir(InodeId dir, Timespec now);  // mtime and ctime
   Status TouchCtime(InodeId ino, Timespec now);
   Status AddNlink(InodeId ino, int64_t delta);

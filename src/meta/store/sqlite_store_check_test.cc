@@ -11,7 +11,7 @@
 #include <random>
 #include <thread>
 
-#include "meta/store/sqlite_db.h"
+#include "meta/store/sqlite/sqlite_db.h"
 #include "meta/store/store_test_util.h"
 
 namespace t0fs::meta {

@@ -3,7 +3,7 @@
 // consistency/crash tests live in the sibling *_test.cc files.
 #include <sys/stat.h>
 
-#include "meta/store/sqlite_db.h"
+#include "meta/store/sqlite/sqlite_db.h"
 #include "meta/store/store_test_util.h"
 
 namespace t0fs::meta {

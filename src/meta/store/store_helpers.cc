@@ -33,7 +33,7 @@ Result<InodeAttr> SqliteStore::LoadDir(InodeId dir) {
 
 Result<std::optional<SqliteStore::Dentry>> SqliteStore::FindDentry(InodeId parent,
                                                                    std::string_view name) {
-  ASSIGN_OR_RETURN(auto q, db_.Query("SELECT id, ino FROM dentries WHERE parent = ? AND name = ?",
+  ASSIGN_OR_RETURN(auto q, db_.Query("SELECT seq, ino FROM dentries WHERE parent = ? AND name = ?",
                                      parent, sqlite::Blob{name}));
   ASSIGN_OR_RETURN(bool row, q->Step());
   if (!row) return std::optional<Dentry>();
@@ -42,8 +42,8 @@ Result<std::optional<SqliteStore::Dentry>> SqliteStore::FindDentry(InodeId paren
 
 Result<InodeId> SqliteStore::ParentOf(InodeId dir) {
   if (dir == kRootInode) return dir;
-  ASSIGN_OR_RETURN(auto parent, db_.QueryInt("SELECT parent FROM dentries WHERE ino = ?", dir));
-  if (!parent) return dir;
+  ASSIGN_OR_RETURN(auto parent, db_.QueryInt("SELECT parent FROM inodes WHERE ino = ?", dir));
+  if (!parent || *parent == 0) return dir;
   return InodeId(static_cast<uint64_t>(*parent));
 }
 
@@ -62,8 +62,26 @@ Result<bool> SqliteStore::IsWithin(InodeId dir, InodeId ancestor) {
 }
 
 Status SqliteStore::InsertDentry(InodeId parent, std::string_view name, InodeId ino) {
-  return db_.Run("INSERT INTO dentries (parent, name, ino) VALUES (?, ?, ?)", parent,
-                 sqlite::Blob{name}, ino);
+  ASSIGN_OR_RETURN(auto seq, db_.QueryInt("UPDATE inodes SET entry_seq = entry_seq + 1 "
+                                          "WHERE ino = ? RETURNING entry_seq",
+                                          parent));
+  if (!seq) return Status(StatusCode::kNotFound, fmt::format("directory {}", parent));
+  return db_.Run("INSERT INTO dentries (parent, name, ino, seq) VALUES (?, ?, ?, ?)", parent,
+                 sqlite::Blob{name}, ino, *seq);
+}
+
+Status SqliteStore::DeleteDentry(InodeId parent, std::string_view name) {
+  return db_.Run("DELETE FROM dentries WHERE parent = ? AND name = ?", parent,
+                 sqlite::Blob{name});
+}
+
+Status SqliteStore::RepointDentry(InodeId parent, std::string_view name, InodeId ino) {
+  return db_.Run("UPDATE dentries SET ino = ? WHERE parent = ? AND name = ?", ino, parent,
+                 sqlite::Blob{name});
+}
+
+Status SqliteStore::SetParent(InodeId dir, InodeId parent) {
+  return db_.Run("UPDATE inodes SET parent = ? WHERE ino = ?", parent, dir);
 }
 
 Status SqliteStore::TouchDir(InodeId dir, Timespec now) {
@@ -91,7 +109,9 @@ Status SqliteStore::DropLink(InodeId ino, Timespec now) {
 }
 
 Status SqliteStore::RemoveDir(InodeId dir, InodeId parent, Timespec now) {
-  RETURN_IF_ERROR(db_.Run("UPDATE inodes SET nlink = 0, ctime_s = ?, ctime_ns = ? WHERE ino = ?",
+  // A removed directory is its own parent ("..": itself).
+  RETURN_IF_ERROR(db_.Run("UPDATE inodes SET nlink = 0, parent = ino, ctime_s = ?, ctime_ns = ? "
+                          "WHERE ino = ?",
                           now.sec, now.nsec, dir));
   RETURN_IF_ERROR(AddNlink(parent, -1));
   return FreeIfOrphan(dir);

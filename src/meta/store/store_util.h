@@ -12,7 +12,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "meta/store/meta_store.h"
-#include "meta/store/sqlite_db.h"
+#include "meta/store/sqlite/sqlite_db.h"
 
 namespace t0fs::meta::internal {
 

@@ -94,7 +94,10 @@ Result<MakeNodeResult> SqliteStore::MakeNode(const OpToken& token, const MakeNod
     InodeId ino(q->U64(0));
     RETURN_IF_ERROR(q->Run());
     RETURN_IF_ERROR(InsertDentry(args.parent, args.name, ino));
-    if (is_dir) RETURN_IF_ERROR(AddNlink(args.parent, 1));
+    if (is_dir) {
+      RETURN_IF_ERROR(AddNlink(args.parent, 1));
+      RETURN_IF_ERROR(SetParent(ino, args.parent));
+    }
     RETURN_IF_ERROR(TouchDir(args.parent, now));
     ASSIGN_OR_RETURN(InodeAttr attr, LoadAttr(ino));
     result = MakeNodeResult{attr, true};
