@@ -19,37 +19,7 @@ using sqlite::Transaction;
 // during creation leaves an empty database, created again at the next open.
 Status OpenSchema(Db& db, const std::string& path) {
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db, Transaction::Mode::kImmediate));
-  ASSIGN_OR_RETURN(auto version, db.QueryInt("PRAGMA user_version"));
-  const int64_t v = version.value_or(0);
-  if (v == 0) {
-    ASSIGN_OR_RETURN(auto tables,
-                     db.QueryInt("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND "
-                                 "name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"));
-    if (tables.value_or(0) > 0) {
-      return Status(StatusCode::kMetaSchema,
-                    fmt::format("{} is not a t0fs metadata database: it has tables but no t0fs "
-                                "schema version",
-                                path));
-    }
-    RETURN_IF_ERROR(db.Exec(sqlite::kSchemaSql));
-  } else if (v > sqlite::kSchemaVersion) {
-    return Status(StatusCode::kMetaSchema,
-                  fmt::format("{}: metadata schema version {} is newer than this build supports "
-                              "({}); run a newer t0fs",
-                              path, v, sqlite::kSchemaVersion));
-  } else if (v < 1) {
-    return Status(StatusCode::kMetaSchema,
-                  fmt::format("{}: unknown metadata schema version {} (this build knows {})", path,
-                              v, sqlite::kSchemaVersion));
-  } else {
-    for (int64_t from = v; from < sqlite::kSchemaVersion; ++from) {
-      RETURN_IF_ERROR(db.Exec(sqlite::kMigrations[from - 1]));
-      LOG_INFO("{}: metadata schema migrated from version {} to {}", path, from, from + 1);
-    }
-  }
-  if (v != sqlite::kSchemaVersion) {
-    RETURN_IF_ERROR(db.Exec(fmt::format("PRAGMA user_version = {}", sqlite::kSchemaVersion)));
-  }
+  RETURN_IF_ERROR(sqlite::PrepareSchema(db, path).status());
   return txn.Commit();
 }
 

@@ -1,5 +1,9 @@
 #include "meta/store/sqlite/sqlite_schema.h"
 
+#include <fmt/format.h>
+
+#include "common/logging.h"
+
 namespace t0fs::meta::sqlite {
 
 // Conventions (kept portable to PostgreSQL: there, AUTOINCREMENT becomes
@@ -179,5 +183,40 @@ UPDATE inodes SET
 DROP INDEX dentries_migration_by_ino;
 )sql",
 };
+
+Result<bool> PrepareSchema(Db& db, const std::string& path) {
+  ASSIGN_OR_RETURN(auto version, db.QueryInt("PRAGMA user_version"));
+  const int64_t v = version.value_or(0);
+  if (v == 0) {
+    ASSIGN_OR_RETURN(auto tables,
+                     db.QueryInt("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND "
+                                 "name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"));
+    if (tables.value_or(0) > 0) {
+      return Status(StatusCode::kMetaSchema,
+                    fmt::format("{} is not a t0fs metadata database: it has tables but no t0fs "
+                                "schema version",
+                                path));
+    }
+    RETURN_IF_ERROR(db.Exec(kSchemaSql));
+  } else if (v > kSchemaVersion) {
+    return Status(StatusCode::kMetaSchema,
+                  fmt::format("{}: metadata schema version {} is newer than this build supports "
+                              "({}); run a newer t0fs",
+                              path, v, kSchemaVersion));
+  } else if (v < 1) {
+    return Status(StatusCode::kMetaSchema,
+                  fmt::format("{}: unknown metadata schema version {} (this build knows {})", path,
+                              v, kSchemaVersion));
+  } else {
+    for (int64_t from = v; from < kSchemaVersion; ++from) {
+      RETURN_IF_ERROR(db.Exec(kMigrations[from - 1]));
+      LOG_INFO("{}: metadata schema migrated from version {} to {}", path, from, from + 1);
+    }
+  }
+  if (v != kSchemaVersion) {
+    RETURN_IF_ERROR(db.Exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion)));
+  }
+  return v == 0;
+}
 
 }  // namespace t0fs::meta::sqlite

@@ -2,6 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+
+#include "common/status.h"
+#include "meta/store/sqlite/sqlite_db.h"
 
 namespace t0fs::meta::sqlite {
 
@@ -14,5 +18,12 @@ inline constexpr int64_t kSchemaVersion = 3;
 extern const char* const kSchemaSql;
 // Migrations: kMigrations[v - 1] turns a version-v database into v + 1.
 extern const char* const kMigrations[];
+
+// Brings the database to kSchemaVersion; call inside a write transaction
+// (BEGIN IMMEDIATE), so a crash leaves the old version or the new one. A new
+// (empty) database gets the schema and true is returned; an older version is
+// migrated in place. kMetaSchema for a database that is not a t0fs store or
+// whose version is unknown or newer than this build. `path` is for messages.
+Result<bool> PrepareSchema(Db& db, const std::string& path);
 
 }  // namespace t0fs::meta::sqlite
