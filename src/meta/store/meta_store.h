@@ -345,6 +345,17 @@ class MetaStore {
   // Sets the objective of `ino`; for a directory with `recursive`, of every
   // inode below it too. Chunk size changes apply to files created later
   // (existing files keep theirs). Returns the number of inodes changed.
+  //
+  // A recursive change is not one transaction: it walks the tree
+  // breadth-first in bounded transactions (at most ~1,000 inodes each), so a
+  // tree of any size can be changed on an engine with transaction limits.
+  // While it runs, some inodes have the new objective and some the old; the
+  // repair planner works towards whatever each inode says, so it converges
+  // once the walk is done. Entries created during the walk inherit their
+  // directory's objective (new once the directory was visited) or are
+  // visited; an entry renamed into or out of the tree during the walk may
+  // keep the old one. The change is idempotent: after a failure (or a meta
+  // restart) running it again completes it.
   virtual Result<uint64_t> SetObjective(InodeId ino, const Objective& objective, bool recursive) = 0;
 
   // ---- replication (the repair planner and data nodes) ----

@@ -35,6 +35,9 @@ struct SqliteStoreOptions {
   std::string sync = "normal";
   ByteSize cache_size{64ull << 20};
   Duration busy_timeout{std::chrono::milliseconds(5000)};
+  // A recursive SetObjective writes at most this many inodes per
+  // transaction (not a user setting; tests make it small).
+  size_t objective_batch = 1000;
 
   template <class V>
   void Visit(V& v) {
