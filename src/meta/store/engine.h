@@ -77,7 +77,7 @@ class ReadTxn {
   // ---- extended attributes ----
   virtual Result<std::optional<std::string>> GetXattr(InodeId ino, std::string_view name) = 0;
   virtual Result<std::vector<std::string>> ListXattrNames(InodeId ino) = 0;  // by name
-  virtual Status ScanXattrs(const RowVisitor<XattrRow>& visit) = 0;        // by (ino, name)
+  virtual Status ScanXattrs(const RowVisitor<XattrRow>& visit) = 0;          // by (ino, name)
 
   // ---- chunks and their replicas ----
   virtual Result<std::optional<ChunkWithReplicas>> GetChunk(ChunkId chunk) = 0;
@@ -90,8 +90,9 @@ class ReadTxn {
   virtual Status ScanReplicas(const RowVisitor<ReplicaRow>& visit) = 0;
 
   // ---- garbage queue ----
-  virtual Result<std::vector<GarbageRow>> ListGarbageOfNode(NodeId node, size_t limit) = 0;  // by id
-  virtual Result<std::vector<GarbageRow>> ListGarbageOfChunk(ChunkId chunk) = 0;            // by id
+  virtual Result<std::vector<GarbageRow>> ListGarbageOfNode(NodeId node,
+                                                            size_t limit) = 0;    // by id
+  virtual Result<std::vector<GarbageRow>> ListGarbageOfChunk(ChunkId chunk) = 0;  // by id
   // The distinct chunk ids > after that have garbage rows, ascending, at most `limit`.
   virtual Result<std::vector<ChunkId>> ListGarbageChunks(ChunkId after, size_t limit) = 0;
   virtual Status ScanGarbage(const RowVisitor<GarbageRow>& visit) = 0;  // by id
@@ -100,9 +101,9 @@ class ReadTxn {
   virtual Result<std::optional<SessionRecord>> GetSession(SessionId session) = 0;
   virtual Result<std::vector<SessionRecord>> ListSessions() = 0;  // by id
   virtual Result<std::optional<HandleRow>> GetHandle(HandleId handle) = 0;
-  virtual Result<std::vector<HandleRow>> ListHandlesOf(InodeId ino) = 0;             // by id
+  virtual Result<std::vector<HandleRow>> ListHandlesOf(InodeId ino) = 0;               // by id
   virtual Result<std::vector<HandleRow>> ListHandlesOfSession(SessionId session) = 0;  // by id
-  virtual Status ScanHandles(const RowVisitor<HandleRow>& visit) = 0;                 // by id
+  virtual Status ScanHandles(const RowVisitor<HandleRow>& visit) = 0;                  // by id
   virtual Result<std::optional<ReplayRow>> GetReplay(SessionId session, uint32_t slot) = 0;
   virtual Status ScanReplays(const RowVisitor<ReplayRow>& visit) = 0;  // by (session, slot)
 

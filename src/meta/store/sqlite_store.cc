@@ -94,28 +94,6 @@ InodeAttr AttrFromRow(const sqlite::Statement& row, int c) {
   return a;
 }
 
-std::string FormatNodeList(const std::vector<NodeId>& nodes) {
-  std::string out;
-  for (NodeId n : nodes) out += (out.empty() ? "" : ",") + std::to_string(n.value());
-  return out;
-}
-
-std::vector<NodeId> ParseNodeList(std::string_view text) {
-  std::vector<NodeId> out;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find(',', pos);
-    if (end == std::string_view::npos) end = text.size();
-    uint64_t v = 0;
-    for (char ch : text.substr(pos, end - pos)) {
-      if (ch >= '0' && ch <= '9') v = v * 10 + static_cast<uint64_t>(ch - '0');
-    }
-    if (v != 0) out.push_back(NodeId(v));
-    pos = end + 1;
-  }
-  return out;
-}
-
 Status CheckName(std::string_view name) {
   if (name.empty() || name == "." || name == "..") {
     return Status(StatusCode::kInvalidArgument, fmt::format("invalid name '{}'", name));

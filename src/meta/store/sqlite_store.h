@@ -27,30 +27,16 @@
 #include "common/config.h"
 #include "meta/store/meta_store.h"
 #include "meta/store/sqlite/sqlite_db.h"
+#include "meta/store/sqlite/sqlite_engine.h"
 
 namespace t0fs::meta {
 
-struct SqliteStoreOptions {
-  // "normal" or "full" (see Visit).
-  std::string sync = "normal";
-  ByteSize cache_size{64ull << 20};
-  Duration busy_timeout{std::chrono::milliseconds(5000)};
+// The engine's options (sync, cache size, busy timeout; SqliteOptions) and
+// the store's own.
+struct SqliteStoreOptions : SqliteOptions {
   // A recursive SetObjective writes at most this many inodes per
   // transaction (not a user setting; tests make it small).
   size_t objective_batch = 1000;
-
-  template <class V>
-  void Visit(V& v) {
-    v("sync", sync,
-      "normal: commits reach disk at the next WAL checkpoint; a power loss can drop the last "
-      "transactions but never corrupts, and durable Commits (fsync) are always synced. full: "
-      "sync the WAL on every transaction; each metadata write then costs a device flush");
-    v("cache-size", cache_size,
-      "SQLite page cache for the connection; more memory, fewer reads of the database file");
-    v("busy-timeout", busy_timeout,
-      "how long a transaction waits for a lock held by another connection (an admin tool) "
-      "before failing; longer hides stalls, shorter surfaces them as errors");
-  }
 };
 
 class SqliteStore final : public MetaStore {

@@ -216,8 +216,8 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
 };
 
 // Instantiates a StoreTest-derived fixture once per store kind.
-#define T0FS_STORE_TEST_SUITE(fixture)                                      \
-  INSTANTIATE_TEST_SUITE_P(Engines, fixture,                                \
+#define T0FS_STORE_TEST_SUITE(fixture)                                               \
+  INSTANTIATE_TEST_SUITE_P(Engines, fixture,                                         \
                            ::testing::ValuesIn(::t0fs::meta::testing::StoreKinds()), \
                            [](const auto& info) { return info.param; })
 

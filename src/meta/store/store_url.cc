@@ -33,9 +33,9 @@ Result<StoreLocation> ParseStoreUrl(std::string_view url) {
 
 Result<std::string> StoreUrlFromFlags(std::string_view store, std::string_view db) {
   if (!store.empty() && !db.empty()) {
-    return Status(StatusCode::kInvalidArgument,
-                  fmt::format("give the metadata store once: --store {} or --db {}, not both",
-                              store, db));
+    return Status(
+        StatusCode::kInvalidArgument,
+        fmt::format("give the metadata store once: --store {} or --db {}, not both", store, db));
   }
   if (!store.empty()) return std::string(store);
   return fmt::format("sqlite://{}", db.empty() ? std::string_view("meta.db") : db);

@@ -22,9 +22,8 @@ Result<std::vector<ChunkWithReplicas>> CollectChunks(StatementLease& q) {
       out.push_back(ChunkWithReplicas{ChunkRow{id, InodeId(q->U64(1)), q->U64(2)}, {}});
     }
     if (q->IsNull(3)) continue;
-    out.back().replicas.push_back(ReplicaRow{id, q->U32(3), NodeId(q->U64(4)),
-                                             VolumeId(q->U64(5)), q->U64(6),
-                                             static_cast<ReplicaState>(q->U32(7))});
+    out.back().replicas.push_back(ReplicaRow{id, q->U32(3), NodeId(q->U64(4)), VolumeId(q->U64(5)),
+                                             q->U64(6), static_cast<ReplicaState>(q->U32(7))});
   }
 }
 
@@ -83,9 +82,9 @@ Status ScanReplicas(Db& db, const RowVisitor<ReplicaRow>& visit) {
   for (;;) {
     ASSIGN_OR_RETURN(bool row, q->Step());
     if (!row) return Status::Ok();
-    RETURN_IF_ERROR(visit(ReplicaRow{ChunkId(q->U64(0)), q->U32(1), NodeId(q->U64(2)),
-                                     VolumeId(q->U64(3)), q->U64(4),
-                                     static_cast<ReplicaState>(q->U32(5))}));
+    RETURN_IF_ERROR(
+        visit(ReplicaRow{ChunkId(q->U64(0)), q->U32(1), NodeId(q->U64(2)), VolumeId(q->U64(3)),
+                         q->U64(4), static_cast<ReplicaState>(q->U32(5))}));
   }
 }
 

@@ -17,9 +17,9 @@ HandleRow HandleFromRow(const Statement& q) {
 }
 
 ReplayRow ReplayFromRow(const Statement& q) {
-  return ReplayRow{SessionId(q.U64(0)), q.U32(1),          q.U64(2),
-                   CodeFromWire(q.U32(3)), q.Bytes(4),     InodeId(q.U64(5)),
-                   HandleId(q.U64(6)),  q.Int(7) != 0};
+  return ReplayRow{SessionId(q.U64(0)),    q.U32(1),     q.U64(2),
+                   CodeFromWire(q.U32(3)), q.Bytes(4),   InodeId(q.U64(5)),
+                   HandleId(q.U64(6)),     q.Int(7) != 0};
 }
 
 NodeRow NodeFromRow(const Statement& q) {
@@ -98,13 +98,15 @@ constexpr const char* kVolumeColumns = "id, node, uuid, path, total_bytes, free_
 // ---- sessions ----
 
 Result<std::optional<SessionRecord>> GetSession(Db& db, SessionId session) {
-  static const std::string sql = fmt::format("SELECT {} FROM sessions WHERE id = ?", kSessionColumns);
+  static const std::string sql =
+      fmt::format("SELECT {} FROM sessions WHERE id = ?", kSessionColumns);
   ASSIGN_OR_RETURN(auto q, db.Query(sql, session));
   return First<SessionRecord>(q, SessionFromRow);
 }
 
 Result<std::vector<SessionRecord>> ListSessions(Db& db) {
-  static const std::string sql = fmt::format("SELECT {} FROM sessions ORDER BY id", kSessionColumns);
+  static const std::string sql =
+      fmt::format("SELECT {} FROM sessions ORDER BY id", kSessionColumns);
   ASSIGN_OR_RETURN(auto q, db.Query(sql));
   return Collect<SessionRecord>(q, SessionFromRow);
 }
@@ -113,7 +115,8 @@ Status PutSession(Db& db, const SessionRecord& row) {
   return db.Run(
       "INSERT INTO sessions (id, client_name, host_id, renewed_s, renewed_ns) "
       "VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET client_name = excluded.client_name, "
-      "host_id = excluded.host_id, renewed_s = excluded.renewed_s, renewed_ns = excluded.renewed_ns",
+      "host_id = excluded.host_id, renewed_s = excluded.renewed_s, renewed_ns = "
+      "excluded.renewed_ns",
       row.session, row.client_name, row.host_id, row.last_renewed.sec, row.last_renewed.nsec);
 }
 
@@ -289,7 +292,8 @@ Result<RowTotals> Totals(Db& db) {
   // S_IFREG 0100000 = 32768.
   static_assert(S_IFMT == 61440 && S_IFDIR == 16384 && S_IFREG == 32768);
   RETURN_IF_ERROR(count("SELECT COUNT(*) FROM inodes WHERE (mode & 61440) <> 16384", &t.files));
-  RETURN_IF_ERROR(count("SELECT COUNT(*) FROM inodes WHERE (mode & 61440) = 16384", &t.directories));
+  RETURN_IF_ERROR(
+      count("SELECT COUNT(*) FROM inodes WHERE (mode & 61440) = 16384", &t.directories));
   RETURN_IF_ERROR(count("SELECT COALESCE(SUM(size), 0) FROM inodes WHERE (mode & 61440) = 32768",
                         &t.logical_bytes));
   RETURN_IF_ERROR(count("SELECT COUNT(*) FROM chunks", &t.chunks));

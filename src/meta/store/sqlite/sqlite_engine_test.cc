@@ -3,10 +3,11 @@
 // promises, a transaction dropped without Commit applies nothing, counters
 // never repeat an id (also across a reopen and after ReserveId), and Open
 // refuses what is not a t0fs database.
+#include "meta/store/sqlite/sqlite_engine.h"
+
 #include <sys/stat.h>
 
 #include "meta/store/sqlite/sqlite_db.h"
-#include "meta/store/sqlite/sqlite_engine.h"
 #include "meta/store/store_test_util.h"
 
 namespace t0fs::meta {
@@ -180,7 +181,8 @@ TEST(SqliteEngine, DentriesListBySeqAndScanByName) {
                    std::to_string(d.ino.value()));
     return Status::Ok();
   }));
-  EXPECT_EQ(keys, (std::vector<std::string>{"1/a=31", "1/b=32", "1/" + nul_name + "=30", "2/a=30"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"1/a=31", "1/b=32", "1/" + nul_name + "=30", "2/a=30"}));
 
   ASSERT_OK(txn->DeleteDentry(InodeId(1), "a"));
   auto after = txn->ListDir(InodeId(1), 0, 10, false);
@@ -277,8 +279,8 @@ TEST(SqliteEngine, ChunksCarryTheirReplicasInPosOrder) {
 
   ASSERT_OK(txn->DeleteReplica(ChunkId(101), 1));
   ASSERT_OK(txn->DeleteChunk(ChunkId(100)));
-  ASSERT_OK(txn->PutReplica(ReplicaRow{ChunkId(102), 0, NodeId(3), VolumeId(30), 1,
-                                       ReplicaState::kHealthy}));
+  ASSERT_OK(txn->PutReplica(
+      ReplicaRow{ChunkId(102), 0, NodeId(3), VolumeId(30), 1, ReplicaState::kHealthy}));
   ASSERT_OK(txn->DeleteChunk(ChunkId(102)));  // its replica rows go with it
   int replicas = 0;
   ASSERT_OK(txn->ScanReplicas([&](const ReplicaRow& r) {
@@ -327,8 +329,8 @@ TEST(SqliteEngine, SessionsHandlesAndReplays) {
   ASSERT_OK(txn->PutSession(SessionRecord{SessionId(3), "client", "host", Timespec{10, 20}}));
   ASSERT_OK(txn->PutHandle(HandleRow{HandleId(9), SessionId(3), InodeId(50), 0x241}));
   ASSERT_OK(txn->PutHandle(HandleRow{HandleId(8), SessionId(3), InodeId(51), 0}));
-  ReplayRow replay{SessionId(3), 7, 99, StatusCode::kExists, "it exists", InodeId(50),
-                   HandleId(9), true};
+  ReplayRow replay{SessionId(3), 7,           99,          StatusCode::kExists,
+                   "it exists",  InodeId(50), HandleId(9), true};
   ASSERT_OK(txn->PutReplay(replay));
 
   auto session = txn->GetSession(SessionId(3));
@@ -373,8 +375,8 @@ TEST(SqliteEngine, NodesVolumesAndProperties) {
   ASSERT_TRUE(engine);
   auto txn = BeginWriteTxn(*engine);
   ASSERT_TRUE(txn);
-  ASSERT_OK(txn->PutNode(NodeRow{NodeId(2), NodeAdminState::kDraining, "h", "name",
-                                 "127.0.0.1:1", "/run/sock", Timespec{5, 6}}));
+  ASSERT_OK(txn->PutNode(NodeRow{NodeId(2), NodeAdminState::kDraining, "h", "name", "127.0.0.1:1",
+                                 "/run/sock", Timespec{5, 6}}));
   ASSERT_OK(txn->PutVolume(VolumeRecord{VolumeId(4), NodeId(2), "uuid-4", "/v", 100, 50, 3}));
   auto node = txn->GetNode(NodeId(2));
   ASSERT_OK(node);

@@ -155,8 +155,8 @@ Status DeleteDentry(Db& db, InodeId parent, std::string_view name) {
 // ---- xattrs ----
 
 Result<std::optional<std::string>> GetXattr(Db& db, InodeId ino, std::string_view name) {
-  ASSIGN_OR_RETURN(auto q, db.Query("SELECT value FROM xattrs WHERE ino = ? AND name = ?", ino,
-                                    Blob{name}));
+  ASSIGN_OR_RETURN(
+      auto q, db.Query("SELECT value FROM xattrs WHERE ino = ? AND name = ?", ino, Blob{name}));
   ASSIGN_OR_RETURN(bool row, q->Step());
   if (!row) return std::optional<std::string>();
   return std::optional<std::string>(q->Bytes(0));

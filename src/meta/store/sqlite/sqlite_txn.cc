@@ -47,7 +47,8 @@ Result<std::optional<DentryRow>> SqliteTxn::GetDentry(InodeId parent, std::strin
   return sqlite::GetDentry(db_, parent, name);
 }
 
-Result<std::vector<DirItem>> SqliteTxn::ListDir(InodeId parent, uint64_t after_seq, size_t limit, bool with_inodes) {
+Result<std::vector<DirItem>> SqliteTxn::ListDir(InodeId parent, uint64_t after_seq, size_t limit,
+                                                bool with_inodes) {
   return sqlite::ListDir(db_, parent, after_seq, limit, with_inodes);
 }
 
@@ -71,7 +72,8 @@ Result<std::optional<ChunkWithReplicas>> SqliteTxn::GetChunk(ChunkId chunk) {
   return sqlite::GetChunk(db_, chunk);
 }
 
-Result<std::vector<ChunkWithReplicas>> SqliteTxn::ListChunksOf(InodeId ino, uint64_t first, uint64_t end) {
+Result<std::vector<ChunkWithReplicas>> SqliteTxn::ListChunksOf(InodeId ino, uint64_t first,
+                                                               uint64_t end) {
   return sqlite::ListChunksOf(db_, ino, first, end);
 }
 

@@ -87,7 +87,7 @@ class SqliteTxn final : public WriteTxn {
 
   SqliteEngine& engine_;
   sqlite::Db& db_;
-  std::unique_lock<std::mutex> lock_;      // the engine's mu_, released last
+  std::unique_lock<std::mutex> lock_;       // the engine's mu_, released last
   std::optional<sqlite::Transaction> txn_;  // empty once committed
   const bool restore_sync_;
   uint64_t writes_ = 0;
