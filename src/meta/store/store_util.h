@@ -43,11 +43,6 @@ inline bool IsReg(uint32_t mode) {
   return S_ISREG(mode);
 }
 
-// ceil(a / b) for b > 0, without overflow.
-inline uint64_t CeilDiv(uint64_t a, uint64_t b) {
-  return a / b + (a % b != 0 ? 1 : 0);
-}
-
 inline bool IsDatabaseError(const Status& st) {
   return st.code() == StatusCode::kMetaDatabase || st.code() == StatusCode::kInternal;
 }
