@@ -28,8 +28,8 @@ constexpr uint64_t ChunksCovering(uint64_t size, uint64_t chunk_size) {
 // chunks itself (zero-filled them when extending, or holds chunk 0 as the
 // file's passthrough backing, even at size 0): they stay, up to the chunks
 // the new size reaches (at least chunk 0).
-constexpr uint64_t ChunksKeptByTruncate(uint64_t old_size, uint64_t new_size,
-                                        uint64_t chunk_size, uint64_t keep_chunks) {
+constexpr uint64_t ChunksKeptByTruncate(uint64_t old_size, uint64_t new_size, uint64_t chunk_size,
+                                        uint64_t keep_chunks) {
   const uint64_t covered = ChunksCovering(std::min(old_size, new_size), chunk_size);
   const uint64_t limit = std::max<uint64_t>(1, ChunksCovering(new_size, chunk_size));
   return std::max(covered, std::min(keep_chunks, limit));
