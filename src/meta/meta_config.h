@@ -10,7 +10,9 @@ namespace t0fs::meta {
 
 struct MetaConfig {
   std::string listen = "127.0.0.1:7700";
-  std::string db = "meta.db";            // SQLite database file
+  // The metadata store, by URL (meta/store/store_url.h); empty: from `db`.
+  std::string store;
+  std::string db;                        // older form: a SQLite file, sqlite://db; neither: meta.db
   std::string secret_file = "secret";    // cluster secret (mode 0600)
   // Server threads. Metadata operations are short but serialise on the
   // store's writer lock; more threads mostly help concurrent reads.
@@ -52,7 +54,10 @@ struct MetaConfig {
   template <class V>
   void Visit(V& v) {
     v("listen", listen, "host:port the meta service listens on");
-    v("db", db, "metadata database file (SQLite)");
+    v("store", store,
+      "metadata store URL: sqlite:///abs/path.db, sqlite://rel/path.db or sqlite::memory: "
+      "(default sqlite://meta.db)");
+    v("db", db, "metadata database file (SQLite); same as --store sqlite://PATH");
     v("secret-file", secret_file, "cluster secret file (mode 0600)");
     v("threads", threads, "server threads");
     v("chunk-size", chunk_size, "chunk size of new files (placement=spread)");

@@ -5,7 +5,8 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/secret.h"
-#include "meta/store/sqlite_store.h"
+#include "meta/policy.h"
+#include "meta/store/store_url.h"
 #include "metrics/process_metrics.h"
 
 namespace t0fs::meta {
@@ -19,16 +20,26 @@ MetaService::~MetaService() { Stop(); }
 
 Result<std::unique_ptr<MetaService>> MetaService::Start(const MetaConfig& config) {
   ASSIGN_OR_RETURN(std::string secret, LoadSecret(config.secret_file));
+  ASSIGN_OR_RETURN(std::string url, StoreUrlFromFlags(config.store, config.db));
+  ASSIGN_OR_RETURN(StoreLocation location, ParseStoreUrl(url));
   // One meta service per database: a second one would corrupt nothing
   // (SQLite locks) but would hand out conflicting ids and sessions.
-  ASSIGN_OR_RETURN(LockFile lock, LockFile::Acquire(config.db + ".lock", "metadata database " + config.db));
+  std::optional<LockFile> lock;
+  if (location.path != ":memory:") {
+    auto acquired =
+        LockFile::Acquire(location.path + ".lock", "metadata database " + location.path);
+    if (!acquired.ok()) return acquired.status();
+    lock.emplace(std::move(acquired).value());
+  }
   SqliteStoreOptions opts;
   if (config.sync != "normal" && config.sync != "full") {
     return Status(StatusCode::kInvalidArgument, fmt::format("sync must be normal or full, not '{}'", config.sync));
   }
   opts.sync = config.sync;
-  ASSIGN_OR_RETURN(std::unique_ptr<SqliteStore> store, SqliteStore::Open(config.db, opts));
-  ASSIGN_OR_RETURN(auto svc, StartWithStore(config, std::move(store), std::move(secret)));
+  ASSIGN_OR_RETURN(std::unique_ptr<MetaStore> store, OpenStore(location, opts));
+  MetaConfig resolved = config;
+  resolved.store = url;
+  ASSIGN_OR_RETURN(auto svc, StartWithStore(resolved, std::move(store), std::move(secret)));
   svc->db_lock_ = std::move(lock);
   return svc;
 }
@@ -36,12 +47,7 @@ Result<std::unique_ptr<MetaService>> MetaService::Start(const MetaConfig& config
 Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfig& config,
                                                                  std::unique_ptr<MetaStore> store,
                                                                  std::string secret) {
-  if (config.chunk_size.bytes < 4096 || config.chunk_size.bytes % 4096 != 0) {
-    return Status(StatusCode::kInvalidArgument, "chunk-size must be a positive multiple of 4 KiB");
-  }
-  if (config.local_chunk_size.bytes % 4096 != 0) {
-    return Status(StatusCode::kInvalidArgument, "local-chunk-size must be a multiple of 4 KiB (0 = chunk-size)");
-  }
+  RETURN_IF_ERROR(ValidateChunkSizes(config));
   std::unique_ptr<MetaService> svc(new MetaService(config, std::move(store)));
   MetaService& s = *svc;
   ASSIGN_OR_RETURN(s.cap_key_, s.store_->CapabilityKey());
@@ -81,7 +87,7 @@ Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfi
   RETURN_IF_ERROR(s.metrics_server_->Start(config.metrics.listen).WithContext("metrics-listen"));
   if (s.metrics_server_->running()) LOG_INFO("metrics on {}", s.metrics_server_->url());
   s.housekeeping_ = std::thread([&s] { s.Housekeeping(); });
-  LOG_INFO("meta serving {} on {} (cluster {})", config.db, s.endpoint().ToString(), s.store_->cluster_id());
+  LOG_INFO("meta serving {} on {} (cluster {})", config.store.empty() ? "its store" : config.store, s.endpoint().ToString(), s.store_->cluster_id());
   return svc;
 }
 

@@ -35,7 +35,8 @@ namespace t0fs::meta {
 
 class MetaService {
  public:
-  // Opens (or creates) the SQLite store at config.db and starts serving.
+  // Opens (or creates) the store at config.store (or config.db, the older
+  // form; store_url.h) and starts serving.
   static Result<std::unique_ptr<MetaService>> Start(const MetaConfig& config);
   // Serves an existing store (tests, other store implementations).
   static Result<std::unique_ptr<MetaService>> StartWithStore(const MetaConfig& config,

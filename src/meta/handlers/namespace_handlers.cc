@@ -1,9 +1,11 @@
 // Namespace operations: thin conversions between the wire and the store,
 // which implements the POSIX semantics (src/meta/store/ops/).
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include "meta/convert.h"
 #include "meta/meta_service.h"
+#include "meta/policy.h"
 #include "rpc/proto/meta.pb.h"
 
 namespace t0fs::meta {
@@ -56,8 +58,13 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
         args.rdev = req.rdev();
         args.exclusive = req.exclusive();
         args.link_target = req.link_target();
-        args.chunk_size = config_.chunk_size.bytes;
-        args.local_chunk_size = config_.local_chunk_size.bytes;
+        if ((args.mode & S_IFMT) == S_IFREG) {
+          // Policy: the directory's objective picks the chunk size. A directory
+          // that cannot be read gets the plain default: the store gives the
+          // answer then (kNotFound, or the replay of a retried create).
+          auto dir = store_->GetAttr(args.parent);
+          args.chunk_size = dir.ok() ? NewFileChunkSize(*dir, config_) : config_.chunk_size.bytes;
+        }
         ASSIGN_OR_RETURN(MakeNodeResult made, store_->MakeNode(FromWire(req.token()), args, WallNow()));
         ToWire(made.attr, rsp.mutable_attr());
         rsp.set_created(made.created);

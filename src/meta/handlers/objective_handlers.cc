@@ -4,6 +4,7 @@
 
 #include "common/logging.h"
 #include "meta/meta_service.h"
+#include "meta/policy.h"
 #include "rpc/proto/meta.pb.h"
 
 namespace t0fs::meta {
@@ -35,6 +36,7 @@ void MetaService::AddObjectiveHandlers(HandlerList& h) {
           obj.placement = static_cast<Placement>(in.placement());
           for (uint64_t n : in.nodes()) obj.nodes.push_back(NodeId(n));
           obj.chunk_size = in.chunk_size();
+          RETURN_IF_ERROR(ValidateObjective(obj));
           ASSIGN_OR_RETURN(auto nodes, store_->ListNodes());
           for (NodeId n : obj.nodes) {
             bool known = std::any_of(nodes.begin(), nodes.end(), [&](const NodeRecord& r) { return r.node == n; });

@@ -112,10 +112,10 @@ struct MakeNodeArgs {
   uint32_t rdev = 0;
   bool exclusive = true;    // regular files: false = return the existing file (O_CREAT without O_EXCL)
   std::string link_target;  // S_IFLNK only
-  uint64_t chunk_size = 0;  // S_IFREG only; must be > 0 for files
-  // Used instead of chunk_size when the file inherits placement=local and
-  // its directory sets no chunk size (0 = chunk_size).
-  uint64_t local_chunk_size = 0;
+  // S_IFREG only, > 0: the new file's chunk size, chosen by the caller's
+  // policy (the store does not know the cluster defaults). Directories
+  // inherit their parent's chunk size; other types have none.
+  uint64_t chunk_size = 0;
 };
 
 struct MakeNodeResult {
@@ -345,6 +345,17 @@ class MetaStore {
   // Sets the objective of `ino`; for a directory with `recursive`, of every
   // inode below it too. Chunk size changes apply to files created later
   // (existing files keep theirs). Returns the number of inodes changed.
+  //
+  // A recursive change is not one transaction: it walks the tree
+  // breadth-first in bounded transactions (at most ~1,000 inodes each), so a
+  // tree of any size can be changed on an engine with transaction limits.
+  // While it runs, some inodes have the new objective and some the old; the
+  // repair planner works towards whatever each inode says, so it converges
+  // once the walk is done. Entries created during the walk inherit their
+  // directory's objective (new once the directory was visited) or are
+  // visited; an entry renamed into or out of the tree during the walk may
+  // keep the old one. The change is idempotent: after a failure (or a meta
+  // restart) running it again completes it.
   virtual Result<uint64_t> SetObjective(InodeId ino, const Objective& objective, bool recursive) = 0;
 
   // ---- replication (the repair planner and data nodes) ----

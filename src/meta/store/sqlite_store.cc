@@ -7,7 +7,7 @@
 
 #include "common/logging.h"
 #include "common/secret.h"
-#include "meta/store/sqlite_schema.h"
+#include "meta/store/sqlite/sqlite_schema.h"
 #include "meta/store/store_util.h"
 
 namespace t0fs::meta {
@@ -26,32 +26,20 @@ std::string NewUuid() {
                      hex.substr(16, 4), hex.substr(20));
 }
 
-// Creates the schema, the root directory and the cluster id in one
-// transaction (a crash during creation leaves an empty database, created
-// again at the next open). Returns the cluster id.
+// Inserts the root directory and the cluster id of a new store (in the
+// transaction that created its schema). Returns the cluster id.
 Result<std::string> CreateStore(Db& db, const std::string& path) {
-  ASSIGN_OR_RETURN(auto tables,
-                   db.QueryInt("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND "
-                               "name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"));
-  if (tables.value_or(0) > 0) {
-    return Status(StatusCode::kMetaSchema,
-                  fmt::format("{} is not a t0fs metadata database: it has tables but no t0fs "
-                              "schema version",
-                              path));
-  }
-  RETURN_IF_ERROR(db.Exec(kSchemaSql));
   Timespec now = WallNow();
   RETURN_IF_ERROR(db.Run(
       "INSERT INTO inodes (ino, mode, uid, gid, size, nlink, rdev, atime_s, atime_ns, mtime_s, "
-      "mtime_ns, ctime_s, ctime_ns, chunk_size, generation, target) "
-      "VALUES (?, ?, 0, 0, 0, 2, 0, ?, ?, ?, ?, ?, ?, 0, 1, NULL)",
+      "mtime_ns, ctime_s, ctime_ns, chunk_size, generation, target, parent) "
+      "VALUES (?, ?, 0, 0, 0, 2, 0, ?, ?, ?, ?, ?, ?, 0, 1, NULL, ?)",
       kRootInode, uint32_t{S_IFDIR | 0755}, now.sec, now.nsec, now.sec, now.nsec, now.sec,
-      now.nsec));
+      now.nsec, kRootInode));
   std::string cluster_id = NewUuid();
   RETURN_IF_ERROR(db.Run("INSERT INTO meta (key, value) VALUES ('cluster_id', ?)", cluster_id));
   RETURN_IF_ERROR(db.Run("INSERT INTO meta (key, value) VALUES ('created', ?)",
                          fmt::format("{}.{:09}", now.sec, now.nsec)));
-  RETURN_IF_ERROR(db.Exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion)));
   if (path == ":memory:") {
     LOG_DEBUG("created in-memory metadata store (cluster {})", cluster_id);
   } else {
@@ -60,23 +48,16 @@ Result<std::string> CreateStore(Db& db, const std::string& path) {
   return cluster_id;
 }
 
-// Creates the store when the database is new; checks the schema version and
-// returns the cluster id otherwise.
+// Creates the store when the database is new (schema, root, cluster id in
+// one transaction: a crash during creation leaves an empty database, created
+// again at the next open), migrates an older schema; returns the cluster id.
 Result<std::string> OpenSchema(Db& db, const std::string& path) {
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db, Transaction::Mode::kImmediate));
-  ASSIGN_OR_RETURN(auto version, db.QueryInt("PRAGMA user_version"));
-  int64_t v = version.value_or(0);
+  ASSIGN_OR_RETURN(bool created, sqlite::PrepareSchema(db, path));
   std::string cluster_id;
-  if (v == 0) {
+  if (created) {
     ASSIGN_OR_RETURN(cluster_id, CreateStore(db, path));
-  } else if (v >= 1 && v <= kSchemaVersion) {
-    for (int64_t from = v; from < kSchemaVersion; ++from) {
-      RETURN_IF_ERROR(db.Exec(kMigrations[from - 1]));
-      LOG_INFO("{}: metadata schema migrated from version {} to {}", path, from, from + 1);
-    }
-    if (v < kSchemaVersion) {
-      RETURN_IF_ERROR(db.Exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion)));
-    }
+  } else {
     ASSIGN_OR_RETURN(auto q, db.Query("SELECT value FROM meta WHERE key = 'cluster_id'"));
     ASSIGN_OR_RETURN(bool row, q->Step());
     if (!row) {
@@ -84,15 +65,6 @@ Result<std::string> OpenSchema(Db& db, const std::string& path) {
                     fmt::format("{}: metadata database has no cluster id", path));
     }
     cluster_id = q->Bytes(0);
-  } else if (v > kSchemaVersion) {
-    return Status(StatusCode::kMetaSchema,
-                  fmt::format("{}: metadata schema version {} is newer than this build supports "
-                              "({}); run a newer t0fs",
-                              path, v, kSchemaVersion));
-  } else {
-    return Status(StatusCode::kMetaSchema,
-                  fmt::format("{}: unknown metadata schema version {} (this build knows {})", path,
-                              v, kSchemaVersion));
   }
   RETURN_IF_ERROR(txn.Commit());
   return cluster_id;
@@ -120,28 +92,6 @@ InodeAttr AttrFromRow(const sqlite::Statement& row, int c) {
   a.placement = static_cast<Placement>(row.U32(c + 16));
   a.placement_nodes = ParseNodeList(row.Bytes(c + 17));
   return a;
-}
-
-std::string FormatNodeList(const std::vector<NodeId>& nodes) {
-  std::string out;
-  for (NodeId n : nodes) out += (out.empty() ? "" : ",") + std::to_string(n.value());
-  return out;
-}
-
-std::vector<NodeId> ParseNodeList(std::string_view text) {
-  std::vector<NodeId> out;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find(',', pos);
-    if (end == std::string_view::npos) end = text.size();
-    uint64_t v = 0;
-    for (char ch : text.substr(pos, end - pos)) {
-      if (ch >= '0' && ch <= '9') v = v * 10 + static_cast<uint64_t>(ch - '0');
-    }
-    if (v != 0) out.push_back(NodeId(v));
-    pos = end + 1;
-  }
-  return out;
 }
 
 Status CheckName(std::string_view name) {

@@ -26,28 +26,17 @@
 
 #include "common/config.h"
 #include "meta/store/meta_store.h"
-#include "meta/store/sqlite_db.h"
+#include "meta/store/sqlite/sqlite_db.h"
+#include "meta/store/sqlite/sqlite_engine.h"
 
 namespace t0fs::meta {
 
-struct SqliteStoreOptions {
-  // "normal" or "full" (see Visit).
-  std::string sync = "normal";
-  ByteSize cache_size{64ull << 20};
-  Duration busy_timeout{std::chrono::milliseconds(5000)};
-
-  template <class V>
-  void Visit(V& v) {
-    v("sync", sync,
-      "normal: commits reach disk at the next WAL checkpoint; a power loss can drop the last "
-      "transactions but never corrupts, and durable Commits (fsync) are always synced. full: "
-      "sync the WAL on every transaction; each metadata write then costs a device flush");
-    v("cache-size", cache_size,
-      "SQLite page cache for the connection; more memory, fewer reads of the database file");
-    v("busy-timeout", busy_timeout,
-      "how long a transaction waits for a lock held by another connection (an admin tool) "
-      "before failing; longer hides stalls, shorter surfaces them as errors");
-  }
+// The engine's options (sync, cache size, busy timeout; SqliteOptions) and
+// the store's own.
+struct SqliteStoreOptions : SqliteOptions {
+  // A recursive SetObjective writes at most this many inodes per
+  // transaction (not a user setting; tests make it small).
+  size_t objective_batch = 1000;
 };
 
 class SqliteStore final : public MetaStore {
@@ -132,7 +121,7 @@ class SqliteStore final : public MetaStore {
   using Body = std::function<Status(Outcome&)>;
   using Replay = std::function<Status(const Outcome&)>;
   struct Dentry {
-    uint64_t id = 0;
+    uint64_t seq = 0;  // listing position in its directory
     InodeId ino;
   };
 
@@ -156,11 +145,17 @@ class SqliteStore final : public MetaStore {
   Result<InodeAttr> LoadDir(InodeId dir);
   Result<std::optional<Dentry>> FindDentry(InodeId parent, std::string_view name);
   // The directory containing `dir` (the root contains itself; a removed
-  // directory is its own parent).
+  // directory is its own parent): its inode's `parent`.
   Result<InodeId> ParentOf(InodeId dir);
   // True when `dir` is `ancestor` or lies below it.
   Result<bool> IsWithin(InodeId dir, InodeId ancestor);
+  // A new entry, last in its directory's listing order.
   Status InsertDentry(InodeId parent, std::string_view name, InodeId ino);
+  Status DeleteDentry(InodeId parent, std::string_view name);
+  // Points the existing entry (parent, name) at `ino`; it keeps its place.
+  Status RepointDentry(InodeId parent, std::string_view name, InodeId ino);
+  // Records `parent` as the directory containing directory `dir`.
+  Status SetParent(InodeId dir, InodeId parent);
   Status TouchDir(InodeId dir, Timespec now);  // mtime and ctime
   Status TouchCtime(InodeId ino, Timespec now);
   Status AddNlink(InodeId ino, int64_t delta);

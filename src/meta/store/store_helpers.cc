@@ -2,6 +2,7 @@
 // entries, link counts, times, and freeing inodes and chunks.
 #include <fmt/format.h>
 
+#include "meta/store/chunk_math.h"
 #include "meta/store/sqlite_store.h"
 #include "meta/store/store_util.h"
 
@@ -33,7 +34,7 @@ Result<InodeAttr> SqliteStore::LoadDir(InodeId dir) {
 
 Result<std::optional<SqliteStore::Dentry>> SqliteStore::FindDentry(InodeId parent,
                                                                    std::string_view name) {
-  ASSIGN_OR_RETURN(auto q, db_.Query("SELECT id, ino FROM dentries WHERE parent = ? AND name = ?",
+  ASSIGN_OR_RETURN(auto q, db_.Query("SELECT seq, ino FROM dentries WHERE parent = ? AND name = ?",
                                      parent, sqlite::Blob{name}));
   ASSIGN_OR_RETURN(bool row, q->Step());
   if (!row) return std::optional<Dentry>();
@@ -42,8 +43,8 @@ Result<std::optional<SqliteStore::Dentry>> SqliteStore::FindDentry(InodeId paren
 
 Result<InodeId> SqliteStore::ParentOf(InodeId dir) {
   if (dir == kRootInode) return dir;
-  ASSIGN_OR_RETURN(auto parent, db_.QueryInt("SELECT parent FROM dentries WHERE ino = ?", dir));
-  if (!parent) return dir;
+  ASSIGN_OR_RETURN(auto parent, db_.QueryInt("SELECT parent FROM inodes WHERE ino = ?", dir));
+  if (!parent || *parent == 0) return dir;
   return InodeId(static_cast<uint64_t>(*parent));
 }
 
@@ -62,8 +63,26 @@ Result<bool> SqliteStore::IsWithin(InodeId dir, InodeId ancestor) {
 }
 
 Status SqliteStore::InsertDentry(InodeId parent, std::string_view name, InodeId ino) {
-  return db_.Run("INSERT INTO dentries (parent, name, ino) VALUES (?, ?, ?)", parent,
-                 sqlite::Blob{name}, ino);
+  ASSIGN_OR_RETURN(auto seq, db_.QueryInt("UPDATE inodes SET entry_seq = entry_seq + 1 "
+                                          "WHERE ino = ? RETURNING entry_seq",
+                                          parent));
+  if (!seq) return Status(StatusCode::kNotFound, fmt::format("directory {}", parent));
+  return db_.Run("INSERT INTO dentries (parent, name, ino, seq) VALUES (?, ?, ?, ?)", parent,
+                 sqlite::Blob{name}, ino, *seq);
+}
+
+Status SqliteStore::DeleteDentry(InodeId parent, std::string_view name) {
+  return db_.Run("DELETE FROM dentries WHERE parent = ? AND name = ?", parent,
+                 sqlite::Blob{name});
+}
+
+Status SqliteStore::RepointDentry(InodeId parent, std::string_view name, InodeId ino) {
+  return db_.Run("UPDATE dentries SET ino = ? WHERE parent = ? AND name = ?", ino, parent,
+                 sqlite::Blob{name});
+}
+
+Status SqliteStore::SetParent(InodeId dir, InodeId parent) {
+  return db_.Run("UPDATE inodes SET parent = ? WHERE ino = ?", parent, dir);
 }
 
 Status SqliteStore::TouchDir(InodeId dir, Timespec now) {
@@ -91,7 +110,9 @@ Status SqliteStore::DropLink(InodeId ino, Timespec now) {
 }
 
 Status SqliteStore::RemoveDir(InodeId dir, InodeId parent, Timespec now) {
-  RETURN_IF_ERROR(db_.Run("UPDATE inodes SET nlink = 0, ctime_s = ?, ctime_ns = ? WHERE ino = ?",
+  // A removed directory is its own parent ("..": itself).
+  RETURN_IF_ERROR(db_.Run("UPDATE inodes SET nlink = 0, parent = ino, ctime_s = ?, ctime_ns = ? "
+                          "WHERE ino = ?",
                           now.sec, now.nsec, dir));
   RETURN_IF_ERROR(AddNlink(parent, -1));
   return FreeIfOrphan(dir);
@@ -127,36 +148,37 @@ Status SqliteStore::DropChunksFrom(InodeId ino, uint64_t first_idx) {
 }
 
 Status SqliteStore::DropUnwrittenTail(InodeId ino) {
-  // Chunks wholly past the end (index >= ceil(size / chunk_size)) of which
-  // no replica ever took a write (version 0).
+  uint64_t size = 0;
+  uint64_t chunk_size = 0;
+  {
+    ASSIGN_OR_RETURN(auto q, db_.Query("SELECT size, chunk_size FROM inodes WHERE ino = ?", ino));
+    ASSIGN_OR_RETURN(bool row, q->Step());
+    if (!row) return Status::Ok();  // nothing of it is left
+    size = q->U64(0);
+    chunk_size = q->U64(1);
+  }
+  // Chunks wholly past the end of which no replica ever took a write
+  // (version 0).
+  const uint64_t first = ChunksCovering(size, chunk_size);
+  if (chunk_size == 0 || first > internal::kMaxFileSize) return Status::Ok();
   constexpr const char* kTail =
-      "SELECT c.id FROM chunks c JOIN inodes i ON i.ino = c.ino WHERE c.ino = ? AND "
-      "c.idx >= (i.size + i.chunk_size - 1) / i.chunk_size AND "
+      "SELECT c.id FROM chunks c WHERE c.ino = ? AND c.idx >= ? AND "
       "NOT EXISTS (SELECT 1 FROM replicas r WHERE r.chunk_id = c.id AND r.version > 0)";
   RETURN_IF_ERROR(db_.Run(fmt::format("INSERT INTO garbage (chunk_id, ino, idx, node, volume, version) "
                                       "SELECT c.id, c.ino, c.idx, r.node, r.volume, r.version FROM chunks c "
                                       "JOIN replicas r ON r.chunk_id = c.id WHERE c.id IN ({}) ORDER BY c.id, r.pos",
                                       kTail),
-                          ino));
-  RETURN_IF_ERROR(db_.Run(fmt::format("DELETE FROM replicas WHERE chunk_id IN ({})", kTail), ino));
-  return db_.Run(fmt::format("DELETE FROM chunks WHERE id IN ({})", kTail), ino);
+                          ino, first));
+  RETURN_IF_ERROR(db_.Run(fmt::format("DELETE FROM replicas WHERE chunk_id IN ({})", kTail), ino, first));
+  return db_.Run(fmt::format("DELETE FROM chunks WHERE id IN ({})", kTail), ino, first);
 }
 
 Status SqliteStore::Truncate(const InodeAttr& attr, uint64_t new_size, Timespec now, uint64_t keep_chunks) {
   if (new_size > internal::kMaxFileSize) {
     return Status(StatusCode::kFileTooBig, fmt::format("size {}", new_size));
   }
-  // Chunks wholly at or past the smaller of the two sizes go: after a shrink
-  // they hold cut-off data; past the old end they hold data written but never
-  // committed, which a truncate discards too (the file reads zeros there).
-  // This holds when the size does not change as well.
-  // `keep_chunks`: the client resized those chunks itself (zero-filled them
-  // when extending, or holds chunk 0 as the file's passthrough backing, even
-  // at size 0): they stay, up to the chunks the new size reaches.
-  uint64_t keep = internal::CeilDiv(std::min(attr.size, new_size), attr.chunk_size);
-  const uint64_t keep_limit = std::max<uint64_t>(1, internal::CeilDiv(new_size, attr.chunk_size));
-  keep = std::max(keep, std::min(keep_chunks, keep_limit));
-  RETURN_IF_ERROR(DropChunksFrom(attr.ino, keep));
+  RETURN_IF_ERROR(DropChunksFrom(
+      attr.ino, ChunksKeptByTruncate(attr.size, new_size, attr.chunk_size, keep_chunks)));
   return db_.Run(
       "UPDATE inodes SET size = ?, mtime_s = ?, mtime_ns = ?, ctime_s = ?, "
       "ctime_ns = ? WHERE ino = ?",

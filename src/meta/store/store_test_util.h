@@ -1,5 +1,5 @@
-// Helpers for the SqliteStore tests: temp dirs, a fixture over an in-memory
-// store, and a random workload used by the consistency and crash tests.
+// Helpers for the store tests: temp dirs, a fixture run over every kind of
+// store (opened by URL), and a random workload used by the consistency and crash tests.
 #pragma once
 
 #include <fcntl.h>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "meta/store/sqlite_store.h"
+#include "meta/store/store_url.h"
 
 namespace t0fs::meta::testing {
 
@@ -107,11 +108,42 @@ inline std::vector<ReplicaTarget> RegisterTargets(MetaStore& store, uint64_t nod
   return targets;
 }
 
-// Fixture: a fresh in-memory store per test, and short-hands.
-class StoreTest : public ::testing::Test {
+// The stores every store test runs against: each engine, in each of its
+// forms (the parameter of StoreTest; see OpenStoreOf).
+inline std::vector<std::string> StoreKinds() {
+  return {"sqlite_memory", "sqlite_file"};
+}
+
+// A new, empty store of `kind`, opened by URL; a file store lives in `dir`.
+inline std::unique_ptr<MetaStore> OpenStoreOf(const std::string& kind, const TempDir& dir) {
+  std::string url;
+  if (kind == "sqlite_memory") {
+    url = "sqlite::memory:";
+  } else if (kind == "sqlite_file") {
+    url = "sqlite://" + dir.File("meta.db");
+  } else {
+    ADD_FAILURE() << "unknown store kind " << kind;
+    return nullptr;
+  }
+  auto location = ParseStoreUrl(url);
+  if (!location.ok()) {
+    ADD_FAILURE() << location.status().ToString();
+    return nullptr;
+  }
+  auto store = OpenStore(*location);
+  if (!store.ok()) {
+    ADD_FAILURE() << "open " << url << ": " << store.status().ToString();
+    return nullptr;
+  }
+  return std::move(*store);
+}
+
+// Fixture: a fresh store per test, of every kind (StoreKinds), and
+// short-hands. Tests see only the MetaStore interface.
+class StoreTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    store_ = OpenOrDie(":memory:");
+    store_ = OpenStoreOf(GetParam(), dir_);
     ASSERT_NE(store_, nullptr);
   }
 
@@ -179,8 +211,15 @@ class StoreTest : public ::testing::Test {
   }
 
   static constexpr uint64_t kChunk = 100;
-  std::unique_ptr<SqliteStore> store_;
+  TempDir dir_;  // before store_: removed after the store is closed
+  std::unique_ptr<MetaStore> store_;
 };
+
+// Instantiates a StoreTest-derived fixture once per store kind.
+#define T0FS_STORE_TEST_SUITE(fixture)                                               \
+  INSTANTIATE_TEST_SUITE_P(Engines, fixture,                                         \
+                           ::testing::ValuesIn(::t0fs::meta::testing::StoreKinds()), \
+                           [](const auto& info) { return info.param; })
 
 // A random mix of every mutating operation over a small name pool, so that
 // names collide, directories move, files are unlinked while open, and

@@ -12,7 +12,8 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "meta/store/meta_store.h"
-#include "meta/store/sqlite_db.h"
+#include "meta/store/sqlite/sqlite_db.h"
+#include "meta/store/sqlite/sqlite_rows.h"
 
 namespace t0fs::meta::internal {
 
@@ -27,9 +28,9 @@ inline constexpr uint64_t kMaxFileSize = static_cast<uint64_t>(std::numeric_limi
 inline constexpr int kAttrColumnCount = 18;
 InodeAttr AttrFromRow(const sqlite::Statement& row, int first_col);
 
-// placement_nodes is stored as "1,4,7".
-std::string FormatNodeList(const std::vector<NodeId>& nodes);
-std::vector<NodeId> ParseNodeList(std::string_view text);
+// placement_nodes is stored as "1,4,7" (the SQLite engine's codec).
+using sqlite::FormatNodeList;
+using sqlite::ParseNodeList;
 
 // A name for a new or existing directory entry: not empty, ".", "..", no '/'
 // or NUL (kInvalidArgument), at most kMaxNameLength bytes (kNameTooLong).
@@ -40,11 +41,6 @@ inline bool IsDir(uint32_t mode) {
 }
 inline bool IsReg(uint32_t mode) {
   return S_ISREG(mode);
-}
-
-// ceil(a / b) for b > 0, without overflow.
-inline uint64_t CeilDiv(uint64_t a, uint64_t b) {
-  return a / b + (a % b != 0 ? 1 : 0);
 }
 
 inline bool IsDatabaseError(const Status& st) {

@@ -28,13 +28,13 @@ std::string Name(const sqlite::Statement& row, int col) {
 
 const Rule kRules[] = {
     {"SELECT d.parent, d.name, d.ino FROM dentries d LEFT JOIN inodes i ON i.ino = d.ino "
-     "WHERE i.ino IS NULL ORDER BY d.id",
+     "WHERE i.ino IS NULL ORDER BY d.parent, d.name",
      [](const sqlite::Statement& r) {
        return fmt::format("entry '{}' in directory {} points to missing inode {}", Name(r, 1),
                           r.U64(0), r.U64(2));
      }},
     {"SELECT d.parent, d.name FROM dentries d LEFT JOIN inodes p ON p.ino = d.parent "
-     "WHERE p.ino IS NULL OR (p.mode & 61440) <> 16384 OR p.nlink = 0 ORDER BY d.id",
+     "WHERE p.ino IS NULL OR (p.mode & 61440) <> 16384 OR p.nlink = 0 ORDER BY d.parent, d.name",
      [](const sqlite::Statement& r) {
        return fmt::format("entry '{}' is in {}, which is not a live directory", Name(r, 1),
                           r.U64(0));
@@ -65,6 +65,33 @@ const Rule kRules[] = {
      "WHERE (i.mode & 61440) = 16384 GROUP BY d.ino HAVING COUNT(*) > 1 ORDER BY d.ino",
      [](const sqlite::Statement& r) {
        return fmt::format("directory {} has {} parent entries", r.U64(0), r.U64(1));
+     }},
+    // Listing cookies: an entry's seq lies in 1..its directory's counter, and
+    // no two entries of a directory share one.
+    {"SELECT d.parent, d.name, d.seq, p.entry_seq FROM dentries d JOIN inodes p ON p.ino = d.parent "
+     "WHERE d.seq = 0 OR d.seq > p.entry_seq ORDER BY d.parent, d.name",
+     [](const sqlite::Statement& r) {
+       return fmt::format("entry '{}' in directory {} has listing position {} outside 1..{}",
+                          Name(r, 1), r.U64(0), r.U64(2), r.U64(3));
+     }},
+    {"SELECT parent, seq, COUNT(*) FROM dentries GROUP BY parent, seq HAVING COUNT(*) > 1 "
+     "ORDER BY parent, seq",
+     [](const sqlite::Statement& r) {
+       return fmt::format("directory {} has {} entries at listing position {}", r.U64(0), r.U64(2),
+                          r.U64(1));
+     }},
+    // A directory records the directory containing it ("..", the rename
+    // loop check); the root and removed directories name themselves.
+    {"SELECT i.ino, i.parent, d.parent FROM inodes i JOIN dentries d ON d.ino = i.ino "
+     "WHERE (i.mode & 61440) = 16384 AND i.parent <> d.parent ORDER BY i.ino",
+     [](const sqlite::Statement& r) {
+       return fmt::format("directory {} records parent {} but its entry is in directory {}",
+                          r.U64(0), r.U64(1), r.U64(2));
+     }},
+    {"SELECT i.ino, i.parent FROM inodes i WHERE (i.mode & 61440) = 16384 AND i.parent <> i.ino "
+     "AND NOT EXISTS (SELECT 1 FROM dentries d WHERE d.ino = i.ino) ORDER BY i.ino",
+     [](const sqlite::Statement& r) {
+       return fmt::format("directory {} has no entry but records parent {}", r.U64(0), r.U64(1));
      }},
     {"WITH RECURSIVE reach (ino) AS (SELECT 1 UNION SELECT d.ino FROM dentries d "
      "JOIN reach r ON d.parent = r.ino) "

@@ -8,14 +8,6 @@
 namespace t0fs::meta {
 namespace {
 
-// The cluster default for a new file below `parent`: the large local chunk
-// size under placement=local (one chunk file per file: passthrough
-// eligible), the ordinary one otherwise.
-uint64_t DefaultChunkSize(const InodeAttr& parent, const MakeNodeArgs& args) {
-  if (parent.placement == Placement::kLocal && args.local_chunk_size != 0) return args.local_chunk_size;
-  return args.chunk_size;
-}
-
 Status CheckNodeArgs(const MakeNodeArgs& args) {
   RETURN_IF_ERROR(internal::CheckName(args.name));
   switch (args.mode & S_IFMT) {
@@ -90,10 +82,10 @@ Result<MakeNodeResult> SqliteStore::MakeNode(const OpToken& token, const MakeNod
             type | (args.mode & 07777), args.uid, args.gid,
             is_link ? args.link_target.size() : size_t{0}, is_dir ? 2 : 1, is_dev ? args.rdev : 0u,
             now.sec, now.nsec, now.sec, now.nsec, now.sec, now.nsec,
-            // The objective is inherited from the parent: a directory passes
-            // on its chunk size for files (0 = the cluster default).
-            type == S_IFREG ? (parent.chunk_size != 0 ? parent.chunk_size : DefaultChunkSize(parent, args))
-                            : (is_dir ? parent.chunk_size : uint64_t{0}),
+            // The objective is inherited from the parent; a directory passes
+            // on its chunk size for files (0 = the cluster default), a file
+            // takes the one its creator chose (policy, from that directory).
+            type == S_IFREG ? args.chunk_size : (is_dir ? parent.chunk_size : uint64_t{0}),
             is_link ? std::optional(sqlite::Blob{args.link_target}) : std::nullopt,
             parent.replicas, static_cast<uint32_t>(parent.placement),
             internal::FormatNodeList(parent.placement_nodes)));
@@ -102,7 +94,10 @@ Result<MakeNodeResult> SqliteStore::MakeNode(const OpToken& token, const MakeNod
     InodeId ino(q->U64(0));
     RETURN_IF_ERROR(q->Run());
     RETURN_IF_ERROR(InsertDentry(args.parent, args.name, ino));
-    if (is_dir) RETURN_IF_ERROR(AddNlink(args.parent, 1));
+    if (is_dir) {
+      RETURN_IF_ERROR(AddNlink(args.parent, 1));
+      RETURN_IF_ERROR(SetParent(ino, args.parent));
+    }
     RETURN_IF_ERROR(TouchDir(args.parent, now));
     ASSIGN_OR_RETURN(InodeAttr attr, LoadAttr(ino));
     result = MakeNodeResult{attr, true};

@@ -1,8 +1,9 @@
-// ReadDir: "." (cookie 1), ".." (cookie 2), then entries by dentry id.
+// ReadDir: "." (cookie 1), ".." (cookie 2), then entries by their seq.
 //
-// Dentry ids are never reused and only grow, so "entries with id > cookie - 2"
-// is a cursor that survives inserts and removals between pages: an entry that
-// exists for the whole listing is returned exactly once.
+// An entry's seq comes from its directory's counter (entry_seq), which only
+// grows, so "entries with seq > cookie - 2" is a cursor that survives inserts
+// and removals between pages: an entry that exists for the whole listing is
+// returned exactly once. No id grows globally with every entry.
 #include <fmt/format.h>
 
 #include "meta/store/sqlite_store.h"
@@ -13,7 +14,7 @@ namespace {
 
 constexpr uint64_t kDotCookie = 1;
 constexpr uint64_t kDotDotCookie = 2;
-constexpr uint64_t kFirstEntryCookie = 3;  // cookie = dentry id + 2
+constexpr uint64_t kFirstEntryCookie = 3;  // cookie = seq + 2
 
 }  // namespace
 
@@ -38,18 +39,18 @@ Result<std::vector<DirEntry>> SqliteStore::ReadDir(InodeId dir, uint64_t cookie,
       out.push_back(DirEntry{"..", parent.ino, parent.mode, kDotDotCookie, std::nullopt});
       if (with_attrs) out.back().attr = parent;
     }
-    uint64_t after_id = cookie >= kFirstEntryCookie ? cookie - 2 : 0;
+    uint64_t after_seq = cookie >= kFirstEntryCookie ? cookie - 2 : 0;
     // One row more than fits, to know whether the listing is complete.
     uint64_t want = max - out.size() + 1;
     ASSIGN_OR_RETURN(
         auto q,
         db_.Query(
-            "SELECT d.id, d.name, i.ino, i.mode, i.uid, i.gid, i.size, i.nlink, i.rdev, i.atime_s, "
+            "SELECT d.seq, d.name, i.ino, i.mode, i.uid, i.gid, i.size, i.nlink, i.rdev, i.atime_s, "
             "i.atime_ns, i.mtime_s, i.mtime_ns, i.ctime_s, i.ctime_ns, i.chunk_size, i.generation, "
             "i.replicas, i.placement, i.placement_nodes "
-            "FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? AND d.id > ? "
-            "ORDER BY d.id LIMIT ?",
-            dir, after_id, want));
+            "FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? AND d.seq > ? "
+            "ORDER BY d.seq LIMIT ?",
+            dir, after_seq, want));
     at_end = true;
     for (;;) {
       ASSIGN_OR_RETURN(bool row, q->Step());

@@ -72,8 +72,10 @@ Status SqliteStore::Rename(const OpToken& token, InodeId old_parent, std::string
         RETURN_IF_ERROR(AddNlink(new_parent, delta));
         RETURN_IF_ERROR(AddNlink(old_parent, -delta));
       }
-      RETURN_IF_ERROR(db_.Run("UPDATE dentries SET ino = ? WHERE id = ?", dst->ino, src->id));
-      RETURN_IF_ERROR(db_.Run("UPDATE dentries SET ino = ? WHERE id = ?", src->ino, dst->id));
+      RETURN_IF_ERROR(RepointDentry(old_parent, old_name, dst->ino));
+      RETURN_IF_ERROR(RepointDentry(new_parent, new_name, src->ino));
+      if (moves && src_dir) RETURN_IF_ERROR(SetParent(src->ino, new_parent));
+      if (moves && dst_dir) RETURN_IF_ERROR(SetParent(dst->ino, old_parent));
       RETURN_IF_ERROR(TouchCtime(src->ino, now));
       RETURN_IF_ERROR(TouchCtime(dst->ino, now));
       RETURN_IF_ERROR(TouchDir(old_parent, now));
@@ -100,15 +102,16 @@ Status SqliteStore::Rename(const OpToken& token, InodeId old_parent, std::string
     }
 
     // The source dentry goes; the target dentry (kept, or new) names the source inode.
-    RETURN_IF_ERROR(db_.Run("DELETE FROM dentries WHERE id = ?", src->id));
+    RETURN_IF_ERROR(DeleteDentry(old_parent, old_name));
     if (dst) {
-      RETURN_IF_ERROR(db_.Run("UPDATE dentries SET ino = ? WHERE id = ?", src->ino, dst->id));
+      RETURN_IF_ERROR(RepointDentry(new_parent, new_name, src->ino));
     } else {
       RETURN_IF_ERROR(InsertDentry(new_parent, new_name, src->ino));
     }
     if (src_dir && moves) {
       RETURN_IF_ERROR(AddNlink(old_parent, -1));
       RETURN_IF_ERROR(AddNlink(new_parent, 1));
+      RETURN_IF_ERROR(SetParent(src->ino, new_parent));
     }
     RETURN_IF_ERROR(TouchCtime(src->ino, now));
     RETURN_IF_ERROR(TouchDir(old_parent, now));

@@ -2,7 +2,9 @@
 // the administrative state of nodes.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <deque>
+#include <utility>
 
 #include "common/secret.h"
 #include "meta/store/sqlite_store.h"
@@ -24,43 +26,71 @@ Result<Objective> SqliteStore::GetObjective(InodeId ino) {
 }
 
 Result<uint64_t> SqliteStore::SetObjective(InodeId ino, const Objective& objective, bool recursive) {
-  if (objective.replicas == 0 || objective.replicas > 16) {
-    return Status(StatusCode::kInvalidArgument, "replicas must be 1..16");
+  // The acceptable range is policy (meta/policy.h); the store only refuses
+  // what no file can have: no copy at all.
+  if (objective.replicas == 0) {
+    return Status(StatusCode::kInvalidArgument, "an objective needs at least one replica");
   }
-  if (objective.chunk_size != 0 && (objective.chunk_size < 4096 || objective.chunk_size % 4096 != 0)) {
-    return Status(StatusCode::kInvalidArgument, "chunk-size must be a positive multiple of 4 KiB");
-  }
+  const std::string nodes = internal::FormatNodeList(objective.nodes);
+  // Writes the objective to one inode; true when it is a directory.
+  auto apply = [&](InodeId cur) -> Result<bool> {
+    ASSIGN_OR_RETURN(InodeAttr attr, LoadAttr(cur));
+    const bool dir = internal::IsDir(attr.mode);
+    // Files keep their chunk size; directories record it for new files.
+    const uint64_t chunk_size = dir ? objective.chunk_size : attr.chunk_size;
+    RETURN_IF_ERROR(db_.Run(
+        "UPDATE inodes SET replicas = ?, placement = ?, placement_nodes = ?, chunk_size = ? "
+        "WHERE ino = ?",
+        objective.replicas, static_cast<uint32_t>(objective.placement), nodes, chunk_size, cur));
+    return dir;
+  };
+
   uint64_t changed = 0;
+  // Directories whose entries are still to be visited, breadth-first; the
+  // first one is visited from after entry seq `after`.
+  std::deque<InodeId> dirs;
+  uint64_t after = 0;
   RETURN_IF_ERROR(Mutate(OpToken{}, [&](Outcome&) -> Status {
-    ASSIGN_OR_RETURN(InodeAttr top, LoadAttr(ino));
-    std::string nodes = internal::FormatNodeList(objective.nodes);
-    // Breadth-first over the tree (directories have one parent, so each
-    // inode is visited once; hard-linked files may be visited twice, which
-    // is harmless).
-    std::deque<InodeId> todo{ino};
-    while (!todo.empty()) {
-      InodeId cur = todo.front();
-      todo.pop_front();
-      ASSIGN_OR_RETURN(InodeAttr attr, LoadAttr(cur));
-      bool dir = internal::IsDir(attr.mode);
-      // Files keep their chunk size; directories record it for new files.
-      uint64_t chunk_size = dir ? objective.chunk_size : attr.chunk_size;
-      RETURN_IF_ERROR(db_.Run(
-          "UPDATE inodes SET replicas = ?, placement = ?, placement_nodes = ?, chunk_size = ? "
-          "WHERE ino = ?",
-          objective.replicas, static_cast<uint32_t>(objective.placement), nodes, chunk_size, cur));
-      ++changed;
-      if (!dir || !recursive) continue;
-      ASSIGN_OR_RETURN(auto q, db_.Query("SELECT ino FROM dentries WHERE parent = ?", cur));
-      for (;;) {
-        ASSIGN_OR_RETURN(bool row, q->Step());
-        if (!row) break;
-        todo.push_back(InodeId(q->U64(0)));
-      }
-    }
-    (void)top;
+    ASSIGN_OR_RETURN(bool dir, apply(ino));
+    ++changed;
+    if (dir && recursive) dirs.push_back(ino);
     return Status::Ok();
   }));
+  // The tree below, in transactions of at most opts_.objective_batch inodes
+  // each (directories have one parent, so each inode is visited once;
+  // a hard-linked file may be visited twice, which is harmless).
+  const size_t batch = std::max<size_t>(opts_.objective_batch, 1);
+  while (!dirs.empty()) {
+    RETURN_IF_ERROR(Mutate(OpToken{}, [&](Outcome&) -> Status {
+      size_t budget = batch;
+      while (budget > 0 && !dirs.empty()) {
+        const InodeId dir = dirs.front();
+        std::vector<std::pair<InodeId, uint64_t>> page;  // (ino, seq)
+        {
+          ASSIGN_OR_RETURN(auto q, db_.Query("SELECT ino, seq FROM dentries WHERE parent = ? AND "
+                                             "seq > ? ORDER BY seq LIMIT ?",
+                                             dir, after, budget));
+          for (;;) {
+            ASSIGN_OR_RETURN(bool row, q->Step());
+            if (!row) break;
+            page.emplace_back(InodeId(q->U64(0)), q->U64(1));
+          }
+        }
+        for (const auto& [child, seq] : page) {
+          ASSIGN_OR_RETURN(bool child_dir, apply(child));
+          ++changed;
+          if (child_dir) dirs.push_back(child);
+          after = seq;
+        }
+        budget -= page.size();
+        if (budget > 0) {  // the page was short: `dir` is done
+          dirs.pop_front();
+          after = 0;
+        }
+      }
+      return Status::Ok();
+    }));
+  }
   return changed;
 }
 

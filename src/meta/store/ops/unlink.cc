@@ -17,7 +17,7 @@ Status SqliteStore::Unlink(const OpToken& token, InodeId parent, std::string_vie
     if (internal::IsDir(attr.mode)) {
       return Status(StatusCode::kIsDirectory, fmt::format("{} is a directory", name));
     }
-    RETURN_IF_ERROR(db_.Run("DELETE FROM dentries WHERE id = ?", entry->id));
+    RETURN_IF_ERROR(DeleteDentry(parent, name));
     RETURN_IF_ERROR(TouchDir(parent, now));
     return DropLink(attr.ino, now);
   });
@@ -38,7 +38,7 @@ Status SqliteStore::Rmdir(const OpToken& token, InodeId parent, std::string_view
     ASSIGN_OR_RETURN(auto child,
                      db_.QueryInt("SELECT 1 FROM dentries WHERE parent = ? LIMIT 1", attr.ino));
     if (child) return Status(StatusCode::kNotEmpty, fmt::format("directory {}", name));
-    RETURN_IF_ERROR(db_.Run("DELETE FROM dentries WHERE id = ?", entry->id));
+    RETURN_IF_ERROR(DeleteDentry(parent, name));
     RETURN_IF_ERROR(TouchDir(parent, now));
     return RemoveDir(attr.ino, parent, now);
   });

@@ -1,4 +1,4 @@
-// SqliteStore::Rename: every rename(2)/renameat2(2) case.
+// MetaStore::Rename: every rename(2)/renameat2(2) case.
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -25,7 +25,7 @@ class RenameTest : public StoreTest {
   }
 };
 
-TEST_F(RenameTest, WithinOneDirectory) {
+TEST_P(RenameTest, WithinOneDirectory) {
   InodeId f = MkFile(kRootInode, "a");
   ASSERT_OK(Mv(kRootInode, "a", kRootInode, "b"));
   EXPECT_EQ(Find(kRootInode, "a"), InodeId());
@@ -37,7 +37,7 @@ TEST_F(RenameTest, WithinOneDirectory) {
   ExpectClean();
 }
 
-TEST_F(RenameTest, FileBetweenDirectories) {
+TEST_P(RenameTest, FileBetweenDirectories) {
   InodeId d1 = MkDir(kRootInode, "d1");
   InodeId d2 = MkDir(kRootInode, "d2");
   InodeId f = MkFile(d1, "f");
@@ -51,7 +51,7 @@ TEST_F(RenameTest, FileBetweenDirectories) {
   ExpectClean();
 }
 
-TEST_F(RenameTest, DirectoryBetweenDirectoriesFixesLinkCounts) {
+TEST_P(RenameTest, DirectoryBetweenDirectoriesFixesLinkCounts) {
   InodeId d1 = MkDir(kRootInode, "d1");
   InodeId d2 = MkDir(kRootInode, "d2");
   InodeId sub = MkDir(d1, "sub");
@@ -66,7 +66,7 @@ TEST_F(RenameTest, DirectoryBetweenDirectoriesFixesLinkCounts) {
   ExpectClean();
 }
 
-TEST_F(RenameTest, MissingSourceAndBadArguments) {
+TEST_P(RenameTest, MissingSourceAndBadArguments) {
   InodeId f = MkFile(kRootInode, "f");
   EXPECT_CODE(Mv(kRootInode, "nope", kRootInode, "x"), kNotFound);
   EXPECT_CODE(Mv(kRootInode, "f", kRootInode, "x", kNoReplace | kExchange), kInvalidArgument);
@@ -81,7 +81,7 @@ TEST_F(RenameTest, MissingSourceAndBadArguments) {
   EXPECT_EQ(Attr(kRootInode).mtime, T(100));
 }
 
-TEST_F(RenameTest, NoReplace) {
+TEST_P(RenameTest, NoReplace) {
   InodeId a = MkFile(kRootInode, "a");
   InodeId b = MkFile(kRootInode, "b");
   EXPECT_CODE(Mv(kRootInode, "a", kRootInode, "b", kNoReplace), kExists);
@@ -90,12 +90,12 @@ TEST_F(RenameTest, NoReplace) {
   EXPECT_EQ(Find(kRootInode, "c"), a);
 }
 
-TEST_F(RenameTest, ExchangeNeedsBothEntries) {
+TEST_P(RenameTest, ExchangeNeedsBothEntries) {
   MkFile(kRootInode, "a");
   EXPECT_CODE(Mv(kRootInode, "a", kRootInode, "missing", kExchange), kNotFound);
 }
 
-TEST_F(RenameTest, TypeMismatches) {
+TEST_P(RenameTest, TypeMismatches) {
   MkDir(kRootInode, "dir");
   InodeId full = MkDir(kRootInode, "full");
   MkFile(full, "x");
@@ -108,7 +108,7 @@ TEST_F(RenameTest, TypeMismatches) {
   ExpectClean();
 }
 
-TEST_F(RenameTest, DirectoryOntoEmptyDirectory) {
+TEST_P(RenameTest, DirectoryOntoEmptyDirectory) {
   InodeId d1 = MkDir(kRootInode, "d1");
   InodeId src = MkDir(d1, "src");
   InodeId dst = MkDir(kRootInode, "dst");
@@ -129,7 +129,7 @@ TEST_F(RenameTest, DirectoryOntoEmptyDirectory) {
   ExpectClean();
 }
 
-TEST_F(RenameTest, DirectoryBelowItself) {
+TEST_P(RenameTest, DirectoryBelowItself) {
   InodeId a = MkDir(kRootInode, "a");
   InodeId b = MkDir(a, "b");
   InodeId c = MkDir(b, "c");
@@ -146,7 +146,7 @@ TEST_F(RenameTest, DirectoryBelowItself) {
   ExpectClean();
 }
 
-TEST_F(RenameTest, SameInodeIsANoOp) {
+TEST_P(RenameTest, SameInodeIsANoOp) {
   InodeId f = MkFile(kRootInode, "f");
   ASSERT_OK(Mv(kRootInode, "f", kRootInode, "f", 0, T(700)));
   EXPECT_EQ(Find(kRootInode, "f"), f);
@@ -165,7 +165,7 @@ TEST_F(RenameTest, SameInodeIsANoOp) {
   ExpectClean();
 }
 
-TEST_F(RenameTest, ReplacingAFileFreesIt) {
+TEST_P(RenameTest, ReplacingAFileFreesIt) {
   InodeId a = MkFile(kRootInode, "a");
   InodeId b = MkFile(kRootInode, "b");
   auto targets = testing::RegisterTargets(*store_, 1, 1);
@@ -177,7 +177,7 @@ TEST_F(RenameTest, ReplacingAFileFreesIt) {
   ExpectClean();
 }
 
-TEST_F(RenameTest, ReplacingAHardLinkedFileKeepsIt) {
+TEST_P(RenameTest, ReplacingAHardLinkedFileKeepsIt) {
   MkFile(kRootInode, "a");
   InodeId b = MkFile(kRootInode, "b");
   ASSERT_OK(store_->Link(OpToken{}, b, kRootInode, "b2", T(200)));
@@ -188,7 +188,7 @@ TEST_F(RenameTest, ReplacingAHardLinkedFileKeepsIt) {
   ExpectClean();
 }
 
-TEST_F(RenameTest, ReplacingAnOpenFileKeepsItUntilRelease) {
+TEST_P(RenameTest, ReplacingAnOpenFileKeepsItUntilRelease) {
   MkFile(kRootInode, "a");
   InodeId b = MkFile(kRootInode, "b");
   auto targets = testing::RegisterTargets(*store_, 1, 1);
@@ -206,7 +206,7 @@ TEST_F(RenameTest, ReplacingAnOpenFileKeepsItUntilRelease) {
   ExpectClean();
 }
 
-TEST_F(RenameTest, ExchangeFiles) {
+TEST_P(RenameTest, ExchangeFiles) {
   InodeId d1 = MkDir(kRootInode, "d1");
   InodeId d2 = MkDir(kRootInode, "d2");
   InodeId a = MkFile(d1, "a");
@@ -221,7 +221,7 @@ TEST_F(RenameTest, ExchangeFiles) {
   ExpectClean();
 }
 
-TEST_F(RenameTest, ExchangeDirectoryWithFileAcrossParents) {
+TEST_P(RenameTest, ExchangeDirectoryWithFileAcrossParents) {
   InodeId d1 = MkDir(kRootInode, "d1");
   InodeId d2 = MkDir(kRootInode, "d2");
   InodeId sub = MkDir(d1, "sub");
@@ -240,7 +240,7 @@ TEST_F(RenameTest, ExchangeDirectoryWithFileAcrossParents) {
   ExpectClean();
 }
 
-TEST_F(RenameTest, ExchangeDirectories) {
+TEST_P(RenameTest, ExchangeDirectories) {
   InodeId d1 = MkDir(kRootInode, "d1");
   InodeId d2 = MkDir(kRootInode, "d2");
   InodeId x = MkDir(d1, "x");
@@ -257,7 +257,7 @@ TEST_F(RenameTest, ExchangeDirectories) {
   ExpectClean();
 }
 
-TEST_F(RenameTest, ExchangeWithinOneDirectory) {
+TEST_P(RenameTest, ExchangeWithinOneDirectory) {
   InodeId d = MkDir(kRootInode, "d");
   InodeId f = MkFile(kRootInode, "f");
   ASSERT_OK(Mv(kRootInode, "d", kRootInode, "f", kExchange));
@@ -267,7 +267,7 @@ TEST_F(RenameTest, ExchangeWithinOneDirectory) {
   ExpectClean();
 }
 
-TEST_F(RenameTest, RenamedEntryListsOnce) {
+TEST_P(RenameTest, RenamedEntryListsOnce) {
   MkFile(kRootInode, "a");
   MkFile(kRootInode, "b");
   ASSERT_OK(Mv(kRootInode, "a", kRootInode, "c"));
@@ -275,6 +275,8 @@ TEST_F(RenameTest, RenamedEntryListsOnce) {
   ASSERT_OK(Mv(kRootInode, "b", kRootInode, "c"));
   EXPECT_EQ(Names(kRootInode), (std::vector<std::string>{"c"}));
 }
+
+T0FS_STORE_TEST_SUITE(RenameTest);
 
 }  // namespace
 }  // namespace t0fs::meta

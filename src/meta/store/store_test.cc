@@ -1,9 +1,9 @@
-// SqliteStore: opening, schema, and the namespace operations (create, lookup,
+// MetaStore (and SqliteStore: opening, schema): the namespace operations (create, lookup,
 // unlink, rmdir, link, setattr, xattrs). Rename, files, readdir and the
 // consistency/crash tests live in the sibling *_test.cc files.
 #include <sys/stat.h>
 
-#include "meta/store/sqlite_db.h"
+#include "meta/store/sqlite/sqlite_db.h"
 #include "meta/store/store_test_util.h"
 
 namespace t0fs::meta {
@@ -149,7 +149,7 @@ TEST(SqliteStoreOpen, UnopenablePathFails) {
 
 // ---- MakeNode ----
 
-TEST_F(StoreTest, MakeNodeCreatesEveryType) {
+TEST_P(StoreTest, MakeNodeCreatesEveryType) {
   struct Case {
     const char* name;
     uint32_t mode;
@@ -188,7 +188,7 @@ TEST_F(StoreTest, MakeNodeCreatesEveryType) {
   EXPECT_TRUE(CheckProblems().empty());
 }
 
-TEST_F(StoreTest, MakeNodeRejectsBadNames) {
+TEST_P(StoreTest, MakeNodeRejectsBadNames) {
   for (const std::string& bad : {std::string(""), std::string("."), std::string(".."),
                                  std::string("a/b"), std::string("a\0b", 3)}) {
     EXPECT_CODE(Make(kRootInode, bad, S_IFREG | 0644), kInvalidArgument) << bad;
@@ -197,7 +197,7 @@ TEST_F(StoreTest, MakeNodeRejectsBadNames) {
   EXPECT_OK(Make(kRootInode, std::string(255, 'n'), S_IFREG | 0644));
 }
 
-TEST_F(StoreTest, MakeNodeParentErrors) {
+TEST_P(StoreTest, MakeNodeParentErrors) {
   InodeId file = MkFile(kRootInode, "f");
   EXPECT_CODE(Make(InodeId(999), "x", S_IFREG | 0644), kNotFound);
   EXPECT_CODE(Make(file, "x", S_IFREG | 0644), kNotDirectory);
@@ -206,7 +206,7 @@ TEST_F(StoreTest, MakeNodeParentErrors) {
   EXPECT_CODE(Make(gone, "x", S_IFDIR | 0755), kNotFound);
 }
 
-TEST_F(StoreTest, MakeNodeOnExistingName) {
+TEST_P(StoreTest, MakeNodeOnExistingName) {
   InodeId file = MkFile(kRootInode, "f");
   MkDir(kRootInode, "d");
   MakeNodeArgs l{kRootInode, "l", S_IFLNK | 0777, 0, 0, 0, true, "t", 0};
@@ -234,7 +234,7 @@ TEST_F(StoreTest, MakeNodeOnExistingName) {
   EXPECT_EQ(Attr(kRootInode).mtime, dir_mtime);  // failed creates change nothing
 }
 
-TEST_F(StoreTest, MakeNodeArgumentErrors) {
+TEST_P(StoreTest, MakeNodeArgumentErrors) {
   MakeNodeArgs f{kRootInode, "f", S_IFREG | 0644, 0, 0, 0, true, "", 0};
   EXPECT_CODE(store_->MakeNode(OpToken{}, f, T(1)), kInvalidArgument);  // no chunk size
   MakeNodeArgs l{kRootInode, "l", S_IFLNK | 0777, 0, 0, 0, true, std::string(4096, 't'), 0};
@@ -247,7 +247,7 @@ TEST_F(StoreTest, MakeNodeArgumentErrors) {
   EXPECT_CODE(store_->MakeNode(OpToken{}, none, T(1)), kInvalidArgument);  // no type
 }
 
-TEST_F(StoreTest, InodeNumbersAreNeverReused) {
+TEST_P(StoreTest, InodeNumbersAreNeverReused) {
   InodeId prev = kRootInode;
   for (int round = 0; round < 20; ++round) {
     InodeId ino = MkFile(kRootInode, "f");
@@ -259,7 +259,7 @@ TEST_F(StoreTest, InodeNumbersAreNeverReused) {
 
 // ---- lookups ----
 
-TEST_F(StoreTest, LookupGetAttrReadLink) {
+TEST_P(StoreTest, LookupGetAttrReadLink) {
   InodeId d = MkDir(kRootInode, "d");
   InodeId f = MkFile(d, "f");
   EXPECT_EQ(Find(d, "f"), f);
@@ -282,7 +282,7 @@ TEST_F(StoreTest, LookupGetAttrReadLink) {
 
 // ---- Unlink and Rmdir ----
 
-TEST_F(StoreTest, UnlinkRemovesAndFrees) {
+TEST_P(StoreTest, UnlinkRemovesAndFrees) {
   InodeId d = MkDir(kRootInode, "d");
   InodeId f = MkFile(d, "f");
   auto targets = testing::RegisterTargets(*store_, 1, 2);
@@ -306,7 +306,7 @@ TEST_F(StoreTest, UnlinkRemovesAndFrees) {
   EXPECT_CODE(store_->Unlink(OpToken{}, d, "..", T(301)), kInvalidArgument);
 }
 
-TEST_F(StoreTest, UnlinkOneOfTwoHardLinks) {
+TEST_P(StoreTest, UnlinkOneOfTwoHardLinks) {
   InodeId f = MkFile(kRootInode, "f");
   ASSERT_OK(store_->Link(OpToken{}, f, kRootInode, "g", T(200)));
   ASSERT_OK(store_->Unlink(OpToken{}, kRootInode, "f", T(300)));
@@ -317,7 +317,7 @@ TEST_F(StoreTest, UnlinkOneOfTwoHardLinks) {
   EXPECT_TRUE(CheckProblems().empty());
 }
 
-TEST_F(StoreTest, RmdirCases) {
+TEST_P(StoreTest, RmdirCases) {
   InodeId d = MkDir(kRootInode, "d");
   InodeId sub = MkDir(d, "sub");
   MkFile(kRootInode, "f");
@@ -337,7 +337,7 @@ TEST_F(StoreTest, RmdirCases) {
   EXPECT_TRUE(CheckProblems().empty());
 }
 
-TEST_F(StoreTest, RmdirOfOpenDirectoryKeepsItUntilRelease) {
+TEST_P(StoreTest, RmdirOfOpenDirectoryKeepsItUntilRelease) {
   InodeId d = MkDir(kRootInode, "d");
   SessionId s = NewSession();
   auto h = store_->Open(OpToken{}, s, d, O_RDONLY | O_DIRECTORY, T(150));
@@ -355,7 +355,7 @@ TEST_F(StoreTest, RmdirOfOpenDirectoryKeepsItUntilRelease) {
 
 // ---- Link ----
 
-TEST_F(StoreTest, LinkCases) {
+TEST_P(StoreTest, LinkCases) {
   InodeId d = MkDir(kRootInode, "d");
   InodeId f = MkFile(kRootInode, "f");
   auto l = store_->Link(OpToken{}, f, d, "f2", T(200));
@@ -373,7 +373,7 @@ TEST_F(StoreTest, LinkCases) {
   EXPECT_TRUE(CheckProblems().empty());
 }
 
-TEST_F(StoreTest, LinkToUnlinkedOpenFileFails) {
+TEST_P(StoreTest, LinkToUnlinkedOpenFileFails) {
   InodeId f = MkFile(kRootInode, "f");
   SessionId s = NewSession();
   ASSERT_OK(store_->Open(OpToken{}, s, f, O_RDWR, T(150)));
@@ -383,7 +383,7 @@ TEST_F(StoreTest, LinkToUnlinkedOpenFileFails) {
 
 // ---- SetAttr ----
 
-TEST_F(StoreTest, SetAttrFields) {
+TEST_P(StoreTest, SetAttrFields) {
   InodeId f = MkFile(kRootInode, "f");
   SetAttrArgs a;
   a.ino = f;
@@ -432,7 +432,7 @@ TEST_F(StoreTest, SetAttrFields) {
   EXPECT_CODE(store_->SetAttr(OpToken{}, a, T(700)), kNotFound);
 }
 
-TEST_F(StoreTest, SetAttrSizeOnNonFiles) {
+TEST_P(StoreTest, SetAttrSizeOnNonFiles) {
   InodeId d = MkDir(kRootInode, "d");
   MakeNodeArgs l{kRootInode, "l", S_IFLNK | 0777, 0, 0, 0, true, "tgt", 0};
   auto link = store_->MakeNode(OpToken{}, l, T(1));
@@ -449,7 +449,7 @@ TEST_F(StoreTest, SetAttrSizeOnNonFiles) {
   EXPECT_CODE(store_->SetAttr(OpToken{}, a, T(200)), kFileTooBig);
 }
 
-TEST_F(StoreTest, TruncationDropsWholeChunksPastTheBoundary) {
+TEST_P(StoreTest, TruncationDropsWholeChunksPastTheBoundary) {
   InodeId f = MkFile(kRootInode, "f");  // chunk size 100
   auto targets = testing::RegisterTargets(*store_, 1, 2);
   ASSERT_OK(store_->Allocate(OpToken{}, f, {0, 1, 2, 3, 4, 5}, targets));
@@ -504,7 +504,7 @@ TEST_F(StoreTest, TruncationDropsWholeChunksPastTheBoundary) {
 
 // ---- xattrs ----
 
-TEST_F(StoreTest, XattrCases) {
+TEST_P(StoreTest, XattrCases) {
   InodeId f = MkFile(kRootInode, "f");
   std::string binary("\0\x01\xff value \0", 10);
   ASSERT_OK(store_->SetXattr(OpToken{}, f, "user.b", binary, 0, T(200)));
@@ -547,32 +547,25 @@ TEST_F(StoreTest, XattrCases) {
 namespace t0fs::meta {
 namespace {
 
-// New files take the large local chunk size under placement=local (Tier 0:
-// one chunk file per file), the ordinary one under placement=spread, and a
-// directory's explicit chunk size over both.
-TEST(SqliteStoreChunkSize, LocalPlacementTakesTheLocalChunkSize) {
-  auto store = testing::OpenOrDie(":memory:");
-  auto mkdir = [&](InodeId parent, const char* name) {
-    auto r = store->MakeNode(OpToken{}, MakeNodeArgs{parent, name, S_IFDIR | 0755, 0, 0, 0, true, "", 0}, Timespec{1, 0});
-    EXPECT_TRUE(r.ok());
-    return r->attr.ino;
-  };
-  auto create = [&](InodeId parent, const char* name) -> uint64_t {
-    MakeNodeArgs f{parent, name, S_IFREG | 0644, 0, 0, 0, true, "", 1 << 20};
-    f.local_chunk_size = uint64_t{64} << 30;
-    auto r = store->MakeNode(OpToken{}, f, Timespec{2, 0});
-    EXPECT_TRUE(r.ok());
-    return r.ok() ? r->attr.chunk_size : 0;
-  };
-  InodeId local = mkdir(kRootInode, "local");
-  InodeId spread = mkdir(kRootInode, "spread");
-  InodeId fixed = mkdir(kRootInode, "fixed");
-  ASSERT_TRUE(store->SetObjective(spread, Objective{1, Placement::kSpread, {}, 0}, true).ok());
-  ASSERT_TRUE(store->SetObjective(fixed, Objective{1, Placement::kLocal, {}, 8 << 20}, true).ok());
-  EXPECT_EQ(create(local, "a"), uint64_t{64} << 30);
-  EXPECT_EQ(create(spread, "b"), uint64_t{1} << 20);
-  EXPECT_EQ(create(fixed, "c"), uint64_t{8} << 20);
+// The chunk size of a new file is its creator's choice (the service's policy,
+// meta/policy.h, picks it from the directory); directories pass theirs on to
+// subdirectories; other types have none.
+TEST_P(StoreTest, ChunkSizeIsTheCallersForFilesAndInheritedByDirectories) {
+  InodeId fixed = MkDir(kRootInode, "fixed");
+  ASSERT_OK(store_->SetObjective(fixed, Objective{1, Placement::kLocal, {}, 8 << 20}, true));
+  InodeId sub = MkDir(fixed, "sub");
+  EXPECT_EQ(Attr(sub).chunk_size, uint64_t{8} << 20);
+  MakeNodeArgs f{sub, "f", S_IFREG | 0644, 0, 0, 0, true, "", 12288};
+  auto file = store_->MakeNode(OpToken{}, f, T(2));
+  ASSERT_OK(file);
+  EXPECT_EQ(file->attr.chunk_size, 12288u);
+  MakeNodeArgs p{sub, "p", S_IFIFO | 0644, 0, 0, 0, true, "", 12288};
+  auto fifo = store_->MakeNode(OpToken{}, p, T(2));
+  ASSERT_OK(fifo);
+  EXPECT_EQ(fifo->attr.chunk_size, 0u);
 }
+
+T0FS_STORE_TEST_SUITE(StoreTest);
 
 }  // namespace
 }  // namespace t0fs::meta

@@ -1,4 +1,4 @@
-#include "meta/store/sqlite_db.h"
+#include "meta/store/sqlite/sqlite_db.h"
 
 #include <fmt/format.h>
 #include <sqlite3.h>

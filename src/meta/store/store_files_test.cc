@@ -1,4 +1,4 @@
-// SqliteStore: open handles, layouts (Allocate/Commit), sessions, replay,
+// MetaStore: open handles, layouts (Allocate/Commit), sessions, replay,
 // cluster records, the garbage queue and reports.
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -32,7 +32,7 @@ class FilesTest : public StoreTest {
 
 // ---- Open / Release ----
 
-TEST_F(FilesTest, OpenRegistersHandles) {
+TEST_P(FilesTest, OpenRegistersHandles) {
   InodeId f = MkFile(kRootInode, "f");
   auto h1 = OpenFile(f);
   ASSERT_OK(h1);
@@ -48,7 +48,7 @@ TEST_F(FilesTest, OpenRegistersHandles) {
   EXPECT_EQ(Counts().open_handles, 1u);
 }
 
-TEST_F(FilesTest, OpenErrors) {
+TEST_P(FilesTest, OpenErrors) {
   InodeId f = MkFile(kRootInode, "f");
   InodeId d = MkDir(kRootInode, "d");
   EXPECT_CODE(store_->Open(OpToken{}, SessionId(999), f, O_RDONLY, T(150)), kMetaNoSession);
@@ -58,7 +58,7 @@ TEST_F(FilesTest, OpenErrors) {
   EXPECT_OK(OpenFile(d, O_RDONLY | O_DIRECTORY));
 }
 
-TEST_F(FilesTest, OpenWithTruncate) {
+TEST_P(FilesTest, OpenWithTruncate) {
   InodeId f = MkFile(kRootInode, "f");
   ASSERT_OK(store_->Allocate(OpToken{}, f, {0, 1}, targets_));
   CommitArgs c{f, HandleId(), 150, std::nullopt, {}};
@@ -77,7 +77,7 @@ TEST_F(FilesTest, OpenWithTruncate) {
   EXPECT_TRUE(CheckProblems().empty());
 }
 
-TEST_F(FilesTest, UnlinkWhileOpenKeepsTheInodeUntilLastRelease) {
+TEST_P(FilesTest, UnlinkWhileOpenKeepsTheInodeUntilLastRelease) {
   InodeId f = MkFile(kRootInode, "f");
   ASSERT_OK(store_->Allocate(OpToken{}, f, {0, 1}, targets_));
   auto h1 = OpenFile(f);
@@ -107,7 +107,7 @@ TEST_F(FilesTest, UnlinkWhileOpenKeepsTheInodeUntilLastRelease) {
 
 // ---- sessions ----
 
-TEST_F(FilesTest, SessionLifecycle) {
+TEST_P(FilesTest, SessionLifecycle) {
   SessionId s = NewSession();
   EXPECT_GT(s.value(), session_.value());
   ASSERT_OK(store_->RenewSession(s, T(200)));
@@ -120,7 +120,7 @@ TEST_F(FilesTest, SessionLifecycle) {
   EXPECT_GT(again.value(), s.value());  // never reused
 }
 
-TEST_F(FilesTest, CloseSessionReleasesHandlesAndFreesOrphans) {
+TEST_P(FilesTest, CloseSessionReleasesHandlesAndFreesOrphans) {
   InodeId f = MkFile(kRootInode, "f");
   InodeId g = MkFile(kRootInode, "g");
   ASSERT_OK(store_->Allocate(OpToken{}, f, {0}, targets_));
@@ -140,7 +140,7 @@ TEST_F(FilesTest, CloseSessionReleasesHandlesAndFreesOrphans) {
   EXPECT_TRUE(CheckProblems().empty());
 }
 
-TEST_F(FilesTest, ExpireSessionsClosesStaleOnes) {
+TEST_P(FilesTest, ExpireSessionsClosesStaleOnes) {
   InodeId f = MkFile(kRootInode, "f");
   auto stale1 = store_->OpenSession("a", "h", T(10));
   auto stale2 = store_->OpenSession("b", "h", T(20, 5));
@@ -165,7 +165,7 @@ TEST_F(FilesTest, ExpireSessionsClosesStaleOnes) {
 
 // ---- Allocate / GetLayout / Commit ----
 
-TEST_F(FilesTest, AllocateCreatesChunksOnce) {
+TEST_P(FilesTest, AllocateCreatesChunksOnce) {
   InodeId f = MkFile(kRootInode, "f");
   std::vector<ReplicaTarget> two(targets_.begin(), targets_.begin() + 2);
   auto first = store_->Allocate(OpToken{}, f, {3, 1, 3}, two);
@@ -205,7 +205,7 @@ TEST_F(FilesTest, AllocateCreatesChunksOnce) {
   EXPECT_TRUE(CheckProblems().empty());
 }
 
-TEST_F(FilesTest, AllocateErrors) {
+TEST_P(FilesTest, AllocateErrors) {
   InodeId f = MkFile(kRootInode, "f");
   InodeId d = MkDir(kRootInode, "d");
   EXPECT_CODE(store_->Allocate(OpToken{}, InodeId(999), {0}, targets_), kNotFound);
@@ -220,7 +220,7 @@ TEST_F(FilesTest, AllocateErrors) {
   EXPECT_EQ(Counts().chunks, 0u);
 }
 
-TEST_F(FilesTest, ChunkIdsAreNeverReused) {
+TEST_P(FilesTest, ChunkIdsAreNeverReused) {
   InodeId f = MkFile(kRootInode, "f");
   auto a = store_->Allocate(OpToken{}, f, {0}, targets_);
   ASSERT_OK(a);
@@ -232,7 +232,7 @@ TEST_F(FilesTest, ChunkIdsAreNeverReused) {
   EXPECT_GT((*b)[0].replicas[0].chunk, first);
 }
 
-TEST_F(FilesTest, ConcurrentAllocateOfOneIndexYieldsOneChunk) {
+TEST_P(FilesTest, ConcurrentAllocateOfOneIndexYieldsOneChunk) {
   InodeId f = MkFile(kRootInode, "f");
   constexpr int kThreads = 8;
   std::vector<std::vector<ChunkLayout>> got(kThreads);
@@ -263,7 +263,7 @@ TEST_F(FilesTest, ConcurrentAllocateOfOneIndexYieldsOneChunk) {
   EXPECT_TRUE(CheckProblems().empty());
 }
 
-TEST_F(FilesTest, CommitSizeOnlyGrowsAndVersionsTakeTheMaximum) {
+TEST_P(FilesTest, CommitSizeOnlyGrowsAndVersionsTakeTheMaximum) {
   InodeId f = MkFile(kRootInode, "f");
   auto l = store_->Allocate(OpToken{}, f, {0, 1}, targets_);
   ASSERT_OK(l);
@@ -287,7 +287,7 @@ TEST_F(FilesTest, CommitSizeOnlyGrowsAndVersionsTakeTheMaximum) {
   for (const Replica& rep : (*layout)[1].replicas) EXPECT_EQ(rep.version, 4u);
 }
 
-TEST_F(FilesTest, CommitErrors) {
+TEST_P(FilesTest, CommitErrors) {
   InodeId f = MkFile(kRootInode, "f");
   InodeId g = MkFile(kRootInode, "g");
   InodeId d = MkDir(kRootInode, "d");
@@ -328,7 +328,7 @@ TEST(SqliteStoreDurable, DurableCommitOnFileStore) {
 
 // ---- replay ----
 
-TEST_F(FilesTest, ReplayedMakeNodeReturnsTheRecordedOutcome) {
+TEST_P(FilesTest, ReplayedMakeNodeReturnsTheRecordedOutcome) {
   OpToken tok{session_, 1, 10};
   MakeNodeArgs a{kRootInode, "f", S_IFREG | 0644, 0, 0, 0, true, "", 100};
   auto first = store_->MakeNode(tok, a, T(200));
@@ -344,7 +344,7 @@ TEST_F(FilesTest, ReplayedMakeNodeReturnsTheRecordedOutcome) {
   EXPECT_CODE(next, kExists);
 }
 
-TEST_F(FilesTest, ReplayedFailureStaysAFailure) {
+TEST_P(FilesTest, ReplayedFailureStaysAFailure) {
   MkFile(kRootInode, "f");
   OpToken tok{session_, 2, 1};
   MakeNodeArgs a{kRootInode, "f", S_IFREG | 0644, 0, 0, 0, true, "", 100};
@@ -357,7 +357,7 @@ TEST_F(FilesTest, ReplayedFailureStaysAFailure) {
   EXPECT_EQ(Find(kRootInode, "f"), InodeId());
 }
 
-TEST_F(FilesTest, ReplayedUnlinkAndRenameDoNotFail) {
+TEST_P(FilesTest, ReplayedUnlinkAndRenameDoNotFail) {
   MkFile(kRootInode, "f");
   MkFile(kRootInode, "g");
   OpToken t1{session_, 0, 1};
@@ -369,7 +369,7 @@ TEST_F(FilesTest, ReplayedUnlinkAndRenameDoNotFail) {
   EXPECT_CODE(store_->Unlink(OpToken{session_, 0, 3}, kRootInode, "f", T(204)), kNotFound);
 }
 
-TEST_F(FilesTest, ReplayedOpenReturnsTheSameHandle) {
+TEST_P(FilesTest, ReplayedOpenReturnsTheSameHandle) {
   InodeId f = MkFile(kRootInode, "f");
   OpToken tok{session_, 4, 1};
   auto h = store_->Open(tok, session_, f, O_RDWR, T(200));
@@ -384,7 +384,7 @@ TEST_F(FilesTest, ReplayedOpenReturnsTheSameHandle) {
   EXPECT_OK(store_->Release(rel, h->handle));  // not kBadHandle
 }
 
-TEST_F(FilesTest, ReplayedAllocateCommitSetAttrLink) {
+TEST_P(FilesTest, ReplayedAllocateCommitSetAttrLink) {
   InodeId f = MkFile(kRootInode, "f");
   OpToken ta{session_, 5, 1};
   auto l1 = store_->Allocate(ta, f, {0, 1}, targets_);
@@ -420,7 +420,7 @@ TEST_F(FilesTest, ReplayedAllocateCommitSetAttrLink) {
   EXPECT_EQ(again->nlink, 2u);
 }
 
-TEST_F(FilesTest, ReplaySlotsAreIndependentAndCleanedWithTheSession) {
+TEST_P(FilesTest, ReplaySlotsAreIndependentAndCleanedWithTheSession) {
   OpToken a{session_, 1, 7};
   OpToken b{session_, 2, 7};
   MakeNodeArgs x{kRootInode, "x", S_IFDIR | 0755, 0, 0, 0, true, "", 0};
@@ -435,7 +435,7 @@ TEST_F(FilesTest, ReplaySlotsAreIndependentAndCleanedWithTheSession) {
 
 // ---- cluster ----
 
-TEST_F(StoreTest, RegisterNodeAndVolumes) {
+TEST_P(StoreTest, RegisterNodeAndVolumes) {
   NodeRecord n;
   n.host_id = "h1";
   n.hostname = "one";
@@ -495,7 +495,7 @@ TEST_F(StoreTest, RegisterNodeAndVolumes) {
   EXPECT_EQ((*nodes)[1].node, NodeId(50));
 }
 
-TEST_F(StoreTest, UpdateVolumes) {
+TEST_P(StoreTest, UpdateVolumes) {
   auto targets = testing::RegisterTargets(*store_, 3, 2);
   ASSERT_EQ(targets.size(), 2u);
   VolumeRecord by_id{targets[0].volume, NodeId(3), "", "", 1000, 10, 7};
@@ -519,7 +519,7 @@ TEST_F(StoreTest, UpdateVolumes) {
 
 // ---- garbage and reports ----
 
-TEST_F(StoreTest, GarbageQueuePerNode) {
+TEST_P(StoreTest, GarbageQueuePerNode) {
   auto n1 = testing::RegisterTargets(*store_, 1, 1);
   auto n2 = testing::RegisterTargets(*store_, 2, 1);
   std::vector<ReplicaTarget> both = {n1[0], n2[0]};
@@ -549,7 +549,7 @@ TEST_F(StoreTest, GarbageQueuePerNode) {
   EXPECT_EQ(Counts().garbage_chunks, 4u);
 }
 
-TEST_F(StoreTest, ListChunksPagesOverLayoutsAndGarbage) {
+TEST_P(StoreTest, ListChunksPagesOverLayoutsAndGarbage) {
   auto targets = testing::RegisterTargets(*store_, 1, 2);
   InodeId f = MkFile(kRootInode, "f");
   InodeId g = MkFile(kRootInode, "g");
@@ -593,7 +593,7 @@ TEST_F(StoreTest, ListChunksPagesOverLayoutsAndGarbage) {
   EXPECT_CODE(store_->ListChunks(ChunkId(), 0, &eof), kInvalidArgument);
 }
 
-TEST_F(StoreTest, CountsEverything) {
+TEST_P(StoreTest, CountsEverything) {
   auto targets = testing::RegisterTargets(*store_, 1, 1);
   InodeId d = MkDir(kRootInode, "d");
   InodeId f = MkFile(d, "f");
@@ -613,6 +613,8 @@ TEST_F(StoreTest, CountsEverything) {
   EXPECT_EQ(c.open_handles, 1u);
   EXPECT_EQ(c.garbage_chunks, 0u);
 }
+
+T0FS_STORE_TEST_SUITE(FilesTest);
 
 }  // namespace
 }  // namespace t0fs::meta

@@ -1,4 +1,4 @@
-// SqliteStore::Check against random workloads, injected corruption, many
+// MetaStore::Check against random workloads, injected corruption, many
 // threads, and kill -9 of a process in the middle of its transactions.
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -11,7 +11,7 @@
 #include <random>
 #include <thread>
 
-#include "meta/store/sqlite_db.h"
+#include "meta/store/sqlite/sqlite_db.h"
 #include "meta/store/store_test_util.h"
 
 namespace t0fs::meta {
@@ -29,7 +29,7 @@ std::string Join(const std::vector<std::string>& lines) {
   return out;
 }
 
-TEST_F(StoreTest, CheckIsCleanAfterARandomWorkload) {
+TEST_P(StoreTest, CheckIsCleanAfterARandomWorkload) {
   auto targets = testing::RegisterTargets(*store_, 1, 3);
   SessionId session = NewSession();
   RandomWorkload work(*store_, 7, session, targets);
@@ -49,7 +49,7 @@ TEST_F(StoreTest, CheckIsCleanAfterARandomWorkload) {
   EXPECT_EQ(Counts().open_handles, 0u);
 }
 
-TEST_F(StoreTest, ConcurrentWorkloadsStayConsistent) {
+TEST_P(StoreTest, ConcurrentWorkloadsStayConsistent) {
   auto targets = testing::RegisterTargets(*store_, 1, 2);
   constexpr int kThreads = 4;
   std::vector<std::thread> threads;
@@ -82,7 +82,7 @@ TEST_F(StoreTest, ConcurrentWorkloadsStayConsistent) {
   EXPECT_TRUE(problems.empty()) << Join(problems);
 }
 
-TEST_F(StoreTest, ConcurrentCreatesAndRenamesIntoOneDirectory) {
+TEST_P(StoreTest, ConcurrentCreatesAndRenamesIntoOneDirectory) {
   InodeId shared = MkDir(kRootInode, "shared");
   constexpr int kThreads = 4;
   constexpr int kFiles = 100;

@@ -1,4 +1,4 @@
-// SqliteStore::ReadDir: dot entries, cookies, attributes, and paging that
+// MetaStore::ReadDir: dot entries, cookies, attributes, and paging that
 // survives concurrent inserts and removals.
 #include <sys/stat.h>
 
@@ -14,7 +14,7 @@ namespace {
 using testing::StoreTest;
 using testing::T;
 
-TEST_F(StoreTest, ReadDirDotsCookiesAndAttrs) {
+TEST_P(StoreTest, ReadDirDotsCookiesAndAttrs) {
   InodeId d = MkDir(kRootInode, "d");
   InodeId a = MkFile(d, "a");
   InodeId b = MkDir(d, "b");
@@ -58,7 +58,7 @@ TEST_F(StoreTest, ReadDirDotsCookiesAndAttrs) {
   EXPECT_CODE(store_->ReadDir(d, 0, 0, false, &eof), kInvalidArgument);
 }
 
-TEST_F(StoreTest, ReadDirOneEntryAtATime) {
+TEST_P(StoreTest, ReadDirOneEntryAtATime) {
   InodeId d = MkDir(kRootInode, "d");
   MkFile(d, "x");
   MkFile(d, "y");
@@ -93,7 +93,7 @@ TEST_F(StoreTest, ReadDirOneEntryAtATime) {
 // are removed (some already listed, some not) and new ones are created. Every
 // entry that exists for the whole listing appears exactly once; no entry
 // appears twice.
-TEST_F(StoreTest, ReadDirPagingSurvivesConcurrentChanges) {
+TEST_P(StoreTest, ReadDirPagingSurvivesConcurrentChanges) {
   constexpr int kEntries = 5000;
   InodeId d = MkDir(kRootInode, "big");
   std::vector<std::string> names;

@@ -1,12 +1,19 @@
-#include "meta/store/sqlite_schema.h"
+#include "meta/store/sqlite/sqlite_schema.h"
 
-namespace t0fs::meta {
+#include <fmt/format.h>
+
+#include "common/logging.h"
+
+namespace t0fs::meta::sqlite {
 
 // Conventions (kept portable to PostgreSQL: there, AUTOINCREMENT becomes
 // GENERATED ALWAYS AS IDENTITY and BLOB becomes BYTEA):
 //  - AUTOINCREMENT ids are never reused, even after the row with the largest
-//    id is deleted: inode numbers, dentry ids (readdir cookies), chunk ids and
-//    garbage entry ids (acknowledged by data nodes) rely on that.
+//    id is deleted: inode numbers, chunk ids and garbage entry ids
+//    (acknowledged by data nodes) rely on that. sqlite_sequence holds the
+//    largest id ever used per table: the engine's named counters.
+//  - Listing cookies are per directory: a dentry's `seq` comes from its
+//    directory's `entry_seq` counter, so no global id grows with every entry.
 //  - Times are (seconds, nanoseconds) column pairs.
 //  - No foreign keys: Check() verifies references, so that corruption can be
 //    detected and reported rather than made impossible to load.
@@ -35,18 +42,19 @@ CREATE TABLE inodes (
   target     BLOB,
   replicas   INTEGER NOT NULL DEFAULT 1,
   placement  INTEGER NOT NULL DEFAULT 0,
-  placement_nodes TEXT NOT NULL DEFAULT ''
+  placement_nodes TEXT NOT NULL DEFAULT '',
+  parent     INTEGER NOT NULL DEFAULT 0,
+  entry_seq  INTEGER NOT NULL DEFAULT 0
 );
 
 CREATE TABLE dentries (
-  id     INTEGER PRIMARY KEY AUTOINCREMENT,
   parent INTEGER NOT NULL,
   name   BLOB NOT NULL,
   ino    INTEGER NOT NULL,
-  UNIQUE (parent, name)
-);
-CREATE INDEX dentries_by_parent_id ON dentries (parent, id);
-CREATE INDEX dentries_by_ino ON dentries (ino);
+  seq    INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (parent, name)
+) WITHOUT ROWID;
+CREATE INDEX dentries_by_parent_seq ON dentries (parent, seq);
 
 CREATE TABLE xattrs (
   ino   INTEGER NOT NULL,
@@ -139,6 +147,12 @@ CREATE INDEX replicas_by_node ON replicas (node);
 
 // Version 1 → 2: objectives on inodes (replicas, placement, allowed nodes),
 // the administrative state of nodes (draining), replicas by node.
+// Version 2 → 3: listing cookies per directory instead of a global dentry id
+// (dentries keyed by (parent, name), `seq` from the directory's `entry_seq`;
+// an existing entry keeps its old id as its seq, so cookies do not change),
+// and a directory's parent on its inode (`parent`: the root and removed
+// directories name themselves; 0 for other types). The temporary index keeps
+// the parent lookup linear on large databases.
 const char* const kMigrations[] = {
     R"sql(
 ALTER TABLE inodes ADD COLUMN replicas INTEGER NOT NULL DEFAULT 1;
@@ -147,6 +161,62 @@ ALTER TABLE inodes ADD COLUMN placement_nodes TEXT NOT NULL DEFAULT '';
 ALTER TABLE nodes ADD COLUMN admin_state INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX replicas_by_node ON replicas (node);
 )sql",
+    R"sql(
+ALTER TABLE inodes ADD COLUMN parent INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE inodes ADD COLUMN entry_seq INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE dentries_v3 (
+  parent INTEGER NOT NULL,
+  name   BLOB NOT NULL,
+  ino    INTEGER NOT NULL,
+  seq    INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (parent, name)
+) WITHOUT ROWID;
+INSERT INTO dentries_v3 (parent, name, ino, seq) SELECT parent, name, ino, id FROM dentries;
+DROP TABLE dentries;
+ALTER TABLE dentries_v3 RENAME TO dentries;
+CREATE INDEX dentries_by_parent_seq ON dentries (parent, seq);
+CREATE INDEX dentries_migration_by_ino ON dentries (ino);
+UPDATE inodes SET
+  parent = COALESCE((SELECT MIN(d.parent) FROM dentries d WHERE d.ino = inodes.ino), ino),
+  entry_seq = (SELECT COALESCE(MAX(d.seq), 0) FROM dentries d WHERE d.parent = inodes.ino)
+  WHERE (mode & 61440) = 16384;
+DROP INDEX dentries_migration_by_ino;
+)sql",
 };
 
-}  // namespace t0fs::meta
+Result<bool> PrepareSchema(Db& db, const std::string& path) {
+  ASSIGN_OR_RETURN(auto version, db.QueryInt("PRAGMA user_version"));
+  const int64_t v = version.value_or(0);
+  if (v == 0) {
+    ASSIGN_OR_RETURN(auto tables,
+                     db.QueryInt("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND "
+                                 "name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"));
+    if (tables.value_or(0) > 0) {
+      return Status(StatusCode::kMetaSchema,
+                    fmt::format("{} is not a t0fs metadata database: it has tables but no t0fs "
+                                "schema version",
+                                path));
+    }
+    RETURN_IF_ERROR(db.Exec(kSchemaSql));
+  } else if (v > kSchemaVersion) {
+    return Status(StatusCode::kMetaSchema,
+                  fmt::format("{}: metadata schema version {} is newer than this build supports "
+                              "({}); run a newer t0fs",
+                              path, v, kSchemaVersion));
+  } else if (v < 1) {
+    return Status(StatusCode::kMetaSchema,
+                  fmt::format("{}: unknown metadata schema version {} (this build knows {})", path,
+                              v, kSchemaVersion));
+  } else {
+    for (int64_t from = v; from < kSchemaVersion; ++from) {
+      RETURN_IF_ERROR(db.Exec(kMigrations[from - 1]));
+      LOG_INFO("{}: metadata schema migrated from version {} to {}", path, from, from + 1);
+    }
+  }
+  if (v != kSchemaVersion) {
+    RETURN_IF_ERROR(db.Exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion)));
+  }
+  return v == 0;
+}
+
+}  // namespace t0fs::meta::sqlite

@@ -1,0 +1,64 @@
+// The service's policy: default chunk sizes and what objectives are accepted.
+#include "meta/policy.h"
+
+#include <gtest/gtest.h>
+
+namespace t0fs::meta {
+namespace {
+
+InodeAttr Dir(Placement placement, uint64_t chunk_size) {
+  InodeAttr dir;
+  dir.mode = 040755;
+  dir.placement = placement;
+  dir.chunk_size = chunk_size;
+  return dir;
+}
+
+// New files take the large local chunk size under placement=local (Tier 0:
+// one chunk file per file), the ordinary one under placement=spread, and a
+// directory's explicit chunk size over both.
+TEST(Policy, LocalPlacementTakesTheLocalChunkSize) {
+  MetaConfig config;
+  config.chunk_size.bytes = 1 << 20;
+  config.local_chunk_size.bytes = uint64_t{64} << 30;
+  EXPECT_EQ(NewFileChunkSize(Dir(Placement::kLocal, 0), config), uint64_t{64} << 30);
+  EXPECT_EQ(NewFileChunkSize(Dir(Placement::kSpread, 0), config), uint64_t{1} << 20);
+  EXPECT_EQ(NewFileChunkSize(Dir(Placement::kLocal, 8 << 20), config), uint64_t{8} << 20);
+  EXPECT_EQ(NewFileChunkSize(Dir(Placement::kSpread, 8 << 20), config), uint64_t{8} << 20);
+  config.local_chunk_size.bytes = 0;  // 0 = chunk-size
+  EXPECT_EQ(NewFileChunkSize(Dir(Placement::kLocal, 0), config), uint64_t{1} << 20);
+}
+
+TEST(Policy, ObjectiveRanges) {
+  EXPECT_TRUE(ValidateObjective(Objective{1, Placement::kLocal, {}, 0}).ok());
+  EXPECT_TRUE(ValidateObjective(Objective{16, Placement::kSpread, {NodeId(3)}, 4096}).ok());
+  EXPECT_TRUE(ValidateObjective(Objective{2, Placement::kLocal, {}, 64 << 20}).ok());
+  for (uint32_t replicas : {0u, 17u, 1000u}) {
+    EXPECT_EQ(ValidateObjective(Objective{replicas, Placement::kLocal, {}, 0}).code(),
+              StatusCode::kInvalidArgument)
+        << replicas;
+  }
+  for (uint64_t chunk :
+       {uint64_t{1}, uint64_t{100}, uint64_t{4095}, uint64_t{4097}, uint64_t{6144}}) {
+    EXPECT_EQ(ValidateObjective(Objective{1, Placement::kLocal, {}, chunk}).code(),
+              StatusCode::kInvalidArgument)
+        << chunk;
+  }
+}
+
+TEST(Policy, ChunkSizeSettings) {
+  MetaConfig config;
+  EXPECT_TRUE(ValidateChunkSizes(config).ok());  // the defaults
+  config.chunk_size.bytes = 0;
+  EXPECT_EQ(ValidateChunkSizes(config).code(), StatusCode::kInvalidArgument);
+  config.chunk_size.bytes = 1000;
+  EXPECT_EQ(ValidateChunkSizes(config).code(), StatusCode::kInvalidArgument);
+  config.chunk_size.bytes = 8192;
+  config.local_chunk_size.bytes = 0;
+  EXPECT_TRUE(ValidateChunkSizes(config).ok());
+  config.local_chunk_size.bytes = 5000;
+  EXPECT_EQ(ValidateChunkSizes(config).code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace t0fs::meta

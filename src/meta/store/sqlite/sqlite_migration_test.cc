@@ -1,0 +1,156 @@
+// An existing database opens: a schema-2 database written by the code before
+// the engine seam (testdata/v2_store.sql, made through a real mount) is
+// migrated in place at open, keeps every name, attribute, layout, session and
+// listing cookie, passes Check and takes new operations.
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "meta/store/sqlite/sqlite_db.h"
+#include "meta/store/store_test_util.h"
+
+namespace t0fs::meta {
+namespace {
+
+using testing::T;
+using testing::TempDir;
+
+std::string ReadFixture(const std::string& name) {
+  std::ifstream in(std::string(T0FS_STORE_TESTDATA) + "/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Writes the fixture into a new database file at `path` (raw SQL, as the old
+// code left it) and returns its user_version afterwards.
+int64_t LoadFixture(const std::string& path, const std::string& name) {
+  auto raw = sqlite::Db::Open(path, std::chrono::milliseconds(1000));
+  EXPECT_OK(raw);
+  if (!raw.ok()) return -1;
+  std::string script = ReadFixture(name);
+  EXPECT_FALSE(script.empty()) << name;
+  EXPECT_OK(raw->Exec(script));
+  auto v = raw->QueryInt("PRAGMA user_version");
+  return v.ok() ? v->value_or(-1) : -1;
+}
+
+int64_t UserVersion(const std::string& path) {
+  auto raw = sqlite::Db::Open(path, std::chrono::milliseconds(1000));
+  if (!raw.ok()) return -1;
+  auto v = raw->QueryInt("PRAGMA user_version");
+  return v.ok() ? v->value_or(-1) : -1;
+}
+
+InodeId Walk(MetaStore& store, std::initializer_list<const char*> path) {
+  InodeId cur = kRootInode;
+  for (const char* name : path) {
+    auto attr = store.Lookup(cur, name);
+    if (!attr.ok()) return InodeId();
+    cur = attr->ino;
+  }
+  return cur;
+}
+
+std::vector<DirEntry> ListAll(MetaStore& store, InodeId dir, uint64_t cookie = 0) {
+  std::vector<DirEntry> out;
+  bool eof = false;
+  while (!eof) {
+    auto page = store.ReadDir(dir, cookie, 7, false, &eof);
+    EXPECT_OK(page);
+    if (!page.ok()) break;
+    for (const DirEntry& e : *page) {
+      out.push_back(e);
+      cookie = e.cookie;
+    }
+  }
+  return out;
+}
+
+TEST(SqliteMigration, SchemaTwoDatabaseOpensAndKeepsEverything) {
+  TempDir dir;
+  const std::string path = dir.File("meta.db");
+  ASSERT_EQ(LoadFixture(path, "v2_store.sql"), 2);
+  auto store = testing::OpenOrDie(path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(UserVersion(path), 3);
+  EXPECT_EQ(store->cluster_id(), "ab7bdd16-6eae-40a8-a9d0-bff2a9078e6a");
+  auto problems = store->Check();
+  ASSERT_OK(problems);
+  EXPECT_TRUE(problems->empty()) << problems->front();
+
+  // Names, hard links, symlinks, xattrs, sizes, layouts, objectives.
+  InodeId hello = Walk(*store, {"a", "hello"});
+  ASSERT_EQ(hello, InodeId(7));
+  EXPECT_EQ(Walk(*store, {"d", "hardlink"}), hello);
+  EXPECT_EQ(store->GetAttr(hello)->nlink, 2u);
+  EXPECT_EQ(*store->GetXattr(hello, "user.k"), "value");
+  EXPECT_EQ(*store->ReadLink(Walk(*store, {"d", "symlink"})), "../a/hello");
+  EXPECT_TRUE(S_ISFIFO(store->Lookup(Walk(*store, {"d"}), "fifo")->mode));
+  InodeId data = Walk(*store, {"a", "b", "data"});
+  ASSERT_TRUE(data.valid());
+  EXPECT_EQ(*store->GetXattr(data, "user.bin"), std::string("\0\xff\0", 3));
+  auto data_attr = store->GetAttr(data);
+  ASSERT_OK(data_attr);
+  EXPECT_EQ(data_attr->size, 200000u);
+  EXPECT_EQ(data_attr->chunk_size, 65536u);
+  EXPECT_EQ(data_attr->placement, Placement::kSpread);
+  auto layout = store->GetLayout(data, 0, 100);
+  ASSERT_OK(layout);
+  ASSERT_EQ(layout->size(), 4u);
+  EXPECT_EQ((*layout)[3].index, 3u);
+  EXPECT_EQ((*layout)[3].replicas.at(0).node, NodeId(1));
+  EXPECT_EQ(store->GetObjective(Walk(*store, {"a", "b", "after-objective"}))->placement,
+            Placement::kSpread);
+  EXPECT_EQ(Walk(*store, {"a", "moved"}), InodeId(20));
+  EXPECT_FALSE(Walk(*store, {"empty"}).valid());
+
+  // "..": the parent of every directory came over.
+  InodeId c = Walk(*store, {"a", "b", "c"});
+  EXPECT_EQ(store->Lookup(c, "..")->ino, Walk(*store, {"a", "b"}));
+  EXPECT_EQ(store->Lookup(Walk(*store, {"a"}), "..")->ino, kRootInode);
+  EXPECT_EQ(store->Lookup(kRootInode, "..")->ino, kRootInode);
+
+  // Listings keep their order, and cookies handed out by the old code still
+  // resume where they did (cookie = old dentry id + 2).
+  InodeId d = Walk(*store, {"d"});
+  std::vector<DirEntry> listed = ListAll(*store, d);
+  ASSERT_EQ(listed.size(), 2u + 3 + 27);
+  EXPECT_EQ(listed[2].name, "hardlink");
+  EXPECT_EQ(listed[2].cookie, 10u);
+  EXPECT_EQ(listed[5].name, "f1");
+  EXPECT_EQ(listed.back().name, "f30");
+  std::vector<DirEntry> resumed = ListAll(*store, d, 21);  // after f9 (dentry 19)
+  ASSERT_FALSE(resumed.empty());
+  EXPECT_EQ(resumed.front().name, "f11");
+  EXPECT_EQ(resumed.size(), 20u);
+
+  // New operations: new names list last, inode numbers continue, renames
+  // move parents, the killed mount's session still holds its unlinked file.
+  MakeNodeArgs f{d, "new", S_IFREG | 0644, 0, 0, 0, true, "", 65536};
+  auto made = store->MakeNode(OpToken{}, f, T(2000000000));
+  ASSERT_OK(made);
+  EXPECT_GT(made->attr.ino.value(), 45u);
+  EXPECT_EQ(ListAll(*store, d).back().name, "new");
+  ASSERT_OK(
+      store->Rename(OpToken{}, Walk(*store, {"a", "b"}), "c", kRootInode, "c", 0, T(2000000001)));
+  EXPECT_EQ(store->Lookup(c, "..")->ino, kRootInode);
+  EXPECT_EQ(store->GetAttr(InodeId(44))->nlink, 0u);
+  EXPECT_EQ(store->Counts()->open_handles, 1u);
+  ASSERT_OK(store->CloseSession(SessionId(1)));
+  EXPECT_CODE(store->GetAttr(InodeId(44)), kNotFound);
+  problems = store->Check();
+  ASSERT_OK(problems);
+  EXPECT_TRUE(problems->empty()) << problems->front();
+
+  // Reopening a migrated database does not migrate again.
+  store.reset();
+  store = testing::OpenOrDie(path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(Walk(*store, {"c"}), c);
+}
+
+}  // namespace
+}  // namespace t0fs::meta

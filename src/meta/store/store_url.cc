@@ -1,0 +1,56 @@
+#include "meta/store/store_url.h"
+
+#include <fmt/format.h>
+
+namespace t0fs::meta {
+namespace {
+
+constexpr std::string_view kStoreUrlForms =
+    "sqlite:///abs/path.db, sqlite://rel/path.db or sqlite::memory:";
+
+Status BadStoreUrl(std::string_view url, std::string_view why) {
+  return Status(StatusCode::kInvalidArgument,
+                fmt::format("metadata store URL '{}': {} (expected {})", url, why, kStoreUrlForms));
+}
+
+}  // namespace
+
+Result<StoreLocation> ParseStoreUrl(std::string_view url) {
+  if (url == "sqlite::memory:") return StoreLocation{StoreLocation::Engine::kSqlite, ":memory:"};
+  const size_t sep = url.find("://");
+  if (sep == std::string_view::npos) return BadStoreUrl(url, "no scheme");
+  const std::string_view scheme = url.substr(0, sep);
+  const std::string_view rest = url.substr(sep + 3);
+  if (scheme == "sqlite") {
+    if (rest.empty()) return BadStoreUrl(url, "no database path");
+    return StoreLocation{StoreLocation::Engine::kSqlite, std::string(rest)};
+  }
+  if (scheme == "postgresql" || scheme == "postgres") {
+    return BadStoreUrl(url, "PostgreSQL metadata stores are not supported yet");
+  }
+  return BadStoreUrl(url, fmt::format("unknown scheme '{}'", scheme));
+}
+
+Result<std::string> StoreUrlFromFlags(std::string_view store, std::string_view db) {
+  if (!store.empty() && !db.empty()) {
+    return Status(
+        StatusCode::kInvalidArgument,
+        fmt::format("give the metadata store once: --store {} or --db {}, not both", store, db));
+  }
+  if (!store.empty()) return std::string(store);
+  return fmt::format("sqlite://{}", db.empty() ? std::string_view("meta.db") : db);
+}
+
+Result<std::unique_ptr<MetaStore>> OpenStore(const StoreLocation& location,
+                                             const SqliteStoreOptions& sqlite) {
+  switch (location.engine) {
+    case StoreLocation::Engine::kSqlite: {
+      ASSIGN_OR_RETURN(std::unique_ptr<SqliteStore> store,
+                       SqliteStore::Open(location.path, sqlite));
+      return std::unique_ptr<MetaStore>(std::move(store));
+    }
+  }
+  return Status(StatusCode::kInternal, "unknown metadata store engine");
+}
+
+}  // namespace t0fs::meta

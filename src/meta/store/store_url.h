@@ -1,0 +1,42 @@
+// Choosing a metadata store by URL (`t0fs meta --store URL`):
+//
+//   sqlite:///var/lib/t0fs/meta.db   a SQLite database file, absolute path
+//   sqlite://meta.db                 a SQLite database file, relative path
+//   sqlite::memory:                  a private in-memory store (tests)
+//
+// postgresql:// (and postgres://) is reserved for the PostgreSQL store, not
+// supported yet. Anything else is refused with one line naming the URL and
+// the forms above.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "meta/store/meta_store.h"
+#include "meta/store/sqlite_store.h"
+
+namespace t0fs::meta {
+
+struct StoreLocation {
+  enum class Engine { kSqlite };
+  Engine engine = Engine::kSqlite;
+  // kSqlite: the database file, or ":memory:".
+  std::string path;
+};
+
+// kInvalidArgument (one line) for an unknown scheme, a missing path, or a
+// scheme this build does not support yet.
+Result<StoreLocation> ParseStoreUrl(std::string_view url);
+
+// The store URL of `t0fs meta` from its flags: --store URL, or the older
+// --db PATH meaning sqlite://PATH; neither: sqlite://meta.db. Both given:
+// kInvalidArgument.
+Result<std::string> StoreUrlFromFlags(std::string_view store, std::string_view db);
+
+// Opens (or creates) the store at `location`.
+Result<std::unique_ptr<MetaStore>> OpenStore(const StoreLocation& location,
+                                             const SqliteStoreOptions& sqlite = {});
+
+}  // namespace t0fs::meta
