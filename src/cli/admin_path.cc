@@ -66,7 +66,7 @@ std::string DescribeObjective(const pb::Objective& o) {
   std::string nodes;
   for (uint64_t n : o.nodes()) nodes += (nodes.empty() ? "" : ",") + std::to_string(n);
   return fmt::format("replicas={} placement={}{}{}", o.replicas(),
-                     o.placement() == 0 ? "local" : "spread",
+                     o.placement() == pb::PLACEMENT_LOCAL ? "local" : "spread",
                      nodes.empty() ? "" : " nodes=" + nodes,
                      o.chunk_size() == 0 ? "" : " chunk-size=" + FormatByteSize(o.chunk_size()));
 }

@@ -118,7 +118,7 @@ Status BelowObjectiveOnDownNodes(AdminTarget& t, const MetaChunkList& chunks,
         std::set<uint64_t> healthy, readable;
         std::vector<uint64_t> on_down;
         for (const auto& r : c.replicas()) {
-          if (r.state() != 0) continue;
+          if (r.state() != pb::REPLICA_HEALTHY) continue;
           healthy.insert(r.node());
           if (down(r.node())) {
             on_down.push_back(r.node());

@@ -58,8 +58,8 @@ int RunLayout(LayoutState& s) {
     if (rsp.layout().chunks_size() == 0) break;
     first = rsp.layout().chunks(rsp.layout().chunks_size() - 1).index() + 1;
   }
-  auto state_name = [](uint32_t state) {
-    return state == 0 ? "healthy" : state == 1 ? "stale" : "pending";
+  auto state_name = [](pb::ReplicaState state) {
+    return state == pb::REPLICA_HEALTHY ? "healthy" : state == pb::REPLICA_STALE ? "stale" : "pending";
   };
   auto is_local = [&](uint64_t node) {
     if (s.node_id != 0) return node == s.node_id;
@@ -77,7 +77,7 @@ int RunLayout(LayoutState& s) {
     for (const auto& r : c.replicas()) {
       ci.replicas.push_back(client::ReplicaInfo{NodeId(r.node()), VolumeId(r.volume()),
                                                 ChunkId(r.chunk()), r.version(), is_local(r.node()),
-                                                r.state()});
+                                                static_cast<client::ReplicaState>(r.state())});
       if (viewer == 0 && is_local(r.node())) viewer = r.node();
     }
     info.chunks.push_back(std::move(ci));
@@ -126,7 +126,7 @@ int RunLayout(LayoutState& s) {
       reps += fmt::format("  node {}{} chunk {} v{}{}{}", r.node(),
                           it == nodes.end() ? "" : " (" + it->second->address() + ")", r.chunk(),
                           r.version(),
-                          r.state() == 0 ? "" : fmt::format(" [{}]", state_name(r.state())),
+                          r.state() == pb::REPLICA_HEALTHY ? "" : fmt::format(" [{}]", state_name(r.state())),
                           is_local(r.node()) ? " [local]" : "");
     }
     fmt::print("  #{:<6}{}\n", c.index(), reps);

@@ -17,7 +17,7 @@ struct NodeState {
   uint64_t node = 0;
 };
 
-int RunNodeAdmin(NodeState& s, uint32_t admin_state) {
+int RunNodeAdmin(NodeState& s, pb::NodeAdminState admin_state) {
   auto target = ConnectAdmin(s.admin);
   if (!target.ok()) return Fail("node", target.status());
   pb::NodeAdminReq req;
@@ -26,7 +26,7 @@ int RunNodeAdmin(NodeState& s, uint32_t admin_state) {
   pb::Empty rsp;
   Status st = target->channel->Call(rpc::Method::kNodeAdmin, req, &rsp);
   if (!st.ok()) return Fail("node", st);
-  if (admin_state == 1) {
+  if (admin_state == pb::NODE_DRAINING) {
     fmt::print("node {} is draining: its chunks move to other nodes (progress: t0fs status)\n",
                s.node);
   } else {
@@ -45,12 +45,12 @@ void RegisterNode(CLI::App& app, int* exit_code) {
       cmd->add_subcommand("drain", "Move every chunk off a node (it takes no new data meanwhile)");
   d->add_option("ID", drain->node, "node id (t0fs status)")->required();
   drain->admin.Register(d);
-  d->callback([drain, exit_code] { *exit_code = RunNodeAdmin(*drain, 1); });
+  d->callback([drain, exit_code] { *exit_code = RunNodeAdmin(*drain, pb::NODE_DRAINING); });
   auto undrain = std::make_shared<NodeState>();
   auto* u = cmd->add_subcommand("undrain", "Let a drained node take data again");
   u->add_option("ID", undrain->node, "node id")->required();
   undrain->admin.Register(u);
-  u->callback([undrain, exit_code] { *exit_code = RunNodeAdmin(*undrain, 0); });
+  u->callback([undrain, exit_code] { *exit_code = RunNodeAdmin(*undrain, pb::NODE_ACTIVE); });
 }
 
 }  // namespace t0fs::cli

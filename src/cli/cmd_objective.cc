@@ -40,7 +40,7 @@ Result<pb::Objective> ParseObjective(const std::vector<std::string>& items, pb::
         return Status(StatusCode::kInvalidArgument,
                       fmt::format("placement must be local or spread, not '{}'", value));
       }
-      base.set_placement(value == "local" ? 0 : 1);
+      base.set_placement(value == "local" ? pb::PLACEMENT_LOCAL : pb::PLACEMENT_SPREAD);
     } else if (key == "nodes") {
       base.clear_nodes();
       size_t pos = 0;
@@ -124,7 +124,7 @@ int RunObjective(ObjectiveState& s, bool set) {
     fmt::print("{}\n",
                nlohmann::json{{"path", s.path},
                               {"replicas", rsp.objective().replicas()},
-                              {"placement", rsp.objective().placement() == 0 ? "local" : "spread"},
+                              {"placement", rsp.objective().placement() == pb::PLACEMENT_LOCAL ? "local" : "spread"},
                               {"nodes", nodes},
                               {"chunk_size", rsp.objective().chunk_size()},
                               {"changed", rsp.changed()}}

@@ -18,7 +18,7 @@ constexpr uint64_t kLayoutFetch = 256;
 // A capability this close to expiry is refreshed before use.
 constexpr uint64_t kCapMarginMs = 30000;
 
-bool Healthy(const ReplicaInfo& r) { return r.state == 0; }
+bool Healthy(const ReplicaInfo& r) { return r.state == ReplicaState::kHealthy; }
 
 bool Damaged(StatusCode code) {
   return code == StatusCode::kDataChecksum || code == StatusCode::kCorruption || code == StatusCode::kStale ||
@@ -32,7 +32,8 @@ CachedChunk ChunkFromWire(const pb::ChunkLayout& in, NodeId local) {
   out.info.index = in.index();
   for (const pb::Replica& r : in.replicas()) {
     out.info.replicas.push_back(ReplicaInfo{NodeId(r.node()), VolumeId(r.volume()), ChunkId(r.chunk()), r.version(),
-                                            NodeId(r.node()) == local && local.valid(), r.state()});
+                                            NodeId(r.node()) == local && local.valid(),
+                                            static_cast<ReplicaState>(r.state())});
   }
   out.cap = Capability{in.cap().mac(), in.cap().expiry_ms(), in.cap().rights()};
   return out;
@@ -163,10 +164,10 @@ Result<std::shared_ptr<ChunkFile>> ClientImpl::LocalFile(InodeState& st, const R
   return file;
 }
 
-void ClientImpl::ReportReplica(const ReplicaInfo& r, uint32_t reason, const Status& why) {
+void ClientImpl::ReportReplica(const ReplicaInfo& r, pb::ReportReason reason, const Status& why) {
   LOG_WARN("chunk {} on node {}: {}; reading another replica{}", r.chunk, r.node, why.ToString(),
-           reason != 3 ? " and reporting this one for repair" : "");
-  if (reason == 3) return;  // unreachable: meta learns that from heartbeats
+           reason != pb::REPORT_UNREACHABLE ? " and reporting this one for repair" : "");
+  if (reason == pb::REPORT_UNREACHABLE) return;  // meta learns that from heartbeats
   pb::ReportReplicaReq req;
   req.set_chunk(r.chunk.value());
   req.set_node(r.node.value());
@@ -244,9 +245,9 @@ Result<size_t> ClientImpl::ReadPiece(InodeState& st, uint64_t index, uint64_t of
     if (last.code() == StatusCode::kDataChecksum) counters_.checksum_errors++;
     if (order.size() == 1) break;
     if (Damaged(last.code())) {
-      ReportReplica(r, last.code() == StatusCode::kDataChecksum ? 1 : 2, last);
+      ReportReplica(r, last.code() == StatusCode::kDataChecksum ? pb::REPORT_CHECKSUM : pb::REPORT_STALE, last);
     } else if (rpc::IsTransportError(last.code())) {
-      ReportReplica(r, 3, last);
+      ReportReplica(r, pb::REPORT_UNREACHABLE, last);
     } else {
       break;  // e.g. a permission or argument error: another replica would say the same
     }
@@ -428,7 +429,7 @@ Status ClientImpl::CommitLocked(InodeState& st, HandleId handle, bool durable) {
         if (took) {
           r.version = std::max(r.version, version);
         } else if (Healthy(r)) {
-          r.state = 1;
+          r.state = ReplicaState::kStale;
         }
       }
     }

@@ -121,7 +121,7 @@ class ClientImpl final : public Client {
                                                bool for_write, bool direct, bool retry);
   Result<size_t> ReadReplica(InodeState& st, const ReplicaInfo& r, const Capability& cap, uint64_t offset,
                              std::span<std::byte> buf, bool direct, bool last_resort);
-  void ReportReplica(const ReplicaInfo& r, uint32_t reason, const Status& why);
+  void ReportReplica(const ReplicaInfo& r, pb::ReportReason reason, const Status& why);
   Result<std::unique_ptr<File>> OpenWith(const pb::OpenRsp& rsp, int flags);
   Result<Attr> MakeNode(pb::MakeNodeReq& req);
   Result<std::pair<Attr, std::string>> ResolveParent(std::string_view path);

@@ -29,7 +29,7 @@ namespace t0fs::client {
 inline uint64_t CommittedVersion(const ChunkInfo& c) {
   uint64_t v = 0;
   for (const ReplicaInfo& r : c.replicas) {
-    if (r.state == 0) v = std::max(v, r.version);
+    if (r.state == ReplicaState::kHealthy) v = std::max(v, r.version);
   }
   return v;
 }

@@ -52,7 +52,7 @@ PassthroughVerdict PassthroughEligibility(const LayoutInfo& layout, NodeId node)
     v.reason = node.valid() ? fmt::format("no replica on node {}", node) : "this host is not a data node";
     return v;
   }
-  if (local->state != 0) {
+  if (local->state != ReplicaState::kHealthy) {
     v.reason = fmt::format("the replica on node {} is not healthy (being repaired)", node);
     return v;
   }

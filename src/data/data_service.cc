@@ -205,15 +205,15 @@ Status DataService::Heartbeat() {
   }
   std::vector<uint64_t> done;
   for (const pb::NodeCommand& cmd : rsp.commands()) {
-    if (cmd.kind() == 2) {
+    if (cmd.kind() == pb::COMMAND_COPY) {
       copier_->Enqueue(cmd);
       continue;
     }
-    if (cmd.kind() == 3) {
+    if (cmd.kind() == pb::COMMAND_CHECK) {
       CheckReplicas(cmd);
       continue;
     }
-    if (cmd.kind() != 1) continue;  // unknown kinds are left for a newer node
+    if (cmd.kind() != pb::COMMAND_REMOVE) continue;  // unknown kinds are left for a newer node
     Status removed = store_.Remove(VolumeId(cmd.volume()), ChunkId(cmd.chunk()));
     if (removed.ok() || removed.code() == StatusCode::kDataNoVolume) {
       done.push_back(cmd.id());

@@ -33,7 +33,7 @@ void ToWire(const ChunkLayout& in, pb::ChunkLayout* out) {
     rep->set_volume(r.volume.value());
     rep->set_chunk(r.chunk.value());
     rep->set_version(r.version);
-    rep->set_state(static_cast<uint32_t>(r.state));
+    rep->set_state(static_cast<pb::ReplicaState>(r.state));
   }
 }
 

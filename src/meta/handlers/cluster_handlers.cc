@@ -89,7 +89,7 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         for (const GarbageChunk& g : garbage) {
           auto* cmd = rsp.add_commands();
           cmd->set_id(g.id);
-          cmd->set_kind(1);
+          cmd->set_kind(pb::COMMAND_REMOVE);
           cmd->set_chunk(g.chunk.value());
           cmd->set_volume(g.volume.value());
         }

@@ -1,5 +1,6 @@
 // Files: open/release handles, layouts, chunk allocation and commits.
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <fmt/format.h>
 
@@ -30,7 +31,7 @@ void MetaService::AddFileHandlers(HandlerList& h) {
         auto* layout = rsp.mutable_layout();
         layout->set_ino(req.ino());
         layout->set_chunk_size(opened.attr.chunk_size);
-        if ((opened.attr.mode & 0170000) == 0100000) {
+        if (S_ISREG(opened.attr.mode)) {
           ASSIGN_OR_RETURN(auto chunks, store_->GetLayout(opened.attr.ino, 0, kOpenLayoutChunks));
           for (const ChunkLayout& c : chunks) ToWire(c, layout->add_chunks());
           bool write = (req.flags() & O_ACCMODE) != O_RDONLY;

@@ -12,6 +12,15 @@ using rpc::Call;
 using rpc::Method;
 using rpc::Typed;
 
+// SetAttrReq.valid carries SetAttrMask bits as they are.
+constexpr bool SameBit(pb::SetAttrField wire, SetAttrMask mask) {
+  return static_cast<uint32_t>(wire) == static_cast<uint32_t>(mask);
+}
+static_assert(SameBit(pb::SET_MODE, kSetMode) && SameBit(pb::SET_UID, kSetUid) && SameBit(pb::SET_GID, kSetGid) &&
+              SameBit(pb::SET_SIZE, kSetSize) && SameBit(pb::SET_ATIME, kSetAtime) &&
+              SameBit(pb::SET_MTIME, kSetMtime) && SameBit(pb::SET_ATIME_NOW, kSetAtimeNow) &&
+              SameBit(pb::SET_MTIME_NOW, kSetMtimeNow) && SameBit(pb::SET_CTIME, kSetCtime));
+
 void MetaService::AddNamespaceHandlers(HandlerList& h) {
   h.emplace_back(Method::kLookup, Typed<pb::LookupReq, pb::AttrRsp>(
       [this](const pb::LookupReq& req, pb::AttrRsp& rsp, Call&) -> Status {

@@ -16,7 +16,7 @@ namespace {
 
 void ObjectiveToWire(const Objective& in, pb::Objective* out) {
   out->set_replicas(in.replicas);
-  out->set_placement(static_cast<uint32_t>(in.placement));
+  out->set_placement(static_cast<pb::Placement>(in.placement));
   for (NodeId n : in.nodes) out->add_nodes(n.value());
   out->set_chunk_size(in.chunk_size);
 }
@@ -29,7 +29,9 @@ void MetaService::AddObjectiveHandlers(HandlerList& h) {
         InodeId ino(req.ino());
         if (req.set()) {
           const pb::Objective& in = req.objective();
-          if (in.placement() > 1) return Status(StatusCode::kInvalidArgument, "placement must be local or spread");
+          if (in.placement() != pb::PLACEMENT_LOCAL && in.placement() != pb::PLACEMENT_SPREAD) {
+            return Status(StatusCode::kInvalidArgument, "placement must be local or spread");
+          }
           Objective obj;
           obj.replicas = in.replicas();
           obj.placement = static_cast<Placement>(in.placement());
@@ -54,7 +56,7 @@ void MetaService::AddObjectiveHandlers(HandlerList& h) {
       [this](const pb::ReportReplicaReq& req, pb::Empty&, Call& call) -> Status {
         ChunkId chunk(req.chunk());
         NodeId node(req.node());
-        if (req.reason() == 3) {
+        if (req.reason() == pb::REPORT_UNREACHABLE) {
           // Unreachable: health follows from heartbeats; nothing to mark.
           LOG_DEBUG("{} could not reach node {} for chunk {}", call.peer, node, chunk);
           return Status::Ok();
@@ -66,7 +68,9 @@ void MetaService::AddObjectiveHandlers(HandlerList& h) {
 
   h.emplace_back(Method::kNodeAdmin, Typed<pb::NodeAdminReq, pb::Empty>(
       [this](const pb::NodeAdminReq& req, pb::Empty&, Call& call) -> Status {
-        if (req.admin_state() > 1) return Status(StatusCode::kInvalidArgument, "admin state must be 0 or 1");
+        if (req.admin_state() != pb::NODE_ACTIVE && req.admin_state() != pb::NODE_DRAINING) {
+          return Status(StatusCode::kInvalidArgument, "admin state must be active or draining");
+        }
         auto state = static_cast<NodeAdminState>(req.admin_state());
         RETURN_IF_ERROR(store_->SetNodeAdminState(NodeId(req.node()), state));
         LOG_INFO("node {} set {} by {}", req.node(), state == NodeAdminState::kDraining ? "draining" : "active",
