@@ -55,7 +55,7 @@ Result<uint64_t> ResolveInode(AdminTarget& t, const std::string& path) {
     req.set_parent(ino);
     req.set_name(part);
     pb::AttrRsp rsp;
-    Status st = t.channel->Call(rpc::Method::kLookup, req, &rsp);
+    Status st = t.channel->Call<rpc::Method::kLookup>(req, &rsp);
     if (!st.ok()) return st.WithContext(path);
     ino = rsp.attr().ino();
   }

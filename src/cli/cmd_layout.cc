@@ -33,10 +33,10 @@ int RunLayout(LayoutState& s) {
   pb::GetAttrReq areq;
   areq.set_ino(*ino);
   pb::AttrRsp attr;
-  Status st = target->channel->Call(rpc::Method::kGetAttr, areq, &attr);
+  Status st = target->channel->Call<rpc::Method::kGetAttr>(areq, &attr);
   if (!st.ok()) return Fail("layout", st.WithContext(s.path));
   pb::ClusterStatusRsp cluster;
-  st = target->channel->Call(rpc::Method::kClusterStatus, pb::Empty(), &cluster);
+  st = target->channel->Call<rpc::Method::kClusterStatus>(pb::Empty(), &cluster);
   if (!st.ok()) return Fail("layout", st);
   std::string here = rpc::LocalHostId();
   std::map<uint64_t, const pb::NodeStatus*> nodes;
@@ -44,7 +44,7 @@ int RunLayout(LayoutState& s) {
   pb::ObjectiveReq oreq;
   oreq.set_ino(*ino);
   pb::ObjectiveRsp obj;
-  (void)target->channel->Call(rpc::Method::kObjective, oreq, &obj);
+  (void)target->channel->Call<rpc::Method::kObjective>(oreq, &obj);
   std::vector<pb::ChunkLayout> chunks;
   for (uint64_t first = 0;;) {
     pb::GetLayoutReq req;
@@ -52,7 +52,7 @@ int RunLayout(LayoutState& s) {
     req.set_first_index(first);
     req.set_count(4096);
     pb::LayoutRsp rsp;
-    st = target->channel->Call(rpc::Method::kGetLayout, req, &rsp);
+    st = target->channel->Call<rpc::Method::kGetLayout>(req, &rsp);
     if (!st.ok()) return Fail("layout", st.WithContext(s.path));
     for (const auto& c : rsp.layout().chunks()) chunks.push_back(c);
     if (rsp.layout().chunks_size() == 0) break;

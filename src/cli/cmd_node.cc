@@ -24,7 +24,7 @@ int RunNodeAdmin(NodeState& s, pb::NodeAdminState admin_state) {
   req.set_node(s.node);
   req.set_admin_state(admin_state);
   pb::Empty rsp;
-  Status st = target->channel->Call(rpc::Method::kNodeAdmin, req, &rsp);
+  Status st = target->channel->Call<rpc::Method::kNodeAdmin>(req, &rsp);
   if (!st.ok()) return Fail("node", st);
   if (admin_state == pb::NODE_DRAINING) {
     fmt::print("node {} is draining: its chunks move to other nodes (progress: t0fs status)\n",

@@ -72,7 +72,7 @@ Result<pb::Objective> ParseObjective(const std::vector<std::string>& items, pb::
 // Data nodes in state up that the objective allows (all, or its nodes=).
 Result<uint32_t> UsableNodes(AdminTarget& target, const pb::Objective& objective) {
   pb::ClusterStatusRsp cluster;
-  RETURN_IF_ERROR(target.channel->Call(rpc::Method::kClusterStatus, pb::Empty(), &cluster));
+  RETURN_IF_ERROR(target.channel->Call<rpc::Method::kClusterStatus>(pb::Empty(), &cluster));
   uint32_t up = 0;
   for (const pb::NodeStatus& n : cluster.nodes()) {
     bool allowed = objective.nodes_size() == 0 ||
@@ -107,7 +107,7 @@ int RunObjective(ObjectiveState& s, bool set) {
     pb::ObjectiveReq get;
     get.set_ino(*ino);
     pb::ObjectiveRsp current;
-    Status st = target->channel->Call(rpc::Method::kObjective, get, &current);
+    Status st = target->channel->Call<rpc::Method::kObjective>(get, &current);
     if (!st.ok()) return Fail("objective", st.WithContext(s.path));
     auto obj = ParseObjective(s.items, current.objective());
     if (!obj.ok()) return Fail("objective", obj.status());
@@ -116,7 +116,7 @@ int RunObjective(ObjectiveState& s, bool set) {
     *req.mutable_objective() = *obj;
   }
   pb::ObjectiveRsp rsp;
-  Status st = target->channel->Call(rpc::Method::kObjective, req, &rsp);
+  Status st = target->channel->Call<rpc::Method::kObjective>(req, &rsp);
   if (!st.ok()) return Fail("objective", st.WithContext(s.path));
   if (s.admin.json) {
     nlohmann::json nodes = nlohmann::json::array();

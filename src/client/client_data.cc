@@ -70,7 +70,7 @@ Status ClientImpl::FetchLayout(InodeState& st, uint64_t first, uint64_t count) {
     req.set_write(st.writable);
   }
   pb::LayoutRsp rsp;
-  RETURN_IF_ERROR(meta_.Call(rpc::Method::kGetLayout, req, &rsp));
+  RETURN_IF_ERROR(meta_.Call<rpc::Method::kGetLayout>(req, &rsp));
   MergeLayout(st, rsp.layout(), first, count);
   return Status::Ok();
 }
@@ -114,7 +114,7 @@ Result<CachedChunk> ClientImpl::AllocateChunk(InodeState& st, uint64_t index, bo
     }
   }
   pb::LayoutRsp rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kAllocate, req, &rsp));
+  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kAllocate>(req, &rsp));
   NodeId local = meta_.local_node();
   std::lock_guard lock(st.mu);
   for (const pb::ChunkLayout& c : rsp.layout().chunks()) {
@@ -174,7 +174,7 @@ void ClientImpl::ReportReplica(const ReplicaInfo& r, pb::ReportReason reason, co
   req.set_reason(reason);
   req.set_detail(why.ToString());
   pb::Empty rsp;
-  Status st = meta_.Call(rpc::Method::kReportReplica, req, &rsp);
+  Status st = meta_.Call<rpc::Method::kReportReplica>(req, &rsp);
   if (!st.ok()) LOG_WARN("reporting chunk {} on node {}: {}", r.chunk, r.node, st.ToString());
 }
 
@@ -406,7 +406,7 @@ Status ClientImpl::CommitLocked(InodeState& st, HandleId handle, bool durable) {
   }
   req.set_durable(durable);
   pb::AttrRsp rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kCommit, req, &rsp));
+  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kCommit>(req, &rsp));
   NoteMetaAttr(st, AttrFromWire(rsp.attr()));
   std::lock_guard lock(st.mu);
   st.committed_size = rsp.attr().size();
@@ -484,7 +484,7 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size, bo
     req.set_write(true);
     req.set_session(meta_.session().value());
     pb::LayoutRsp rsp;
-    RETURN_IF_ERROR(meta_.Call(rpc::Method::kGetLayout, req, &rsp));
+    RETURN_IF_ERROR(meta_.Call<rpc::Method::kGetLayout>(req, &rsp));
     NodeId local = meta_.local_node();
     for (const pb::ChunkLayout& c : rsp.layout().chunks()) {
       if (c.index() != index) continue;
@@ -543,12 +543,12 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size, bo
   if (held) keep = std::max<uint64_t>(keep, 1);
   if (keep > 0) req.set_keep_chunks(keep);
   pb::AttrRsp rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kSetAttr, req, &rsp));
+  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kSetAttr>(req, &rsp));
   if (versions.written_size() > 0) {
     versions.set_ino(ino.value());
     versions.set_size(0);  // sizes only grow through Commit: this records versions only
     pb::AttrRsp ignored;
-    RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kCommit, versions, &ignored));
+    RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kCommit>(versions, &ignored));
   }
   if (st != nullptr) {
     std::lock_guard lock(st->mu);

@@ -109,7 +109,7 @@ Result<Attr> ClientImpl::Lookup(InodeId parent, std::string_view name) {
   req.set_parent(parent.value());
   req.set_name(std::string(name));
   pb::AttrRsp rsp;
-  RETURN_IF_ERROR(meta_.Call(rpc::Method::kLookup, req, &rsp));
+  RETURN_IF_ERROR(meta_.Call<rpc::Method::kLookup>(req, &rsp));
   Attr attr = AttrFromWire(rsp.attr());
   if (std::shared_ptr<InodeState> st = OpenState(attr.ino)) NoteMetaAttr(*st, attr);
   return WithOpenState(attr);
@@ -130,7 +130,7 @@ Result<Attr> ClientImpl::GetAttr(InodeId ino) {
   pb::GetAttrReq req;
   req.set_ino(ino.value());
   pb::AttrRsp rsp;
-  RETURN_IF_ERROR(meta_.Call(rpc::Method::kGetAttr, req, &rsp));
+  RETURN_IF_ERROR(meta_.Call<rpc::Method::kGetAttr>(req, &rsp));
   Attr attr = AttrFromWire(rsp.attr());
   if (st) NoteMetaAttr(*st, attr);
   return WithOpenState(attr);
@@ -215,7 +215,7 @@ Result<Attr> ClientImpl::SetAttr(InodeId ino, const SetAttrArgs& args) {
   TsToWire(args.mtime, req.mutable_mtime());
   TsToWire(args.ctime, req.mutable_ctime());
   pb::AttrRsp rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kSetAttr, req, &rsp));
+  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kSetAttr>(req, &rsp));
   // The times are what was just set; the size includes our open writes.
   Attr attr = AttrFromWire(rsp.attr());
   if (std::shared_ptr<InodeState> st = OpenState(ino)) NoteMetaAttr(*st, attr);
@@ -225,7 +225,7 @@ Result<Attr> ClientImpl::SetAttr(InodeId ino, const SetAttrArgs& args) {
 
 Result<Attr> ClientImpl::MakeNode(pb::MakeNodeReq& req) {
   pb::MakeNodeRsp rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kMakeNode, req, &rsp));
+  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kMakeNode>(req, &rsp));
   return AttrFromWire(rsp.attr());
 }
 
@@ -274,7 +274,7 @@ Status ClientImpl::Unlink(InodeId parent, std::string_view name) {
   req.set_parent(parent.value());
   req.set_name(std::string(name));
   pb::Empty rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kUnlink, req, &rsp));
+  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kUnlink>(req, &rsp));
   ForgetMetaAttrs();  // the unlinked inode's nlink and ctime changed
   return Status::Ok();
 }
@@ -284,7 +284,7 @@ Status ClientImpl::Rmdir(InodeId parent, std::string_view name) {
   req.set_parent(parent.value());
   req.set_name(std::string(name));
   pb::Empty rsp;
-  return meta_.Mutate(rpc::Method::kRmdir, req, &rsp);
+  return meta_.Mutate<rpc::Method::kRmdir>(req, &rsp);
 }
 
 Status ClientImpl::Rename(InodeId old_parent, std::string_view old_name, InodeId new_parent,
@@ -296,7 +296,7 @@ Status ClientImpl::Rename(InodeId old_parent, std::string_view old_name, InodeId
   req.set_new_name(std::string(new_name));
   req.set_flags(flags);
   pb::Empty rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kRename, req, &rsp));
+  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kRename>(req, &rsp));
   ForgetMetaAttrs();  // a replaced target's nlink, the moved inode's ctime
   return Status::Ok();
 }
@@ -307,7 +307,7 @@ Result<Attr> ClientImpl::Link(InodeId ino, InodeId new_parent, std::string_view 
   req.set_new_parent(new_parent.value());
   req.set_new_name(std::string(new_name));
   pb::AttrRsp rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kLink, req, &rsp));
+  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kLink>(req, &rsp));
   Attr attr = AttrFromWire(rsp.attr());
   if (std::shared_ptr<InodeState> st = OpenState(ino)) NoteMetaAttr(*st, attr);
   return WithOpenState(attr);
@@ -317,7 +317,7 @@ Result<std::string> ClientImpl::ReadLink(InodeId ino) {
   pb::GetAttrReq req;
   req.set_ino(ino.value());
   pb::ReadLinkRsp rsp;
-  RETURN_IF_ERROR(meta_.Call(rpc::Method::kReadLink, req, &rsp));
+  RETURN_IF_ERROR(meta_.Call<rpc::Method::kReadLink>(req, &rsp));
   return rsp.target();
 }
 
@@ -328,7 +328,7 @@ Result<DirPage> ClientImpl::ReadDir(InodeId dir, uint64_t cookie, uint32_t max_e
   req.set_max_entries(max_entries);
   req.set_with_attrs(with_attrs);
   pb::ReadDirRsp rsp;
-  RETURN_IF_ERROR(meta_.Call(rpc::Method::kReadDir, req, &rsp));
+  RETURN_IF_ERROR(meta_.Call<rpc::Method::kReadDir>(req, &rsp));
   DirPage page;
   page.eof = rsp.eof();
   for (const pb::DirEntry& e : rsp.entries()) {
@@ -342,7 +342,7 @@ Result<DirPage> ClientImpl::ReadDir(InodeId dir, uint64_t cookie, uint32_t max_e
 Result<StatFs> ClientImpl::GetStatFs() {
   pb::Empty req;
   pb::StatFsRsp rsp;
-  RETURN_IF_ERROR(meta_.Call(rpc::Method::kStatFs, req, &rsp));
+  RETURN_IF_ERROR(meta_.Call<rpc::Method::kStatFs>(req, &rsp));
   StatFs out;
   out.total_bytes = rsp.total_bytes();
   out.free_bytes = rsp.free_bytes();
@@ -357,7 +357,7 @@ Result<std::string> ClientImpl::GetXattr(InodeId ino, std::string_view name) {
   req.set_ino(ino.value());
   req.set_name(std::string(name));
   pb::XattrRsp rsp;
-  RETURN_IF_ERROR(meta_.Call(rpc::Method::kGetXattr, req, &rsp));
+  RETURN_IF_ERROR(meta_.Call<rpc::Method::kGetXattr>(req, &rsp));
   return rsp.value();
 }
 
@@ -368,7 +368,7 @@ Status ClientImpl::SetXattr(InodeId ino, std::string_view name, std::string_view
   req.set_value(std::string(value));
   req.set_flags(flags);
   pb::Empty rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kSetXattr, req, &rsp));
+  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kSetXattr>(req, &rsp));
   ForgetMetaAttr(ino);  // ctime
   return Status::Ok();
 }
@@ -377,7 +377,7 @@ Result<std::vector<std::string>> ClientImpl::ListXattr(InodeId ino) {
   pb::XattrReq req;
   req.set_ino(ino.value());
   pb::XattrRsp rsp;
-  RETURN_IF_ERROR(meta_.Call(rpc::Method::kListXattr, req, &rsp));
+  RETURN_IF_ERROR(meta_.Call<rpc::Method::kListXattr>(req, &rsp));
   return std::vector<std::string>(rsp.names().begin(), rsp.names().end());
 }
 
@@ -386,7 +386,7 @@ Status ClientImpl::RemoveXattr(InodeId ino, std::string_view name) {
   req.set_ino(ino.value());
   req.set_name(std::string(name));
   pb::Empty rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kRemoveXattr, req, &rsp));
+  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kRemoveXattr>(req, &rsp));
   ForgetMetaAttr(ino);  // ctime
   return Status::Ok();
 }
@@ -478,7 +478,7 @@ Result<std::unique_ptr<File>> ClientImpl::Open(InodeId ino, int flags) {
   req.set_ino(ino.value());
   req.set_flags(static_cast<uint32_t>(meta_flags));
   pb::OpenRsp rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kOpen, req, &rsp));
+  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kOpen>(req, &rsp));
   ASSIGN_OR_RETURN(std::unique_ptr<File> file, OpenWith(rsp, meta_flags));
   if (truncate_held) {
     LOG_DEBUG("inode {}: O_TRUNC of a file held by passthrough: truncated by this client", ino);
@@ -497,7 +497,7 @@ Result<std::unique_ptr<File>> ClientImpl::Create(InodeId parent, std::string_vie
   req.set_gid(caller.gid);
   req.set_exclusive((flags & O_EXCL) != 0);
   pb::MakeNodeRsp made;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kMakeNode, req, &made));
+  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kMakeNode>(req, &made));
   if (created != nullptr) *created = made.created();
   // A new file is empty: O_TRUNC would only cost a transaction.
   int open_flags = made.created() ? (flags & ~O_TRUNC) : flags;
@@ -516,7 +516,7 @@ Result<LayoutInfo> ClientImpl::GetLayout(InodeId ino) {
     req.set_first_index(first);
     req.set_count(4096);
     pb::LayoutRsp rsp;
-    RETURN_IF_ERROR(meta_.Call(rpc::Method::kGetLayout, req, &rsp));
+    RETURN_IF_ERROR(meta_.Call<rpc::Method::kGetLayout>(req, &rsp));
     for (const pb::ChunkLayout& c : rsp.layout().chunks()) info.chunks.push_back(ChunkFromWire(c, local).info);
     if (rsp.layout().chunks_size() == 0) break;
     first = rsp.layout().chunks(rsp.layout().chunks_size() - 1).index() + 1;
@@ -528,7 +528,7 @@ Status ClientImpl::ReleaseHandle(HandleId handle) {
   pb::ReleaseReq req;
   req.set_handle(handle.value());
   pb::Empty rsp;
-  return meta_.Mutate(rpc::Method::kRelease, req, &rsp);
+  return meta_.Mutate<rpc::Method::kRelease>(req, &rsp);
 }
 
 // ---------------------------------------------------------------- paths

@@ -40,22 +40,22 @@ class MetaClient {
   Status Connect();
   void Close();
 
-  // A read-only call, retried on transport errors.
-  template <typename Req, typename Rsp>
-  Status Call(rpc::Method method, const Req& req, Rsp* rsp) {
-    return Retry(method, [&] { return channel_.Call(method, req, rsp); });
+  // A read-only call of method M (rpc/methods.h), retried on transport errors.
+  template <rpc::Method M>
+  Status Call(const rpc::RequestOf<M>& req, rpc::ReplyOf<M>* rsp) {
+    return Retry(M, [&] { return channel_.Call<M>(req, rsp); });
   }
 
   // A mutating call: fills req's token, retried with the same token.
-  template <typename Req, typename Rsp>
-  Status Mutate(rpc::Method method, Req& req, Rsp* rsp) {
+  template <rpc::Method M>
+  Status Mutate(rpc::RequestOf<M>& req, rpc::ReplyOf<M>* rsp) {
     Slot slot = AcquireSlot();
     pb::OpToken* token = req.mutable_token();
     token->set_slot(slot.index);
     token->set_seq(slot.seq);
-    Status st = Retry(method, [&] {
+    Status st = Retry(M, [&] {
       token->set_session(session().value());
-      return channel_.Call(method, req, rsp);
+      return channel_.Call<M>(req, rsp);
     });
     ReleaseSlot(slot);
     return st;

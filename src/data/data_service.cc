@@ -138,7 +138,7 @@ Status DataService::Register() {
     }
   }
   pb::RegisterNodeRsp rsp;
-  RETURN_IF_ERROR(meta_->Call(rpc::Method::kRegisterNode, req, &rsp));
+  RETURN_IF_ERROR(meta_->Call<rpc::Method::kRegisterNode>(req, &rsp));
   NodeId node(rsp.node());
   for (const pb::VolumeInfo& assigned : rsp.volumes()) {
     for (Volume& vol : volumes_) {
@@ -194,7 +194,7 @@ Status DataService::Heartbeat() {
   req.set_local_opens(traffic_.local_opens->Value());
   req.set_metrics_address(metrics_address());
   pb::HeartbeatRsp rsp;
-  Status st = meta_->Call(rpc::Method::kHeartbeat, req, &rsp);
+  Status st = meta_->Call<rpc::Method::kHeartbeat>(req, &rsp);
   if (!st.ok()) {
     // Not delivered: everything goes again with the next heartbeat.
     std::lock_guard lock(mu_);

@@ -10,7 +10,7 @@ namespace t0fs::meta {
 
 using rpc::Call;
 using rpc::Method;
-using rpc::Typed;
+using rpc::Handle;
 
 namespace {
 
@@ -45,7 +45,7 @@ void VolumeToWire(const VolumeRecord& v, pb::VolumeInfo* out) {
 }  // namespace
 
 void MetaService::AddClusterHandlers(HandlerList& h) {
-  h.emplace_back(Method::kRegisterNode, Typed<pb::RegisterNodeReq, pb::RegisterNodeRsp>(
+  h.push_back(Handle<Method::kRegisterNode>(
       [this](const pb::RegisterNodeReq& req, pb::RegisterNodeRsp& rsp, Call& call) -> Status {
         if (req.address().empty()) return Status(StatusCode::kInvalidArgument, "a node must give its address");
         NodeRecord node;
@@ -69,7 +69,7 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kHeartbeat, Typed<pb::HeartbeatReq, pb::HeartbeatRsp>(
+  h.push_back(Handle<Method::kHeartbeat>(
       [this](const pb::HeartbeatReq& req, pb::HeartbeatRsp& rsp, Call&) -> Status {
         NodeId node(req.node());
         Status st = store_->UpdateVolumes(node, VolumesFromWire(req.volumes(), node), WallNow());
@@ -96,7 +96,7 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kClusterStatus, Typed<pb::Empty, pb::ClusterStatusRsp>(
+  h.push_back(Handle<Method::kClusterStatus>(
       [this](const pb::Empty&, pb::ClusterStatusRsp& rsp, Call&) -> Status {
         ASSIGN_OR_RETURN(auto nodes, store_->ListNodes());
         ASSIGN_OR_RETURN(StoreCounts counts, store_->Counts());
@@ -140,7 +140,7 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kFsck, Typed<pb::Empty, pb::FsckRsp>(
+  h.push_back(Handle<Method::kFsck>(
       [this](const pb::Empty&, pb::FsckRsp& rsp, Call&) -> Status {
         ASSIGN_OR_RETURN(auto problems, store_->Check());
         for (auto& p : problems) rsp.add_problems(std::move(p));
@@ -150,7 +150,7 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kChunkList, Typed<pb::ChunkListReq, pb::ChunkListRsp>(
+  h.push_back(Handle<Method::kChunkList>(
       [this](const pb::ChunkListReq& req, pb::ChunkListRsp& rsp, Call&) -> Status {
         size_t max = req.max() == 0 || req.max() > 10000 ? 10000 : req.max();
         bool eof = false;

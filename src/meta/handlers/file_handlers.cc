@@ -13,7 +13,7 @@ namespace t0fs::meta {
 
 using rpc::Call;
 using rpc::Method;
-using rpc::Typed;
+using rpc::Handle;
 
 namespace {
 // Chunks in the layout handed out at open; the client fetches more on demand.
@@ -22,7 +22,7 @@ constexpr size_t kMaxAllocate = 1024;
 }  // namespace
 
 void MetaService::AddFileHandlers(HandlerList& h) {
-  h.emplace_back(Method::kOpen, Typed<pb::OpenReq, pb::OpenRsp>(
+  h.push_back(Handle<Method::kOpen>(
       [this](const pb::OpenReq& req, pb::OpenRsp& rsp, Call&) -> Status {
         ASSIGN_OR_RETURN(OpenResult opened, store_->Open(FromWire(req.token()), SessionId(req.session()),
                                                          InodeId(req.ino()), req.flags(), WallNow()));
@@ -40,12 +40,12 @@ void MetaService::AddFileHandlers(HandlerList& h) {
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kRelease, Typed<pb::ReleaseReq, pb::Empty>(
+  h.push_back(Handle<Method::kRelease>(
       [this](const pb::ReleaseReq& req, pb::Empty&, Call&) {
         return store_->Release(FromWire(req.token()), HandleId(req.handle()));
       }));
 
-  h.emplace_back(Method::kGetLayout, Typed<pb::GetLayoutReq, pb::LayoutRsp>(
+  h.push_back(Handle<Method::kGetLayout>(
       [this](const pb::GetLayoutReq& req, pb::LayoutRsp& rsp, Call&) -> Status {
         ASSIGN_OR_RETURN(InodeAttr attr, store_->GetAttr(InodeId(req.ino())));
         uint64_t count = std::min<uint64_t>(req.count() == 0 ? kOpenLayoutChunks : req.count(), 65536);
@@ -61,7 +61,7 @@ void MetaService::AddFileHandlers(HandlerList& h) {
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kAllocate, Typed<pb::AllocateReq, pb::LayoutRsp>(
+  h.push_back(Handle<Method::kAllocate>(
       [this](const pb::AllocateReq& req, pb::LayoutRsp& rsp, Call&) -> Status {
         if (req.indices_size() == 0 || static_cast<size_t>(req.indices_size()) > kMaxAllocate) {
           return Status(StatusCode::kInvalidArgument, fmt::format("allocate 1..{} chunks per call", kMaxAllocate));
@@ -93,7 +93,7 @@ void MetaService::AddFileHandlers(HandlerList& h) {
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kCommit, Typed<pb::CommitReq, pb::AttrRsp>(
+  h.push_back(Handle<Method::kCommit>(
       [this](const pb::CommitReq& req, pb::AttrRsp& rsp, Call&) -> Status {
         CommitArgs args;
         args.ino = InodeId(req.ino());

@@ -10,7 +10,7 @@ namespace t0fs::meta {
 
 using rpc::Call;
 using rpc::Method;
-using rpc::Typed;
+using rpc::Handle;
 
 namespace {
 
@@ -24,7 +24,7 @@ void ObjectiveToWire(const Objective& in, pb::Objective* out) {
 }  // namespace
 
 void MetaService::AddObjectiveHandlers(HandlerList& h) {
-  h.emplace_back(Method::kObjective, Typed<pb::ObjectiveReq, pb::ObjectiveRsp>(
+  h.push_back(Handle<Method::kObjective>(
       [this](const pb::ObjectiveReq& req, pb::ObjectiveRsp& rsp, Call& call) -> Status {
         InodeId ino(req.ino());
         if (req.set()) {
@@ -52,7 +52,7 @@ void MetaService::AddObjectiveHandlers(HandlerList& h) {
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kReportReplica, Typed<pb::ReportReplicaReq, pb::Empty>(
+  h.push_back(Handle<Method::kReportReplica>(
       [this](const pb::ReportReplicaReq& req, pb::Empty&, Call& call) -> Status {
         ChunkId chunk(req.chunk());
         NodeId node(req.node());
@@ -66,7 +66,7 @@ void MetaService::AddObjectiveHandlers(HandlerList& h) {
         return store_->SetReplicaState(chunk, node, ReplicaState::kStale);
       }));
 
-  h.emplace_back(Method::kNodeAdmin, Typed<pb::NodeAdminReq, pb::Empty>(
+  h.push_back(Handle<Method::kNodeAdmin>(
       [this](const pb::NodeAdminReq& req, pb::Empty&, Call& call) -> Status {
         if (req.admin_state() != pb::NODE_ACTIVE && req.admin_state() != pb::NODE_DRAINING) {
           return Status(StatusCode::kInvalidArgument, "admin state must be active or draining");
