@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "common/config.h"
 #include "rpc/channel.h"
+#include "rpc/convert.h"
 #include "rpc/proto/meta.pb.h"
 #include "t0fs/client.h"
 
@@ -72,13 +73,10 @@ int RunLayout(LayoutState& s) {
   info.size = attr.attr().size();
   uint64_t viewer = s.node_id;
   for (const auto& c : chunks) {
-    client::ChunkInfo ci;
-    ci.index = c.index();
-    for (const auto& r : c.replicas()) {
-      ci.replicas.push_back(client::ReplicaInfo{NodeId(r.node()), VolumeId(r.volume()),
-                                                ChunkId(r.chunk()), r.version(), is_local(r.node()),
-                                                static_cast<client::ReplicaState>(r.state())});
-      if (viewer == 0 && is_local(r.node())) viewer = r.node();
+    client::ChunkInfo ci = rpc::FromWire<client::ChunkInfo>(c);
+    for (client::ReplicaInfo& r : ci.replicas) {
+      r.local = is_local(r.node.value());
+      if (viewer == 0 && r.local) viewer = r.node.value();
     }
     info.chunks.push_back(std::move(ci));
   }

@@ -9,6 +9,7 @@
 
 #include "client/client_impl.h"
 #include "common/logging.h"
+#include "rpc/convert.h"
 
 namespace t0fs::client {
 namespace {
@@ -28,14 +29,8 @@ bool Damaged(StatusCode code) {
 }  // namespace
 
 CachedChunk ChunkFromWire(const pb::ChunkLayout& in, NodeId local) {
-  CachedChunk out;
-  out.info.index = in.index();
-  for (const pb::Replica& r : in.replicas()) {
-    out.info.replicas.push_back(ReplicaInfo{NodeId(r.node()), VolumeId(r.volume()), ChunkId(r.chunk()), r.version(),
-                                            NodeId(r.node()) == local && local.valid(),
-                                            static_cast<ReplicaState>(r.state())});
-  }
-  out.cap = Capability{in.cap().mac(), in.cap().expiry_ms(), in.cap().rights()};
+  CachedChunk out{rpc::FromWire<ChunkInfo>(in), rpc::FromWire(in.cap())};
+  for (ReplicaInfo& r : out.info.replicas) r.local = local.valid() && r.node == local;
   return out;
 }
 

@@ -12,16 +12,10 @@
 #include "client/file_impl.h"
 #include "common/logging.h"
 #include "common/secret.h"
+#include "rpc/convert.h"
 
 namespace t0fs::client {
 namespace {
-
-Timespec TsFromWire(const pb::Timespec& ts) { return Timespec{ts.sec(), ts.nsec()}; }
-
-void TsToWire(const Timespec& ts, pb::Timespec* out) {
-  out->set_sec(ts.sec);
-  out->set_nsec(ts.nsec);
-}
 
 // The non-empty components of a path other than ".", in order.
 std::vector<std::string_view> PathComponents(std::string_view path) {
@@ -39,22 +33,7 @@ std::vector<std::string_view> PathComponents(std::string_view path) {
 
 }  // namespace
 
-Attr AttrFromWire(const pb::Attr& in) {
-  Attr a;
-  a.ino = InodeId(in.ino());
-  a.mode = in.mode();
-  a.uid = in.uid();
-  a.gid = in.gid();
-  a.size = in.size();
-  a.nlink = in.nlink();
-  a.rdev = in.rdev();
-  a.atime = TsFromWire(in.atime());
-  a.mtime = TsFromWire(in.mtime());
-  a.ctime = TsFromWire(in.ctime());
-  a.chunk_size = in.chunk_size();
-  a.generation = in.generation();
-  return a;
-}
+Attr AttrFromWire(const pb::Attr& in) { return rpc::FromWire<Attr>(in); }
 
 Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
   std::string secret = options.secret;
@@ -211,9 +190,9 @@ Result<Attr> ClientImpl::SetAttr(InodeId ino, const SetAttrArgs& args) {
   req.set_mode(args.mode);
   req.set_uid(args.uid);
   req.set_gid(args.gid);
-  TsToWire(args.atime, req.mutable_atime());
-  TsToWire(args.mtime, req.mutable_mtime());
-  TsToWire(args.ctime, req.mutable_ctime());
+  rpc::ToWire(args.atime, req.mutable_atime());
+  rpc::ToWire(args.mtime, req.mutable_mtime());
+  rpc::ToWire(args.ctime, req.mutable_ctime());
   pb::AttrRsp rsp;
   RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kSetAttr>(req, &rsp));
   // The times are what was just set; the size includes our open writes.

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/logging.h"
+#include "rpc/convert.h"
 #include "rpc/proto/data.pb.h"
 #include "rpc/server.h"
 
@@ -25,12 +26,6 @@ class InFlightGuard {
 };
 
 }  // namespace
-
-void CapToWire(const Capability& cap, pb::Capability* out) {
-  out->set_mac(cap.mac);
-  out->set_expiry_ms(cap.expiry_ms);
-  out->set_rights(cap.rights);
-}
 
 DataClient::DataClient(const ClientOptions& options, std::string secret, MetaClient& meta)
     : options_(options), secret_(std::move(secret)), meta_(meta) {
@@ -125,7 +120,7 @@ Result<size_t> DataClient::Read(const ReplicaInfo& r, const Capability& cap, uin
     req.set_length(static_cast<uint32_t>(piece));
     req.set_min_version(r.version);
     req.set_direct(direct);
-    CapToWire(cap, req.mutable_cap());
+    rpc::ToWire(cap, req.mutable_cap());
     pb::ChunkReadRsp rsp;
     size_t got = 0;
     Status st = Attempt(
@@ -153,7 +148,7 @@ Status DataClient::Write(const ReplicaInfo& r, const Capability& cap, uint64_t o
     req.set_volume(r.volume.value());
     req.set_offset(offset + done);
     req.set_version(version);
-    CapToWire(cap, req.mutable_cap());
+    rpc::ToWire(cap, req.mutable_cap());
     RETURN_IF_ERROR(Attempt(
         ch, [&] { return fmt::format("write chunk {} on node {}", r.chunk, r.node); }, retry,
         [&] { return ch->Call<rpc::Method::kChunkWrite>(req, nullptr, {.payload = data.subspan(done, piece)}); }));
@@ -194,7 +189,7 @@ std::vector<Status> DataClient::WriteMany(const std::vector<ReplicaInfo>& replic
     req.set_volume(replicas[idx].volume.value());
     req.set_offset(offset);
     req.set_version(version);
-    CapToWire(cap, req.mutable_cap());
+    rpc::ToWire(cap, req.mutable_cap());
     auto conn = w.channel->Acquire();
     if (!conn.ok()) {
       w.status = conn.status();
@@ -233,7 +228,7 @@ Status DataClient::Truncate(const ReplicaInfo& r, const Capability& cap, uint64_
   req.set_volume(r.volume.value());
   req.set_length(length);
   req.set_version(version);
-  CapToWire(cap, req.mutable_cap());
+  rpc::ToWire(cap, req.mutable_cap());
   pb::ChunkEmptyRsp rsp;
   return Attempt(
       ch, [&] { return fmt::format("truncate chunk {} on node {}", r.chunk, r.node); }, retry,
@@ -245,7 +240,7 @@ Status DataClient::Sync(const ReplicaInfo& r, const Capability& cap) {
   pb::ChunkSyncReq req;
   req.set_chunk(r.chunk.value());
   req.set_volume(r.volume.value());
-  CapToWire(cap, req.mutable_cap());
+  rpc::ToWire(cap, req.mutable_cap());
   pb::ChunkEmptyRsp rsp;
   return Attempt(
       ch, [&] { return fmt::format("sync chunk {} on node {}", r.chunk, r.node); }, true,
@@ -262,7 +257,7 @@ Result<std::shared_ptr<ChunkFile>> DataClient::OpenLocal(const ReplicaInfo& r,
   req.set_create(create);
   req.set_writable(writable);
   req.set_direct(direct);
-  CapToWire(cap, req.mutable_cap());
+  rpc::ToWire(cap, req.mutable_cap());
   std::vector<UniqueFd> fds;
   RETURN_IF_ERROR(Attempt(
       ch, [&] { return fmt::format("open local chunk {}", r.chunk); }, retry,

@@ -4,42 +4,29 @@
 
 #include "common/logging.h"
 #include "meta/meta_service.h"
+#include "rpc/convert.h"
 #include "rpc/proto/meta.pb.h"
 
 namespace t0fs::meta {
 
 using rpc::Call;
 using rpc::Method;
+using rpc::FromWire;
 using rpc::Handle;
+using rpc::ToWire;
 
 namespace {
 
 constexpr size_t kGarbagePerHeartbeat = 512;
 
-std::vector<VolumeRecord> VolumesFromWire(const google::protobuf::RepeatedPtrField<pb::VolumeInfo>& in,
-                                          NodeId node) {
+// The volumes a node reports, as records of `node`.
+std::vector<VolumeRecord> VolumesOf(const google::protobuf::RepeatedPtrField<pb::VolumeInfo>& in, NodeId node) {
   std::vector<VolumeRecord> out;
   for (const pb::VolumeInfo& v : in) {
-    VolumeRecord rec;
-    rec.volume = VolumeId(v.volume());
-    rec.node = node;
-    rec.uuid = v.volume_uuid();
-    rec.path = v.path();
-    rec.total_bytes = v.total_bytes();
-    rec.free_bytes = v.free_bytes();
-    rec.chunks = v.chunks();
-    out.push_back(std::move(rec));
+    out.push_back(FromWire<VolumeRecord>(v));
+    out.back().node = node;
   }
   return out;
-}
-
-void VolumeToWire(const VolumeRecord& v, pb::VolumeInfo* out) {
-  out->set_volume(v.volume.value());
-  out->set_volume_uuid(v.uuid);
-  out->set_path(v.path);
-  out->set_total_bytes(v.total_bytes);
-  out->set_free_bytes(v.free_bytes);
-  out->set_chunks(v.chunks);
 }
 
 }  // namespace
@@ -54,7 +41,7 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         node.hostname = req.hostname();
         node.address = req.address();
         node.local_socket = req.local_socket();
-        node.volumes = VolumesFromWire(req.volumes(), node.node);
+        node.volumes = VolumesOf(req.volumes(), node.node);
         ASSIGN_OR_RETURN(NodeRecord stored, store_->RegisterNode(node, WallNow()));
         // A (re)starting node may have lost or missed data: reconcile it.
         health_.Seen(stored.node);
@@ -65,14 +52,14 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         rsp.set_cluster_id(store_->cluster_id());
         rsp.set_heartbeat_ms(static_cast<uint64_t>(config_.heartbeat.value.count()));
         rsp.set_capability_key(cap_key_);
-        for (const VolumeRecord& v : stored.volumes) VolumeToWire(v, rsp.add_volumes());
+        for (const VolumeRecord& v : stored.volumes) ToWire(v, rsp.add_volumes());
         return Status::Ok();
       }));
 
   h.push_back(Handle<Method::kHeartbeat>(
       [this](const pb::HeartbeatReq& req, pb::HeartbeatRsp& rsp, Call&) -> Status {
         NodeId node(req.node());
-        Status st = store_->UpdateVolumes(node, VolumesFromWire(req.volumes(), node), WallNow());
+        Status st = store_->UpdateVolumes(node, VolumesOf(req.volumes(), node), WallNow());
         if (st.code() == StatusCode::kNotFound) {
           return Status(StatusCode::kMetaNoNode, fmt::format("node {} is not registered", node));
         }
@@ -117,7 +104,7 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
           int64_t ago = (now.sec - node.last_heartbeat.sec) * 1000 +
                         (static_cast<int64_t>(now.nsec) - node.last_heartbeat.nsec) / 1000000;
           out->set_last_heartbeat_ms_ago(ago > 0 ? static_cast<uint64_t>(ago) : 0);
-          for (const VolumeRecord& v : node.volumes) VolumeToWire(v, out->add_volumes());
+          for (const VolumeRecord& v : node.volumes) ToWire(v, out->add_volumes());
           node_reports_.Fill(node.node, out);
         }
         rsp.set_metrics_address(metrics_address());

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "meta/convert.h"
+#include "rpc/convert.h"
 #include "meta/meta_service.h"
 #include "meta/placement.h"
 #include "rpc/proto/meta.pb.h"
@@ -13,7 +13,9 @@ namespace t0fs::meta {
 
 using rpc::Call;
 using rpc::Method;
+using rpc::FromWire;
 using rpc::Handle;
+using rpc::ToWire;
 
 namespace {
 // Chunks in the layout handed out at open; the client fetches more on demand.
@@ -24,7 +26,7 @@ constexpr size_t kMaxAllocate = 1024;
 void MetaService::AddFileHandlers(HandlerList& h) {
   h.push_back(Handle<Method::kOpen>(
       [this](const pb::OpenReq& req, pb::OpenRsp& rsp, Call&) -> Status {
-        ASSIGN_OR_RETURN(OpenResult opened, store_->Open(FromWire(req.token()), SessionId(req.session()),
+        ASSIGN_OR_RETURN(OpenResult opened, store_->Open(FromWire<OpToken>(req.token()), SessionId(req.session()),
                                                          InodeId(req.ino()), req.flags(), WallNow()));
         rsp.set_handle(opened.handle.value());
         ToWire(opened.attr, rsp.mutable_attr());
@@ -42,7 +44,7 @@ void MetaService::AddFileHandlers(HandlerList& h) {
 
   h.push_back(Handle<Method::kRelease>(
       [this](const pb::ReleaseReq& req, pb::Empty&, Call&) {
-        return store_->Release(FromWire(req.token()), HandleId(req.handle()));
+        return store_->Release(FromWire<OpToken>(req.token()), HandleId(req.handle()));
       }));
 
   h.push_back(Handle<Method::kGetLayout>(
@@ -84,7 +86,7 @@ void MetaService::AddFileHandlers(HandlerList& h) {
         place.allow_fewer = true;
         ASSIGN_OR_RETURN(auto targets, ChooseTargets(choices, place));
         std::vector<uint64_t> indices(req.indices().begin(), req.indices().end());
-        ASSIGN_OR_RETURN(auto chunks, store_->Allocate(FromWire(req.token()), attr.ino, indices, targets));
+        ASSIGN_OR_RETURN(auto chunks, store_->Allocate(FromWire<OpToken>(req.token()), attr.ino, indices, targets));
         auto* layout = rsp.mutable_layout();
         layout->set_ino(req.ino());
         layout->set_chunk_size(attr.chunk_size);
@@ -105,7 +107,7 @@ void MetaService::AddFileHandlers(HandlerList& h) {
           for (uint64_t node : w.nodes()) chunk.nodes.push_back(NodeId(node));
           args.written.push_back(std::move(chunk));
         }
-        ASSIGN_OR_RETURN(InodeAttr attr, store_->Commit(FromWire(req.token()), args, req.durable(), WallNow()));
+        ASSIGN_OR_RETURN(InodeAttr attr, store_->Commit(FromWire<OpToken>(req.token()), args, req.durable(), WallNow()));
         ToWire(attr, rsp.mutable_attr());
         return Status::Ok();
       }));

@@ -2,7 +2,7 @@
 // which implements the POSIX semantics (src/meta/store/ops/).
 #include <fmt/format.h>
 
-#include "meta/convert.h"
+#include "rpc/convert.h"
 #include "meta/meta_service.h"
 #include "rpc/proto/meta.pb.h"
 
@@ -10,16 +10,10 @@ namespace t0fs::meta {
 
 using rpc::Call;
 using rpc::Method;
+using rpc::FromWire;
 using rpc::Handle;
+using rpc::ToWire;
 
-// SetAttrReq.valid carries SetAttrMask bits as they are.
-constexpr bool SameBit(pb::SetAttrField wire, SetAttrMask mask) {
-  return static_cast<uint32_t>(wire) == static_cast<uint32_t>(mask);
-}
-static_assert(SameBit(pb::SET_MODE, kSetMode) && SameBit(pb::SET_UID, kSetUid) && SameBit(pb::SET_GID, kSetGid) &&
-              SameBit(pb::SET_SIZE, kSetSize) && SameBit(pb::SET_ATIME, kSetAtime) &&
-              SameBit(pb::SET_MTIME, kSetMtime) && SameBit(pb::SET_ATIME_NOW, kSetAtimeNow) &&
-              SameBit(pb::SET_MTIME_NOW, kSetMtimeNow) && SameBit(pb::SET_CTIME, kSetCtime));
 
 void MetaService::AddNamespaceHandlers(HandlerList& h) {
   h.push_back(Handle<Method::kLookup>(
@@ -49,7 +43,7 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
         args.atime = FromWire(req.atime());
         args.mtime = FromWire(req.mtime());
         args.ctime = FromWire(req.ctime());
-        ASSIGN_OR_RETURN(InodeAttr attr, store_->SetAttr(FromWire(req.token()), args, WallNow()));
+        ASSIGN_OR_RETURN(InodeAttr attr, store_->SetAttr(FromWire<OpToken>(req.token()), args, WallNow()));
         ToWire(attr, rsp.mutable_attr());
         return Status::Ok();
       }));
@@ -67,7 +61,7 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
         args.link_target = req.link_target();
         args.chunk_size = config_.chunk_size.bytes;
         args.local_chunk_size = config_.local_chunk_size.bytes;
-        ASSIGN_OR_RETURN(MakeNodeResult made, store_->MakeNode(FromWire(req.token()), args, WallNow()));
+        ASSIGN_OR_RETURN(MakeNodeResult made, store_->MakeNode(FromWire<OpToken>(req.token()), args, WallNow()));
         ToWire(made.attr, rsp.mutable_attr());
         rsp.set_created(made.created);
         return Status::Ok();
@@ -75,23 +69,23 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
 
   h.push_back(Handle<Method::kUnlink>(
       [this](const pb::RemoveReq& req, pb::Empty&, Call&) {
-        return store_->Unlink(FromWire(req.token()), InodeId(req.parent()), req.name(), WallNow());
+        return store_->Unlink(FromWire<OpToken>(req.token()), InodeId(req.parent()), req.name(), WallNow());
       }));
 
   h.push_back(Handle<Method::kRmdir>(
       [this](const pb::RemoveReq& req, pb::Empty&, Call&) {
-        return store_->Rmdir(FromWire(req.token()), InodeId(req.parent()), req.name(), WallNow());
+        return store_->Rmdir(FromWire<OpToken>(req.token()), InodeId(req.parent()), req.name(), WallNow());
       }));
 
   h.push_back(Handle<Method::kRename>(
       [this](const pb::RenameReq& req, pb::Empty&, Call&) {
-        return store_->Rename(FromWire(req.token()), InodeId(req.old_parent()), req.old_name(),
+        return store_->Rename(FromWire<OpToken>(req.token()), InodeId(req.old_parent()), req.old_name(),
                               InodeId(req.new_parent()), req.new_name(), req.flags(), WallNow());
       }));
 
   h.push_back(Handle<Method::kLink>(
       [this](const pb::LinkReq& req, pb::AttrRsp& rsp, Call&) -> Status {
-        ASSIGN_OR_RETURN(InodeAttr attr, store_->Link(FromWire(req.token()), InodeId(req.ino()),
+        ASSIGN_OR_RETURN(InodeAttr attr, store_->Link(FromWire<OpToken>(req.token()), InodeId(req.ino()),
                                                       InodeId(req.new_parent()), req.new_name(), WallNow()));
         ToWire(attr, rsp.mutable_attr());
         return Status::Ok();
@@ -152,7 +146,7 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
 
   h.push_back(Handle<Method::kSetXattr>(
       [this](const pb::XattrReq& req, pb::Empty&, Call&) {
-        return store_->SetXattr(FromWire(req.token()), InodeId(req.ino()), req.name(), req.value(),
+        return store_->SetXattr(FromWire<OpToken>(req.token()), InodeId(req.ino()), req.name(), req.value(),
                                 req.flags(), WallNow());
       }));
 
@@ -165,7 +159,7 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
 
   h.push_back(Handle<Method::kRemoveXattr>(
       [this](const pb::XattrReq& req, pb::Empty&, Call&) {
-        return store_->RemoveXattr(FromWire(req.token()), InodeId(req.ino()), req.name(), WallNow());
+        return store_->RemoveXattr(FromWire<OpToken>(req.token()), InodeId(req.ino()), req.name(), WallNow());
       }));
 }
 

@@ -4,24 +4,16 @@
 
 #include "common/logging.h"
 #include "meta/meta_service.h"
+#include "rpc/convert.h"
 #include "rpc/proto/meta.pb.h"
 
 namespace t0fs::meta {
 
 using rpc::Call;
 using rpc::Method;
+using rpc::FromWire;
 using rpc::Handle;
-
-namespace {
-
-void ObjectiveToWire(const Objective& in, pb::Objective* out) {
-  out->set_replicas(in.replicas);
-  out->set_placement(static_cast<pb::Placement>(in.placement));
-  for (NodeId n : in.nodes) out->add_nodes(n.value());
-  out->set_chunk_size(in.chunk_size);
-}
-
-}  // namespace
+using rpc::ToWire;
 
 void MetaService::AddObjectiveHandlers(HandlerList& h) {
   h.push_back(Handle<Method::kObjective>(
@@ -32,11 +24,7 @@ void MetaService::AddObjectiveHandlers(HandlerList& h) {
           if (in.placement() != pb::PLACEMENT_LOCAL && in.placement() != pb::PLACEMENT_SPREAD) {
             return Status(StatusCode::kInvalidArgument, "placement must be local or spread");
           }
-          Objective obj;
-          obj.replicas = in.replicas();
-          obj.placement = static_cast<Placement>(in.placement());
-          for (uint64_t n : in.nodes()) obj.nodes.push_back(NodeId(n));
-          obj.chunk_size = in.chunk_size();
+          Objective obj = FromWire<Objective>(in);
           ASSIGN_OR_RETURN(auto nodes, store_->ListNodes());
           for (NodeId n : obj.nodes) {
             bool known = std::any_of(nodes.begin(), nodes.end(), [&](const NodeRecord& r) { return r.node == n; });
@@ -48,7 +36,7 @@ void MetaService::AddObjectiveHandlers(HandlerList& h) {
                    obj.placement == Placement::kLocal ? "local" : "spread", call.peer, changed);
         }
         ASSIGN_OR_RETURN(Objective current, store_->GetObjective(ino));
-        ObjectiveToWire(current, rsp.mutable_objective());
+        ToWire(current, rsp.mutable_objective());
         return Status::Ok();
       }));
 
