@@ -57,18 +57,6 @@ void AddEngineOptions(CLI::App* cmd, EngineCliOptions* opts, bool with_engine) {
       ->check(CLI::IsMember(CacheDropChoices()));
 }
 
-Result<uint64_t> ParseSizeOption(const std::string& name, const std::string& text) {
-  auto size = ParseByteSize(text);
-  if (!size.ok()) return Status(StatusCode::kInvalidArgument, name + ": " + size.status().message());
-  return size->bytes;
-}
-
-Result<double> ParseSecondsOption(const std::string& name, const std::string& text) {
-  auto d = ParseDuration(text);
-  if (!d.ok()) return Status(StatusCode::kInvalidArgument, name + ": " + d.status().message());
-  return static_cast<double>(d->value.count()) / 1000.0;
-}
-
 int ReportError(const Status& st) {
   std::string msg = st.message().empty() ? std::string(CodeText(st.code())) : st.message();
   std::fprintf(stderr, "t0fs bench: error: %s\n", msg.c_str());

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/option_values.h"
 #include "bench/io_workload.h"
 #include "bench/meta_workload.h"
 #include "bench/presets.h"
@@ -114,10 +115,5 @@ struct MetaCliOptions {
 };
 void AddMetaOptions(CLI::App* cmd, MetaCliOptions* opts);
 Result<MetaSpec> ToMetaSpec(const MetaCliOptions& opts, bool keep, bool progress);
-
-// "64M" -> bytes, with the option name in the error.
-Result<uint64_t> ParseSizeOption(const std::string& name, const std::string& text);
-// "30s", "500ms", "0" -> seconds.
-Result<double> ParseSecondsOption(const std::string& name, const std::string& text);
 
 }  // namespace t0fs::bench

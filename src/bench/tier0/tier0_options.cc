@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/cli_options.h"
+#include "bench/option_values.h"
 
 namespace t0fs::bench::tier0 {
 namespace {

@@ -5,6 +5,7 @@
 #   prom_available || { echo "SKIP: ..."; exit 77; }
 #   trap 'prom_stop' EXIT                 # (plus the test's own cleanup)
 #   prom_start "$tmp/prom" 127.0.0.1:9701 127.0.0.1:9702   # scrapes every 1 s, job "t0fs"
+#                                         # (PROM_RULES=FILE: also loads those alert rules)
 #   prom_wait 20 'up{job="t0fs"}' 1       # until the query's first value is 1
 #   prom_query 'sum(t0fs_data_bytes_total)'   # lines: <labels JSON> TAB <value>
 #
@@ -31,6 +32,7 @@ global:
   scrape_interval: 1s
   scrape_timeout: 1s
   evaluation_interval: 1s
+${PROM_RULES:+rule_files: ['$PROM_RULES']}
 scrape_configs:
   - job_name: t0fs
     static_configs:

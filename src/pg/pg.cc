@@ -1,0 +1,223 @@
+#include "pg/pg.h"
+
+#include <libpq-fe.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "common/logging.h"
+
+namespace t0fs::pg {
+namespace {
+
+// libpq's messages end with a newline (sometimes two lines: ERROR + DETAIL).
+std::string Trim(const char* text) {
+  std::string s = text != nullptr ? text : "";
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  for (char& c : s) {
+    if (c == '\n') c = ' ';
+  }
+  return s;
+}
+
+Status ConnectionError(pg_conn* conn, std::string_view what) {
+  std::string msg = Trim(PQerrorMessage(conn));
+  return Status(StatusCode::kTryAgain, fmt::format("{}: {}", what, msg.empty() ? "connection lost" : msg));
+}
+
+std::string WithTimeout(const std::string& conninfo, Duration timeout) {
+  const long seconds = std::max<long>(1, static_cast<long>((timeout.value.count() + 999) / 1000));
+  // A URL takes it as a query parameter, key=value strings as a pair.
+  if (conninfo.rfind("postgresql://", 0) == 0 || conninfo.rfind("postgres://", 0) == 0) {
+    if (conninfo.find("connect_timeout=") != std::string::npos) return conninfo;
+    return conninfo + (conninfo.find('?') == std::string::npos ? "?" : "&") +
+           fmt::format("connect_timeout={}", seconds);
+  }
+  if (conninfo.find("connect_timeout") != std::string::npos) return conninfo;
+  return conninfo + fmt::format(" connect_timeout={}", seconds);
+}
+
+// Server notices ("table does not exist, skipping") are not errors: they go
+// to the debug log instead of libpq's default, stderr.
+void QuietNotice(void*, const char* message) { LOG_DEBUG("postgres: {}", Trim(message)); }
+
+}  // namespace
+
+bool RetryableSqlState(std::string_view s) {
+  return s == "40001" || s == "40P01" || s == "23505" || s == "25006" || s.rfind("08", 0) == 0 ||
+         s == "57P01" || s == "57P02" || s == "57P03";
+}
+
+// ---------------------------------------------------------------- Rows
+
+Rows::Rows(pg_result* res) : res_(res) {}
+Rows::~Rows() {
+  if (res_ != nullptr) PQclear(res_);
+}
+Rows::Rows(Rows&& other) noexcept : res_(std::exchange(other.res_, nullptr)) {}
+Rows& Rows::operator=(Rows&& other) noexcept {
+  if (this != &other) {
+    if (res_ != nullptr) PQclear(res_);
+    res_ = std::exchange(other.res_, nullptr);
+  }
+  return *this;
+}
+
+int Rows::size() const { return res_ != nullptr ? PQntuples(res_) : 0; }
+int Rows::columns() const { return res_ != nullptr ? PQnfields(res_) : 0; }
+uint64_t Rows::affected() const {
+  const char* n = res_ != nullptr ? PQcmdTuples(res_) : "";
+  return *n != '\0' ? std::strtoull(n, nullptr, 10) : 0;
+}
+bool Rows::IsNull(int row, int col) const { return PQgetisnull(res_, row, col) != 0; }
+std::string_view Rows::Text(int row, int col) const {
+  return std::string_view(PQgetvalue(res_, row, col), static_cast<size_t>(PQgetlength(res_, row, col)));
+}
+int64_t Rows::Int(int row, int col) const {
+  if (IsNull(row, col)) return 0;
+  return std::strtoll(PQgetvalue(res_, row, col), nullptr, 10);
+}
+bool Rows::Bool(int row, int col) const {
+  std::string_view t = Text(row, col);
+  return t == "t" || t == "true" || t == "1";
+}
+std::string Rows::Bytes(int row, int col) const {
+  if (IsNull(row, col)) return "";
+  size_t len = 0;
+  unsigned char* raw = PQunescapeBytea(reinterpret_cast<const unsigned char*>(PQgetvalue(res_, row, col)), &len);
+  if (raw == nullptr) return "";
+  std::string out(reinterpret_cast<const char*>(raw), len);
+  PQfreemem(raw);
+  return out;
+}
+
+// ---------------------------------------------------------------- Connection
+
+Result<std::unique_ptr<Connection>> Connection::Open(const std::string& conninfo, Duration timeout) {
+  pg_conn* conn = PQconnectdb(WithTimeout(conninfo, timeout).c_str());
+  if (conn == nullptr) return Status(StatusCode::kInternal, "libpq: out of memory");
+  if (PQstatus(conn) != CONNECTION_OK) {
+    Status st = ConnectionError(conn, "connect to PostgreSQL");
+    PQfinish(conn);
+    return st;
+  }
+  PQsetNoticeProcessor(conn, QuietNotice, nullptr);
+  return std::unique_ptr<Connection>(new Connection(conn, conninfo, timeout));
+}
+
+Connection::Connection(pg_conn* conn, std::string conninfo, Duration timeout)
+    : conn_(conn), conninfo_(std::move(conninfo)), timeout_(timeout) {}
+
+Connection::~Connection() {
+  if (conn_ != nullptr) PQfinish(conn_);
+}
+
+bool Connection::healthy() const { return conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK; }
+
+std::string Connection::server() const {
+  if (conn_ == nullptr) return "";
+  return fmt::format("{}:{}", PQhost(conn_) != nullptr ? PQhost(conn_) : "?", PQport(conn_) != nullptr ? PQport(conn_) : "?");
+}
+
+Status Connection::Reset() {
+  // A fresh connection (not PQreset): with several hosts, libpq then looks
+  // for the read-write one again.
+  pg_conn* fresh = PQconnectdb(WithTimeout(conninfo_, timeout_).c_str());
+  if (fresh == nullptr) return Status(StatusCode::kInternal, "libpq: out of memory");
+  if (PQstatus(fresh) != CONNECTION_OK) {
+    Status st = ConnectionError(fresh, "reconnect to PostgreSQL");
+    PQfinish(fresh);
+    return st;
+  }
+  if (conn_ != nullptr) PQfinish(conn_);
+  PQsetNoticeProcessor(fresh, QuietNotice, nullptr);
+  conn_ = fresh;
+  prepared_.clear();
+  return Status::Ok();
+}
+
+Result<Rows> Connection::Check(pg_result* res, std::string_view what) {
+  Rows rows(res);
+  if (res == nullptr) return ConnectionError(conn_, what);
+  const ExecStatusType st = PQresultStatus(res);
+  if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return rows;
+  const char* state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+  std::string sqlstate = state != nullptr ? state : "";
+  std::string msg = Trim(PQresultErrorMessage(res));
+  if (sqlstate.empty() && PQstatus(conn_) != CONNECTION_OK) return ConnectionError(conn_, what);
+  const StatusCode code = RetryableSqlState(sqlstate) || PQstatus(conn_) != CONNECTION_OK
+                              ? StatusCode::kTryAgain
+                              : StatusCode::kMetaDatabase;
+  return Status(code, fmt::format("{}: {} (SQLSTATE {})", what, msg, sqlstate.empty() ? "none" : sqlstate));
+}
+
+Result<Rows> Connection::Exec(std::string_view sql, std::initializer_list<Param> params) {
+  return Exec(sql, std::vector<Param>(params));
+}
+
+namespace {
+
+struct Wire {
+  std::vector<const char*> values;
+  std::vector<int> lengths;
+  std::vector<int> formats;
+};
+
+Wire ToWire(const std::vector<Param>& params) {
+  Wire w;
+  for (const Param& p : params) {
+    w.values.push_back(p.null() ? nullptr : p.value().data());
+    w.lengths.push_back(p.null() ? 0 : static_cast<int>(p.value().size()));
+    w.formats.push_back(p.binary() ? 1 : 0);
+  }
+  return w;
+}
+
+}  // namespace
+
+Result<Rows> Connection::Exec(std::string_view sql, const std::vector<Param>& params) {
+  if (conn_ == nullptr) return Status(StatusCode::kTryAgain, "PostgreSQL: not connected");
+  const std::string text(sql);
+  Wire w = ToWire(params);
+  pg_result* res = PQexecParams(conn_, text.c_str(), static_cast<int>(params.size()), nullptr, w.values.data(),
+                                w.lengths.data(), w.formats.data(), 0);
+  return Check(res, text.size() > 60 ? text.substr(0, 60) + "..." : text);
+}
+
+Result<Rows> Connection::Prepared(const std::string& name, std::string_view sql, const std::vector<Param>& params) {
+  if (conn_ == nullptr) return Status(StatusCode::kTryAgain, "PostgreSQL: not connected");
+  if (!prepared_.count(name)) {
+    const std::string text(sql);
+    pg_result* res = PQprepare(conn_, name.c_str(), text.c_str(), static_cast<int>(params.size()), nullptr);
+    auto prepared = Check(res, "prepare " + name);
+    if (!prepared.ok()) return prepared.status();
+    prepared_[name] = true;
+  }
+  Wire w = ToWire(params);
+  pg_result* res = PQexecPrepared(conn_, name.c_str(), static_cast<int>(params.size()), w.values.data(),
+                                  w.lengths.data(), w.formats.data(), 0);
+  return Check(res, name);
+}
+
+Status Connection::ExecScript(std::string_view sql) {
+  if (conn_ == nullptr) return Status(StatusCode::kTryAgain, "PostgreSQL: not connected");
+  const std::string text(sql);
+  return Check(PQexec(conn_, text.c_str()), "script").status();
+}
+
+Status Connection::Begin(Isolation isolation) {
+  const char* sql = isolation == Isolation::kSerializable      ? "BEGIN ISOLATION LEVEL SERIALIZABLE"
+                    : isolation == Isolation::kRepeatableRead ? "BEGIN ISOLATION LEVEL REPEATABLE READ"
+                                                               : "BEGIN";
+  return Exec(sql).status();
+}
+
+Status Connection::Commit() { return Exec("COMMIT").status(); }
+
+void Connection::Rollback() {
+  if (healthy()) (void)Exec("ROLLBACK");
+}
+
+}  // namespace t0fs::pg

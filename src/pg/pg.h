@@ -1,0 +1,138 @@
+// A small C++ face over libpq (PostgreSQL's client library, Debian's
+// libpq-dev): one connection, parameterised statements (prepared once per
+// connection), transactions, and errors classified for retry.
+//
+// Errors: every failure is a Status. Those a caller should retry (after
+// rolling back and, for a lost connection, reconnecting) have code
+// kTryAgain: serialization failure (SQLSTATE 40001), deadlock (40P01),
+// unique violation (23505, a racing insert), a lost or refused connection
+// (class 08, and 57P01..57P03: the server shutting down or starting), and
+// a server that is read-only (25006: a standby, or a primary being
+// demoted). Everything else is kMetaDatabase with the server's message and
+// SQLSTATE. Retryable(status) says which.
+//
+// Connection strings are libpq's: a URL ("postgresql://user@h1:5432,h2:5432/db?
+// target_session_attrs=read-write") or key=value pairs. With several hosts
+// and target_session_attrs=read-write, Open and Reset find the primary by
+// themselves (after a failover: the promoted standby).
+//
+// Thread safety: a Connection is used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/config.h"
+#include "common/status.h"
+
+struct pg_conn;
+struct pg_result;
+
+namespace t0fs::pg {
+
+// A statement parameter: text (NULL when absent), or bytes sent as bytea.
+class Param {
+ public:
+  Param() = default;  // NULL
+  Param(std::string_view text) : value_(std::string(text)) {}
+  Param(const char* text) : value_(std::string(text)) {}
+  Param(int64_t v) : value_(std::to_string(v)) {}
+  Param(uint64_t v) : value_(std::to_string(v)) {}
+  Param(int32_t v) : value_(std::to_string(v)) {}
+  Param(uint32_t v) : value_(std::to_string(v)) {}
+  Param(bool v) : value_(v ? "t" : "f") {}
+  // Bytes for a bytea parameter (sent in binary form).
+  static Param Bytes(std::string_view bytes) {
+    Param p{bytes};
+    p.binary_ = true;
+    return p;
+  }
+  bool null() const { return !value_.has_value(); }
+  bool binary() const { return binary_; }
+  const std::string& value() const { return *value_; }
+
+ private:
+  std::optional<std::string> value_;
+  bool binary_ = false;
+};
+
+// The rows of one statement (text format). Owns the libpq result.
+class Rows {
+ public:
+  Rows() = default;
+  explicit Rows(pg_result* res);
+  ~Rows();
+  Rows(Rows&& other) noexcept;
+  Rows& operator=(Rows&& other) noexcept;
+  Rows(const Rows&) = delete;
+  Rows& operator=(const Rows&) = delete;
+
+  int size() const;  // rows
+  int columns() const;
+  // Rows affected by INSERT/UPDATE/DELETE.
+  uint64_t affected() const;
+  bool IsNull(int row, int col) const;
+  std::string_view Text(int row, int col) const;
+  int64_t Int(int row, int col) const;  // 0 for NULL
+  uint64_t UInt(int row, int col) const { return static_cast<uint64_t>(Int(row, col)); }
+  bool Bool(int row, int col) const;
+  // A bytea column, decoded.
+  std::string Bytes(int row, int col) const;
+
+ private:
+  pg_result* res_ = nullptr;
+};
+
+enum class Isolation { kReadCommitted, kRepeatableRead, kSerializable };
+
+class Connection {
+ public:
+  // Connects; fails after `timeout` (connect_timeout, whole seconds, at
+  // least 1). kTryAgain when the server is unreachable or read-only.
+  static Result<std::unique_ptr<Connection>> Open(const std::string& conninfo, Duration timeout);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Runs `sql` with $1.. `params`; `name` non-empty prepares it once on this
+  // connection (then only the parameters travel).
+  Result<Rows> Exec(std::string_view sql, std::initializer_list<Param> params = {});
+  Result<Rows> Exec(std::string_view sql, const std::vector<Param>& params);
+  Result<Rows> Prepared(const std::string& name, std::string_view sql, const std::vector<Param>& params);
+  // Several statements without parameters (schema scripts).
+  Status ExecScript(std::string_view sql);
+
+  Status Begin(Isolation isolation = Isolation::kReadCommitted);
+  Status Commit();
+  // Best effort; never fails the caller (a broken connection is reset later).
+  void Rollback();
+
+  // Whether the connection is usable; Reset reconnects (same conninfo).
+  bool healthy() const;
+  Status Reset();
+  // host:port of the server we are connected to.
+  std::string server() const;
+
+ private:
+  explicit Connection(pg_conn* conn, std::string conninfo, Duration timeout);
+  Result<Rows> Check(pg_result* res, std::string_view what);
+
+  pg_conn* conn_;
+  const std::string conninfo_;
+  const Duration timeout_;
+  std::unordered_map<std::string, bool> prepared_;  // statement names prepared on this connection
+};
+
+// Whether a caller should retry after `status` (see the header comment).
+inline bool Retryable(const Status& status) { return status.code() == StatusCode::kTryAgain; }
+
+// The SQLSTATE classes the header comment lists: retryable ones.
+bool RetryableSqlState(std::string_view sqlstate);
+
+}  // namespace t0fs::pg
