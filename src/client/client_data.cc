@@ -9,7 +9,7 @@
 
 #include "client/client_impl.h"
 #include "common/logging.h"
-#include "rpc/convert.h"
+#include "rpc/channel.h"
 
 namespace t0fs::client {
 namespace {
@@ -19,8 +19,6 @@ constexpr uint64_t kLayoutFetch = 256;
 // A capability this close to expiry is refreshed before use.
 constexpr uint64_t kCapMarginMs = 30000;
 
-bool Healthy(const ReplicaInfo& r) { return r.state == ReplicaState::kHealthy; }
-
 bool Damaged(StatusCode code) {
   return code == StatusCode::kDataChecksum || code == StatusCode::kCorruption || code == StatusCode::kStale ||
          code == StatusCode::kDataNoChunk;
@@ -28,17 +26,10 @@ bool Damaged(StatusCode code) {
 
 }  // namespace
 
-CachedChunk ChunkFromWire(const pb::ChunkLayout& in, NodeId local) {
-  CachedChunk out{rpc::FromWire<ChunkInfo>(in), rpc::FromWire(in.cap())};
-  for (ReplicaInfo& r : out.info.replicas) r.local = local.valid() && r.node == local;
-  return out;
-}
-
-void ClientImpl::MergeLayout(InodeState& st, const pb::Layout& layout, uint64_t first, uint64_t count) {
-  NodeId local = meta_.local_node();
+void ClientImpl::MergeLayout(InodeState& st, const std::vector<CachedChunk>& layout, uint64_t first,
+                             uint64_t count) {
   std::lock_guard lock(st.mu);
-  for (const pb::ChunkLayout& c : layout.chunks()) {
-    CachedChunk fresh = ChunkFromWire(c, local);
+  for (CachedChunk fresh : layout) {
     auto it = st.layout.find(fresh.info.index);
     if (it != st.layout.end()) {
       // Keep the versions this session wrote with: meta's are older only
@@ -55,18 +46,13 @@ void ClientImpl::MergeLayout(InodeState& st, const pb::Layout& layout, uint64_t 
 }
 
 Status ClientImpl::FetchLayout(InodeState& st, uint64_t first, uint64_t count) {
-  pb::GetLayoutReq req;
-  req.set_ino(st.ino.value());
-  req.set_first_index(first);
-  req.set_count(count);
-  req.set_session(meta_.session().value());
+  bool write;
   {
     std::lock_guard lock(st.mu);
-    req.set_write(st.writable);
+    write = st.writable;
   }
-  pb::LayoutRsp rsp;
-  RETURN_IF_ERROR(meta_.Call<rpc::Method::kGetLayout>(req, &rsp));
-  MergeLayout(st, rsp.layout(), first, count);
+  ASSIGN_OR_RETURN(std::vector<CachedChunk> layout, meta_.GetLayout(st.ino, first, count, write));
+  MergeLayout(st, layout, first, count);
   return Status::Ok();
 }
 
@@ -96,24 +82,19 @@ Result<std::optional<CachedChunk>> ClientImpl::ChunkFor(InodeState& st, uint64_t
 Result<CachedChunk> ClientImpl::AllocateChunk(InodeState& st, uint64_t index, bool streaming) {
   ASSIGN_OR_RETURN(std::optional<CachedChunk> known, ChunkFor(st, index));
   if (known) return *known;
-  pb::AllocateReq req;
-  req.set_ino(st.ino.value());
-  req.set_writer_node(meta_.local_node().value());
+  std::vector<uint64_t> indices;
   {
     // A writer that runs off the end of a chunk is streaming: allocate the
     // next few chunks in the same call. A small write allocates only its own.
     std::lock_guard lock(st.mu);
     uint64_t count = streaming ? std::max<uint32_t>(1, options_.allocate_ahead) : 1;
     for (uint64_t ahead = 0; ahead < count; ++ahead) {
-      if (ahead == 0 || st.layout.count(index + ahead) == 0) req.add_indices(index + ahead);
+      if (ahead == 0 || st.layout.count(index + ahead) == 0) indices.push_back(index + ahead);
     }
   }
-  pb::LayoutRsp rsp;
-  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kAllocate>(req, &rsp));
-  NodeId local = meta_.local_node();
+  ASSIGN_OR_RETURN(std::vector<CachedChunk> allocated, meta_.Allocate(st.ino, indices));
   std::lock_guard lock(st.mu);
-  for (const pb::ChunkLayout& c : rsp.layout().chunks()) {
-    CachedChunk fresh = ChunkFromWire(c, local);
+  for (const CachedChunk& fresh : allocated) {
     auto [it, inserted] = st.layout.emplace(fresh.info.index, fresh);
     if (!inserted) it->second.cap = fresh.cap;  // keep replicas and versions we had; take the new rights
   }
@@ -159,17 +140,11 @@ Result<std::shared_ptr<ChunkFile>> ClientImpl::LocalFile(InodeState& st, const R
   return file;
 }
 
-void ClientImpl::ReportReplica(const ReplicaInfo& r, pb::ReportReason reason, const Status& why) {
+void ClientImpl::ReportReplica(const ReplicaInfo& r, ReplicaProblem problem, const Status& why) {
   LOG_WARN("chunk {} on node {}: {}; reading another replica{}", r.chunk, r.node, why.ToString(),
-           reason != pb::REPORT_UNREACHABLE ? " and reporting this one for repair" : "");
-  if (reason == pb::REPORT_UNREACHABLE) return;  // meta learns that from heartbeats
-  pb::ReportReplicaReq req;
-  req.set_chunk(r.chunk.value());
-  req.set_node(r.node.value());
-  req.set_reason(reason);
-  req.set_detail(why.ToString());
-  pb::Empty rsp;
-  Status st = meta_.Call<rpc::Method::kReportReplica>(req, &rsp);
+           problem != ReplicaProblem::kUnreachable ? " and reporting this one for repair" : "");
+  if (problem == ReplicaProblem::kUnreachable) return;  // meta learns that from heartbeats
+  Status st = meta_.ReportReplica(r, problem, why);
   if (!st.ok()) LOG_WARN("reporting chunk {} on node {}: {}", r.chunk, r.node, st.ToString());
 }
 
@@ -240,9 +215,10 @@ Result<size_t> ClientImpl::ReadPiece(InodeState& st, uint64_t index, uint64_t of
     if (last.code() == StatusCode::kDataChecksum) counters_.checksum_errors++;
     if (order.size() == 1) break;
     if (Damaged(last.code())) {
-      ReportReplica(r, last.code() == StatusCode::kDataChecksum ? pb::REPORT_CHECKSUM : pb::REPORT_STALE, last);
+      ReportReplica(r, last.code() == StatusCode::kDataChecksum ? ReplicaProblem::kChecksum : ReplicaProblem::kStale,
+                    last);
     } else if (rpc::IsTransportError(last.code())) {
-      ReportReplica(r, pb::REPORT_UNREACHABLE, last);
+      ReportReplica(r, ReplicaProblem::kUnreachable, last);
     } else {
       break;  // e.g. a permission or argument error: another replica would say the same
     }
@@ -372,7 +348,7 @@ Status ClientImpl::Commit(InodeState& st, HandleId handle, bool durable) {
 }
 
 Status ClientImpl::CommitLocked(InodeState& st, HandleId handle, bool durable) {
-  pb::CommitReq req;
+  CommitRequest req;
   uint64_t generation;
   std::vector<std::pair<ChunkId, uint64_t>> versions;
   {
@@ -380,31 +356,23 @@ Status ClientImpl::CommitLocked(InodeState& st, HandleId handle, bool durable) {
     bool dirty = st.write_generation != st.committed_generation || !st.dirty_versions.empty();
     if (!dirty && !(durable && st.needs_durable)) return Status::Ok();
     generation = st.write_generation;
-    req.set_ino(st.ino.value());
-    req.set_handle(handle.value());
-    req.set_size(st.size);
-    if (st.write_generation != st.committed_generation) {
-      req.set_set_mtime(true);
-      req.mutable_mtime()->set_sec(st.last_write.sec);
-      req.mutable_mtime()->set_nsec(st.last_write.nsec);
-    }
+    req.ino = st.ino;
+    req.handle = handle;
+    req.size = st.size;
+    if (st.write_generation != st.committed_generation) req.mtime = st.last_write;
     for (auto& [chunk, version] : st.dirty_versions) {
-      auto* w = req.add_written();
-      w->set_chunk(chunk.value());
-      w->set_version(version);
+      WrittenChunk w{chunk, version, {}};
       auto nodes = st.written_nodes.find(chunk);
-      if (nodes != st.written_nodes.end()) {
-        for (NodeId n : nodes->second) w->add_nodes(n.value());
-      }
+      if (nodes != st.written_nodes.end()) w.nodes = nodes->second;
+      req.written.push_back(std::move(w));
       versions.emplace_back(chunk, version);
     }
   }
-  req.set_durable(durable);
-  pb::AttrRsp rsp;
-  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kCommit>(req, &rsp));
-  NoteMetaAttr(st, AttrFromWire(rsp.attr()));
+  req.durable = durable;
+  ASSIGN_OR_RETURN(Attr committed, meta_.Commit(req));
+  NoteMetaAttr(st, committed);
   std::lock_guard lock(st.mu);
-  st.committed_size = rsp.attr().size();
+  st.committed_size = committed.size;
   st.size = std::max(st.size, st.committed_size);
   if (st.write_generation == generation) st.committed_generation = generation;
   st.needs_durable = !durable;
@@ -454,7 +422,10 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size, bo
   const uint64_t cs = before.chunk_size;
   const uint64_t boundary = std::min(before.size, size);
   const uint64_t boundary_index = cs == 0 ? 0 : boundary / cs;
-  pb::CommitReq versions;  // the boundary chunk's new version, recorded after the truncation
+  // The boundary chunk's new version, recorded after the truncation (size 0:
+  // sizes only grow through Commit, this records versions only).
+  CommitRequest versions;
+  versions.ino = ino;
   bool held_done = false;  // the held chunk file was resized with the boundary chunk
   if (cs > 0 && (boundary % cs != 0 || size > before.size)) {
     // The chunk that keeps a prefix loses its tail on every replica first;
@@ -472,20 +443,11 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size, bo
       RETURN_IF_ERROR(truncate(cut));
       return grow_to != cut ? truncate(grow_to) : Status::Ok();
     };
-    pb::GetLayoutReq req;
-    req.set_ino(ino.value());
-    req.set_first_index(index);
-    req.set_count(1);
-    req.set_write(true);
-    req.set_session(meta_.session().value());
-    pb::LayoutRsp rsp;
-    RETURN_IF_ERROR(meta_.Call<rpc::Method::kGetLayout>(req, &rsp));
-    NodeId local = meta_.local_node();
-    for (const pb::ChunkLayout& c : rsp.layout().chunks()) {
-      if (c.index() != index) continue;
-      CachedChunk chunk = ChunkFromWire(c, local);
+    ASSIGN_OR_RETURN(std::vector<CachedChunk> layout, meta_.GetLayout(ino, index, 1, /*write=*/true));
+    for (const CachedChunk& chunk : layout) {
+      if (chunk.info.index != index) continue;
       uint64_t version = CommittedVersion(chunk.info) + 1;
-      auto* w = versions.add_written();
+      WrittenChunk w;
       const bool single = chunk.info.replicas.size() == 1;
       for (const ReplicaInfo& r : chunk.info.replicas) {
         if (!Healthy(r)) continue;
@@ -506,7 +468,7 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size, bo
                         new_length);
         }
         if (done.ok()) {
-          w->add_nodes(r.node.value());
+          w.nodes.push_back(r.node);
         } else if (single) {
           return done;
         } else {
@@ -514,9 +476,10 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size, bo
                    done.ToString());
         }
       }
-      if (w->nodes_size() == 0) return Status(StatusCode::kIoError, "truncate reached no replica");
-      w->set_chunk(chunk.info.replicas.front().chunk.value());
-      w->set_version(version);
+      if (w.nodes.empty()) return Status(StatusCode::kIoError, "truncate reached no replica");
+      w.chunk = chunk.info.replicas.front().chunk;
+      w.version = version;
+      versions.written.push_back(std::move(w));
     }
   }
   if (held && !held_done) {
@@ -526,25 +489,14 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size, bo
     RETURN_IF_ERROR(held->Truncate(boundary, 0));
     if (size != boundary) RETURN_IF_ERROR(held->Truncate(size, 0));
   }
-  pb::SetAttrReq req;
-  req.set_ino(ino.value());
-  req.set_valid(kSetSize);
-  req.set_size(size);
   // An extended chunk was zero-filled above: meta keeps it even if it lies
   // wholly past the old end (e.g. chunk 0 of an empty file held open by a
   // passthrough writer). A held chunk 0 stays whatever the new size.
   uint64_t keep = 0;
-  if (size > before.size && versions.written_size() > 0) keep = boundary_index + 1;
+  if (size > before.size && !versions.written.empty()) keep = boundary_index + 1;
   if (held) keep = std::max<uint64_t>(keep, 1);
-  if (keep > 0) req.set_keep_chunks(keep);
-  pb::AttrRsp rsp;
-  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kSetAttr>(req, &rsp));
-  if (versions.written_size() > 0) {
-    versions.set_ino(ino.value());
-    versions.set_size(0);  // sizes only grow through Commit: this records versions only
-    pb::AttrRsp ignored;
-    RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kCommit>(versions, &ignored));
-  }
+  ASSIGN_OR_RETURN(Attr attr, meta_.Truncate(ino, size, keep));
+  if (!versions.written.empty()) RETURN_IF_ERROR(meta_.Commit(versions).status());
   if (st != nullptr) {
     std::lock_guard lock(st->mu);
     st->size = size;
@@ -562,13 +514,13 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size, bo
       it = st->layout.erase(it);
     }
     // The boundary chunk moved on: forget its cached replicas (refetched).
-    for (const pb::ChunkVersion& w : versions.written()) {
+    for (const WrittenChunk& w : versions.written) {
       for (auto it = st->layout.begin(); it != st->layout.end();) {
-        bool match = !it->second.info.replicas.empty() && it->second.info.replicas.front().chunk.value() == w.chunk();
+        bool match = !it->second.info.replicas.empty() && it->second.info.replicas.front().chunk == w.chunk;
         it = match ? st->layout.erase(it) : std::next(it);
       }
-      st->dirty_versions.erase(ChunkId(w.chunk()));
-      st->written_nodes.erase(ChunkId(w.chunk()));
+      st->dirty_versions.erase(w.chunk);
+      st->written_nodes.erase(w.chunk);
     }
     st->layout_known_below = 0;
     // The held file changed under the kernel's writes: its checksums are
@@ -578,7 +530,6 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size, bo
       st->passthrough.overflow_dirty = true;
     }
   }
-  Attr attr = AttrFromWire(rsp.attr());
   if (st != nullptr) NoteMetaAttr(*st, attr);
   return attr;
 }

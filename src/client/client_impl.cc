@@ -12,7 +12,6 @@
 #include "client/file_impl.h"
 #include "common/logging.h"
 #include "common/secret.h"
-#include "rpc/convert.h"
 
 namespace t0fs::client {
 namespace {
@@ -32,8 +31,6 @@ std::vector<std::string_view> PathComponents(std::string_view path) {
 
 
 }  // namespace
-
-Attr AttrFromWire(const pb::Attr& in) { return rpc::FromWire<Attr>(in); }
 
 Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
   std::string secret = options.secret;
@@ -84,12 +81,7 @@ IoCounters ClientImpl::counters() const {
 // ---------------------------------------------------------------- namespace
 
 Result<Attr> ClientImpl::Lookup(InodeId parent, std::string_view name) {
-  pb::LookupReq req;
-  req.set_parent(parent.value());
-  req.set_name(std::string(name));
-  pb::AttrRsp rsp;
-  RETURN_IF_ERROR(meta_.Call<rpc::Method::kLookup>(req, &rsp));
-  Attr attr = AttrFromWire(rsp.attr());
+  ASSIGN_OR_RETURN(Attr attr, meta_.Lookup(parent, name));
   if (std::shared_ptr<InodeState> st = OpenState(attr.ino)) NoteMetaAttr(*st, attr);
   return WithOpenState(attr);
 }
@@ -106,11 +98,7 @@ Result<Attr> ClientImpl::GetAttr(InodeId ino) {
     }
     if (cached) return WithOpenState(*cached);
   }
-  pb::GetAttrReq req;
-  req.set_ino(ino.value());
-  pb::AttrRsp rsp;
-  RETURN_IF_ERROR(meta_.Call<rpc::Method::kGetAttr>(req, &rsp));
-  Attr attr = AttrFromWire(rsp.attr());
+  ASSIGN_OR_RETURN(Attr attr, meta_.GetAttr(ino));
   if (st) NoteMetaAttr(*st, attr);
   return WithOpenState(attr);
 }
@@ -184,28 +172,11 @@ Result<Attr> ClientImpl::SetAttr(InodeId ino, const SetAttrArgs& args) {
     ASSIGN_OR_RETURN(Attr attr, Truncate(ino, st.get(), args.size));
     if ((args.mask & ~uint32_t{kSetSize}) == 0) return attr;
   }
-  pb::SetAttrReq req;
-  req.set_ino(ino.value());
-  req.set_valid(args.mask & ~uint32_t{kSetSize});
-  req.set_mode(args.mode);
-  req.set_uid(args.uid);
-  req.set_gid(args.gid);
-  rpc::ToWire(args.atime, req.mutable_atime());
-  rpc::ToWire(args.mtime, req.mutable_mtime());
-  rpc::ToWire(args.ctime, req.mutable_ctime());
-  pb::AttrRsp rsp;
-  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kSetAttr>(req, &rsp));
   // The times are what was just set; the size includes our open writes.
-  Attr attr = AttrFromWire(rsp.attr());
+  ASSIGN_OR_RETURN(Attr attr, meta_.SetAttr(ino, args));
   if (std::shared_ptr<InodeState> st = OpenState(ino)) NoteMetaAttr(*st, attr);
   attr.size = WithOpenState(attr).size;
   return attr;
-}
-
-Result<Attr> ClientImpl::MakeNode(pb::MakeNodeReq& req) {
-  pb::MakeNodeRsp rsp;
-  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kMakeNode>(req, &rsp));
-  return AttrFromWire(rsp.attr());
 }
 
 Result<Attr> ClientImpl::Mknod(InodeId parent, std::string_view name, uint32_t mode, uint32_t rdev,
@@ -213,159 +184,80 @@ Result<Attr> ClientImpl::Mknod(InodeId parent, std::string_view name, uint32_t m
   if (S_ISDIR(mode) || S_ISLNK(mode)) {
     return Status(StatusCode::kInvalidArgument, "use Mkdir or Symlink for directories and symlinks");
   }
-  pb::MakeNodeReq req;
-  req.set_parent(parent.value());
-  req.set_name(std::string(name));
-  req.set_mode((mode & S_IFMT) == 0 ? (mode | S_IFREG) : mode);
-  req.set_uid(caller.uid);
-  req.set_gid(caller.gid);
-  req.set_rdev(rdev);
-  req.set_exclusive(true);
-  return MakeNode(req);
+  NewNode node = NewNode::Of(parent, name, (mode & S_IFMT) == 0 ? (mode | S_IFREG) : mode, caller);
+  node.rdev = rdev;
+  ASSIGN_OR_RETURN(auto made, meta_.MakeNode(node));
+  return made.first;
 }
 
 Result<Attr> ClientImpl::Mkdir(InodeId parent, std::string_view name, uint32_t mode, const Caller& caller) {
-  pb::MakeNodeReq req;
-  req.set_parent(parent.value());
-  req.set_name(std::string(name));
-  req.set_mode(S_IFDIR | (mode & 07777));
-  req.set_uid(caller.uid);
-  req.set_gid(caller.gid);
-  req.set_exclusive(true);
-  return MakeNode(req);
+  ASSIGN_OR_RETURN(auto made, meta_.MakeNode(NewNode::Of(parent, name, S_IFDIR | (mode & 07777), caller)));
+  return made.first;
 }
 
 Result<Attr> ClientImpl::Symlink(InodeId parent, std::string_view name, std::string_view target,
                                  const Caller& caller) {
-  pb::MakeNodeReq req;
-  req.set_parent(parent.value());
-  req.set_name(std::string(name));
-  req.set_mode(S_IFLNK | 0777);
-  req.set_uid(caller.uid);
-  req.set_gid(caller.gid);
-  req.set_exclusive(true);
-  req.set_link_target(std::string(target));
-  return MakeNode(req);
+  NewNode node = NewNode::Of(parent, name, S_IFLNK | 0777, caller);
+  node.link_target = target;
+  ASSIGN_OR_RETURN(auto made, meta_.MakeNode(node));
+  return made.first;
 }
 
 Status ClientImpl::Unlink(InodeId parent, std::string_view name) {
-  pb::RemoveReq req;
-  req.set_parent(parent.value());
-  req.set_name(std::string(name));
-  pb::Empty rsp;
-  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kUnlink>(req, &rsp));
+  RETURN_IF_ERROR(meta_.Unlink(parent, name));
   ForgetMetaAttrs();  // the unlinked inode's nlink and ctime changed
   return Status::Ok();
 }
 
 Status ClientImpl::Rmdir(InodeId parent, std::string_view name) {
-  pb::RemoveReq req;
-  req.set_parent(parent.value());
-  req.set_name(std::string(name));
-  pb::Empty rsp;
-  return meta_.Mutate<rpc::Method::kRmdir>(req, &rsp);
+  return meta_.Rmdir(parent, name);
 }
 
 Status ClientImpl::Rename(InodeId old_parent, std::string_view old_name, InodeId new_parent,
                           std::string_view new_name, uint32_t flags) {
-  pb::RenameReq req;
-  req.set_old_parent(old_parent.value());
-  req.set_old_name(std::string(old_name));
-  req.set_new_parent(new_parent.value());
-  req.set_new_name(std::string(new_name));
-  req.set_flags(flags);
-  pb::Empty rsp;
-  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kRename>(req, &rsp));
+  RETURN_IF_ERROR(meta_.Rename(old_parent, old_name, new_parent, new_name, flags));
   ForgetMetaAttrs();  // a replaced target's nlink, the moved inode's ctime
   return Status::Ok();
 }
 
 Result<Attr> ClientImpl::Link(InodeId ino, InodeId new_parent, std::string_view new_name) {
-  pb::LinkReq req;
-  req.set_ino(ino.value());
-  req.set_new_parent(new_parent.value());
-  req.set_new_name(std::string(new_name));
-  pb::AttrRsp rsp;
-  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kLink>(req, &rsp));
-  Attr attr = AttrFromWire(rsp.attr());
+  ASSIGN_OR_RETURN(Attr attr, meta_.Link(ino, new_parent, new_name));
   if (std::shared_ptr<InodeState> st = OpenState(ino)) NoteMetaAttr(*st, attr);
   return WithOpenState(attr);
 }
 
 Result<std::string> ClientImpl::ReadLink(InodeId ino) {
-  pb::GetAttrReq req;
-  req.set_ino(ino.value());
-  pb::ReadLinkRsp rsp;
-  RETURN_IF_ERROR(meta_.Call<rpc::Method::kReadLink>(req, &rsp));
-  return rsp.target();
+  return meta_.ReadLink(ino);
 }
 
 Result<DirPage> ClientImpl::ReadDir(InodeId dir, uint64_t cookie, uint32_t max_entries, bool with_attrs) {
-  pb::ReadDirReq req;
-  req.set_ino(dir.value());
-  req.set_cookie(cookie);
-  req.set_max_entries(max_entries);
-  req.set_with_attrs(with_attrs);
-  pb::ReadDirRsp rsp;
-  RETURN_IF_ERROR(meta_.Call<rpc::Method::kReadDir>(req, &rsp));
-  DirPage page;
-  page.eof = rsp.eof();
-  for (const pb::DirEntry& e : rsp.entries()) {
-    DirEntry out{e.name(), InodeId(e.ino()), e.mode(), e.cookie(), std::nullopt};
-    if (e.has_attr()) out.attr = WithOpenState(AttrFromWire(e.attr()));
-    page.entries.push_back(std::move(out));
+  ASSIGN_OR_RETURN(DirPage page, meta_.ReadDir(dir, cookie, max_entries, with_attrs));
+  for (DirEntry& e : page.entries) {
+    if (e.attr) e.attr = WithOpenState(*e.attr);
   }
   return page;
 }
 
 Result<StatFs> ClientImpl::GetStatFs() {
-  pb::Empty req;
-  pb::StatFsRsp rsp;
-  RETURN_IF_ERROR(meta_.Call<rpc::Method::kStatFs>(req, &rsp));
-  StatFs out;
-  out.total_bytes = rsp.total_bytes();
-  out.free_bytes = rsp.free_bytes();
-  out.files = rsp.files();
-  out.block_size = static_cast<uint32_t>(rsp.block_size() == 0 ? 4096 : rsp.block_size());
-  out.max_name = rsp.max_name() == 0 ? 255 : rsp.max_name();
-  return out;
+  return meta_.GetStatFs();
 }
 
 Result<std::string> ClientImpl::GetXattr(InodeId ino, std::string_view name) {
-  pb::XattrReq req;
-  req.set_ino(ino.value());
-  req.set_name(std::string(name));
-  pb::XattrRsp rsp;
-  RETURN_IF_ERROR(meta_.Call<rpc::Method::kGetXattr>(req, &rsp));
-  return rsp.value();
+  return meta_.GetXattr(ino, name);
 }
 
 Status ClientImpl::SetXattr(InodeId ino, std::string_view name, std::string_view value, uint32_t flags) {
-  pb::XattrReq req;
-  req.set_ino(ino.value());
-  req.set_name(std::string(name));
-  req.set_value(std::string(value));
-  req.set_flags(flags);
-  pb::Empty rsp;
-  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kSetXattr>(req, &rsp));
+  RETURN_IF_ERROR(meta_.SetXattr(ino, name, value, flags));
   ForgetMetaAttr(ino);  // ctime
   return Status::Ok();
 }
 
 Result<std::vector<std::string>> ClientImpl::ListXattr(InodeId ino) {
-  pb::XattrReq req;
-  req.set_ino(ino.value());
-  pb::XattrRsp rsp;
-  RETURN_IF_ERROR(meta_.Call<rpc::Method::kListXattr>(req, &rsp));
-  return std::vector<std::string>(rsp.names().begin(), rsp.names().end());
+  return meta_.ListXattr(ino);
 }
 
 Status ClientImpl::RemoveXattr(InodeId ino, std::string_view name) {
-  pb::XattrReq req;
-  req.set_ino(ino.value());
-  req.set_name(std::string(name));
-  pb::Empty rsp;
-  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kRemoveXattr>(req, &rsp));
+  RETURN_IF_ERROR(meta_.RemoveXattr(ino, name));
   ForgetMetaAttr(ino);  // ctime
   return Status::Ok();
 }
@@ -404,25 +296,23 @@ void ClientImpl::Forget(const std::shared_ptr<InodeState>& st) {
   if (--st->open_files == 0) inodes_.erase(st->ino);
 }
 
-Result<std::unique_ptr<File>> ClientImpl::OpenWith(const pb::OpenRsp& rsp, int flags) {
-  Attr attr = AttrFromWire(rsp.attr());
+Result<std::unique_ptr<File>> ClientImpl::OpenWith(const OpenReply& opened, int flags) {
+  const Attr& attr = opened.attr;
   std::shared_ptr<InodeState> st = StateFor(attr, (flags & O_ACCMODE) != O_RDONLY);
   NoteMetaAttr(*st, attr);
   if (S_ISREG(attr.mode)) {
     // The open reply carries the first chunks of the layout.
-    uint64_t covered = std::max<uint64_t>(rsp.layout().chunks_size() > 0
-                                              ? rsp.layout().chunks(rsp.layout().chunks_size() - 1).index() + 1
-                                              : 0,
-                                          1024);
+    uint64_t covered =
+        std::max<uint64_t>(opened.layout.empty() ? 0 : opened.layout.back().info.index + 1, 1024);
     {
       // Close-to-open: chunks of the cached layout that meta no longer has
       // (truncated, or allocated ahead and dropped at the last close) go.
       std::unordered_set<uint64_t> fresh;
-      for (const auto& c : rsp.layout().chunks()) fresh.insert(c.index());
+      for (const CachedChunk& c : opened.layout) fresh.insert(c.info.index);
       std::lock_guard lock(st->mu);
       std::erase_if(st->layout, [&](const auto& entry) { return entry.first < covered && !fresh.count(entry.first); });
     }
-    MergeLayout(*st, rsp.layout(), 0, covered);
+    MergeLayout(*st, opened.layout, 0, covered);
     if (flags & O_TRUNC) {
       std::lock_guard lock(st->mu);
       st->size = 0;
@@ -432,7 +322,7 @@ Result<std::unique_ptr<File>> ClientImpl::OpenWith(const pb::OpenRsp& rsp, int f
       st->dirty_versions.clear();
     }
   }
-  return std::unique_ptr<File>(new FileImpl(*this, st, HandleId(rsp.handle()), flags, attr));
+  return std::unique_ptr<File>(new FileImpl(*this, st, opened.handle, flags, attr));
 }
 
 std::shared_ptr<InodeState> ClientImpl::OpenState(InodeId ino) {
@@ -452,13 +342,8 @@ Result<std::unique_ptr<File>> ClientImpl::Open(InodeId ino, int flags) {
   if (open_state) setup = std::unique_lock(open_state->passthrough_mu);
   const bool truncate_held = open_state && HeldPassthrough(*open_state) != nullptr;
   const int meta_flags = truncate_held ? (flags & ~O_TRUNC) : flags;
-  pb::OpenReq req;
-  req.set_session(meta_.session().value());
-  req.set_ino(ino.value());
-  req.set_flags(static_cast<uint32_t>(meta_flags));
-  pb::OpenRsp rsp;
-  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kOpen>(req, &rsp));
-  ASSIGN_OR_RETURN(std::unique_ptr<File> file, OpenWith(rsp, meta_flags));
+  ASSIGN_OR_RETURN(OpenReply opened, meta_.Open(ino, meta_flags));
+  ASSIGN_OR_RETURN(std::unique_ptr<File> file, OpenWith(opened, meta_flags));
   if (truncate_held) {
     LOG_DEBUG("inode {}: O_TRUNC of a file held by passthrough: truncated by this client", ino);
     RETURN_IF_ERROR(Truncate(ino, open_state.get(), 0, /*setup_locked=*/true).status());
@@ -468,19 +353,14 @@ Result<std::unique_ptr<File>> ClientImpl::Open(InodeId ino, int flags) {
 
 Result<std::unique_ptr<File>> ClientImpl::Create(InodeId parent, std::string_view name, uint32_t mode,
                                                  int flags, const Caller& caller, bool* created) {
-  pb::MakeNodeReq req;
-  req.set_parent(parent.value());
-  req.set_name(std::string(name));
-  req.set_mode(S_IFREG | (mode & 07777));
-  req.set_uid(caller.uid);
-  req.set_gid(caller.gid);
-  req.set_exclusive((flags & O_EXCL) != 0);
-  pb::MakeNodeRsp made;
-  RETURN_IF_ERROR(meta_.Mutate<rpc::Method::kMakeNode>(req, &made));
-  if (created != nullptr) *created = made.created();
+  NewNode node = NewNode::Of(parent, name, S_IFREG | (mode & 07777), caller);
+  node.exclusive = (flags & O_EXCL) != 0;
+  ASSIGN_OR_RETURN(auto made, meta_.MakeNode(node));
+  auto& [attr, is_new] = made;
+  if (created != nullptr) *created = is_new;
   // A new file is empty: O_TRUNC would only cost a transaction.
-  int open_flags = made.created() ? (flags & ~O_TRUNC) : flags;
-  return Open(InodeId(made.attr().ino()), open_flags);
+  int open_flags = is_new ? (flags & ~O_TRUNC) : flags;
+  return Open(attr.ino, open_flags);
 }
 
 Result<LayoutInfo> ClientImpl::GetLayout(InodeId ino) {
@@ -488,26 +368,17 @@ Result<LayoutInfo> ClientImpl::GetLayout(InodeId ino) {
   LayoutInfo info;
   info.chunk_size = attr.chunk_size;
   info.size = attr.size;
-  NodeId local = meta_.local_node();
   for (uint64_t first = 0;;) {
-    pb::GetLayoutReq req;
-    req.set_ino(ino.value());
-    req.set_first_index(first);
-    req.set_count(4096);
-    pb::LayoutRsp rsp;
-    RETURN_IF_ERROR(meta_.Call<rpc::Method::kGetLayout>(req, &rsp));
-    for (const pb::ChunkLayout& c : rsp.layout().chunks()) info.chunks.push_back(ChunkFromWire(c, local).info);
-    if (rsp.layout().chunks_size() == 0) break;
-    first = rsp.layout().chunks(rsp.layout().chunks_size() - 1).index() + 1;
+    ASSIGN_OR_RETURN(std::vector<CachedChunk> chunks, meta_.GetLayout(ino, first, 4096, /*write=*/false));
+    if (chunks.empty()) break;
+    for (CachedChunk& c : chunks) info.chunks.push_back(std::move(c.info));
+    first = info.chunks.back().index + 1;
   }
   return info;
 }
 
 Status ClientImpl::ReleaseHandle(HandleId handle) {
-  pb::ReleaseReq req;
-  req.set_handle(handle.value());
-  pb::Empty rsp;
-  return meta_.Mutate<rpc::Method::kRelease>(req, &rsp);
+  return meta_.Release(handle);
 }
 
 // ---------------------------------------------------------------- paths

@@ -115,15 +115,14 @@ class ClientImpl final : public Client {
 
  private:
   std::shared_ptr<InodeState> StateFor(const Attr& attr, bool writable);
-  void MergeLayout(InodeState& st, const pb::Layout& layout, uint64_t first, uint64_t count);
+  void MergeLayout(InodeState& st, const std::vector<CachedChunk>& layout, uint64_t first, uint64_t count);
   Status FetchLayout(InodeState& st, uint64_t first, uint64_t count);
   Result<std::shared_ptr<ChunkFile>> LocalFile(InodeState& st, const ReplicaInfo& r, const Capability& cap,
                                                bool for_write, bool direct, bool retry);
   Result<size_t> ReadReplica(InodeState& st, const ReplicaInfo& r, const Capability& cap, uint64_t offset,
                              std::span<std::byte> buf, bool direct, bool last_resort);
-  void ReportReplica(const ReplicaInfo& r, pb::ReportReason reason, const Status& why);
-  Result<std::unique_ptr<File>> OpenWith(const pb::OpenRsp& rsp, int flags);
-  Result<Attr> MakeNode(pb::MakeNodeReq& req);
+  void ReportReplica(const ReplicaInfo& r, ReplicaProblem problem, const Status& why);
+  Result<std::unique_ptr<File>> OpenWith(const OpenReply& opened, int flags);
   Result<std::pair<Attr, std::string>> ResolveParent(std::string_view path);
   Status HoldPassthrough(InodeState& st, const std::shared_ptr<ChunkFile>& file, bool write);
   // The InodeState of `ino` if a File of this client has it open.
@@ -150,10 +149,5 @@ class ClientImpl final : public Client {
   };
   mutable Counters counters_;
 };
-
-// Wire attributes to the public type.
-Attr AttrFromWire(const pb::Attr& in);
-// A wire chunk layout as the client caches it; `local` marks replicas on `local_node`.
-CachedChunk ChunkFromWire(const pb::ChunkLayout& in, NodeId local_node);
 
 }  // namespace t0fs::client

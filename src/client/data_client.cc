@@ -49,14 +49,12 @@ Result<rpc::Channel*> DataClient::ChannelFor(NodeId node) {
     auto it = channels_.find(node);
     if (it != channels_.end()) return it->second.get();
   }
-  pb::Empty req;
-  pb::ClusterStatusRsp rsp;
-  RETURN_IF_ERROR(meta_.Call<rpc::Method::kClusterStatus>(req, &rsp));
+  ASSIGN_OR_RETURN(auto nodes, meta_.NodeAddresses());
   std::lock_guard lock(mu_);
-  for (const pb::NodeStatus& n : rsp.nodes()) {
-    auto ep = rpc::Endpoint::Parse(n.address());
+  for (const auto& [node_id, address] : nodes) {
+    auto ep = rpc::Endpoint::Parse(address);
     if (!ep.ok()) continue;
-    auto& slot = channels_[NodeId(n.node())];
+    auto& slot = channels_[node_id];
     if (!slot || slot->endpoint().ToString() != ep->ToString()) {
       slot = std::make_unique<rpc::Channel>(*ep, channel_options_);
     }
