@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <tuple>
-#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -46,7 +45,11 @@ Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
 }
 
 ClientImpl::ClientImpl(const ClientOptions& options, std::string secret)
-    : options_(options), meta_(options, secret), data_(options, secret, meta_) {}
+    : options_(options),
+      meta_(options, secret),
+      data_(options, secret, meta_),
+      layouts_(meta_, options.allocate_ahead),
+      replicas_(options.local_bypass, meta_, data_, layouts_, stats_) {}
 
 ClientImpl::~ClientImpl() { meta_.Close(); }
 
@@ -60,22 +63,7 @@ Status ClientImpl::Connect() {
   return Status::Ok();
 }
 
-IoCounters ClientImpl::counters() const {
-  IoCounters c;
-  c.local_read_bytes = counters_.local_read_bytes;
-  c.local_write_bytes = counters_.local_write_bytes;
-  c.remote_read_bytes = counters_.remote_read_bytes;
-  c.remote_write_bytes = counters_.remote_write_bytes;
-  c.local_reads = counters_.local_reads;
-  c.remote_reads = counters_.remote_reads;
-  c.checksum_errors = counters_.checksum_errors;
-  c.replica_failovers = counters_.replica_failovers;
-  c.replica_write_failures = counters_.replica_write_failures;
-  c.passthrough_opens = counters_.passthrough_opens;
-  c.passthrough_rebuilds = counters_.passthrough_rebuilds;
-  c.passthrough_overflow_bytes = counters_.passthrough_overflow_bytes;
-  return c;
-}
+IoCounters ClientImpl::counters() const { return stats_.Snapshot(); }
 
 
 // ---------------------------------------------------------------- namespace
@@ -277,15 +265,12 @@ std::shared_ptr<InodeState> ClientImpl::StateFor(const Attr& attr, bool writable
     st->writable = writable;
     slot = st;
   } else {
-    std::lock_guard state_lock(st->mu);
-    st->size = std::max(st->size, attr.size);
-    st->committed_size = std::max(st->committed_size, attr.size);
-    if (writable && !st->writable) {
-      // Cached capabilities carry read rights only: refetch with write rights.
-      st->writable = true;
-      st->layout.clear();
-      st->layout_known_below = 0;
+    {
+      std::lock_guard state_lock(st->mu);
+      st->size = std::max(st->size, attr.size);
+      st->committed_size = std::max(st->committed_size, attr.size);
     }
+    LayoutCache::NoteOpen(*st, writable);
   }
   st->open_files++;
   return st;
@@ -302,22 +287,11 @@ Result<std::unique_ptr<File>> ClientImpl::OpenWith(const OpenReply& opened, int 
   NoteMetaAttr(*st, attr);
   if (S_ISREG(attr.mode)) {
     // The open reply carries the first chunks of the layout.
-    uint64_t covered =
-        std::max<uint64_t>(opened.layout.empty() ? 0 : opened.layout.back().info.index + 1, 1024);
-    {
-      // Close-to-open: chunks of the cached layout that meta no longer has
-      // (truncated, or allocated ahead and dropped at the last close) go.
-      std::unordered_set<uint64_t> fresh;
-      for (const CachedChunk& c : opened.layout) fresh.insert(c.info.index);
-      std::lock_guard lock(st->mu);
-      std::erase_if(st->layout, [&](const auto& entry) { return entry.first < covered && !fresh.count(entry.first); });
-    }
-    MergeLayout(*st, opened.layout, 0, covered);
+    layouts_.OnOpen(*st, opened.layout, (flags & O_TRUNC) != 0);
     if (flags & O_TRUNC) {
       std::lock_guard lock(st->mu);
       st->size = 0;
       st->committed_size = 0;
-      st->layout.clear();
       st->local_files.clear();
       st->dirty_versions.clear();
     }

@@ -12,7 +12,10 @@
 
 #include "client/data_client.h"
 #include "client/inode_state.h"
+#include "client/io_stats.h"
+#include "client/layout_cache.h"
 #include "client/meta_client.h"
+#include "client/replica_io.h"
 #include "t0fs/client.h"
 
 namespace t0fs::client {
@@ -58,27 +61,14 @@ class ClientImpl final : public Client {
   IoCounters counters() const override;
 
   // ---- used by FileImpl (client_data.cc) ----
-  // The layout entry of chunk `index` with a fresh capability, fetching from
-  // meta when unknown or about to expire; nullopt for an unallocated chunk.
-  Result<std::optional<CachedChunk>> ChunkFor(InodeState& st, uint64_t index);
-  // Like ChunkFor, but allocates the chunk if needed (and, for a streaming
-  // writer, a few after it).
-  Result<CachedChunk> AllocateChunk(InodeState& st, uint64_t index, bool streaming);
-  // Reads one piece that lies within chunk `index` (a hole reads empty):
-  // the local replica first, else the least busy; on failure the next
-  // replica, reporting the bad one to meta.
-  Result<size_t> ReadPiece(InodeState& st, uint64_t index, uint64_t offset_in_chunk, std::span<std::byte> buf,
-                           bool direct);
-  // Writes one piece to every healthy replica (in parallel); succeeds when
-  // at least one took it. Replicas that failed leave the session's write
-  // set (and are reported stale at commit).
-  Status WritePiece(InodeState& st, const CachedChunk& chunk, uint64_t offset_in_chunk,
-                    std::span<const std::byte> data, uint64_t version, bool direct);
+  // The layout room: chunks, capabilities, allocation.
+  LayoutCache& layouts() { return layouts_; }
+  // The replica room: reads, writes and fsync of replicas.
+  ReplicaIo& replicas() { return replicas_; }
   // Commits pending writes of `st` (handle may be 0); CommitLocked with
   // st.commit_mu held.
   Status Commit(InodeState& st, HandleId handle, bool durable);
   Status CommitLocked(InodeState& st, HandleId handle, bool durable);
-  Status SyncReplicas(InodeState& st);
   // Truncates to `size`: data of the boundary chunk first, then meta.
   // Serialised with passthrough setup and teardown (st->passthrough_mu,
   // unless the caller holds it: `setup_locked`), so that a last writer's
@@ -111,17 +101,9 @@ class ClientImpl final : public Client {
   // Records `n` more bytes moved out of a passthrough chunk; a rebuild.
   void CountPassthrough(uint64_t overflow_bytes, bool rebuilt);
   void Forget(const std::shared_ptr<InodeState>& st);
-  bool IsLocal(const ReplicaInfo& r) const;
 
  private:
   std::shared_ptr<InodeState> StateFor(const Attr& attr, bool writable);
-  void MergeLayout(InodeState& st, const std::vector<CachedChunk>& layout, uint64_t first, uint64_t count);
-  Status FetchLayout(InodeState& st, uint64_t first, uint64_t count);
-  Result<std::shared_ptr<ChunkFile>> LocalFile(InodeState& st, const ReplicaInfo& r, const Capability& cap,
-                                               bool for_write, bool direct, bool retry);
-  Result<size_t> ReadReplica(InodeState& st, const ReplicaInfo& r, const Capability& cap, uint64_t offset,
-                             std::span<std::byte> buf, bool direct, bool last_resort);
-  void ReportReplica(const ReplicaInfo& r, ReplicaProblem problem, const Status& why);
   Result<std::unique_ptr<File>> OpenWith(const OpenReply& opened, int flags);
   Result<std::pair<Attr, std::string>> ResolveParent(std::string_view path);
   Status HoldPassthrough(InodeState& st, const std::shared_ptr<ChunkFile>& file, bool write);
@@ -138,16 +120,13 @@ class ClientImpl final : public Client {
   ClientOptions options_;
   MetaClient meta_;
   DataClient data_;
+  LayoutCache layouts_;
+  IoStats stats_;
+  ReplicaIo replicas_;
 
   std::mutex inodes_mu_;  // guards inodes_ (taken before any InodeState::mu)
   std::unordered_map<InodeId, std::weak_ptr<InodeState>> inodes_;
 
-  struct Counters {
-    std::atomic<uint64_t> local_read_bytes{0}, local_write_bytes{0}, remote_read_bytes{0},
-        remote_write_bytes{0}, local_reads{0}, remote_reads{0}, checksum_errors{0}, replica_failovers{0},
-        replica_write_failures{0}, passthrough_opens{0}, passthrough_rebuilds{0}, passthrough_overflow_bytes{0};
-  };
-  mutable Counters counters_;
 };
 
 }  // namespace t0fs::client

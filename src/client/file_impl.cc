@@ -55,7 +55,7 @@ Result<size_t> FileImpl::Read(uint64_t offset, std::span<std::byte> buf) {
     uint64_t in_chunk = pos % cs;
     size_t piece = static_cast<size_t>(std::min<uint64_t>(cs - in_chunk, end - pos));
     std::span<std::byte> out = buf.subspan(done, piece);
-    ASSIGN_OR_RETURN(size_t got, client_.ReadPiece(*state_, index, in_chunk, out, direct));
+    ASSIGN_OR_RETURN(size_t got, client_.replicas().Read(*state_, index, in_chunk, out, direct));
     // Within the file size, bytes the chunk file does not hold are a hole.
     if (got < piece) std::memset(out.data() + got, 0, piece - got);
     done += piece;
@@ -117,7 +117,7 @@ Result<size_t> FileImpl::WriteAt(uint64_t offset, std::span<const std::byte> dat
     uint64_t in_chunk = pos % cs;
     size_t piece = static_cast<size_t>(std::min<uint64_t>(cs - in_chunk, data.size() - done));
     const bool streaming = in_chunk + piece == cs;  // this write reaches the chunk's end
-    ASSIGN_OR_RETURN(CachedChunk chunk, client_.AllocateChunk(*state_, index, streaming));
+    ASSIGN_OR_RETURN(CachedChunk chunk, client_.layouts().Allocate(*state_, index, streaming));
     // Every write of this session to a chunk carries one version: the
     // committed one + 1. Meta records it at commit.
     uint64_t version;
@@ -130,7 +130,7 @@ Result<size_t> FileImpl::WriteAt(uint64_t offset, std::span<const std::byte> dat
       auto [it, inserted] = state_->dirty_versions.emplace(chunk.info.replicas.front().chunk, base + 1);
       version = it->second;
     }
-    RETURN_IF_ERROR(client_.WritePiece(*state_, chunk, in_chunk, data.subspan(done, piece), version, direct));
+    RETURN_IF_ERROR(client_.replicas().Write(*state_, chunk, in_chunk, data.subspan(done, piece), version, direct));
     done += piece;
     std::lock_guard lock(state_->mu);
     state_->size = std::max(state_->size, pos + piece);
@@ -158,7 +158,7 @@ Status FileImpl::Fsync(bool /*datasync*/) {
     std::lock_guard setup(state_->passthrough_mu);
     RETURN_IF_ERROR(SyncPassthrough(/*last=*/false));
   }
-  RETURN_IF_ERROR(client_.SyncReplicas(*state_));
+  RETURN_IF_ERROR(client_.replicas().Sync(*state_));
   return client_.Commit(*state_, handle_, /*durable=*/true);
 }
 
@@ -300,7 +300,7 @@ Status FileImpl::ZeroRange(uint64_t offset, uint64_t end) {
   for (uint64_t pos = offset; pos < end;) {
     const uint64_t index = pos / cs;
     const uint64_t chunk_end = std::min(end, (index + 1) * cs);
-    ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, client_.ChunkFor(*state_, index));
+    ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, client_.layouts().ChunkFor(*state_, index));
     if (!chunk) {
       pos = chunk_end;  // a hole already
       continue;

@@ -83,7 +83,7 @@ Result<std::shared_ptr<ChunkFile>> ClientImpl::OpenPassthrough(InodeState& st, b
     // (whatever the layout says now); a writer only if no other replica must
     // receive its writes.
     if (write) {
-      ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, ChunkFor(st, 0));
+      ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, layouts_.ChunkFor(st, 0));
       if (!chunk) return no(fmt::format("inode {}: chunk 0 left the layout (truncated by another client)", st.ino));
       if (chunk->info.replicas.size() > 1) {
         return Status(StatusCode::kBusy,
@@ -94,9 +94,10 @@ Result<std::shared_ptr<ChunkFile>> ClientImpl::OpenPassthrough(InodeState& st, b
       // Readers held it through read-only descriptors: the writer needs
       // writable ones of the same file (the kernel reopens it by path).
       const ReplicaInfo& local = chunk->info.replicas.front();
-      if (!IsLocal(local)) return no(fmt::format("inode {}: chunk 0 moved off this node", st.ino));
+      if (!replicas_.IsLocal(local)) return no(fmt::format("inode {}: chunk 0 moved off this node", st.ino));
       ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> writable,
-                       LocalFile(st, local, chunk->cap, /*for_write=*/true, /*direct=*/false, /*retry=*/false));
+                       replicas_.LocalFile(st, local, chunk->cap, /*for_write=*/true, /*direct=*/false,
+                                           /*retry=*/false));
       struct stat a {}, b {};
       if (::fstat(writable->data_fd(), &a) != 0 || ::fstat(held->data_fd(), &b) != 0 || a.st_ino != b.st_ino ||
           a.st_dev != b.st_dev) {
@@ -115,9 +116,9 @@ Result<std::shared_ptr<ChunkFile>> ClientImpl::OpenPassthrough(InodeState& st, b
     std::lock_guard lock(st.mu);
     size = st.size;
   }
-  ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, ChunkFor(st, 0));
+  ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, layouts_.ChunkFor(st, 0));
   if (!chunk && write && size == 0) {
-    ASSIGN_OR_RETURN(CachedChunk fresh, AllocateChunk(st, 0, /*streaming=*/false));
+    ASSIGN_OR_RETURN(CachedChunk fresh, layouts_.Allocate(st, 0, /*streaming=*/false));
     chunk = fresh;
   }
   LayoutInfo layout;
@@ -132,10 +133,10 @@ Result<std::shared_ptr<ChunkFile>> ClientImpl::OpenPassthrough(InodeState& st, b
   if (!eligible) return no(verdict.reason);
   const ReplicaInfo* local = nullptr;
   for (const ReplicaInfo& r : chunk->info.replicas) {
-    if (IsLocal(r)) local = &r;
+    if (replicas_.IsLocal(r)) local = &r;
   }
   if (local == nullptr) return no("no local replica");
-  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, LocalFile(st, *local, chunk->cap, write, /*direct=*/false,
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, replicas_.LocalFile(st, *local, chunk->cap, write, /*direct=*/false,
                                                                      /*retry=*/false));
   if (!file) return no("the local replica holds no data yet");
   if (file->version() < local->version) RETURN_IF_ERROR(file->ReadHeader());
@@ -172,7 +173,7 @@ Status ClientImpl::HoldPassthrough(InodeState& st, const std::shared_ptr<ChunkFi
   if (write) {
     if (st.passthrough.writers++ == 0) st.passthrough.seen_size = -1;
   }
-  counters_.passthrough_opens++;
+  stats_.passthrough_opens++;
   return Status::Ok();
 }
 
@@ -209,7 +210,7 @@ Status ClientImpl::NotePassthroughWrites(InodeState& st) {
   }
   // The kernel wrote (or may have): a write of this session to chunk 0,
   // with the chunk file's size and mtime.
-  ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, ChunkFor(st, 0));
+  ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, layouts_.ChunkFor(st, 0));
   if (!chunk || chunk->info.replicas.empty()) {
     return Status(StatusCode::kIoError,
                   fmt::format("inode {}: the chunk written through passthrough left the layout (truncated or "
@@ -239,8 +240,8 @@ Status ClientImpl::NotePassthroughWrites(InodeState& st) {
 }
 
 void ClientImpl::CountPassthrough(uint64_t overflow_bytes, bool rebuilt) {
-  counters_.passthrough_overflow_bytes += overflow_bytes;
-  if (rebuilt) counters_.passthrough_rebuilds++;
+  stats_.passthrough_overflow_bytes += overflow_bytes;
+  if (rebuilt) stats_.passthrough_rebuilds++;
 }
 
 }  // namespace t0fs::client
