@@ -67,10 +67,10 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size, bo
   std::shared_ptr<ChunkFile> held;
   std::unique_lock<std::mutex> commit;
   if (st != nullptr) {
-    RETURN_IF_ERROR(NotePassthroughWrites(*st));
+    RETURN_IF_ERROR(passthrough_.NoteWrites(*st));
     commit = std::unique_lock(st->commit_mu);
     RETURN_IF_ERROR(CommitLocked(*st, HandleId(), false));
-    held = HeldPassthrough(*st);
+    held = Passthrough::Held(*st);
   }
   ASSIGN_OR_RETURN(Attr before, GetAttr(ino));
   LOG_DEBUG("inode {}: truncate {} -> {}{}", ino, before.size, size, held ? " (held by passthrough)" : "");

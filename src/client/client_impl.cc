@@ -49,7 +49,8 @@ ClientImpl::ClientImpl(const ClientOptions& options, std::string secret)
       meta_(options, secret),
       data_(options, secret, meta_),
       layouts_(meta_, options.allocate_ahead),
-      replicas_(options.local_bypass, meta_, data_, layouts_, stats_) {}
+      replicas_(options.local_bypass, meta_, data_, layouts_, stats_),
+      passthrough_(options.local_bypass, meta_, layouts_, replicas_, stats_) {}
 
 ClientImpl::~ClientImpl() { meta_.Close(); }
 
@@ -314,7 +315,7 @@ Result<std::unique_ptr<File>> ClientImpl::Open(InodeId ino, int flags) {
   std::shared_ptr<InodeState> open_state = (flags & O_TRUNC) ? OpenState(ino) : nullptr;
   std::unique_lock<std::mutex> setup;
   if (open_state) setup = std::unique_lock(open_state->passthrough_mu);
-  const bool truncate_held = open_state && HeldPassthrough(*open_state) != nullptr;
+  const bool truncate_held = open_state && Passthrough::Held(*open_state) != nullptr;
   const int meta_flags = truncate_held ? (flags & ~O_TRUNC) : flags;
   ASSIGN_OR_RETURN(OpenReply opened, meta_.Open(ino, meta_flags));
   ASSIGN_OR_RETURN(std::unique_ptr<File> file, OpenWith(opened, meta_flags));

@@ -15,6 +15,7 @@
 #include "client/io_stats.h"
 #include "client/layout_cache.h"
 #include "client/meta_client.h"
+#include "client/passthrough.h"
 #include "client/replica_io.h"
 #include "t0fs/client.h"
 
@@ -75,38 +76,14 @@ class ClientImpl final : public Client {
   // final sync cannot bring back data a truncate removed.
   Result<Attr> Truncate(InodeId ino, InodeState* st, uint64_t size, bool setup_locked = false);
   Status ReleaseHandle(HandleId handle);
-  // FUSE passthrough (File::OpenPassthrough; passthrough.cc): checks that
-  // the file is one chunk with a healthy local replica (the only replica for
-  // `write`), allocating chunk 0 for a new file opened for writing, and
-  // returns that chunk's local file, held (InodeState::Passthrough) until
-  // ReleasePassthrough. With `join` and the inode held already, the held
-  // file itself.
-  Result<std::shared_ptr<ChunkFile>> OpenPassthrough(InodeState& st, bool write, bool join);
-  // The chunk file the kernel serves `st` from, or null when not held.
-  std::shared_ptr<ChunkFile> HeldPassthrough(InodeState& st);
-  // One File leaves passthrough: whether it was the last writer and the
-  // last File; `file` is the held chunk file. The caller syncs (last writer)
-  // and then calls ForgetPassthrough.
-  struct PassthroughRelease {
-    std::shared_ptr<ChunkFile> file;
-    bool last_writer = false;
-    bool last_open = false;
-  };
-  PassthroughRelease ReleasePassthrough(InodeState& st, bool write);
-  // Resets the writer state (`writer_only`) or everything of st.passthrough.
-  void ForgetPassthrough(InodeState& st, bool writer_only);
-  // Takes what the kernel wrote through passthrough into `st` as a write of
-  // this session (size, mtime, chunk-0 version), ready for Commit.
-  Status NotePassthroughWrites(InodeState& st);
-  // Records `n` more bytes moved out of a passthrough chunk; a rebuild.
-  void CountPassthrough(uint64_t overflow_bytes, bool rebuilt);
+  // The passthrough room.
+  Passthrough& passthrough() { return passthrough_; }
   void Forget(const std::shared_ptr<InodeState>& st);
 
  private:
   std::shared_ptr<InodeState> StateFor(const Attr& attr, bool writable);
   Result<std::unique_ptr<File>> OpenWith(const OpenReply& opened, int flags);
   Result<std::pair<Attr, std::string>> ResolveParent(std::string_view path);
-  Status HoldPassthrough(InodeState& st, const std::shared_ptr<ChunkFile>& file, bool write);
   // The InodeState of `ino` if a File of this client has it open.
   std::shared_ptr<InodeState> OpenState(InodeId ino);
   // `attr` (from meta) with what this client's open Files changed and did
@@ -123,6 +100,7 @@ class ClientImpl final : public Client {
   LayoutCache layouts_;
   IoStats stats_;
   ReplicaIo replicas_;
+  Passthrough passthrough_;
 
   std::mutex inodes_mu_;  // guards inodes_ (taken before any InodeState::mu)
   std::unordered_map<InodeId, std::weak_ptr<InodeState>> inodes_;

@@ -38,7 +38,7 @@ Result<size_t> FileImpl::Read(uint64_t offset, std::span<std::byte> buf) {
   if (closed_) return Status(StatusCode::kBadHandle, "file is closed");
   if ((flags_ & O_ACCMODE) == O_WRONLY) return Status(StatusCode::kBadHandle, "file is open write-only");
   if (passthrough_) {
-    if (std::shared_ptr<ChunkFile> held = client_.HeldPassthrough(*state_)) return ReadHeld(*held, offset, buf);
+    if (std::shared_ptr<ChunkFile> held = Passthrough::Held(*state_)) return ReadHeld(*held, offset, buf);
   }
   const bool direct = (flags_ & O_DIRECT) != 0;
   uint64_t end;
@@ -67,10 +67,10 @@ Result<size_t> FileImpl::Write(uint64_t offset, std::span<const std::byte> data)
   if (closed_) return Status(StatusCode::kBadHandle, "file is closed");
   if ((flags_ & O_ACCMODE) == O_RDONLY) return Status(StatusCode::kBadHandle, "file is open read-only");
   if (data.empty()) return size_t{0};
-  std::shared_ptr<ChunkFile> held = passthrough_ ? client_.HeldPassthrough(*state_) : nullptr;
+  std::shared_ptr<ChunkFile> held = passthrough_ ? Passthrough::Held(*state_) : nullptr;
   if (flags_ & O_APPEND) {
     std::lock_guard append(state_->append_mu);
-    if (held) RETURN_IF_ERROR(client_.NotePassthroughWrites(*state_));
+    if (held) RETURN_IF_ERROR(client_.passthrough().NoteWrites(*state_));
     uint64_t at;
     {
       std::lock_guard lock(state_->mu);
@@ -83,7 +83,7 @@ Result<size_t> FileImpl::Write(uint64_t offset, std::span<const std::byte> data)
 
 Result<size_t> FileImpl::ReadHeld(ChunkFile& held, uint64_t offset, std::span<std::byte> buf) {
   // The kernel may have written (and grown the file) since the last note.
-  RETURN_IF_ERROR(client_.NotePassthroughWrites(*state_));
+  RETURN_IF_ERROR(client_.passthrough().NoteWrites(*state_));
   uint64_t end;
   {
     std::lock_guard lock(state_->mu);
@@ -101,7 +101,7 @@ Result<size_t> FileImpl::WriteHeld(ChunkFile& held, uint64_t offset, std::span<c
   if (offset + data.size() < offset) return Status(StatusCode::kFileTooBig, "write beyond the largest offset");
   // Exactly as the kernel writes it; noted (size, version) as its writes are.
   RETURN_IF_ERROR(PwriteFull(held.data_fd(), data.data(), data.size(), offset));
-  RETURN_IF_ERROR(client_.NotePassthroughWrites(*state_));
+  RETURN_IF_ERROR(client_.passthrough().NoteWrites(*state_));
   return data.size();
 }
 
@@ -166,7 +166,7 @@ Result<PassthroughFile> FileImpl::OpenPassthrough(bool write, bool join) {
   if (closed_) return Status(StatusCode::kBadHandle, "file is closed");
   if ((flags_ & O_ACCMODE) == O_RDONLY) write = false;
   if (passthrough_) return Status(StatusCode::kInvalidArgument, "passthrough is already open");
-  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, client_.OpenPassthrough(*state_, write, join));
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, client_.passthrough().Open(*state_, write, join));
   passthrough_ = true;
   passthrough_writer_ = write;
   PassthroughFile out;
@@ -189,14 +189,14 @@ void FileImpl::AbandonPassthrough() {
 Status FileImpl::LeavePassthrough() {
   std::lock_guard setup(state_->passthrough_mu);
   const bool writer = passthrough_writer_.exchange(false);
-  ClientImpl::PassthroughRelease rel = client_.ReleasePassthrough(*state_, writer);
+  Passthrough::Release rel = Passthrough::Leave(*state_, writer);
   LOG_DEBUG("inode {}: leaves passthrough ({}{}{})", state_->ino, writer ? "writer" : "reader",
             rel.last_writer ? ", last writer" : "", rel.last_open ? ", last open" : "");
   Status st = Status::Ok();
   if (rel.last_writer) {
     st = SyncPassthrough(/*last=*/true);
     if (rel.file) rel.file->ReleaseWriter();
-    client_.ForgetPassthrough(*state_, /*writer_only=*/true);
+    Passthrough::Forget(*state_, /*writer_only=*/true);
   }
   if (rel.last_open) {
     // Nobody reads the chunk file as the whole file any more: bytes past the
@@ -210,7 +210,7 @@ Status FileImpl::LeavePassthrough() {
         st = rel.file->Truncate(state_->chunk_size, 0);
       }
     }
-    client_.ForgetPassthrough(*state_, /*writer_only=*/false);
+    Passthrough::Forget(*state_, /*writer_only=*/false);
   }
   return st;
 }
@@ -223,7 +223,7 @@ Status FileImpl::SyncPassthrough(bool last) {
     file = st.passthrough.file;
   }
   if (!file) return Status::Ok();
-  RETURN_IF_ERROR(client_.NotePassthroughWrites(st));
+  RETURN_IF_ERROR(client_.passthrough().NoteWrites(st));
   ASSIGN_OR_RETURN(uint64_t length, file->Length());
   bool move;
   {
@@ -246,7 +246,7 @@ Status FileImpl::SyncPassthrough(bool last) {
   }
   if (last && needs_rebuild) {
     RETURN_IF_ERROR(file->RebuildChecksums(/*clear_pending=*/true));
-    client_.CountPassthrough(0, /*rebuilt=*/true);
+    client_.passthrough().Count(0, /*rebuilt=*/true);
     std::lock_guard lock(st.mu);
     st.passthrough.needs_rebuild = false;
   } else if (last) {
@@ -286,7 +286,7 @@ Status FileImpl::MoveOverflow(ChunkFile& file, uint64_t length) {
     LOG_INFO("inode {}: {} written past its {} chunk through passthrough copied to the next chunks", state_->ino,
              FormatByteSize(moved), FormatByteSize(cs));
   }
-  client_.CountPassthrough(moved, false);
+  client_.passthrough().Count(moved, false);
   return Status::Ok();
 }
 
@@ -332,14 +332,14 @@ Status FileImpl::Fallocate(int mode, uint64_t offset, uint64_t length) {
     return Status(StatusCode::kNotSupported, "PUNCH_HOLE needs KEEP_SIZE");
   }
   if (passthrough_writer_) {
-    if (std::shared_ptr<ChunkFile> held = client_.HeldPassthrough(*state_)) {
+    if (std::shared_ptr<ChunkFile> held = Passthrough::Held(*state_)) {
       // The held chunk file is the file: the local file system does it (and
       // the kernel reads the result directly).
-      RETURN_IF_ERROR(client_.NotePassthroughWrites(*state_));
+      RETURN_IF_ERROR(client_.passthrough().NoteWrites(*state_));
       if (::fallocate(held->data_fd(), mode, static_cast<off_t>(offset), static_cast<off_t>(length)) != 0) {
         return Status::FromErrno(errno, "fallocate the passthrough chunk file");
       }
-      return client_.NotePassthroughWrites(*state_);
+      return client_.passthrough().NoteWrites(*state_);
     }
   }
   uint64_t size;

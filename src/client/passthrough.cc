@@ -1,11 +1,8 @@
-// FUSE passthrough in libt0fs: which files the kernel may serve from their
-// local chunk file, handing that file out, and keeping meta in step with what
-// the kernel writes behind our back (InodeState::Passthrough has the rules).
 #include <sys/stat.h>
 
 #include <fmt/format.h>
 
-#include "client/client_impl.h"
+#include "client/passthrough.h"
 #include "common/logging.h"
 
 namespace t0fs::client {
@@ -66,19 +63,19 @@ PassthroughVerdict PassthroughEligibility(const LayoutInfo& layout, NodeId node)
   return v;
 }
 
-std::shared_ptr<ChunkFile> ClientImpl::HeldPassthrough(InodeState& st) {
+std::shared_ptr<ChunkFile> Passthrough::Held(InodeState& st) {
   std::lock_guard lock(st.mu);
   return st.passthrough.opens > 0 ? st.passthrough.file : nullptr;
 }
 
-Result<std::shared_ptr<ChunkFile>> ClientImpl::OpenPassthrough(InodeState& st, bool write, bool join) {
+Result<std::shared_ptr<ChunkFile>> Passthrough::Open(InodeState& st, bool write, bool join) {
   // Not eligible: the caller serves the file itself; but an open that must
   // join the kernel's backing and cannot is refused (kBusy).
   auto no = [join](std::string why) {
     return Status(join ? StatusCode::kBusy : StatusCode::kNotSupported, std::move(why));
   };
-  if (!options_.local_bypass) return no("the local bypass is off");
-  if (std::shared_ptr<ChunkFile> held = HeldPassthrough(st); held && join) {
+  if (!local_bypass_) return no("the local bypass is off");
+  if (std::shared_ptr<ChunkFile> held = Held(st); held && join) {
     // The kernel serves this inode from `held` already: join that very file
     // (whatever the layout says now); a writer only if no other replica must
     // receive its writes.
@@ -103,12 +100,12 @@ Result<std::shared_ptr<ChunkFile>> ClientImpl::OpenPassthrough(InodeState& st, b
           a.st_dev != b.st_dev) {
         return no(fmt::format("inode {}: the chunk file changed under the passthrough readers", st.ino));
       }
-      RETURN_IF_ERROR(HoldPassthrough(st, writable, write));
+      RETURN_IF_ERROR(Hold(st, writable, write));
       std::lock_guard lock(st.mu);
       st.passthrough.file = writable;
       return writable;
     }
-    RETURN_IF_ERROR(HoldPassthrough(st, held, write));
+    RETURN_IF_ERROR(Hold(st, held, write));
     return held;
   }
   uint64_t size;
@@ -136,8 +133,8 @@ Result<std::shared_ptr<ChunkFile>> ClientImpl::OpenPassthrough(InodeState& st, b
     if (replicas_.IsLocal(r)) local = &r;
   }
   if (local == nullptr) return no("no local replica");
-  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, replicas_.LocalFile(st, *local, chunk->cap, write, /*direct=*/false,
-                                                                     /*retry=*/false));
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file,
+                   replicas_.LocalFile(st, *local, chunk->cap, write, /*direct=*/false, /*retry=*/false));
   if (!file) return no("the local replica holds no data yet");
   if (file->version() < local->version) RETURN_IF_ERROR(file->ReadHeader());
   if (file->version() < local->version) return no("the local replica is stale");
@@ -149,11 +146,11 @@ Result<std::shared_ptr<ChunkFile>> ClientImpl::OpenPassthrough(InodeState& st, b
     if (!write) return no(fmt::format("the local chunk file holds {} bytes, the file {}", length, size));
     RETURN_IF_ERROR(file->Truncate(size, 0));
   }
-  RETURN_IF_ERROR(HoldPassthrough(st, file, write));
+  RETURN_IF_ERROR(Hold(st, file, write));
   return file;
 }
 
-Status ClientImpl::HoldPassthrough(InodeState& st, const std::shared_ptr<ChunkFile>& file, bool write) {
+Status Passthrough::Hold(InodeState& st, const std::shared_ptr<ChunkFile>& file, bool write) {
   std::lock_guard setup(st.passthrough_mu);
   bool first_writer;
   {
@@ -177,16 +174,16 @@ Status ClientImpl::HoldPassthrough(InodeState& st, const std::shared_ptr<ChunkFi
   return Status::Ok();
 }
 
-ClientImpl::PassthroughRelease ClientImpl::ReleasePassthrough(InodeState& st, bool write) {
+Passthrough::Release Passthrough::Leave(InodeState& st, bool write) {
   std::lock_guard lock(st.mu);
-  PassthroughRelease out;
+  Release out;
   out.file = st.passthrough.file;
   out.last_writer = write && --st.passthrough.writers == 0;
   out.last_open = --st.passthrough.opens == 0;
   return out;
 }
 
-void ClientImpl::ForgetPassthrough(InodeState& st, bool writer_only) {
+void Passthrough::Forget(InodeState& st, bool writer_only) {
   std::lock_guard lock(st.mu);
   InodeState::Passthrough& pt = st.passthrough;
   pt.seen_size = -1;
@@ -196,7 +193,7 @@ void ClientImpl::ForgetPassthrough(InodeState& st, bool writer_only) {
   if (!writer_only) pt = InodeState::Passthrough{};
 }
 
-Status ClientImpl::NotePassthroughWrites(InodeState& st) {
+Status Passthrough::NoteWrites(InodeState& st) {
   std::shared_ptr<ChunkFile> file;
   {
     std::lock_guard lock(st.mu);
@@ -239,7 +236,7 @@ Status ClientImpl::NotePassthroughWrites(InodeState& st) {
   return Status::Ok();
 }
 
-void ClientImpl::CountPassthrough(uint64_t overflow_bytes, bool rebuilt) {
+void Passthrough::Count(uint64_t overflow_bytes, bool rebuilt) {
   stats_.passthrough_overflow_bytes += overflow_bytes;
   if (rebuilt) stats_.passthrough_rebuilds++;
 }
