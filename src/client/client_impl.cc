@@ -4,8 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <tuple>
-
 #include <fmt/format.h>
 
 #include "client/file_impl.h"
@@ -50,7 +48,9 @@ ClientImpl::ClientImpl(const ClientOptions& options, std::string secret)
       data_(options, secret, meta_),
       layouts_(meta_, options.allocate_ahead),
       replicas_(options.local_bypass, meta_, data_, layouts_, stats_),
-      passthrough_(options.local_bypass, meta_, layouts_, replicas_, stats_) {}
+      passthrough_(options.local_bypass, meta_, layouts_, replicas_, stats_),
+      open_(meta_, options.attr_cache),
+      commits_(meta_, data_, replicas_, open_, passthrough_) {}
 
 ClientImpl::~ClientImpl() { meta_.Close(); }
 
@@ -71,100 +71,20 @@ IoCounters ClientImpl::counters() const { return stats_.Snapshot(); }
 
 Result<Attr> ClientImpl::Lookup(InodeId parent, std::string_view name) {
   ASSIGN_OR_RETURN(Attr attr, meta_.Lookup(parent, name));
-  if (std::shared_ptr<InodeState> st = OpenState(attr.ino)) NoteMetaAttr(*st, attr);
-  return WithOpenState(attr);
+  return open_.FromMeta(attr);
 }
 
-Result<Attr> ClientImpl::GetAttr(InodeId ino) {
-  std::shared_ptr<InodeState> st = OpenState(ino);
-  if (st && options_.attr_cache.value.count() > 0) {
-    std::optional<Attr> cached;
-    {
-      std::lock_guard lock(st->mu);
-      if (st->meta_attr && std::chrono::steady_clock::now() - st->meta_attr_at < options_.attr_cache.value) {
-        cached = st->meta_attr;
-      }
-    }
-    if (cached) return WithOpenState(*cached);
-  }
-  ASSIGN_OR_RETURN(Attr attr, meta_.GetAttr(ino));
-  if (st) NoteMetaAttr(*st, attr);
-  return WithOpenState(attr);
-}
-
-void ClientImpl::NoteMetaAttr(InodeState& st, const Attr& attr) {
-  std::lock_guard lock(st.mu);
-  st.meta_attr = attr;
-  st.meta_attr_at = std::chrono::steady_clock::now();
-}
-
-void ClientImpl::ForgetMetaAttr(InodeId ino) {
-  if (std::shared_ptr<InodeState> st = OpenState(ino)) {
-    std::lock_guard lock(st->mu);
-    st->meta_attr.reset();
-  }
-}
-
-void ClientImpl::ForgetMetaAttrs() {
-  std::vector<std::shared_ptr<InodeState>> open;
-  {
-    std::lock_guard lock(inodes_mu_);
-    for (auto& [ino, weak] : inodes_) {
-      if (auto st = weak.lock()) open.push_back(std::move(st));
-    }
-  }
-  for (auto& st : open) {
-    std::lock_guard lock(st->mu);
-    st->meta_attr.reset();
-  }
-}
-
-Attr ClientImpl::WithOpenState(Attr attr) {
-  // Our own uncommitted writes are part of what this client sees: every
-  // answer with attributes must say so (the kernel takes the size of a
-  // LOOKUP or READDIRPLUS answer as it takes GETATTR's, and a reader would
-  // stop at a committed size that our writes have passed).
-  std::shared_ptr<InodeState> st = OpenState(attr.ino);
-  if (!st) return attr;
-  std::shared_ptr<ChunkFile> passthrough;
-  {
-    std::lock_guard lock(st->mu);
-    attr.size = std::max(attr.size, st->size);
-    if (st->write_generation != st->committed_generation) {
-      attr.mtime = st->last_write;
-      attr.ctime = st->last_write;
-    }
-    if (st->passthrough.writers > 0) passthrough = st->passthrough.file;
-  }
-  // The kernel writes a passthrough file behind our back: its chunk file
-  // has the current size and times (it is the file while held).
-  struct stat sb {};
-  if (passthrough && ::fstat(passthrough->data_fd(), &sb) == 0) {
-    attr.size = static_cast<uint64_t>(sb.st_size);
-    Timespec mtime{sb.st_mtim.tv_sec, static_cast<uint32_t>(sb.st_mtim.tv_nsec)};
-    if (std::tie(mtime.sec, mtime.nsec) > std::tie(attr.mtime.sec, attr.mtime.nsec)) {
-      attr.mtime = mtime;
-      attr.ctime = mtime;
-    }
-  }
-  return attr;
-}
+Result<Attr> ClientImpl::GetAttr(InodeId ino) { return open_.GetAttr(ino); }
 
 Result<Attr> ClientImpl::SetAttr(InodeId ino, const SetAttrArgs& args) {
   if (args.mask & kSetSize) {
-    std::shared_ptr<InodeState> st;
-    {
-      std::lock_guard lock(inodes_mu_);
-      auto it = inodes_.find(ino);
-      if (it != inodes_.end()) st = it->second.lock();
-    }
-    ASSIGN_OR_RETURN(Attr attr, Truncate(ino, st.get(), args.size));
+    std::shared_ptr<InodeState> st = open_.Find(ino);
+    ASSIGN_OR_RETURN(Attr attr, commits_.Truncate(ino, st.get(), args.size));
     if ((args.mask & ~uint32_t{kSetSize}) == 0) return attr;
   }
   // The times are what was just set; the size includes our open writes.
   ASSIGN_OR_RETURN(Attr attr, meta_.SetAttr(ino, args));
-  if (std::shared_ptr<InodeState> st = OpenState(ino)) NoteMetaAttr(*st, attr);
-  attr.size = WithOpenState(attr).size;
+  attr.size = open_.FromMeta(attr).size;
   return attr;
 }
 
@@ -194,7 +114,7 @@ Result<Attr> ClientImpl::Symlink(InodeId parent, std::string_view name, std::str
 
 Status ClientImpl::Unlink(InodeId parent, std::string_view name) {
   RETURN_IF_ERROR(meta_.Unlink(parent, name));
-  ForgetMetaAttrs();  // the unlinked inode's nlink and ctime changed
+  open_.ForgetMetaAttrs();  // the unlinked inode's nlink and ctime changed
   return Status::Ok();
 }
 
@@ -205,14 +125,13 @@ Status ClientImpl::Rmdir(InodeId parent, std::string_view name) {
 Status ClientImpl::Rename(InodeId old_parent, std::string_view old_name, InodeId new_parent,
                           std::string_view new_name, uint32_t flags) {
   RETURN_IF_ERROR(meta_.Rename(old_parent, old_name, new_parent, new_name, flags));
-  ForgetMetaAttrs();  // a replaced target's nlink, the moved inode's ctime
+  open_.ForgetMetaAttrs();  // a replaced target's nlink, the moved inode's ctime
   return Status::Ok();
 }
 
 Result<Attr> ClientImpl::Link(InodeId ino, InodeId new_parent, std::string_view new_name) {
   ASSIGN_OR_RETURN(Attr attr, meta_.Link(ino, new_parent, new_name));
-  if (std::shared_ptr<InodeState> st = OpenState(ino)) NoteMetaAttr(*st, attr);
-  return WithOpenState(attr);
+  return open_.FromMeta(attr);
 }
 
 Result<std::string> ClientImpl::ReadLink(InodeId ino) {
@@ -222,7 +141,7 @@ Result<std::string> ClientImpl::ReadLink(InodeId ino) {
 Result<DirPage> ClientImpl::ReadDir(InodeId dir, uint64_t cookie, uint32_t max_entries, bool with_attrs) {
   ASSIGN_OR_RETURN(DirPage page, meta_.ReadDir(dir, cookie, max_entries, with_attrs));
   for (DirEntry& e : page.entries) {
-    if (e.attr) e.attr = WithOpenState(*e.attr);
+    if (e.attr) e.attr = open_.WithOpenState(*e.attr);
   }
   return page;
 }
@@ -237,7 +156,7 @@ Result<std::string> ClientImpl::GetXattr(InodeId ino, std::string_view name) {
 
 Status ClientImpl::SetXattr(InodeId ino, std::string_view name, std::string_view value, uint32_t flags) {
   RETURN_IF_ERROR(meta_.SetXattr(ino, name, value, flags));
-  ForgetMetaAttr(ino);  // ctime
+  open_.ForgetMetaAttr(ino);  // ctime
   return Status::Ok();
 }
 
@@ -247,45 +166,16 @@ Result<std::vector<std::string>> ClientImpl::ListXattr(InodeId ino) {
 
 Status ClientImpl::RemoveXattr(InodeId ino, std::string_view name) {
   RETURN_IF_ERROR(meta_.RemoveXattr(ino, name));
-  ForgetMetaAttr(ino);  // ctime
+  open_.ForgetMetaAttr(ino);  // ctime
   return Status::Ok();
 }
 
 // ---------------------------------------------------------------- files
 
-std::shared_ptr<InodeState> ClientImpl::StateFor(const Attr& attr, bool writable) {
-  std::lock_guard lock(inodes_mu_);
-  auto& slot = inodes_[attr.ino];
-  std::shared_ptr<InodeState> st = slot.lock();
-  if (!st) {
-    st = std::make_shared<InodeState>();
-    st->ino = attr.ino;
-    st->chunk_size = attr.chunk_size;
-    st->size = attr.size;
-    st->committed_size = attr.size;
-    st->writable = writable;
-    slot = st;
-  } else {
-    {
-      std::lock_guard state_lock(st->mu);
-      st->size = std::max(st->size, attr.size);
-      st->committed_size = std::max(st->committed_size, attr.size);
-    }
-    LayoutCache::NoteOpen(*st, writable);
-  }
-  st->open_files++;
-  return st;
-}
-
-void ClientImpl::Forget(const std::shared_ptr<InodeState>& st) {
-  std::lock_guard lock(inodes_mu_);
-  if (--st->open_files == 0) inodes_.erase(st->ino);
-}
-
 Result<std::unique_ptr<File>> ClientImpl::OpenWith(const OpenReply& opened, int flags) {
   const Attr& attr = opened.attr;
-  std::shared_ptr<InodeState> st = StateFor(attr, (flags & O_ACCMODE) != O_RDONLY);
-  NoteMetaAttr(*st, attr);
+  std::shared_ptr<InodeState> st = open_.Acquire(attr, (flags & O_ACCMODE) != O_RDONLY);
+  OpenFiles::NoteMetaAttr(*st, attr);
   if (S_ISREG(attr.mode)) {
     // The open reply carries the first chunks of the layout.
     layouts_.OnOpen(*st, opened.layout, (flags & O_TRUNC) != 0);
@@ -300,19 +190,13 @@ Result<std::unique_ptr<File>> ClientImpl::OpenWith(const OpenReply& opened, int 
   return std::unique_ptr<File>(new FileImpl(*this, st, opened.handle, flags, attr));
 }
 
-std::shared_ptr<InodeState> ClientImpl::OpenState(InodeId ino) {
-  std::lock_guard lock(inodes_mu_);
-  auto it = inodes_.find(ino);
-  return it != inodes_.end() ? it->second.lock() : nullptr;
-}
-
 Result<std::unique_ptr<File>> ClientImpl::Open(InodeId ino, int flags) {
   // O_TRUNC of an inode the kernel serves from its chunk file here
   // (passthrough): meta must not drop that chunk, so the truncation is this
   // client's, applied to the held file (Truncate) after the open. Either way
   // after a last passthrough writer's final sync, never during it (that sync
   // would bring back the data the truncation removed).
-  std::shared_ptr<InodeState> open_state = (flags & O_TRUNC) ? OpenState(ino) : nullptr;
+  std::shared_ptr<InodeState> open_state = (flags & O_TRUNC) ? open_.Find(ino) : nullptr;
   std::unique_lock<std::mutex> setup;
   if (open_state) setup = std::unique_lock(open_state->passthrough_mu);
   const bool truncate_held = open_state && Passthrough::Held(*open_state) != nullptr;
@@ -321,7 +205,7 @@ Result<std::unique_ptr<File>> ClientImpl::Open(InodeId ino, int flags) {
   ASSIGN_OR_RETURN(std::unique_ptr<File> file, OpenWith(opened, meta_flags));
   if (truncate_held) {
     LOG_DEBUG("inode {}: O_TRUNC of a file held by passthrough: truncated by this client", ino);
-    RETURN_IF_ERROR(Truncate(ino, open_state.get(), 0, /*setup_locked=*/true).status());
+    RETURN_IF_ERROR(commits_.Truncate(ino, open_state.get(), 0, /*setup_locked=*/true).status());
   }
   return file;
 }

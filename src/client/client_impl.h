@@ -1,8 +1,22 @@
 // ClientImpl: the implementation of t0fs::client::Client (see t0fs/client.h).
 //
-// Owns the MetaClient (session, retries) and the DataClient (replicas), and
-// the table of InodeStates shared by open Files. Files call back into it for
-// layout, allocation, data I/O and commits.
+// Ties libt0fs's rooms together; each has its own header, contract and
+// unit tests:
+// - MetaClient (meta_client.h): the session and one typed call per meta
+//   request; DataClient (data_client.h): data-node RPCs and local opens.
+// - LayoutCache (layout_cache.h): chunks, capabilities, allocation.
+// - ReplicaIo (replica_io.h): replica choice, local bypass, failover reads,
+//   replicated writes, fsync of replicas.
+// - CommitTruncate (commit_truncate.h) with OpenFiles (open_files.h): commits,
+//   truncation, the open inodes and their attribute overlay.
+// - Passthrough (passthrough.h): chunk files handed to the kernel.
+// Namespace calls go to MetaClient with the overlay applied; Files
+// (file_impl.h) use the rooms through the accessors below.
+//
+// Lock order (every room keeps to it): InodeState::passthrough_mu, then
+// commit_mu, then InodeState::mu; OpenFiles' table lock before any
+// InodeState::mu. None is held across an RPC except passthrough_mu and
+// commit_mu (held across a truncation or a commit on purpose).
 #pragma once
 
 #include <atomic>
@@ -10,11 +24,13 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "client/commit_truncate.h"
 #include "client/data_client.h"
 #include "client/inode_state.h"
 #include "client/io_stats.h"
 #include "client/layout_cache.h"
 #include "client/meta_client.h"
+#include "client/open_files.h"
 #include "client/passthrough.h"
 #include "client/replica_io.h"
 #include "t0fs/client.h"
@@ -66,33 +82,17 @@ class ClientImpl final : public Client {
   LayoutCache& layouts() { return layouts_; }
   // The replica room: reads, writes and fsync of replicas.
   ReplicaIo& replicas() { return replicas_; }
-  // Commits pending writes of `st` (handle may be 0); CommitLocked with
-  // st.commit_mu held.
-  Status Commit(InodeState& st, HandleId handle, bool durable);
-  Status CommitLocked(InodeState& st, HandleId handle, bool durable);
-  // Truncates to `size`: data of the boundary chunk first, then meta.
-  // Serialised with passthrough setup and teardown (st->passthrough_mu,
-  // unless the caller holds it: `setup_locked`), so that a last writer's
-  // final sync cannot bring back data a truncate removed.
-  Result<Attr> Truncate(InodeId ino, InodeState* st, uint64_t size, bool setup_locked = false);
+  // The commit and truncation room.
+  CommitTruncate& commits() { return commits_; }
+  // The open inodes and their attribute overlay.
+  OpenFiles& open_files() { return open_; }
   Status ReleaseHandle(HandleId handle);
   // The passthrough room.
   Passthrough& passthrough() { return passthrough_; }
-  void Forget(const std::shared_ptr<InodeState>& st);
 
  private:
-  std::shared_ptr<InodeState> StateFor(const Attr& attr, bool writable);
   Result<std::unique_ptr<File>> OpenWith(const OpenReply& opened, int flags);
   Result<std::pair<Attr, std::string>> ResolveParent(std::string_view path);
-  // The InodeState of `ino` if a File of this client has it open.
-  std::shared_ptr<InodeState> OpenState(InodeId ino);
-  // `attr` (from meta) with what this client's open Files changed and did
-  // not commit yet: size, mtime, a passthrough writer's chunk file.
-  Attr WithOpenState(Attr attr);
-  // The attribute cache of open inodes (InodeState::meta_attr).
-  void NoteMetaAttr(InodeState& st, const Attr& attr);
-  void ForgetMetaAttr(InodeId ino);
-  void ForgetMetaAttrs();
 
   ClientOptions options_;
   MetaClient meta_;
@@ -101,9 +101,9 @@ class ClientImpl final : public Client {
   IoStats stats_;
   ReplicaIo replicas_;
   Passthrough passthrough_;
+  OpenFiles open_;
+  CommitTruncate commits_;
 
-  std::mutex inodes_mu_;  // guards inodes_ (taken before any InodeState::mu)
-  std::unordered_map<InodeId, std::weak_ptr<InodeState>> inodes_;
 
 };
 

@@ -146,7 +146,7 @@ Status FileImpl::Flush() {
     std::lock_guard setup(state_->passthrough_mu);
     RETURN_IF_ERROR(SyncPassthrough(/*last=*/false));
   }
-  return client_.Commit(*state_, handle_, /*durable=*/false);
+  return client_.commits().Commit(*state_, handle_, /*durable=*/false);
 }
 
 Status FileImpl::Fsync(bool /*datasync*/) {
@@ -159,7 +159,7 @@ Status FileImpl::Fsync(bool /*datasync*/) {
     RETURN_IF_ERROR(SyncPassthrough(/*last=*/false));
   }
   RETURN_IF_ERROR(client_.replicas().Sync(*state_));
-  return client_.Commit(*state_, handle_, /*durable=*/true);
+  return client_.commits().Commit(*state_, handle_, /*durable=*/true);
 }
 
 Result<PassthroughFile> FileImpl::OpenPassthrough(bool write, bool join) {
@@ -314,7 +314,7 @@ Status FileImpl::ZeroRange(uint64_t offset, uint64_t end) {
 
 Status FileImpl::Truncate(uint64_t size) {
   if (closed_) return Status(StatusCode::kBadHandle, "file is closed");
-  return client_.Truncate(state_->ino, state_.get(), size).status();
+  return client_.commits().Truncate(state_->ino, state_.get(), size).status();
 }
 
 Status FileImpl::Fallocate(int mode, uint64_t offset, uint64_t length) {
@@ -357,9 +357,9 @@ Status FileImpl::Close() {
   if (closed_.exchange(true)) return Status::Ok();
   Status left = Status::Ok();
   if (passthrough_.exchange(false)) left = LeavePassthrough();
-  Status committed = client_.Commit(*state_, handle_, /*durable=*/false);
+  Status committed = client_.commits().Commit(*state_, handle_, /*durable=*/false);
   Status released = client_.ReleaseHandle(handle_);
-  client_.Forget(state_);
+  client_.open_files().Forget(state_);
   if (!left.ok()) return left;
   return committed.ok() ? released : committed;
 }

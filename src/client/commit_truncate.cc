@@ -1,5 +1,3 @@
-// Commits and truncation of ClientImpl (the layout and replica rooms are
-// LayoutCache and ReplicaIo).
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -7,18 +5,18 @@
 
 #include <fmt/format.h>
 
-#include "client/client_impl.h"
+#include "client/commit_truncate.h"
 #include "common/logging.h"
 #include "rpc/channel.h"
 
 namespace t0fs::client {
 
-Status ClientImpl::Commit(InodeState& st, HandleId handle, bool durable) {
+Status CommitTruncate::Commit(InodeState& st, HandleId handle, bool durable) {
   std::lock_guard commit(st.commit_mu);
   return CommitLocked(st, handle, durable);
 }
 
-Status ClientImpl::CommitLocked(InodeState& st, HandleId handle, bool durable) {
+Status CommitTruncate::CommitLocked(InodeState& st, HandleId handle, bool durable) {
   CommitRequest req;
   uint64_t generation;
   std::vector<std::pair<ChunkId, uint64_t>> versions;
@@ -41,7 +39,7 @@ Status ClientImpl::CommitLocked(InodeState& st, HandleId handle, bool durable) {
   }
   req.durable = durable;
   ASSIGN_OR_RETURN(Attr committed, meta_.Commit(req));
-  NoteMetaAttr(st, committed);
+  OpenFiles::NoteMetaAttr(st, committed);
   std::lock_guard lock(st.mu);
   st.committed_size = committed.size;
   st.size = std::max(st.size, st.committed_size);
@@ -59,7 +57,7 @@ Status ClientImpl::CommitLocked(InodeState& st, HandleId handle, bool durable) {
   return Status::Ok();
 }
 
-Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size, bool setup_locked) {
+Result<Attr> CommitTruncate::Truncate(InodeId ino, InodeState* st, uint64_t size, bool setup_locked) {
   std::unique_lock<std::mutex> setup;
   if (st != nullptr && !setup_locked) setup = std::unique_lock(st->passthrough_mu);
   // Our pending writes first (the kernel's through passthrough included), so
@@ -72,7 +70,7 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size, bo
     RETURN_IF_ERROR(CommitLocked(*st, HandleId(), false));
     held = Passthrough::Held(*st);
   }
-  ASSIGN_OR_RETURN(Attr before, GetAttr(ino));
+  ASSIGN_OR_RETURN(Attr before, open_.GetAttr(ino));
   LOG_DEBUG("inode {}: truncate {} -> {}{}", ino, before.size, size, held ? " (held by passthrough)" : "");
   if (!S_ISREG(before.mode)) {
     return Status(S_ISDIR(before.mode) ? StatusCode::kIsDirectory : StatusCode::kInvalidArgument,
@@ -189,7 +187,7 @@ Result<Attr> ClientImpl::Truncate(InodeId ino, InodeState* st, uint64_t size, bo
       st->passthrough.overflow_dirty = true;
     }
   }
-  if (st != nullptr) NoteMetaAttr(*st, attr);
+  if (st != nullptr) OpenFiles::NoteMetaAttr(*st, attr);
   return attr;
 }
 
