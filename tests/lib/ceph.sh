@@ -10,7 +10,7 @@
 #                  (http://127.0.0.1:PORT), CEPH_S3_ACCESS_KEY, CEPH_S3_SECRET_KEY,
 #                  CEPH_S3_CREDENTIALS (a 0600 file: access_key = / secret_key =),
 #                  CEPH_DIR (logs under $CEPH_DIR/log)
-#   ceph_stop      radosgw, then the OSD, then the monitor (radosgw hangs if
+#   ceph_stop      helpers still running, radosgw, then the OSD, then the monitor (radosgw hangs if
 #                  the OSD goes first); removes the directory. Idempotent.
 #
 # Speed: `paxos propose interval = 0.05` and small pools (8 PGs) make the
@@ -60,8 +60,6 @@ _ceph_fail() {
   done
   fail "$*"
 }
-
-_ceph() { timeout 30 ceph -c "$CEPH_CONF" -n client.admin "$@"; }
 
 _ceph_conf() { # _ceph_conf MON_PORT RGW_PORT OSD_PORT_MIN
   local fsid
@@ -125,7 +123,7 @@ _ceph_launch() { # _ceph_launch NAME COMMAND...: a daemon in the foreground, in 
 }
 
 ceph_start() {
-  local t0=$SECONDS start_ns mon_port rgw_port osd_port osd_uuid keys
+  local start_ns mon_port rgw_port osd_port osd_uuid keys
   start_ns=$(date +%s%N)
   CEPH_DIR=$(mktemp -d /tmp/t0fs-ceph.XXXXXX)
   CEPH_CONF=$CEPH_DIR/ceph.conf
@@ -149,14 +147,22 @@ ceph_start() {
     >"$CEPH_DIR/log/mon-mkfs.out" 2>&1 || _ceph_fail "ceph-mon --mkfs"
   _ceph_launch mon ceph-mon -i a
   osd_uuid=$(uuidgen)
-  local id
-  id=$(_ceph osd new "$osd_uuid" 2>>"$CEPH_DIR/log/ceph-cli.out") || _ceph_fail "ceph osd new"
-  [[ "$id" == 0 ]] || _ceph_fail "ceph osd new gave id '$id', not 0"
-  # The block file lives beside (not inside) the OSD data folder.
+  # `ceph osd new` (a slow Python CLI) runs while the OSD formats its store;
+  # the block file lives beside (not inside) the OSD data folder.
+  timeout 30 ceph -c "$CEPH_CONF" -n client.admin osd new "$osd_uuid" >"$CEPH_DIR/osd-id" \
+    2>>"$CEPH_DIR/log/ceph-cli.out" &
+  CEPH_PID[osd-new]=$!
   ceph-osd -c "$CEPH_CONF" -i 0 --mkfs --osd-uuid "$osd_uuid" >"$CEPH_DIR/log/osd-mkfs.out" 2>&1 ||
     _ceph_fail "ceph-osd --mkfs"
+  wait "${CEPH_PID[osd-new]}" || _ceph_fail "ceph osd new"
+  unset "CEPH_PID[osd-new]"
+  [[ "$(cat "$CEPH_DIR/osd-id")" == 0 ]] || _ceph_fail "ceph osd new gave id '$(cat "$CEPH_DIR/osd-id")', not 0"
   _ceph_launch osd ceph-osd -i 0
   _ceph_launch rgw radosgw -n client.rgw.t0fs
+  # The S3 user is made while radosgw starts (both wait for the same pools).
+  timeout 60 radosgw-admin -c "$CEPH_CONF" -n client.admin user create --uid=t0fs --display-name=t0fs \
+    >"$CEPH_DIR/user.json" 2>>"$CEPH_DIR/log/ceph-cli.out" &
+  CEPH_PID[user-create]=$!
   CEPH_S3_ENDPOINT="http://127.0.0.1:$rgw_port"
   local deadline=$((SECONDS + 120))
   until [[ "$(curl -s -o /dev/null -w '%{http_code}' "$CEPH_S3_ENDPOINT/" 2>/dev/null)" == 200 ]]; do
@@ -167,8 +173,9 @@ ceph_start() {
     done
     sleep 0.1
   done
-  keys=$(timeout 60 radosgw-admin -c "$CEPH_CONF" -n client.admin user create --uid=t0fs --display-name=t0fs \
-    2>>"$CEPH_DIR/log/ceph-cli.out") || _ceph_fail "radosgw-admin user create"
+  wait "${CEPH_PID[user-create]}" || _ceph_fail "radosgw-admin user create"
+  unset "CEPH_PID[user-create]"
+  keys=$(cat "$CEPH_DIR/user.json")
   CEPH_S3_ACCESS_KEY=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["keys"][0]["access_key"])' <<<"$keys")
   CEPH_S3_SECRET_KEY=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["keys"][0]["secret_key"])' <<<"$keys")
   CEPH_S3_CREDENTIALS=$CEPH_DIR/s3.credentials
@@ -194,9 +201,13 @@ _ceph_stop_one() { # _ceph_stop_one NAME: TERM, then KILL after 15 s
 }
 
 ceph_stop() {
+  local start_ns
+  start_ns=$(date +%s%N)
+  _ceph_stop_one osd-new
+  _ceph_stop_one user-create
   _ceph_stop_one rgw
   _ceph_stop_one osd
   _ceph_stop_one mon
-  [[ -z "$CEPH_DIR" ]] || rm -rf "$CEPH_DIR"
+  [[ -z "$CEPH_DIR" ]] || { rm -rf "$CEPH_DIR"; log "ceph: stopped and removed in $((($(date +%s%N) - start_ns) / 1000000)) ms"; }
   CEPH_DIR=""
 }
