@@ -176,8 +176,10 @@ ceph_start() {
   wait "${CEPH_PID[user-create]}" || _ceph_fail "radosgw-admin user create"
   unset "CEPH_PID[user-create]"
   keys=$(cat "$CEPH_DIR/user.json")
-  CEPH_S3_ACCESS_KEY=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["keys"][0]["access_key"])' <<<"$keys")
-  CEPH_S3_SECRET_KEY=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["keys"][0]["secret_key"])' <<<"$keys")
+  # radosgw-admin prints one "name": "value" per line (no python3 start-up: slow on a busy machine).
+  CEPH_S3_ACCESS_KEY=$(sed -n 's/^ *"access_key": "\([^"]*\)".*/\1/p' <<<"$keys" | head -n 1)
+  CEPH_S3_SECRET_KEY=$(sed -n 's/^ *"secret_key": "\([^"]*\)".*/\1/p' <<<"$keys" | head -n 1)
+  [[ -n "$CEPH_S3_ACCESS_KEY" && -n "$CEPH_S3_SECRET_KEY" ]] || _ceph_fail "no S3 keys in radosgw-admin's answer"
   CEPH_S3_CREDENTIALS=$CEPH_DIR/s3.credentials
   (umask 077 && printf 'access_key = %s\nsecret_key = %s\n' "$CEPH_S3_ACCESS_KEY" "$CEPH_S3_SECRET_KEY" \
     >"$CEPH_S3_CREDENTIALS")
