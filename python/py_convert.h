@@ -49,13 +49,13 @@ inline py::tuple StatTuple(const client::Attr& a) {
                         a.rdev);
 }
 
-inline const char* ReplicaStateName(uint32_t state) {
+inline const char* ReplicaStateName(client::ReplicaState state) {
   switch (state) {
-    case 0: return "healthy";
-    case 1: return "stale";
-    case 2: return "pending";
-    default: return "unknown";
+    case client::ReplicaState::kHealthy: return "healthy";
+    case client::ReplicaState::kStale: return "stale";
+    case client::ReplicaState::kPending: return "pending";
   }
+  return "unknown";
 }
 
 inline const char* PassthroughName(client::PassthroughMode mode) {

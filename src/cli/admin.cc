@@ -194,7 +194,7 @@ Result<AdminTarget> ConnectAdmin(const AdminOptions& options, const std::string&
   if (!target.location.cluster_id.empty()) {
     pb::ClusterStatusRsp rsp;
     RETURN_IF_ERROR(
-        target.channel->Call(rpc::Method::kClusterStatus, pb::Empty(), &rsp)
+        target.channel->Call<rpc::Method::kClusterStatus>(pb::Empty(), &rsp)
             .WithContext("meta " + target.meta + " (" + target.location.found_by + ")"));
     if (rsp.cluster_id() != target.location.cluster_id) {
       return Status(

@@ -4,8 +4,6 @@
 
 #include "common/mount_probe.h"
 #include "common/mountinfo.h"
-#include "common/config.h"
-#include "rpc/proto/meta.pb.h"
 
 namespace t0fs::cli {
 namespace {
@@ -38,37 +36,18 @@ std::string LocatingPath(const std::string& path) {
   return IsInnerPath(path) ? "" : path;
 }
 
-Result<uint64_t> ResolveInode(AdminTarget& t, const std::string& path) {
-  if (!IsInnerPath(path)) return MountedInode(path);
-  std::string inner = path.substr(5);
-  if (inner.empty() || inner[0] != '/')
-    return Status(StatusCode::kInvalidArgument, "t0fs: paths are absolute");
-  uint64_t ino = 1;
-  size_t pos = 1;
-  while (pos < inner.size()) {
-    size_t end = inner.find('/', pos);
-    if (end == std::string::npos) end = inner.size();
-    std::string part = inner.substr(pos, end - pos);
-    pos = end + 1;
-    if (part.empty() || part == ".") continue;
-    pb::LookupReq req;
-    req.set_parent(ino);
-    req.set_name(part);
-    pb::AttrRsp rsp;
-    Status st = t.channel->Call(rpc::Method::kLookup, req, &rsp);
-    if (!st.ok()) return st.WithContext(path);
-    ino = rsp.attr().ino();
-  }
-  return ino;
+Result<std::unique_ptr<client::AdminClient>> OpenAdminClient(const AdminTarget& target) {
+  client::AdminClient::Options options;
+  options.meta = target.meta;
+  options.secret = target.secret;
+  return client::AdminClient::Open(options);
 }
 
-std::string DescribeObjective(const pb::Objective& o) {
-  std::string nodes;
-  for (uint64_t n : o.nodes()) nodes += (nodes.empty() ? "" : ",") + std::to_string(n);
-  return fmt::format("replicas={} placement={}{}{}", o.replicas(),
-                     o.placement() == 0 ? "local" : "spread",
-                     nodes.empty() ? "" : " nodes=" + nodes,
-                     o.chunk_size() == 0 ? "" : " chunk-size=" + FormatByteSize(o.chunk_size()));
+Result<uint64_t> ResolveInode(client::AdminClient& admin, const std::string& path) {
+  if (!IsInnerPath(path)) return MountedInode(path);
+  auto ino = admin.Resolve(std::string_view(path).substr(5));
+  if (!ino.ok()) return ino.status().WithContext(path);
+  return ino->value();
 }
 
 }  // namespace t0fs::cli

@@ -12,10 +12,7 @@
 
 #include "cli/admin.h"
 #include "common/status.h"
-
-namespace t0fs::pb {
-class Objective;
-}
+#include "t0fs/admin.h"
 
 namespace t0fs::cli {
 
@@ -29,10 +26,10 @@ Status PrecheckPath(const std::string& path);
 // inner path.
 std::string LocatingPath(const std::string& path);
 
-// The inode PATH names.
-Result<uint64_t> ResolveInode(AdminTarget& target, const std::string& path);
+// An AdminClient (t0fs/admin.h) of the cluster ConnectAdmin found.
+Result<std::unique_ptr<client::AdminClient>> OpenAdminClient(const AdminTarget& target);
 
-// "replicas=2 placement=local nodes=1,2 chunk-size=1M".
-std::string DescribeObjective(const pb::Objective& objective);
+// The inode PATH names.
+Result<uint64_t> ResolveInode(client::AdminClient& admin, const std::string& path);
 
 }  // namespace t0fs::cli

@@ -64,7 +64,7 @@ Result<MetaChunkList> MetaChunks(AdminTarget& t) {
     req.set_after(after);
     req.set_max(10000);
     pb::ChunkListRsp rsp;
-    RETURN_IF_ERROR(t.channel->Call(rpc::Method::kChunkList, req, &rsp));
+    RETURN_IF_ERROR(t.channel->Call<rpc::Method::kChunkList>(req, &rsp));
     for (const pb::ChunkRef& c : rsp.chunks()) {
       (c.garbage() ? out.garbage : out.live)[{c.chunk(), c.node()}] = c;
       after = std::max(after, c.chunk());
@@ -101,7 +101,7 @@ Status BelowObjectiveOnDownNodes(AdminTarget& t, const MetaChunkList& chunks,
     pb::ObjectiveReq oreq;
     oreq.set_ino(ino);
     pb::ObjectiveRsp obj;
-    Status st = t.channel->Call(rpc::Method::kObjective, oreq, &obj);
+    Status st = t.channel->Call<rpc::Method::kObjective>(oreq, &obj);
     if (st.code() == StatusCode::kNotFound) continue;  // removed meanwhile
     RETURN_IF_ERROR(st.WithContext(fmt::format("objective of inode {}", ino)));
     const uint32_t wanted = std::max<uint32_t>(1, obj.objective().replicas());
@@ -111,14 +111,14 @@ Status BelowObjectiveOnDownNodes(AdminTarget& t, const MetaChunkList& chunks,
       req.set_first_index(first);
       req.set_count(4096);
       pb::LayoutRsp rsp;
-      st = t.channel->Call(rpc::Method::kGetLayout, req, &rsp);
+      st = t.channel->Call<rpc::Method::kGetLayout>(req, &rsp);
       if (st.code() == StatusCode::kNotFound) break;
       RETURN_IF_ERROR(st.WithContext(fmt::format("layout of inode {}", ino)));
       for (const pb::ChunkLayout& c : rsp.layout().chunks()) {
         std::set<uint64_t> healthy, readable;
         std::vector<uint64_t> on_down;
         for (const auto& r : c.replicas()) {
-          if (r.state() != 0) continue;
+          if (r.state() != pb::REPLICA_HEALTHY) continue;
           healthy.insert(r.node());
           if (down(r.node())) {
             on_down.push_back(r.node());
@@ -145,7 +145,7 @@ Result<FsckReport> RunFsck(AdminTarget& t) {
   FsckReport report;
   pb::Empty empty;
   pb::FsckRsp ns;
-  RETURN_IF_ERROR(t.channel->Call(rpc::Method::kFsck, empty, &ns));
+  RETURN_IF_ERROR(t.channel->Call<rpc::Method::kFsck>(empty, &ns));
   report.inodes = ns.inodes();
   for (const std::string& p : ns.problems()) {
     const std::string_view below = meta::MetaStore::kBelowObjective;
@@ -157,7 +157,7 @@ Result<FsckReport> RunFsck(AdminTarget& t) {
   }
 
   pb::ClusterStatusRsp cluster;
-  RETURN_IF_ERROR(t.channel->Call(rpc::Method::kClusterStatus, empty, &cluster));
+  RETURN_IF_ERROR(t.channel->Call<rpc::Method::kClusterStatus>(empty, &cluster));
   std::map<std::pair<uint64_t, uint64_t>, OnDisk> files;  // (chunk, node) → file
   std::set<uint64_t> checked_nodes;
   std::map<uint64_t, std::string> node_state;
@@ -177,7 +177,7 @@ Result<FsckReport> RunFsck(AdminTarget& t) {
         req.set_after(after);
         req.set_max(10000);
         pb::ListChunksRsp rsp;
-        Status st = ch->Call(rpc::Method::kListChunks, req, &rsp);
+        Status st = ch->Call<rpc::Method::kListChunks>(req, &rsp);
         if (!st.ok()) {
           report.warnings.push_back(fmt::format("node {}: cannot list volume {}: {}", node.node(),
                                                 vol.volume(), st.ToString()));

@@ -12,7 +12,7 @@
 #include "cli/commands.h"
 #include "common/config.h"
 #include "rpc/channel.h"
-#include "rpc/proto/meta.pb.h"
+#include "t0fs/admin.h"
 #include "t0fs/client.h"
 
 namespace t0fs::cli {
@@ -28,63 +28,47 @@ int RunLayout(LayoutState& s) {
   if (Status st = PrecheckPath(s.path); !st.ok()) return Fail("layout", st);
   auto target = ConnectAdmin(s.admin, LocatingPath(s.path));
   if (!target.ok()) return Fail("layout", target.status());
-  auto ino = ResolveInode(*target, s.path);
+  auto admin = OpenAdminClient(*target);
+  if (!admin.ok()) return Fail("layout", admin.status());
+  auto ino = ResolveInode(**admin, s.path);
   if (!ino.ok()) return Fail("layout", ino.status());
-  pb::GetAttrReq areq;
-  areq.set_ino(*ino);
-  pb::AttrRsp attr;
-  Status st = target->channel->Call(rpc::Method::kGetAttr, areq, &attr);
-  if (!st.ok()) return Fail("layout", st.WithContext(s.path));
-  pb::ClusterStatusRsp cluster;
-  st = target->channel->Call(rpc::Method::kClusterStatus, pb::Empty(), &cluster);
-  if (!st.ok()) return Fail("layout", st);
+  auto attr = (*admin)->GetAttr(InodeId(*ino));
+  if (!attr.ok()) return Fail("layout", attr.status().WithContext(s.path));
+  auto node_list = (*admin)->Nodes();
+  if (!node_list.ok()) return Fail("layout", node_list.status());
   std::string here = rpc::LocalHostId();
-  std::map<uint64_t, const pb::NodeStatus*> nodes;
-  for (const auto& n : cluster.nodes()) nodes[n.node()] = &n;
-  pb::ObjectiveReq oreq;
-  oreq.set_ino(*ino);
-  pb::ObjectiveRsp obj;
-  (void)target->channel->Call(rpc::Method::kObjective, oreq, &obj);
-  std::vector<pb::ChunkLayout> chunks;
-  for (uint64_t first = 0;;) {
-    pb::GetLayoutReq req;
-    req.set_ino(*ino);
-    req.set_first_index(first);
-    req.set_count(4096);
-    pb::LayoutRsp rsp;
-    st = target->channel->Call(rpc::Method::kGetLayout, req, &rsp);
-    if (!st.ok()) return Fail("layout", st.WithContext(s.path));
-    for (const auto& c : rsp.layout().chunks()) chunks.push_back(c);
-    if (rsp.layout().chunks_size() == 0) break;
-    first = rsp.layout().chunks(rsp.layout().chunks_size() - 1).index() + 1;
-  }
-  auto state_name = [](uint32_t state) {
-    return state == 0 ? "healthy" : state == 1 ? "stale" : "pending";
+  std::map<uint64_t, const client::NodeInfo*> nodes;
+  for (const auto& n : *node_list) nodes[n.node.value()] = &n;
+  // Shown when known: an error here leaves the default (replicas=0).
+  auto got = (*admin)->GetObjective(InodeId(*ino));
+  const client::Objective objective = got.ok() ? *got : client::Objective();
+  auto chunks = (*admin)->Chunks(InodeId(*ino));
+  if (!chunks.ok()) return Fail("layout", chunks.status().WithContext(s.path));
+  auto state_name = [](client::ReplicaState state) {
+    return state == client::ReplicaState::kHealthy ? "healthy"
+           : state == client::ReplicaState::kStale ? "stale"
+                                                   : "pending";
   };
-  auto is_local = [&](uint64_t node) {
-    if (s.node_id != 0) return node == s.node_id;
-    auto it = nodes.find(node);
-    return it != nodes.end() && it->second->host_id() == here;
+  auto is_local = [&](NodeId node) {
+    if (s.node_id != 0) return node.value() == s.node_id;
+    auto it = nodes.find(node.value());
+    return it != nodes.end() && it->second->host_id == here;
   };
   // Whether a mount on the caller's node can hand this file to the kernel.
   client::LayoutInfo info;
-  info.chunk_size = attr.attr().chunk_size();
-  info.size = attr.attr().size();
+  info.chunk_size = attr->chunk_size;
+  info.size = attr->size;
   uint64_t viewer = s.node_id;
-  for (const auto& c : chunks) {
-    client::ChunkInfo ci;
-    ci.index = c.index();
-    for (const auto& r : c.replicas()) {
-      ci.replicas.push_back(client::ReplicaInfo{NodeId(r.node()), VolumeId(r.volume()),
-                                                ChunkId(r.chunk()), r.version(), is_local(r.node()),
-                                                r.state()});
-      if (viewer == 0 && is_local(r.node())) viewer = r.node();
+  for (client::ChunkInfo& ci : *chunks) {
+    for (client::ReplicaInfo& r : ci.replicas) {
+      r.local = is_local(r.node);
+      if (viewer == 0 && r.local) viewer = r.node.value();
     }
-    info.chunks.push_back(std::move(ci));
   }
+  info.chunks = *chunks;
   if (viewer == 0) {
     for (const auto& [id, n] : nodes) {
-      if (n->host_id() == here) viewer = id;
+      if (n->host_id == here) viewer = id;
     }
   }
   const client::PassthroughVerdict pt = client::PassthroughEligibility(info, NodeId(viewer));
@@ -96,40 +80,38 @@ int RunLayout(LayoutState& s) {
         {"path", s.path},
         {"passthrough", {{"node", viewer}, {"mode", pt_mode}, {"reason", pt.reason}}},
         {"ino", *ino},
-        {"size", attr.attr().size()},
-        {"chunk_size", attr.attr().chunk_size()},
-        {"objective", DescribeObjective(obj.objective())}};
+        {"size", attr->size},
+        {"chunk_size", attr->chunk_size},
+        {"objective", client::DescribeObjective(objective)}};
     nlohmann::json list = nlohmann::json::array();
-    for (const auto& c : chunks) {
+    for (const auto& c : *chunks) {
       nlohmann::json reps = nlohmann::json::array();
-      for (const auto& r : c.replicas()) {
-        reps.push_back({{"node", r.node()},
-                        {"volume", r.volume()},
-                        {"chunk", r.chunk()},
-                        {"version", r.version()},
-                        {"state", state_name(r.state())},
-                        {"local", is_local(r.node())}});
+      for (const auto& r : c.replicas) {
+        reps.push_back({{"node", r.node.value()},
+                        {"volume", r.volume.value()},
+                        {"chunk", r.chunk.value()},
+                        {"version", r.version},
+                        {"state", state_name(r.state)},
+                        {"local", r.local}});
       }
-      list.push_back({{"index", c.index()}, {"replicas", reps}});
+      list.push_back({{"index", c.index}, {"replicas", reps}});
     }
     out["chunks"] = list;
     fmt::print("{}\n", out.dump(2));
     return 0;
   }
-  fmt::print("{}: inode {}, {} in {} chunk(s) of {} ({})\n", s.path, *ino,
-             FormatByteSize(attr.attr().size()), chunks.size(),
-             FormatByteSize(attr.attr().chunk_size()), DescribeObjective(obj.objective()));
-  for (const auto& c : chunks) {
+  fmt::print("{}: inode {}, {} in {} chunk(s) of {} ({})\n", s.path, *ino, FormatByteSize(attr->size),
+             chunks->size(), FormatByteSize(attr->chunk_size), client::DescribeObjective(objective));
+  for (const auto& c : *chunks) {
     std::string reps;
-    for (const auto& r : c.replicas()) {
-      auto it = nodes.find(r.node());
-      reps += fmt::format("  node {}{} chunk {} v{}{}{}", r.node(),
-                          it == nodes.end() ? "" : " (" + it->second->address() + ")", r.chunk(),
-                          r.version(),
-                          r.state() == 0 ? "" : fmt::format(" [{}]", state_name(r.state())),
-                          is_local(r.node()) ? " [local]" : "");
+    for (const auto& r : c.replicas) {
+      auto it = nodes.find(r.node.value());
+      reps += fmt::format("  node {}{} chunk {} v{}{}{}", r.node.value(),
+                          it == nodes.end() ? "" : " (" + it->second->address + ")", r.chunk.value(), r.version,
+                          r.state == client::ReplicaState::kHealthy ? "" : fmt::format(" [{}]", state_name(r.state)),
+                          r.local ? " [local]" : "");
     }
-    fmt::print("  #{:<6}{}\n", c.index(), reps);
+    fmt::print("  #{:<6}{}\n", c.index, reps);
   }
   if (pt.mode == client::PassthroughMode::kNone) {
     fmt::print("passthrough: not eligible: {}\n", pt.reason);

@@ -5,9 +5,9 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/admin.h"
+#include "cli/admin_path.h"
 #include "cli/command_util.h"
 #include "cli/commands.h"
-#include "rpc/proto/meta.pb.h"
 
 namespace t0fs::cli {
 namespace {
@@ -17,16 +17,14 @@ struct NodeState {
   uint64_t node = 0;
 };
 
-int RunNodeAdmin(NodeState& s, uint32_t admin_state) {
+int RunNodeAdmin(NodeState& s, bool drain) {
   auto target = ConnectAdmin(s.admin);
   if (!target.ok()) return Fail("node", target.status());
-  pb::NodeAdminReq req;
-  req.set_node(s.node);
-  req.set_admin_state(admin_state);
-  pb::Empty rsp;
-  Status st = target->channel->Call(rpc::Method::kNodeAdmin, req, &rsp);
+  auto admin = OpenAdminClient(*target);
+  if (!admin.ok()) return Fail("node", admin.status());
+  Status st = drain ? (*admin)->Drain(NodeId(s.node)) : (*admin)->Undrain(NodeId(s.node));
   if (!st.ok()) return Fail("node", st);
-  if (admin_state == 1) {
+  if (drain) {
     fmt::print("node {} is draining: its chunks move to other nodes (progress: t0fs status)\n",
                s.node);
   } else {
@@ -45,12 +43,12 @@ void RegisterNode(CLI::App& app, int* exit_code) {
       cmd->add_subcommand("drain", "Move every chunk off a node (it takes no new data meanwhile)");
   d->add_option("ID", drain->node, "node id (t0fs status)")->required();
   drain->admin.Register(d);
-  d->callback([drain, exit_code] { *exit_code = RunNodeAdmin(*drain, 1); });
+  d->callback([drain, exit_code] { *exit_code = RunNodeAdmin(*drain, /*drain=*/true); });
   auto undrain = std::make_shared<NodeState>();
   auto* u = cmd->add_subcommand("undrain", "Let a drained node take data again");
   u->add_option("ID", undrain->node, "node id")->required();
   undrain->admin.Register(u);
-  u->callback([undrain, exit_code] { *exit_code = RunNodeAdmin(*undrain, 0); });
+  u->callback([undrain, exit_code] { *exit_code = RunNodeAdmin(*undrain, /*drain=*/false); });
 }
 
 }  // namespace t0fs::cli

@@ -7,78 +7,25 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <charconv>
 #include <nlohmann/json.hpp>
 
 #include "cli/admin.h"
 #include "cli/admin_path.h"
 #include "cli/command_util.h"
 #include "cli/commands.h"
-#include "common/config.h"
-#include "rpc/proto/meta.pb.h"
+#include "t0fs/admin.h"
 
 namespace t0fs::cli {
 namespace {
 
-Result<pb::Objective> ParseObjective(const std::vector<std::string>& items, pb::Objective base) {
-  for (const std::string& item : items) {
-    size_t eq = item.find('=');
-    if (eq == std::string::npos) {
-      return Status(StatusCode::kInvalidArgument, fmt::format("'{}': expected key=value", item));
-    }
-    std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    if (key == "replicas") {
-      uint32_t n = 0;
-      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-      if (ec != std::errc() || ptr != value.data() + value.size() || n == 0 || n > 16) {
-        return Status(StatusCode::kInvalidArgument,
-                      fmt::format("replicas must be 1..16, not '{}'", value));
-      }
-      base.set_replicas(n);
-    } else if (key == "placement") {
-      if (value != "local" && value != "spread") {
-        return Status(StatusCode::kInvalidArgument,
-                      fmt::format("placement must be local or spread, not '{}'", value));
-      }
-      base.set_placement(value == "local" ? 0 : 1);
-    } else if (key == "nodes") {
-      base.clear_nodes();
-      size_t pos = 0;
-      while (pos <= value.size() && !value.empty()) {
-        size_t end = value.find(',', pos);
-        if (end == std::string::npos) end = value.size();
-        std::string id = value.substr(pos, end - pos);
-        uint64_t n = 0;
-        auto [ptr, ec] = std::from_chars(id.data(), id.data() + id.size(), n);
-        if (ec != std::errc() || ptr != id.data() + id.size() || n == 0) {
-          return Status(StatusCode::kInvalidArgument,
-                        fmt::format("nodes: '{}' is not a node id", id));
-        }
-        base.add_nodes(n);
-        pos = end + 1;
-      }
-    } else if (key == "chunk-size") {
-      ASSIGN_OR_RETURN(ByteSize size, ParseByteSize(value));
-      base.set_chunk_size(size.bytes);
-    } else {
-      return Status(
-          StatusCode::kInvalidArgument,
-          fmt::format("unknown objective key '{}' (replicas, placement, nodes, chunk-size)", key));
-    }
-  }
-  return base;
-}
-
 // Data nodes in state up that the objective allows (all, or its nodes=).
-Result<uint32_t> UsableNodes(AdminTarget& target, const pb::Objective& objective) {
-  pb::ClusterStatusRsp cluster;
-  RETURN_IF_ERROR(target.channel->Call(rpc::Method::kClusterStatus, pb::Empty(), &cluster));
+Result<uint32_t> UsableNodes(client::AdminClient& admin, const client::Objective& objective) {
+  ASSIGN_OR_RETURN(std::vector<client::NodeInfo> nodes, admin.Nodes());
   uint32_t up = 0;
-  for (const pb::NodeStatus& n : cluster.nodes()) {
-    bool allowed = objective.nodes_size() == 0 ||
-                   std::find(objective.nodes().begin(), objective.nodes().end(), n.node()) !=
-                       objective.nodes().end();
-    if (allowed && n.state() == "up") ++up;
+  for (const client::NodeInfo& n : nodes) {
+    bool allowed = objective.nodes.empty() ||
+                   std::find(objective.nodes.begin(), objective.nodes.end(), n.node) != objective.nodes.end();
+    if (allowed && n.state == "up") ++up;
   }
   return up;
 }
@@ -93,61 +40,56 @@ struct ObjectiveState {
 int RunObjective(ObjectiveState& s, bool set) {
   // Bad settings and paths are reported before anything is contacted.
   if (set) {
-    auto valid = ParseObjective(s.items, pb::Objective());
+    auto valid = client::ParseObjective(s.items, client::Objective());
     if (!valid.ok()) return Fail("objective", valid.status());
   }
   if (Status st = PrecheckPath(s.path); !st.ok()) return Fail("objective", st);
   auto target = ConnectAdmin(s.admin, LocatingPath(s.path));
   if (!target.ok()) return Fail("objective", target.status());
-  auto ino = ResolveInode(*target, s.path);
+  auto admin = OpenAdminClient(*target);
+  if (!admin.ok()) return Fail("objective", admin.status());
+  auto ino = ResolveInode(**admin, s.path);
   if (!ino.ok()) return Fail("objective", ino.status());
-  pb::ObjectiveReq req;
-  req.set_ino(*ino);
+  auto current = (*admin)->GetObjective(InodeId(*ino));
+  if (!current.ok()) return Fail("objective", current.status().WithContext(s.path));
+  client::AdminClient::ObjectiveSet result{*current, 0};
   if (set) {
-    pb::ObjectiveReq get;
-    get.set_ino(*ino);
-    pb::ObjectiveRsp current;
-    Status st = target->channel->Call(rpc::Method::kObjective, get, &current);
-    if (!st.ok()) return Fail("objective", st.WithContext(s.path));
-    auto obj = ParseObjective(s.items, current.objective());
+    auto obj = client::ParseObjective(s.items, *current);
     if (!obj.ok()) return Fail("objective", obj.status());
-    req.set_set(true);
-    req.set_recursive(!s.no_recursive);
-    *req.mutable_objective() = *obj;
+    auto done = (*admin)->SetObjective(InodeId(*ino), *obj, !s.no_recursive);
+    if (!done.ok()) return Fail("objective", done.status().WithContext(s.path));
+    result = *done;
   }
-  pb::ObjectiveRsp rsp;
-  Status st = target->channel->Call(rpc::Method::kObjective, req, &rsp);
-  if (!st.ok()) return Fail("objective", st.WithContext(s.path));
+  const client::Objective& objective = result.objective;
   if (s.admin.json) {
     nlohmann::json nodes = nlohmann::json::array();
-    for (uint64_t n : rsp.objective().nodes()) nodes.push_back(n);
+    for (NodeId n : objective.nodes) nodes.push_back(n.value());
     fmt::print("{}\n",
                nlohmann::json{{"path", s.path},
-                              {"replicas", rsp.objective().replicas()},
-                              {"placement", rsp.objective().placement() == 0 ? "local" : "spread"},
+                              {"replicas", objective.replicas},
+                              {"placement", objective.placement == client::Placement::kLocal ? "local" : "spread"},
                               {"nodes", nodes},
-                              {"chunk_size", rsp.objective().chunk_size()},
-                              {"changed", rsp.changed()}}
+                              {"chunk_size", objective.chunk_size},
+                              {"changed", result.changed}}
                    .dump(2));
   } else if (set) {
     fmt::print(
         "{}: {} ({} inode(s) updated; existing data converges in the background: t0fs status)\n",
-        s.path, DescribeObjective(rsp.objective()), rsp.changed());
+        s.path, client::DescribeObjective(objective), result.changed);
   }
   if (set) {
     // Recorded either way; but data cannot reach it until enough nodes are up.
-    auto up = UsableNodes(*target, rsp.objective());
-    if (up.ok() && *up < rsp.objective().replicas()) {
+    auto up = UsableNodes(**admin, objective);
+    if (up.ok() && *up < objective.replicas) {
       fmt::print(stderr,
                  "t0fs objective: warning: replicas={} but only {} data node(s) {} up: data below "
                  "{} stays "
                  "below its objective (t0fs fsck reports it) until {} node(s) are\n",
-                 rsp.objective().replicas(), *up,
-                 rsp.objective().nodes_size() == 0 ? "are" : "of its nodes= are", s.path,
-                 rsp.objective().replicas());
+                 objective.replicas, *up, objective.nodes.empty() ? "are" : "of its nodes= are", s.path,
+                 objective.replicas);
     }
   } else if (!s.admin.json) {
-    fmt::print("{}: {}\n", s.path, DescribeObjective(rsp.objective()));
+    fmt::print("{}: {}\n", s.path, client::DescribeObjective(objective));
   }
   return 0;
 }

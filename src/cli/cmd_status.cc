@@ -258,7 +258,7 @@ struct FrameData {
 
 FrameData Gather(AdminTarget& target) {
   FrameData f;
-  f.status = target.channel->Call(rpc::Method::kClusterStatus, pb::Empty(), &f.rsp);
+  f.status = target.channel->Call<rpc::Method::kClusterStatus>(pb::Empty(), &f.rsp);
   if (f.status.ok()) f.mounts = QueryLocalMounts(f.rsp.cluster_id());
   return f;
 }
@@ -346,7 +346,7 @@ void RegisterStatus(CLI::App& app, int* exit_code) {
     }
     pb::Empty req;
     pb::ClusterStatusRsp rsp;
-    Status st = target->channel->Call(rpc::Method::kClusterStatus, req, &rsp);
+    Status st = target->channel->Call<rpc::Method::kClusterStatus>(req, &rsp);
     if (!st.ok()) {
       *exit_code = Fail("status", st.WithContext("meta " + target->meta));
       return;

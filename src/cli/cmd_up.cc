@@ -160,7 +160,7 @@ Status Up::WaitReady(ChildProcess& child, const std::function<bool()>& ready) {
 }
 
 bool Up::ClusterAnswers(pb::ClusterStatusRsp* rsp) {
-  return admin_.channel->Call(rpc::Method::kClusterStatus, pb::Empty(), rsp).ok();
+  return admin_.channel->Call<rpc::Method::kClusterStatus>(pb::Empty(), rsp).ok();
 }
 
 bool Up::NodesUp() {

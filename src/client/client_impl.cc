@@ -4,9 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <tuple>
-#include <unordered_set>
-
 #include <fmt/format.h>
 
 #include "client/file_impl.h"
@@ -15,13 +12,6 @@
 
 namespace t0fs::client {
 namespace {
-
-Timespec TsFromWire(const pb::Timespec& ts) { return Timespec{ts.sec(), ts.nsec()}; }
-
-void TsToWire(const Timespec& ts, pb::Timespec* out) {
-  out->set_sec(ts.sec);
-  out->set_nsec(ts.nsec);
-}
 
 // The non-empty components of a path other than ".", in order.
 std::vector<std::string_view> PathComponents(std::string_view path) {
@@ -39,23 +29,6 @@ std::vector<std::string_view> PathComponents(std::string_view path) {
 
 }  // namespace
 
-Attr AttrFromWire(const pb::Attr& in) {
-  Attr a;
-  a.ino = InodeId(in.ino());
-  a.mode = in.mode();
-  a.uid = in.uid();
-  a.gid = in.gid();
-  a.size = in.size();
-  a.nlink = in.nlink();
-  a.rdev = in.rdev();
-  a.atime = TsFromWire(in.atime());
-  a.mtime = TsFromWire(in.mtime());
-  a.ctime = TsFromWire(in.ctime());
-  a.chunk_size = in.chunk_size();
-  a.generation = in.generation();
-  return a;
-}
-
 Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
   std::string secret = options.secret;
   if (secret.empty()) {
@@ -70,7 +43,14 @@ Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
 }
 
 ClientImpl::ClientImpl(const ClientOptions& options, std::string secret)
-    : options_(options), meta_(options, secret), data_(options, secret, meta_) {}
+    : options_(options),
+      meta_(options, secret),
+      data_(options, secret, meta_),
+      layouts_(meta_, options.allocate_ahead),
+      replicas_(options.local_bypass, meta_, data_, layouts_, stats_),
+      passthrough_(options.local_bypass, meta_, layouts_, replicas_, stats_),
+      open_(meta_, options.attr_cache),
+      commits_(meta_, data_, replicas_, open_, passthrough_) {}
 
 ClientImpl::~ClientImpl() { meta_.Close(); }
 
@@ -84,149 +64,28 @@ Status ClientImpl::Connect() {
   return Status::Ok();
 }
 
-IoCounters ClientImpl::counters() const {
-  IoCounters c;
-  c.local_read_bytes = counters_.local_read_bytes;
-  c.local_write_bytes = counters_.local_write_bytes;
-  c.remote_read_bytes = counters_.remote_read_bytes;
-  c.remote_write_bytes = counters_.remote_write_bytes;
-  c.local_reads = counters_.local_reads;
-  c.remote_reads = counters_.remote_reads;
-  c.checksum_errors = counters_.checksum_errors;
-  c.replica_failovers = counters_.replica_failovers;
-  c.replica_write_failures = counters_.replica_write_failures;
-  c.passthrough_opens = counters_.passthrough_opens;
-  c.passthrough_rebuilds = counters_.passthrough_rebuilds;
-  c.passthrough_overflow_bytes = counters_.passthrough_overflow_bytes;
-  return c;
-}
+IoCounters ClientImpl::counters() const { return stats_.Snapshot(); }
 
 
 // ---------------------------------------------------------------- namespace
 
 Result<Attr> ClientImpl::Lookup(InodeId parent, std::string_view name) {
-  pb::LookupReq req;
-  req.set_parent(parent.value());
-  req.set_name(std::string(name));
-  pb::AttrRsp rsp;
-  RETURN_IF_ERROR(meta_.Call(rpc::Method::kLookup, req, &rsp));
-  Attr attr = AttrFromWire(rsp.attr());
-  if (std::shared_ptr<InodeState> st = OpenState(attr.ino)) NoteMetaAttr(*st, attr);
-  return WithOpenState(attr);
+  ASSIGN_OR_RETURN(Attr attr, meta_.Lookup(parent, name));
+  return open_.FromMeta(attr);
 }
 
-Result<Attr> ClientImpl::GetAttr(InodeId ino) {
-  std::shared_ptr<InodeState> st = OpenState(ino);
-  if (st && options_.attr_cache.value.count() > 0) {
-    std::optional<Attr> cached;
-    {
-      std::lock_guard lock(st->mu);
-      if (st->meta_attr && std::chrono::steady_clock::now() - st->meta_attr_at < options_.attr_cache.value) {
-        cached = st->meta_attr;
-      }
-    }
-    if (cached) return WithOpenState(*cached);
-  }
-  pb::GetAttrReq req;
-  req.set_ino(ino.value());
-  pb::AttrRsp rsp;
-  RETURN_IF_ERROR(meta_.Call(rpc::Method::kGetAttr, req, &rsp));
-  Attr attr = AttrFromWire(rsp.attr());
-  if (st) NoteMetaAttr(*st, attr);
-  return WithOpenState(attr);
-}
-
-void ClientImpl::NoteMetaAttr(InodeState& st, const Attr& attr) {
-  std::lock_guard lock(st.mu);
-  st.meta_attr = attr;
-  st.meta_attr_at = std::chrono::steady_clock::now();
-}
-
-void ClientImpl::ForgetMetaAttr(InodeId ino) {
-  if (std::shared_ptr<InodeState> st = OpenState(ino)) {
-    std::lock_guard lock(st->mu);
-    st->meta_attr.reset();
-  }
-}
-
-void ClientImpl::ForgetMetaAttrs() {
-  std::vector<std::shared_ptr<InodeState>> open;
-  {
-    std::lock_guard lock(inodes_mu_);
-    for (auto& [ino, weak] : inodes_) {
-      if (auto st = weak.lock()) open.push_back(std::move(st));
-    }
-  }
-  for (auto& st : open) {
-    std::lock_guard lock(st->mu);
-    st->meta_attr.reset();
-  }
-}
-
-Attr ClientImpl::WithOpenState(Attr attr) {
-  // Our own uncommitted writes are part of what this client sees: every
-  // answer with attributes must say so (the kernel takes the size of a
-  // LOOKUP or READDIRPLUS answer as it takes GETATTR's, and a reader would
-  // stop at a committed size that our writes have passed).
-  std::shared_ptr<InodeState> st = OpenState(attr.ino);
-  if (!st) return attr;
-  std::shared_ptr<ChunkFile> passthrough;
-  {
-    std::lock_guard lock(st->mu);
-    attr.size = std::max(attr.size, st->size);
-    if (st->write_generation != st->committed_generation) {
-      attr.mtime = st->last_write;
-      attr.ctime = st->last_write;
-    }
-    if (st->passthrough.writers > 0) passthrough = st->passthrough.file;
-  }
-  // The kernel writes a passthrough file behind our back: its chunk file
-  // has the current size and times (it is the file while held).
-  struct stat sb {};
-  if (passthrough && ::fstat(passthrough->data_fd(), &sb) == 0) {
-    attr.size = static_cast<uint64_t>(sb.st_size);
-    Timespec mtime{sb.st_mtim.tv_sec, static_cast<uint32_t>(sb.st_mtim.tv_nsec)};
-    if (std::tie(mtime.sec, mtime.nsec) > std::tie(attr.mtime.sec, attr.mtime.nsec)) {
-      attr.mtime = mtime;
-      attr.ctime = mtime;
-    }
-  }
-  return attr;
-}
+Result<Attr> ClientImpl::GetAttr(InodeId ino) { return open_.GetAttr(ino); }
 
 Result<Attr> ClientImpl::SetAttr(InodeId ino, const SetAttrArgs& args) {
   if (args.mask & kSetSize) {
-    std::shared_ptr<InodeState> st;
-    {
-      std::lock_guard lock(inodes_mu_);
-      auto it = inodes_.find(ino);
-      if (it != inodes_.end()) st = it->second.lock();
-    }
-    ASSIGN_OR_RETURN(Attr attr, Truncate(ino, st.get(), args.size));
+    std::shared_ptr<InodeState> st = open_.Find(ino);
+    ASSIGN_OR_RETURN(Attr attr, commits_.Truncate(ino, st.get(), args.size));
     if ((args.mask & ~uint32_t{kSetSize}) == 0) return attr;
   }
-  pb::SetAttrReq req;
-  req.set_ino(ino.value());
-  req.set_valid(args.mask & ~uint32_t{kSetSize});
-  req.set_mode(args.mode);
-  req.set_uid(args.uid);
-  req.set_gid(args.gid);
-  TsToWire(args.atime, req.mutable_atime());
-  TsToWire(args.mtime, req.mutable_mtime());
-  TsToWire(args.ctime, req.mutable_ctime());
-  pb::AttrRsp rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kSetAttr, req, &rsp));
   // The times are what was just set; the size includes our open writes.
-  Attr attr = AttrFromWire(rsp.attr());
-  if (std::shared_ptr<InodeState> st = OpenState(ino)) NoteMetaAttr(*st, attr);
-  attr.size = WithOpenState(attr).size;
+  ASSIGN_OR_RETURN(Attr attr, meta_.SetAttr(ino, args));
+  attr.size = open_.FromMeta(attr).size;
   return attr;
-}
-
-Result<Attr> ClientImpl::MakeNode(pb::MakeNodeReq& req) {
-  pb::MakeNodeRsp rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kMakeNode, req, &rsp));
-  return AttrFromWire(rsp.attr());
 }
 
 Result<Attr> ClientImpl::Mknod(InodeId parent, std::string_view name, uint32_t mode, uint32_t rdev,
@@ -234,232 +93,101 @@ Result<Attr> ClientImpl::Mknod(InodeId parent, std::string_view name, uint32_t m
   if (S_ISDIR(mode) || S_ISLNK(mode)) {
     return Status(StatusCode::kInvalidArgument, "use Mkdir or Symlink for directories and symlinks");
   }
-  pb::MakeNodeReq req;
-  req.set_parent(parent.value());
-  req.set_name(std::string(name));
-  req.set_mode((mode & S_IFMT) == 0 ? (mode | S_IFREG) : mode);
-  req.set_uid(caller.uid);
-  req.set_gid(caller.gid);
-  req.set_rdev(rdev);
-  req.set_exclusive(true);
-  return MakeNode(req);
+  NewNode node = NewNode::Of(parent, name, (mode & S_IFMT) == 0 ? (mode | S_IFREG) : mode, caller);
+  node.rdev = rdev;
+  ASSIGN_OR_RETURN(auto made, meta_.MakeNode(node));
+  return made.first;
 }
 
 Result<Attr> ClientImpl::Mkdir(InodeId parent, std::string_view name, uint32_t mode, const Caller& caller) {
-  pb::MakeNodeReq req;
-  req.set_parent(parent.value());
-  req.set_name(std::string(name));
-  req.set_mode(S_IFDIR | (mode & 07777));
-  req.set_uid(caller.uid);
-  req.set_gid(caller.gid);
-  req.set_exclusive(true);
-  return MakeNode(req);
+  ASSIGN_OR_RETURN(auto made, meta_.MakeNode(NewNode::Of(parent, name, S_IFDIR | (mode & 07777), caller)));
+  return made.first;
 }
 
 Result<Attr> ClientImpl::Symlink(InodeId parent, std::string_view name, std::string_view target,
                                  const Caller& caller) {
-  pb::MakeNodeReq req;
-  req.set_parent(parent.value());
-  req.set_name(std::string(name));
-  req.set_mode(S_IFLNK | 0777);
-  req.set_uid(caller.uid);
-  req.set_gid(caller.gid);
-  req.set_exclusive(true);
-  req.set_link_target(std::string(target));
-  return MakeNode(req);
+  NewNode node = NewNode::Of(parent, name, S_IFLNK | 0777, caller);
+  node.link_target = target;
+  ASSIGN_OR_RETURN(auto made, meta_.MakeNode(node));
+  return made.first;
 }
 
 Status ClientImpl::Unlink(InodeId parent, std::string_view name) {
-  pb::RemoveReq req;
-  req.set_parent(parent.value());
-  req.set_name(std::string(name));
-  pb::Empty rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kUnlink, req, &rsp));
-  ForgetMetaAttrs();  // the unlinked inode's nlink and ctime changed
+  RETURN_IF_ERROR(meta_.Unlink(parent, name));
+  open_.ForgetMetaAttrs();  // the unlinked inode's nlink and ctime changed
   return Status::Ok();
 }
 
 Status ClientImpl::Rmdir(InodeId parent, std::string_view name) {
-  pb::RemoveReq req;
-  req.set_parent(parent.value());
-  req.set_name(std::string(name));
-  pb::Empty rsp;
-  return meta_.Mutate(rpc::Method::kRmdir, req, &rsp);
+  return meta_.Rmdir(parent, name);
 }
 
 Status ClientImpl::Rename(InodeId old_parent, std::string_view old_name, InodeId new_parent,
                           std::string_view new_name, uint32_t flags) {
-  pb::RenameReq req;
-  req.set_old_parent(old_parent.value());
-  req.set_old_name(std::string(old_name));
-  req.set_new_parent(new_parent.value());
-  req.set_new_name(std::string(new_name));
-  req.set_flags(flags);
-  pb::Empty rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kRename, req, &rsp));
-  ForgetMetaAttrs();  // a replaced target's nlink, the moved inode's ctime
+  RETURN_IF_ERROR(meta_.Rename(old_parent, old_name, new_parent, new_name, flags));
+  open_.ForgetMetaAttrs();  // a replaced target's nlink, the moved inode's ctime
   return Status::Ok();
 }
 
 Result<Attr> ClientImpl::Link(InodeId ino, InodeId new_parent, std::string_view new_name) {
-  pb::LinkReq req;
-  req.set_ino(ino.value());
-  req.set_new_parent(new_parent.value());
-  req.set_new_name(std::string(new_name));
-  pb::AttrRsp rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kLink, req, &rsp));
-  Attr attr = AttrFromWire(rsp.attr());
-  if (std::shared_ptr<InodeState> st = OpenState(ino)) NoteMetaAttr(*st, attr);
-  return WithOpenState(attr);
+  ASSIGN_OR_RETURN(Attr attr, meta_.Link(ino, new_parent, new_name));
+  return open_.FromMeta(attr);
 }
 
 Result<std::string> ClientImpl::ReadLink(InodeId ino) {
-  pb::GetAttrReq req;
-  req.set_ino(ino.value());
-  pb::ReadLinkRsp rsp;
-  RETURN_IF_ERROR(meta_.Call(rpc::Method::kReadLink, req, &rsp));
-  return rsp.target();
+  return meta_.ReadLink(ino);
 }
 
 Result<DirPage> ClientImpl::ReadDir(InodeId dir, uint64_t cookie, uint32_t max_entries, bool with_attrs) {
-  pb::ReadDirReq req;
-  req.set_ino(dir.value());
-  req.set_cookie(cookie);
-  req.set_max_entries(max_entries);
-  req.set_with_attrs(with_attrs);
-  pb::ReadDirRsp rsp;
-  RETURN_IF_ERROR(meta_.Call(rpc::Method::kReadDir, req, &rsp));
-  DirPage page;
-  page.eof = rsp.eof();
-  for (const pb::DirEntry& e : rsp.entries()) {
-    DirEntry out{e.name(), InodeId(e.ino()), e.mode(), e.cookie(), std::nullopt};
-    if (e.has_attr()) out.attr = WithOpenState(AttrFromWire(e.attr()));
-    page.entries.push_back(std::move(out));
+  ASSIGN_OR_RETURN(DirPage page, meta_.ReadDir(dir, cookie, max_entries, with_attrs));
+  for (DirEntry& e : page.entries) {
+    if (e.attr) e.attr = open_.WithOpenState(*e.attr);
   }
   return page;
 }
 
 Result<StatFs> ClientImpl::GetStatFs() {
-  pb::Empty req;
-  pb::StatFsRsp rsp;
-  RETURN_IF_ERROR(meta_.Call(rpc::Method::kStatFs, req, &rsp));
-  StatFs out;
-  out.total_bytes = rsp.total_bytes();
-  out.free_bytes = rsp.free_bytes();
-  out.files = rsp.files();
-  out.block_size = static_cast<uint32_t>(rsp.block_size() == 0 ? 4096 : rsp.block_size());
-  out.max_name = rsp.max_name() == 0 ? 255 : rsp.max_name();
-  return out;
+  return meta_.GetStatFs();
 }
 
 Result<std::string> ClientImpl::GetXattr(InodeId ino, std::string_view name) {
-  pb::XattrReq req;
-  req.set_ino(ino.value());
-  req.set_name(std::string(name));
-  pb::XattrRsp rsp;
-  RETURN_IF_ERROR(meta_.Call(rpc::Method::kGetXattr, req, &rsp));
-  return rsp.value();
+  return meta_.GetXattr(ino, name);
 }
 
 Status ClientImpl::SetXattr(InodeId ino, std::string_view name, std::string_view value, uint32_t flags) {
-  pb::XattrReq req;
-  req.set_ino(ino.value());
-  req.set_name(std::string(name));
-  req.set_value(std::string(value));
-  req.set_flags(flags);
-  pb::Empty rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kSetXattr, req, &rsp));
-  ForgetMetaAttr(ino);  // ctime
+  RETURN_IF_ERROR(meta_.SetXattr(ino, name, value, flags));
+  open_.ForgetMetaAttr(ino);  // ctime
   return Status::Ok();
 }
 
 Result<std::vector<std::string>> ClientImpl::ListXattr(InodeId ino) {
-  pb::XattrReq req;
-  req.set_ino(ino.value());
-  pb::XattrRsp rsp;
-  RETURN_IF_ERROR(meta_.Call(rpc::Method::kListXattr, req, &rsp));
-  return std::vector<std::string>(rsp.names().begin(), rsp.names().end());
+  return meta_.ListXattr(ino);
 }
 
 Status ClientImpl::RemoveXattr(InodeId ino, std::string_view name) {
-  pb::XattrReq req;
-  req.set_ino(ino.value());
-  req.set_name(std::string(name));
-  pb::Empty rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kRemoveXattr, req, &rsp));
-  ForgetMetaAttr(ino);  // ctime
+  RETURN_IF_ERROR(meta_.RemoveXattr(ino, name));
+  open_.ForgetMetaAttr(ino);  // ctime
   return Status::Ok();
 }
 
 // ---------------------------------------------------------------- files
 
-std::shared_ptr<InodeState> ClientImpl::StateFor(const Attr& attr, bool writable) {
-  std::lock_guard lock(inodes_mu_);
-  auto& slot = inodes_[attr.ino];
-  std::shared_ptr<InodeState> st = slot.lock();
-  if (!st) {
-    st = std::make_shared<InodeState>();
-    st->ino = attr.ino;
-    st->chunk_size = attr.chunk_size;
-    st->size = attr.size;
-    st->committed_size = attr.size;
-    st->writable = writable;
-    slot = st;
-  } else {
-    std::lock_guard state_lock(st->mu);
-    st->size = std::max(st->size, attr.size);
-    st->committed_size = std::max(st->committed_size, attr.size);
-    if (writable && !st->writable) {
-      // Cached capabilities carry read rights only: refetch with write rights.
-      st->writable = true;
-      st->layout.clear();
-      st->layout_known_below = 0;
-    }
-  }
-  st->open_files++;
-  return st;
-}
-
-void ClientImpl::Forget(const std::shared_ptr<InodeState>& st) {
-  std::lock_guard lock(inodes_mu_);
-  if (--st->open_files == 0) inodes_.erase(st->ino);
-}
-
-Result<std::unique_ptr<File>> ClientImpl::OpenWith(const pb::OpenRsp& rsp, int flags) {
-  Attr attr = AttrFromWire(rsp.attr());
-  std::shared_ptr<InodeState> st = StateFor(attr, (flags & O_ACCMODE) != O_RDONLY);
-  NoteMetaAttr(*st, attr);
+Result<std::unique_ptr<File>> ClientImpl::OpenWith(const OpenReply& opened, int flags) {
+  const Attr& attr = opened.attr;
+  std::shared_ptr<InodeState> st = open_.Acquire(attr, (flags & O_ACCMODE) != O_RDONLY);
+  OpenFiles::NoteMetaAttr(*st, attr);
   if (S_ISREG(attr.mode)) {
     // The open reply carries the first chunks of the layout.
-    uint64_t covered = std::max<uint64_t>(rsp.layout().chunks_size() > 0
-                                              ? rsp.layout().chunks(rsp.layout().chunks_size() - 1).index() + 1
-                                              : 0,
-                                          1024);
-    {
-      // Close-to-open: chunks of the cached layout that meta no longer has
-      // (truncated, or allocated ahead and dropped at the last close) go.
-      std::unordered_set<uint64_t> fresh;
-      for (const auto& c : rsp.layout().chunks()) fresh.insert(c.index());
-      std::lock_guard lock(st->mu);
-      std::erase_if(st->layout, [&](const auto& entry) { return entry.first < covered && !fresh.count(entry.first); });
-    }
-    MergeLayout(*st, rsp.layout(), 0, covered);
+    layouts_.OnOpen(*st, opened.layout, (flags & O_TRUNC) != 0);
     if (flags & O_TRUNC) {
       std::lock_guard lock(st->mu);
       st->size = 0;
       st->committed_size = 0;
-      st->layout.clear();
       st->local_files.clear();
       st->dirty_versions.clear();
     }
   }
-  return std::unique_ptr<File>(new FileImpl(*this, st, HandleId(rsp.handle()), flags, attr));
-}
-
-std::shared_ptr<InodeState> ClientImpl::OpenState(InodeId ino) {
-  std::lock_guard lock(inodes_mu_);
-  auto it = inodes_.find(ino);
-  return it != inodes_.end() ? it->second.lock() : nullptr;
+  return std::unique_ptr<File>(new FileImpl(*this, st, opened.handle, flags, attr));
 }
 
 Result<std::unique_ptr<File>> ClientImpl::Open(InodeId ino, int flags) {
@@ -468,40 +196,30 @@ Result<std::unique_ptr<File>> ClientImpl::Open(InodeId ino, int flags) {
   // client's, applied to the held file (Truncate) after the open. Either way
   // after a last passthrough writer's final sync, never during it (that sync
   // would bring back the data the truncation removed).
-  std::shared_ptr<InodeState> open_state = (flags & O_TRUNC) ? OpenState(ino) : nullptr;
+  std::shared_ptr<InodeState> open_state = (flags & O_TRUNC) ? open_.Find(ino) : nullptr;
   std::unique_lock<std::mutex> setup;
   if (open_state) setup = std::unique_lock(open_state->passthrough_mu);
-  const bool truncate_held = open_state && HeldPassthrough(*open_state) != nullptr;
+  const bool truncate_held = open_state && Passthrough::Held(*open_state) != nullptr;
   const int meta_flags = truncate_held ? (flags & ~O_TRUNC) : flags;
-  pb::OpenReq req;
-  req.set_session(meta_.session().value());
-  req.set_ino(ino.value());
-  req.set_flags(static_cast<uint32_t>(meta_flags));
-  pb::OpenRsp rsp;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kOpen, req, &rsp));
-  ASSIGN_OR_RETURN(std::unique_ptr<File> file, OpenWith(rsp, meta_flags));
+  ASSIGN_OR_RETURN(OpenReply opened, meta_.Open(ino, meta_flags));
+  ASSIGN_OR_RETURN(std::unique_ptr<File> file, OpenWith(opened, meta_flags));
   if (truncate_held) {
     LOG_DEBUG("inode {}: O_TRUNC of a file held by passthrough: truncated by this client", ino);
-    RETURN_IF_ERROR(Truncate(ino, open_state.get(), 0, /*setup_locked=*/true).status());
+    RETURN_IF_ERROR(commits_.Truncate(ino, open_state.get(), 0, /*setup_locked=*/true).status());
   }
   return file;
 }
 
 Result<std::unique_ptr<File>> ClientImpl::Create(InodeId parent, std::string_view name, uint32_t mode,
                                                  int flags, const Caller& caller, bool* created) {
-  pb::MakeNodeReq req;
-  req.set_parent(parent.value());
-  req.set_name(std::string(name));
-  req.set_mode(S_IFREG | (mode & 07777));
-  req.set_uid(caller.uid);
-  req.set_gid(caller.gid);
-  req.set_exclusive((flags & O_EXCL) != 0);
-  pb::MakeNodeRsp made;
-  RETURN_IF_ERROR(meta_.Mutate(rpc::Method::kMakeNode, req, &made));
-  if (created != nullptr) *created = made.created();
+  NewNode node = NewNode::Of(parent, name, S_IFREG | (mode & 07777), caller);
+  node.exclusive = (flags & O_EXCL) != 0;
+  ASSIGN_OR_RETURN(auto made, meta_.MakeNode(node));
+  auto& [attr, is_new] = made;
+  if (created != nullptr) *created = is_new;
   // A new file is empty: O_TRUNC would only cost a transaction.
-  int open_flags = made.created() ? (flags & ~O_TRUNC) : flags;
-  return Open(InodeId(made.attr().ino()), open_flags);
+  int open_flags = is_new ? (flags & ~O_TRUNC) : flags;
+  return Open(attr.ino, open_flags);
 }
 
 Result<LayoutInfo> ClientImpl::GetLayout(InodeId ino) {
@@ -509,26 +227,17 @@ Result<LayoutInfo> ClientImpl::GetLayout(InodeId ino) {
   LayoutInfo info;
   info.chunk_size = attr.chunk_size;
   info.size = attr.size;
-  NodeId local = meta_.local_node();
   for (uint64_t first = 0;;) {
-    pb::GetLayoutReq req;
-    req.set_ino(ino.value());
-    req.set_first_index(first);
-    req.set_count(4096);
-    pb::LayoutRsp rsp;
-    RETURN_IF_ERROR(meta_.Call(rpc::Method::kGetLayout, req, &rsp));
-    for (const pb::ChunkLayout& c : rsp.layout().chunks()) info.chunks.push_back(ChunkFromWire(c, local).info);
-    if (rsp.layout().chunks_size() == 0) break;
-    first = rsp.layout().chunks(rsp.layout().chunks_size() - 1).index() + 1;
+    ASSIGN_OR_RETURN(std::vector<CachedChunk> chunks, meta_.GetLayout(ino, first, 4096, /*write=*/false));
+    if (chunks.empty()) break;
+    for (CachedChunk& c : chunks) info.chunks.push_back(std::move(c.info));
+    first = info.chunks.back().index + 1;
   }
   return info;
 }
 
 Status ClientImpl::ReleaseHandle(HandleId handle) {
-  pb::ReleaseReq req;
-  req.set_handle(handle.value());
-  pb::Empty rsp;
-  return meta_.Mutate(rpc::Method::kRelease, req, &rsp);
+  return meta_.Release(handle);
 }
 
 // ---------------------------------------------------------------- paths

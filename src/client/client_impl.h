@@ -1,8 +1,22 @@
 // ClientImpl: the implementation of t0fs::client::Client (see t0fs/client.h).
 //
-// Owns the MetaClient (session, retries) and the DataClient (replicas), and
-// the table of InodeStates shared by open Files. Files call back into it for
-// layout, allocation, data I/O and commits.
+// Ties libt0fs's rooms together; each has its own header, contract and
+// unit tests:
+// - MetaClient (meta_client.h): the session and one typed call per meta
+//   request; DataClient (data_client.h): data-node RPCs and local opens.
+// - LayoutCache (layout_cache.h): chunks, capabilities, allocation.
+// - ReplicaIo (replica_io.h): replica choice, local bypass, failover reads,
+//   replicated writes, fsync of replicas.
+// - CommitTruncate (commit_truncate.h) with OpenFiles (open_files.h): commits,
+//   truncation, the open inodes and their attribute overlay.
+// - Passthrough (passthrough.h): chunk files handed to the kernel.
+// Namespace calls go to MetaClient with the overlay applied; Files
+// (file_impl.h) use the rooms through the accessors below.
+//
+// Lock order (every room keeps to it): InodeState::passthrough_mu, then
+// commit_mu, then InodeState::mu; OpenFiles' table lock before any
+// InodeState::mu. None is held across an RPC except passthrough_mu and
+// commit_mu (held across a truncation or a commit on purpose).
 #pragma once
 
 #include <atomic>
@@ -10,9 +24,15 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "client/commit_truncate.h"
 #include "client/data_client.h"
 #include "client/inode_state.h"
+#include "client/io_stats.h"
+#include "client/layout_cache.h"
 #include "client/meta_client.h"
+#include "client/open_files.h"
+#include "client/passthrough.h"
+#include "client/replica_io.h"
 #include "t0fs/client.h"
 
 namespace t0fs::client {
@@ -58,102 +78,33 @@ class ClientImpl final : public Client {
   IoCounters counters() const override;
 
   // ---- used by FileImpl (client_data.cc) ----
-  // The layout entry of chunk `index` with a fresh capability, fetching from
-  // meta when unknown or about to expire; nullopt for an unallocated chunk.
-  Result<std::optional<CachedChunk>> ChunkFor(InodeState& st, uint64_t index);
-  // Like ChunkFor, but allocates the chunk if needed (and, for a streaming
-  // writer, a few after it).
-  Result<CachedChunk> AllocateChunk(InodeState& st, uint64_t index, bool streaming);
-  // Reads one piece that lies within chunk `index` (a hole reads empty):
-  // the local replica first, else the least busy; on failure the next
-  // replica, reporting the bad one to meta.
-  Result<size_t> ReadPiece(InodeState& st, uint64_t index, uint64_t offset_in_chunk, std::span<std::byte> buf,
-                           bool direct);
-  // Writes one piece to every healthy replica (in parallel); succeeds when
-  // at least one took it. Replicas that failed leave the session's write
-  // set (and are reported stale at commit).
-  Status WritePiece(InodeState& st, const CachedChunk& chunk, uint64_t offset_in_chunk,
-                    std::span<const std::byte> data, uint64_t version, bool direct);
-  // Commits pending writes of `st` (handle may be 0); CommitLocked with
-  // st.commit_mu held.
-  Status Commit(InodeState& st, HandleId handle, bool durable);
-  Status CommitLocked(InodeState& st, HandleId handle, bool durable);
-  Status SyncReplicas(InodeState& st);
-  // Truncates to `size`: data of the boundary chunk first, then meta.
-  // Serialised with passthrough setup and teardown (st->passthrough_mu,
-  // unless the caller holds it: `setup_locked`), so that a last writer's
-  // final sync cannot bring back data a truncate removed.
-  Result<Attr> Truncate(InodeId ino, InodeState* st, uint64_t size, bool setup_locked = false);
+  // The layout room: chunks, capabilities, allocation.
+  LayoutCache& layouts() { return layouts_; }
+  // The replica room: reads, writes and fsync of replicas.
+  ReplicaIo& replicas() { return replicas_; }
+  // The commit and truncation room.
+  CommitTruncate& commits() { return commits_; }
+  // The open inodes and their attribute overlay.
+  OpenFiles& open_files() { return open_; }
   Status ReleaseHandle(HandleId handle);
-  // FUSE passthrough (File::OpenPassthrough; passthrough.cc): checks that
-  // the file is one chunk with a healthy local replica (the only replica for
-  // `write`), allocating chunk 0 for a new file opened for writing, and
-  // returns that chunk's local file, held (InodeState::Passthrough) until
-  // ReleasePassthrough. With `join` and the inode held already, the held
-  // file itself.
-  Result<std::shared_ptr<ChunkFile>> OpenPassthrough(InodeState& st, bool write, bool join);
-  // The chunk file the kernel serves `st` from, or null when not held.
-  std::shared_ptr<ChunkFile> HeldPassthrough(InodeState& st);
-  // One File leaves passthrough: whether it was the last writer and the
-  // last File; `file` is the held chunk file. The caller syncs (last writer)
-  // and then calls ForgetPassthrough.
-  struct PassthroughRelease {
-    std::shared_ptr<ChunkFile> file;
-    bool last_writer = false;
-    bool last_open = false;
-  };
-  PassthroughRelease ReleasePassthrough(InodeState& st, bool write);
-  // Resets the writer state (`writer_only`) or everything of st.passthrough.
-  void ForgetPassthrough(InodeState& st, bool writer_only);
-  // Takes what the kernel wrote through passthrough into `st` as a write of
-  // this session (size, mtime, chunk-0 version), ready for Commit.
-  Status NotePassthroughWrites(InodeState& st);
-  // Records `n` more bytes moved out of a passthrough chunk; a rebuild.
-  void CountPassthrough(uint64_t overflow_bytes, bool rebuilt);
-  void Forget(const std::shared_ptr<InodeState>& st);
-  bool IsLocal(const ReplicaInfo& r) const;
+  // The passthrough room.
+  Passthrough& passthrough() { return passthrough_; }
 
  private:
-  std::shared_ptr<InodeState> StateFor(const Attr& attr, bool writable);
-  void MergeLayout(InodeState& st, const pb::Layout& layout, uint64_t first, uint64_t count);
-  Status FetchLayout(InodeState& st, uint64_t first, uint64_t count);
-  Result<std::shared_ptr<ChunkFile>> LocalFile(InodeState& st, const ReplicaInfo& r, const Capability& cap,
-                                               bool for_write, bool direct, bool retry);
-  Result<size_t> ReadReplica(InodeState& st, const ReplicaInfo& r, const Capability& cap, uint64_t offset,
-                             std::span<std::byte> buf, bool direct, bool last_resort);
-  void ReportReplica(const ReplicaInfo& r, uint32_t reason, const Status& why);
-  Result<std::unique_ptr<File>> OpenWith(const pb::OpenRsp& rsp, int flags);
-  Result<Attr> MakeNode(pb::MakeNodeReq& req);
+  Result<std::unique_ptr<File>> OpenWith(const OpenReply& opened, int flags);
   Result<std::pair<Attr, std::string>> ResolveParent(std::string_view path);
-  Status HoldPassthrough(InodeState& st, const std::shared_ptr<ChunkFile>& file, bool write);
-  // The InodeState of `ino` if a File of this client has it open.
-  std::shared_ptr<InodeState> OpenState(InodeId ino);
-  // `attr` (from meta) with what this client's open Files changed and did
-  // not commit yet: size, mtime, a passthrough writer's chunk file.
-  Attr WithOpenState(Attr attr);
-  // The attribute cache of open inodes (InodeState::meta_attr).
-  void NoteMetaAttr(InodeState& st, const Attr& attr);
-  void ForgetMetaAttr(InodeId ino);
-  void ForgetMetaAttrs();
 
   ClientOptions options_;
   MetaClient meta_;
   DataClient data_;
+  LayoutCache layouts_;
+  IoStats stats_;
+  ReplicaIo replicas_;
+  Passthrough passthrough_;
+  OpenFiles open_;
+  CommitTruncate commits_;
 
-  std::mutex inodes_mu_;  // guards inodes_ (taken before any InodeState::mu)
-  std::unordered_map<InodeId, std::weak_ptr<InodeState>> inodes_;
 
-  struct Counters {
-    std::atomic<uint64_t> local_read_bytes{0}, local_write_bytes{0}, remote_read_bytes{0},
-        remote_write_bytes{0}, local_reads{0}, remote_reads{0}, checksum_errors{0}, replica_failovers{0},
-        replica_write_failures{0}, passthrough_opens{0}, passthrough_rebuilds{0}, passthrough_overflow_bytes{0};
-  };
-  mutable Counters counters_;
 };
-
-// Wire attributes to the public type.
-Attr AttrFromWire(const pb::Attr& in);
-// A wire chunk layout as the client caches it; `local` marks replicas on `local_node`.
-CachedChunk ChunkFromWire(const pb::ChunkLayout& in, NodeId local_node);
 
 }  // namespace t0fs::client

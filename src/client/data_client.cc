@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/logging.h"
+#include "rpc/convert.h"
 #include "rpc/proto/data.pb.h"
 #include "rpc/server.h"
 
@@ -25,12 +26,6 @@ class InFlightGuard {
 };
 
 }  // namespace
-
-void CapToWire(const Capability& cap, pb::Capability* out) {
-  out->set_mac(cap.mac);
-  out->set_expiry_ms(cap.expiry_ms);
-  out->set_rights(cap.rights);
-}
 
 DataClient::DataClient(const ClientOptions& options, std::string secret, MetaClient& meta)
     : options_(options), secret_(std::move(secret)), meta_(meta) {
@@ -54,14 +49,12 @@ Result<rpc::Channel*> DataClient::ChannelFor(NodeId node) {
     auto it = channels_.find(node);
     if (it != channels_.end()) return it->second.get();
   }
-  pb::Empty req;
-  pb::ClusterStatusRsp rsp;
-  RETURN_IF_ERROR(meta_.Call(rpc::Method::kClusterStatus, req, &rsp));
+  ASSIGN_OR_RETURN(auto nodes, meta_.NodeAddresses());
   std::lock_guard lock(mu_);
-  for (const pb::NodeStatus& n : rsp.nodes()) {
-    auto ep = rpc::Endpoint::Parse(n.address());
+  for (const auto& [node_id, address] : nodes) {
+    auto ep = rpc::Endpoint::Parse(address);
     if (!ep.ok()) continue;
-    auto& slot = channels_[NodeId(n.node())];
+    auto& slot = channels_[node_id];
     if (!slot || slot->endpoint().ToString() != ep->ToString()) {
       slot = std::make_unique<rpc::Channel>(*ep, channel_options_);
     }
@@ -125,13 +118,13 @@ Result<size_t> DataClient::Read(const ReplicaInfo& r, const Capability& cap, uin
     req.set_length(static_cast<uint32_t>(piece));
     req.set_min_version(r.version);
     req.set_direct(direct);
-    CapToWire(cap, req.mutable_cap());
+    rpc::ToWire(cap, req.mutable_cap());
     pb::ChunkReadRsp rsp;
     size_t got = 0;
     Status st = Attempt(
         ch, [&] { return fmt::format("read chunk {} on node {}", r.chunk, r.node); }, retry,
         [&] {
-          return ch->Call(rpc::Method::kChunkRead, req, &rsp, buf.subspan(done, piece), &got);
+          return ch->Call<rpc::Method::kChunkRead>(req, &rsp, {.reply_payload = buf.subspan(done, piece), .reply_payload_len = &got});
         });
     // A replica never written (version 0) may have no file: a hole.
     if (st.code() == StatusCode::kDataNoChunk && r.version == 0) return done;
@@ -153,17 +146,10 @@ Status DataClient::Write(const ReplicaInfo& r, const Capability& cap, uint64_t o
     req.set_volume(r.volume.value());
     req.set_offset(offset + done);
     req.set_version(version);
-    CapToWire(cap, req.mutable_cap());
-    std::string header = req.SerializeAsString();
-    std::string reply;
-    rpc::CallArgs args;
-    args.method = rpc::Method::kChunkWrite;
-    args.header = header;
-    args.payload = data.subspan(done, piece);
-    args.reply_header = &reply;
+    rpc::ToWire(cap, req.mutable_cap());
     RETURN_IF_ERROR(Attempt(
         ch, [&] { return fmt::format("write chunk {} on node {}", r.chunk, r.node); }, retry,
-        [&] { return ch->Call(args); }));
+        [&] { return ch->Call<rpc::Method::kChunkWrite>(req, nullptr, {.payload = data.subspan(done, piece)}); }));
     done += piece;
   }
   return Status::Ok();
@@ -177,6 +163,7 @@ std::vector<Status> DataClient::WriteMany(const std::vector<ReplicaInfo>& replic
     rpc::Channel* channel = nullptr;
     std::unique_ptr<rpc::Connection> conn;
     std::string header, reply;
+    rpc::CallArgs args;  // refers to header and reply
     Status status;
   };
   std::vector<InFlightWrite> writes(replicas.size());
@@ -200,20 +187,15 @@ std::vector<Status> DataClient::WriteMany(const std::vector<ReplicaInfo>& replic
     req.set_volume(replicas[idx].volume.value());
     req.set_offset(offset);
     req.set_version(version);
-    CapToWire(cap, req.mutable_cap());
-    w.header = req.SerializeAsString();
+    rpc::ToWire(cap, req.mutable_cap());
     auto conn = w.channel->Acquire();
     if (!conn.ok()) {
       w.status = conn.status();
       continue;
     }
     w.conn = std::move(conn).value();
-    rpc::CallArgs args;
-    args.method = rpc::Method::kChunkWrite;
-    args.header = w.header;
-    args.payload = data;
-    args.reply_header = &w.reply;
-    w.status = w.conn->Send(args);
+    w.args = rpc::MakeCallArgs<rpc::Method::kChunkWrite>(req, &w.header, &w.reply, {.payload = data});
+    w.status = w.conn->Send(w.args);
     ++InFlight(replicas[idx].node);
   }
   // ...the local replica meanwhile...
@@ -222,12 +204,7 @@ std::vector<Status> DataClient::WriteMany(const std::vector<ReplicaInfo>& replic
   for (size_t idx = 0; idx < replicas.size(); ++idx) {
     InFlightWrite& w = writes[idx];
     if (w.conn) {
-      if (w.status.ok()) {
-        rpc::CallArgs args;
-        args.method = rpc::Method::kChunkWrite;
-        args.reply_header = &w.reply;
-        w.status = w.conn->Receive(args);
-      }
+      if (w.status.ok()) w.status = w.conn->Receive(w.args);
       --InFlight(replicas[idx].node);
       w.channel->Release(std::move(w.conn));
     }
@@ -249,11 +226,11 @@ Status DataClient::Truncate(const ReplicaInfo& r, const Capability& cap, uint64_
   req.set_volume(r.volume.value());
   req.set_length(length);
   req.set_version(version);
-  CapToWire(cap, req.mutable_cap());
+  rpc::ToWire(cap, req.mutable_cap());
   pb::ChunkEmptyRsp rsp;
   return Attempt(
       ch, [&] { return fmt::format("truncate chunk {} on node {}", r.chunk, r.node); }, retry,
-      [&] { return ch->Call(rpc::Method::kChunkTruncate, req, &rsp); });
+      [&] { return ch->Call<rpc::Method::kChunkTruncate>(req, &rsp); });
 }
 
 Status DataClient::Sync(const ReplicaInfo& r, const Capability& cap) {
@@ -261,11 +238,11 @@ Status DataClient::Sync(const ReplicaInfo& r, const Capability& cap) {
   pb::ChunkSyncReq req;
   req.set_chunk(r.chunk.value());
   req.set_volume(r.volume.value());
-  CapToWire(cap, req.mutable_cap());
+  rpc::ToWire(cap, req.mutable_cap());
   pb::ChunkEmptyRsp rsp;
   return Attempt(
       ch, [&] { return fmt::format("sync chunk {} on node {}", r.chunk, r.node); }, true,
-      [&] { return ch->Call(rpc::Method::kChunkSync, req, &rsp); });
+      [&] { return ch->Call<rpc::Method::kChunkSync>(req, &rsp); });
 }
 
 Result<std::shared_ptr<ChunkFile>> DataClient::OpenLocal(const ReplicaInfo& r,
@@ -278,20 +255,13 @@ Result<std::shared_ptr<ChunkFile>> DataClient::OpenLocal(const ReplicaInfo& r,
   req.set_create(create);
   req.set_writable(writable);
   req.set_direct(direct);
-  CapToWire(cap, req.mutable_cap());
-  std::string header = req.SerializeAsString();
-  std::string reply;
+  rpc::ToWire(cap, req.mutable_cap());
   std::vector<UniqueFd> fds;
-  rpc::CallArgs args;
-  args.method = rpc::Method::kOpenLocal;
-  args.header = header;
-  args.reply_header = &reply;
-  args.reply_fds = &fds;
   RETURN_IF_ERROR(Attempt(
       ch, [&] { return fmt::format("open local chunk {}", r.chunk); }, retry,
       [&] {
         fds.clear();
-        return ch->Call(args);
+        return ch->Call<rpc::Method::kOpenLocal>(req, nullptr, {.reply_fds = &fds});
       }));
   if (fds.size() != 2) {
     return Status(StatusCode::kRpcMalformed,

@@ -90,7 +90,4 @@ class DataClient {
   std::atomic<size_t> suspects_{0};  // suspect_until_.size(), read without the lock
 };
 
-// A capability as it goes on the wire.
-void CapToWire(const Capability& cap, pb::Capability* out);
-
 }  // namespace t0fs::client

@@ -38,7 +38,7 @@ Result<size_t> FileImpl::Read(uint64_t offset, std::span<std::byte> buf) {
   if (closed_) return Status(StatusCode::kBadHandle, "file is closed");
   if ((flags_ & O_ACCMODE) == O_WRONLY) return Status(StatusCode::kBadHandle, "file is open write-only");
   if (passthrough_) {
-    if (std::shared_ptr<ChunkFile> held = client_.HeldPassthrough(*state_)) return ReadHeld(*held, offset, buf);
+    if (std::shared_ptr<ChunkFile> held = Passthrough::Held(*state_)) return ReadHeld(*held, offset, buf);
   }
   const bool direct = (flags_ & O_DIRECT) != 0;
   uint64_t end;
@@ -55,7 +55,7 @@ Result<size_t> FileImpl::Read(uint64_t offset, std::span<std::byte> buf) {
     uint64_t in_chunk = pos % cs;
     size_t piece = static_cast<size_t>(std::min<uint64_t>(cs - in_chunk, end - pos));
     std::span<std::byte> out = buf.subspan(done, piece);
-    ASSIGN_OR_RETURN(size_t got, client_.ReadPiece(*state_, index, in_chunk, out, direct));
+    ASSIGN_OR_RETURN(size_t got, client_.replicas().Read(*state_, index, in_chunk, out, direct));
     // Within the file size, bytes the chunk file does not hold are a hole.
     if (got < piece) std::memset(out.data() + got, 0, piece - got);
     done += piece;
@@ -67,10 +67,10 @@ Result<size_t> FileImpl::Write(uint64_t offset, std::span<const std::byte> data)
   if (closed_) return Status(StatusCode::kBadHandle, "file is closed");
   if ((flags_ & O_ACCMODE) == O_RDONLY) return Status(StatusCode::kBadHandle, "file is open read-only");
   if (data.empty()) return size_t{0};
-  std::shared_ptr<ChunkFile> held = passthrough_ ? client_.HeldPassthrough(*state_) : nullptr;
+  std::shared_ptr<ChunkFile> held = passthrough_ ? Passthrough::Held(*state_) : nullptr;
   if (flags_ & O_APPEND) {
     std::lock_guard append(state_->append_mu);
-    if (held) RETURN_IF_ERROR(client_.NotePassthroughWrites(*state_));
+    if (held) RETURN_IF_ERROR(client_.passthrough().NoteWrites(*state_));
     uint64_t at;
     {
       std::lock_guard lock(state_->mu);
@@ -83,7 +83,7 @@ Result<size_t> FileImpl::Write(uint64_t offset, std::span<const std::byte> data)
 
 Result<size_t> FileImpl::ReadHeld(ChunkFile& held, uint64_t offset, std::span<std::byte> buf) {
   // The kernel may have written (and grown the file) since the last note.
-  RETURN_IF_ERROR(client_.NotePassthroughWrites(*state_));
+  RETURN_IF_ERROR(client_.passthrough().NoteWrites(*state_));
   uint64_t end;
   {
     std::lock_guard lock(state_->mu);
@@ -101,7 +101,7 @@ Result<size_t> FileImpl::WriteHeld(ChunkFile& held, uint64_t offset, std::span<c
   if (offset + data.size() < offset) return Status(StatusCode::kFileTooBig, "write beyond the largest offset");
   // Exactly as the kernel writes it; noted (size, version) as its writes are.
   RETURN_IF_ERROR(PwriteFull(held.data_fd(), data.data(), data.size(), offset));
-  RETURN_IF_ERROR(client_.NotePassthroughWrites(*state_));
+  RETURN_IF_ERROR(client_.passthrough().NoteWrites(*state_));
   return data.size();
 }
 
@@ -117,7 +117,7 @@ Result<size_t> FileImpl::WriteAt(uint64_t offset, std::span<const std::byte> dat
     uint64_t in_chunk = pos % cs;
     size_t piece = static_cast<size_t>(std::min<uint64_t>(cs - in_chunk, data.size() - done));
     const bool streaming = in_chunk + piece == cs;  // this write reaches the chunk's end
-    ASSIGN_OR_RETURN(CachedChunk chunk, client_.AllocateChunk(*state_, index, streaming));
+    ASSIGN_OR_RETURN(CachedChunk chunk, client_.layouts().Allocate(*state_, index, streaming));
     // Every write of this session to a chunk carries one version: the
     // committed one + 1. Meta records it at commit.
     uint64_t version;
@@ -125,12 +125,12 @@ Result<size_t> FileImpl::WriteAt(uint64_t offset, std::span<const std::byte> dat
       std::lock_guard lock(state_->mu);
       uint64_t base = 0;
       for (const ReplicaInfo& r : chunk.info.replicas) {
-        if (r.state == 0) base = std::max(base, r.version);
+        if (r.state == ReplicaState::kHealthy) base = std::max(base, r.version);
       }
       auto [it, inserted] = state_->dirty_versions.emplace(chunk.info.replicas.front().chunk, base + 1);
       version = it->second;
     }
-    RETURN_IF_ERROR(client_.WritePiece(*state_, chunk, in_chunk, data.subspan(done, piece), version, direct));
+    RETURN_IF_ERROR(client_.replicas().Write(*state_, chunk, in_chunk, data.subspan(done, piece), version, direct));
     done += piece;
     std::lock_guard lock(state_->mu);
     state_->size = std::max(state_->size, pos + piece);
@@ -146,7 +146,7 @@ Status FileImpl::Flush() {
     std::lock_guard setup(state_->passthrough_mu);
     RETURN_IF_ERROR(SyncPassthrough(/*last=*/false));
   }
-  return client_.Commit(*state_, handle_, /*durable=*/false);
+  return client_.commits().Commit(*state_, handle_, /*durable=*/false);
 }
 
 Status FileImpl::Fsync(bool /*datasync*/) {
@@ -158,15 +158,15 @@ Status FileImpl::Fsync(bool /*datasync*/) {
     std::lock_guard setup(state_->passthrough_mu);
     RETURN_IF_ERROR(SyncPassthrough(/*last=*/false));
   }
-  RETURN_IF_ERROR(client_.SyncReplicas(*state_));
-  return client_.Commit(*state_, handle_, /*durable=*/true);
+  RETURN_IF_ERROR(client_.replicas().Sync(*state_));
+  return client_.commits().Commit(*state_, handle_, /*durable=*/true);
 }
 
 Result<PassthroughFile> FileImpl::OpenPassthrough(bool write, bool join) {
   if (closed_) return Status(StatusCode::kBadHandle, "file is closed");
   if ((flags_ & O_ACCMODE) == O_RDONLY) write = false;
   if (passthrough_) return Status(StatusCode::kInvalidArgument, "passthrough is already open");
-  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, client_.OpenPassthrough(*state_, write, join));
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, client_.passthrough().Open(*state_, write, join));
   passthrough_ = true;
   passthrough_writer_ = write;
   PassthroughFile out;
@@ -189,14 +189,14 @@ void FileImpl::AbandonPassthrough() {
 Status FileImpl::LeavePassthrough() {
   std::lock_guard setup(state_->passthrough_mu);
   const bool writer = passthrough_writer_.exchange(false);
-  ClientImpl::PassthroughRelease rel = client_.ReleasePassthrough(*state_, writer);
+  Passthrough::Release rel = Passthrough::Leave(*state_, writer);
   LOG_DEBUG("inode {}: leaves passthrough ({}{}{})", state_->ino, writer ? "writer" : "reader",
             rel.last_writer ? ", last writer" : "", rel.last_open ? ", last open" : "");
   Status st = Status::Ok();
   if (rel.last_writer) {
     st = SyncPassthrough(/*last=*/true);
     if (rel.file) rel.file->ReleaseWriter();
-    client_.ForgetPassthrough(*state_, /*writer_only=*/true);
+    Passthrough::Forget(*state_, /*writer_only=*/true);
   }
   if (rel.last_open) {
     // Nobody reads the chunk file as the whole file any more: bytes past the
@@ -210,7 +210,7 @@ Status FileImpl::LeavePassthrough() {
         st = rel.file->Truncate(state_->chunk_size, 0);
       }
     }
-    client_.ForgetPassthrough(*state_, /*writer_only=*/false);
+    Passthrough::Forget(*state_, /*writer_only=*/false);
   }
   return st;
 }
@@ -223,7 +223,7 @@ Status FileImpl::SyncPassthrough(bool last) {
     file = st.passthrough.file;
   }
   if (!file) return Status::Ok();
-  RETURN_IF_ERROR(client_.NotePassthroughWrites(st));
+  RETURN_IF_ERROR(client_.passthrough().NoteWrites(st));
   ASSIGN_OR_RETURN(uint64_t length, file->Length());
   bool move;
   {
@@ -246,7 +246,7 @@ Status FileImpl::SyncPassthrough(bool last) {
   }
   if (last && needs_rebuild) {
     RETURN_IF_ERROR(file->RebuildChecksums(/*clear_pending=*/true));
-    client_.CountPassthrough(0, /*rebuilt=*/true);
+    client_.passthrough().Count(0, /*rebuilt=*/true);
     std::lock_guard lock(st.mu);
     st.passthrough.needs_rebuild = false;
   } else if (last) {
@@ -286,7 +286,7 @@ Status FileImpl::MoveOverflow(ChunkFile& file, uint64_t length) {
     LOG_INFO("inode {}: {} written past its {} chunk through passthrough copied to the next chunks", state_->ino,
              FormatByteSize(moved), FormatByteSize(cs));
   }
-  client_.CountPassthrough(moved, false);
+  client_.passthrough().Count(moved, false);
   return Status::Ok();
 }
 
@@ -300,7 +300,7 @@ Status FileImpl::ZeroRange(uint64_t offset, uint64_t end) {
   for (uint64_t pos = offset; pos < end;) {
     const uint64_t index = pos / cs;
     const uint64_t chunk_end = std::min(end, (index + 1) * cs);
-    ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, client_.ChunkFor(*state_, index));
+    ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, client_.layouts().ChunkFor(*state_, index));
     if (!chunk) {
       pos = chunk_end;  // a hole already
       continue;
@@ -314,7 +314,7 @@ Status FileImpl::ZeroRange(uint64_t offset, uint64_t end) {
 
 Status FileImpl::Truncate(uint64_t size) {
   if (closed_) return Status(StatusCode::kBadHandle, "file is closed");
-  return client_.Truncate(state_->ino, state_.get(), size).status();
+  return client_.commits().Truncate(state_->ino, state_.get(), size).status();
 }
 
 Status FileImpl::Fallocate(int mode, uint64_t offset, uint64_t length) {
@@ -332,14 +332,14 @@ Status FileImpl::Fallocate(int mode, uint64_t offset, uint64_t length) {
     return Status(StatusCode::kNotSupported, "PUNCH_HOLE needs KEEP_SIZE");
   }
   if (passthrough_writer_) {
-    if (std::shared_ptr<ChunkFile> held = client_.HeldPassthrough(*state_)) {
+    if (std::shared_ptr<ChunkFile> held = Passthrough::Held(*state_)) {
       // The held chunk file is the file: the local file system does it (and
       // the kernel reads the result directly).
-      RETURN_IF_ERROR(client_.NotePassthroughWrites(*state_));
+      RETURN_IF_ERROR(client_.passthrough().NoteWrites(*state_));
       if (::fallocate(held->data_fd(), mode, static_cast<off_t>(offset), static_cast<off_t>(length)) != 0) {
         return Status::FromErrno(errno, "fallocate the passthrough chunk file");
       }
-      return client_.NotePassthroughWrites(*state_);
+      return client_.passthrough().NoteWrites(*state_);
     }
   }
   uint64_t size;
@@ -357,9 +357,9 @@ Status FileImpl::Close() {
   if (closed_.exchange(true)) return Status::Ok();
   Status left = Status::Ok();
   if (passthrough_.exchange(false)) left = LeavePassthrough();
-  Status committed = client_.Commit(*state_, handle_, /*durable=*/false);
+  Status committed = client_.commits().Commit(*state_, handle_, /*durable=*/false);
   Status released = client_.ReleaseHandle(handle_);
-  client_.Forget(state_);
+  client_.open_files().Forget(state_);
   if (!left.ok()) return left;
   return committed.ok() ? released : committed;
 }

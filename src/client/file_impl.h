@@ -1,7 +1,7 @@
 // FileImpl: an open file of libt0fs (see File in t0fs/client.h).
 //
 // Splits reads and writes at chunk boundaries and hands each piece to the
-// ClientImpl (local bypass or TCP). Holds one meta handle (released at
+// replica room (ReplicaIo: local bypass or TCP). Holds one meta handle (released at
 // Close) and shares its InodeState with other Files of the same inode.
 #pragma once
 

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "client/meta_api.h"
 #include "common/capability.h"
 #include "common/chunk_file.h"
 #include "common/clock.h"
@@ -24,22 +25,6 @@
 #include "t0fs/client.h"
 
 namespace t0fs::client {
-
-// The committed version of a chunk: the highest of its healthy replicas.
-inline uint64_t CommittedVersion(const ChunkInfo& c) {
-  uint64_t v = 0;
-  for (const ReplicaInfo& r : c.replicas) {
-    if (r.state == 0) v = std::max(v, r.version);
-  }
-  return v;
-}
-
-// A chunk of the layout cache: its replicas and the capability meta signed
-// for it (refreshed before it expires).
-struct CachedChunk {
-  ChunkInfo info;
-  Capability cap;
-};
 
 struct InodeState {
   InodeId ino;

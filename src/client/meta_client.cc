@@ -46,7 +46,7 @@ void MetaClient::Close() {
     pb::SessionReq req;
     req.set_session(s.value());
     pb::Empty rsp;
-    (void)channel_.Call(rpc::Method::kCloseSession, req, &rsp);  // best effort: the lease expires otherwise
+    (void)channel_.Call<rpc::Method::kCloseSession>(req, &rsp);  // best effort: the lease expires otherwise
   }
 }
 
@@ -57,7 +57,7 @@ Status MetaClient::OpenSession(SessionId resume) {
   req.set_node_hint(options_.node_id);
   req.set_resume(resume.value());
   pb::OpenSessionRsp rsp;
-  RETURN_IF_ERROR(channel_.Call(rpc::Method::kOpenSession, req, &rsp));
+  RETURN_IF_ERROR(channel_.Call<rpc::Method::kOpenSession>(req, &rsp));
   std::lock_guard lock(mu_);
   session_ = SessionId(rsp.session());
   local_node_ = NodeId(rsp.local_node());

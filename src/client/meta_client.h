@@ -1,4 +1,5 @@
-// MetaClient: libt0fs's connection to the meta service.
+// MetaClient: libt0fs's connection to the meta service, with one typed
+// method per meta request (protobuf stays in meta_client.cc).
 //
 // - One session per Client, renewed in the background (lease/3). Renewal
 //   also refreshes which data node is local (it may register after us).
@@ -20,49 +21,86 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "client/meta_api.h"
 #include "common/ids.h"
 #include "rpc/channel.h"
-#include "rpc/proto/meta.pb.h"
 #include "t0fs/client.h"
 
 namespace t0fs::client {
 
-class MetaClient {
+// A new inode (MetaClient::MakeNode).
+struct NewNode {
+  InodeId parent;
+  std::string_view name;
+  uint32_t mode = 0;  // with the type bits (S_IFREG, S_IFDIR, S_IFLNK, ...)
+  Caller owner;
+  uint32_t rdev = 0;
+  bool exclusive = true;  // regular files: false returns an existing file (O_CREAT without O_EXCL)
+  std::string_view link_target;
+
+  static NewNode Of(InodeId parent, std::string_view name, uint32_t mode, const Caller& owner) {
+    NewNode node;
+    node.parent = parent;
+    node.name = name;
+    node.mode = mode;
+    node.owner = owner;
+    return node;
+  }
+};
+
+class MetaClient final : public MetaApi {
  public:
   MetaClient(const ClientOptions& options, std::string secret);
-  ~MetaClient();
+  ~MetaClient() override;
 
   // Opens the session (fails fast: a wrong secret or unreachable meta is
   // reported at once, not retried).
   Status Connect();
   void Close();
 
-  // A read-only call, retried on transport errors.
-  template <typename Req, typename Rsp>
-  Status Call(rpc::Method method, const Req& req, Rsp* rsp) {
-    return Retry(method, [&] { return channel_.Call(method, req, rsp); });
-  }
+  // ---- namespace
+  Result<Attr> Lookup(InodeId parent, std::string_view name);
+  Result<Attr> GetAttr(InodeId ino) override;
+  // Changes the attributes `args.mask` names other than the size (see Truncate).
+  Result<Attr> SetAttr(InodeId ino, const SetAttrArgs& args);
+  // The new node's attributes, and whether it was created (false: an
+  // existing regular file, for a non-exclusive create).
+  Result<std::pair<Attr, bool>> MakeNode(const NewNode& node);
+  Status Unlink(InodeId parent, std::string_view name);
+  Status Rmdir(InodeId parent, std::string_view name);
+  Status Rename(InodeId old_parent, std::string_view old_name, InodeId new_parent, std::string_view new_name,
+                uint32_t flags);
+  Result<Attr> Link(InodeId ino, InodeId new_parent, std::string_view new_name);
+  Result<std::string> ReadLink(InodeId ino);
+  Result<DirPage> ReadDir(InodeId dir, uint64_t cookie, uint32_t max_entries, bool with_attrs);
+  Result<StatFs> GetStatFs();
+  Result<std::string> GetXattr(InodeId ino, std::string_view name);
+  Status SetXattr(InodeId ino, std::string_view name, std::string_view value, uint32_t flags);
+  Result<std::vector<std::string>> ListXattr(InodeId ino);
+  Status RemoveXattr(InodeId ino, std::string_view name);
 
-  // A mutating call: fills req's token, retried with the same token.
-  template <typename Req, typename Rsp>
-  Status Mutate(rpc::Method method, Req& req, Rsp* rsp) {
-    Slot slot = AcquireSlot();
-    pb::OpToken* token = req.mutable_token();
-    token->set_slot(slot.index);
-    token->set_seq(slot.seq);
-    Status st = Retry(method, [&] {
-      token->set_session(session().value());
-      return channel_.Call(method, req, rsp);
-    });
-    ReleaseSlot(slot);
-    return st;
-  }
+  // ---- files (MetaApi: the data path's)
+  // Registers a handle of this session; open(2) `flags` (O_TRUNC truncates).
+  Result<OpenReply> Open(InodeId ino, int flags);
+  Status Release(HandleId handle);
+  Result<std::vector<CachedChunk>> GetLayout(InodeId ino, uint64_t first, uint64_t count, bool write) override;
+  Result<std::vector<CachedChunk>> Allocate(InodeId ino, const std::vector<uint64_t>& indices) override;
+  Result<Attr> Commit(const CommitRequest& req) override;
+  Result<Attr> Truncate(InodeId ino, uint64_t size, uint64_t keep_chunks) override;
+  Status ReportReplica(const ReplicaInfo& replica, ReplicaProblem problem, const Status& why) override;
 
+  // ---- cluster
+  // Every data node meta knows and its TCP address.
+  Result<std::vector<std::pair<NodeId, std::string>>> NodeAddresses();
+
+  // ---- the session
   SessionId session() const;
-  NodeId local_node() const;
+  NodeId local_node() const override;
   std::string local_socket() const;
   // The cluster's id (meta's, from the session).
   std::string cluster_id() const;
@@ -80,6 +118,12 @@ class MetaClient {
     uint32_t index;
     uint64_t seq;
   };
+  // A read-only call of method M, retried on transport errors.
+  template <rpc::Method M>
+  Status Call(const rpc::RequestOf<M>& req, rpc::ReplyOf<M>* rsp);
+  // A mutating call: fills req's token, retried with the same token.
+  template <rpc::Method M>
+  Status Mutate(rpc::RequestOf<M>& req, rpc::ReplyOf<M>* rsp);
   Status Retry(rpc::Method method, const std::function<Status()>& attempt);
   Status OpenSession(SessionId resume);
   Slot AcquireSlot();

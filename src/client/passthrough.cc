@@ -1,11 +1,8 @@
-// FUSE passthrough in libt0fs: which files the kernel may serve from their
-// local chunk file, handing that file out, and keeping meta in step with what
-// the kernel writes behind our back (InodeState::Passthrough has the rules).
 #include <sys/stat.h>
 
 #include <fmt/format.h>
 
-#include "client/client_impl.h"
+#include "client/passthrough.h"
 #include "common/logging.h"
 
 namespace t0fs::client {
@@ -52,7 +49,7 @@ PassthroughVerdict PassthroughEligibility(const LayoutInfo& layout, NodeId node)
     v.reason = node.valid() ? fmt::format("no replica on node {}", node) : "this host is not a data node";
     return v;
   }
-  if (local->state != 0) {
+  if (local->state != ReplicaState::kHealthy) {
     v.reason = fmt::format("the replica on node {} is not healthy (being repaired)", node);
     return v;
   }
@@ -66,24 +63,24 @@ PassthroughVerdict PassthroughEligibility(const LayoutInfo& layout, NodeId node)
   return v;
 }
 
-std::shared_ptr<ChunkFile> ClientImpl::HeldPassthrough(InodeState& st) {
+std::shared_ptr<ChunkFile> Passthrough::Held(InodeState& st) {
   std::lock_guard lock(st.mu);
   return st.passthrough.opens > 0 ? st.passthrough.file : nullptr;
 }
 
-Result<std::shared_ptr<ChunkFile>> ClientImpl::OpenPassthrough(InodeState& st, bool write, bool join) {
+Result<std::shared_ptr<ChunkFile>> Passthrough::Open(InodeState& st, bool write, bool join) {
   // Not eligible: the caller serves the file itself; but an open that must
   // join the kernel's backing and cannot is refused (kBusy).
   auto no = [join](std::string why) {
     return Status(join ? StatusCode::kBusy : StatusCode::kNotSupported, std::move(why));
   };
-  if (!options_.local_bypass) return no("the local bypass is off");
-  if (std::shared_ptr<ChunkFile> held = HeldPassthrough(st); held && join) {
+  if (!local_bypass_) return no("the local bypass is off");
+  if (std::shared_ptr<ChunkFile> held = Held(st); held && join) {
     // The kernel serves this inode from `held` already: join that very file
     // (whatever the layout says now); a writer only if no other replica must
     // receive its writes.
     if (write) {
-      ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, ChunkFor(st, 0));
+      ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, layouts_.ChunkFor(st, 0));
       if (!chunk) return no(fmt::format("inode {}: chunk 0 left the layout (truncated by another client)", st.ino));
       if (chunk->info.replicas.size() > 1) {
         return Status(StatusCode::kBusy,
@@ -94,20 +91,21 @@ Result<std::shared_ptr<ChunkFile>> ClientImpl::OpenPassthrough(InodeState& st, b
       // Readers held it through read-only descriptors: the writer needs
       // writable ones of the same file (the kernel reopens it by path).
       const ReplicaInfo& local = chunk->info.replicas.front();
-      if (!IsLocal(local)) return no(fmt::format("inode {}: chunk 0 moved off this node", st.ino));
+      if (!replicas_.IsLocal(local)) return no(fmt::format("inode {}: chunk 0 moved off this node", st.ino));
       ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> writable,
-                       LocalFile(st, local, chunk->cap, /*for_write=*/true, /*direct=*/false, /*retry=*/false));
+                       replicas_.LocalFile(st, local, chunk->cap, /*for_write=*/true, /*direct=*/false,
+                                           /*retry=*/false));
       struct stat a {}, b {};
       if (::fstat(writable->data_fd(), &a) != 0 || ::fstat(held->data_fd(), &b) != 0 || a.st_ino != b.st_ino ||
           a.st_dev != b.st_dev) {
         return no(fmt::format("inode {}: the chunk file changed under the passthrough readers", st.ino));
       }
-      RETURN_IF_ERROR(HoldPassthrough(st, writable, write));
+      RETURN_IF_ERROR(Hold(st, writable, write));
       std::lock_guard lock(st.mu);
       st.passthrough.file = writable;
       return writable;
     }
-    RETURN_IF_ERROR(HoldPassthrough(st, held, write));
+    RETURN_IF_ERROR(Hold(st, held, write));
     return held;
   }
   uint64_t size;
@@ -115,9 +113,9 @@ Result<std::shared_ptr<ChunkFile>> ClientImpl::OpenPassthrough(InodeState& st, b
     std::lock_guard lock(st.mu);
     size = st.size;
   }
-  ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, ChunkFor(st, 0));
+  ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, layouts_.ChunkFor(st, 0));
   if (!chunk && write && size == 0) {
-    ASSIGN_OR_RETURN(CachedChunk fresh, AllocateChunk(st, 0, /*streaming=*/false));
+    ASSIGN_OR_RETURN(CachedChunk fresh, layouts_.Allocate(st, 0, /*streaming=*/false));
     chunk = fresh;
   }
   LayoutInfo layout;
@@ -132,11 +130,11 @@ Result<std::shared_ptr<ChunkFile>> ClientImpl::OpenPassthrough(InodeState& st, b
   if (!eligible) return no(verdict.reason);
   const ReplicaInfo* local = nullptr;
   for (const ReplicaInfo& r : chunk->info.replicas) {
-    if (IsLocal(r)) local = &r;
+    if (replicas_.IsLocal(r)) local = &r;
   }
   if (local == nullptr) return no("no local replica");
-  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, LocalFile(st, *local, chunk->cap, write, /*direct=*/false,
-                                                                     /*retry=*/false));
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file,
+                   replicas_.LocalFile(st, *local, chunk->cap, write, /*direct=*/false, /*retry=*/false));
   if (!file) return no("the local replica holds no data yet");
   if (file->version() < local->version) RETURN_IF_ERROR(file->ReadHeader());
   if (file->version() < local->version) return no("the local replica is stale");
@@ -148,11 +146,11 @@ Result<std::shared_ptr<ChunkFile>> ClientImpl::OpenPassthrough(InodeState& st, b
     if (!write) return no(fmt::format("the local chunk file holds {} bytes, the file {}", length, size));
     RETURN_IF_ERROR(file->Truncate(size, 0));
   }
-  RETURN_IF_ERROR(HoldPassthrough(st, file, write));
+  RETURN_IF_ERROR(Hold(st, file, write));
   return file;
 }
 
-Status ClientImpl::HoldPassthrough(InodeState& st, const std::shared_ptr<ChunkFile>& file, bool write) {
+Status Passthrough::Hold(InodeState& st, const std::shared_ptr<ChunkFile>& file, bool write) {
   std::lock_guard setup(st.passthrough_mu);
   bool first_writer;
   {
@@ -172,20 +170,20 @@ Status ClientImpl::HoldPassthrough(InodeState& st, const std::shared_ptr<ChunkFi
   if (write) {
     if (st.passthrough.writers++ == 0) st.passthrough.seen_size = -1;
   }
-  counters_.passthrough_opens++;
+  stats_.passthrough_opens++;
   return Status::Ok();
 }
 
-ClientImpl::PassthroughRelease ClientImpl::ReleasePassthrough(InodeState& st, bool write) {
+Passthrough::Release Passthrough::Leave(InodeState& st, bool write) {
   std::lock_guard lock(st.mu);
-  PassthroughRelease out;
+  Release out;
   out.file = st.passthrough.file;
   out.last_writer = write && --st.passthrough.writers == 0;
   out.last_open = --st.passthrough.opens == 0;
   return out;
 }
 
-void ClientImpl::ForgetPassthrough(InodeState& st, bool writer_only) {
+void Passthrough::Forget(InodeState& st, bool writer_only) {
   std::lock_guard lock(st.mu);
   InodeState::Passthrough& pt = st.passthrough;
   pt.seen_size = -1;
@@ -195,7 +193,7 @@ void ClientImpl::ForgetPassthrough(InodeState& st, bool writer_only) {
   if (!writer_only) pt = InodeState::Passthrough{};
 }
 
-Status ClientImpl::NotePassthroughWrites(InodeState& st) {
+Status Passthrough::NoteWrites(InodeState& st) {
   std::shared_ptr<ChunkFile> file;
   {
     std::lock_guard lock(st.mu);
@@ -209,7 +207,7 @@ Status ClientImpl::NotePassthroughWrites(InodeState& st) {
   }
   // The kernel wrote (or may have): a write of this session to chunk 0,
   // with the chunk file's size and mtime.
-  ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, ChunkFor(st, 0));
+  ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, layouts_.ChunkFor(st, 0));
   if (!chunk || chunk->info.replicas.empty()) {
     return Status(StatusCode::kIoError,
                   fmt::format("inode {}: the chunk written through passthrough left the layout (truncated or "
@@ -238,9 +236,9 @@ Status ClientImpl::NotePassthroughWrites(InodeState& st) {
   return Status::Ok();
 }
 
-void ClientImpl::CountPassthrough(uint64_t overflow_bytes, bool rebuilt) {
-  counters_.passthrough_overflow_bytes += overflow_bytes;
-  if (rebuilt) counters_.passthrough_rebuilds++;
+void Passthrough::Count(uint64_t overflow_bytes, bool rebuilt) {
+  stats_.passthrough_overflow_bytes += overflow_bytes;
+  if (rebuilt) stats_.passthrough_rebuilds++;
 }
 
 }  // namespace t0fs::client

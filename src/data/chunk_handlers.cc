@@ -9,7 +9,7 @@ namespace t0fs::data {
 
 using rpc::Call;
 using rpc::Method;
-using rpc::Typed;
+using rpc::Handle;
 
 namespace {
 
@@ -36,7 +36,7 @@ std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store
   const uint64_t max_io = config.max_io.bytes;
   std::vector<std::pair<Method, rpc::Handler>> h;
 
-  h.emplace_back(Method::kChunkRead, Typed<pb::ChunkReadReq, pb::ChunkReadRsp>(
+  h.push_back(Handle<Method::kChunkRead>(
       [&store, &gate, &scrubber, max_io, traffic](const pb::ChunkReadReq& req, pb::ChunkReadRsp& rsp, Call& call) -> Status {
         RETURN_IF_ERROR(gate.Check(req.chunk(), kCapRead, req.cap()));
         if (req.length() > max_io) {
@@ -60,7 +60,7 @@ std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kChunkWrite, Typed<pb::ChunkWriteReq, pb::ChunkEmptyRsp>(
+  h.push_back(Handle<Method::kChunkWrite>(
       [&store, &gate, max_io, traffic](const pb::ChunkWriteReq& req, pb::ChunkEmptyRsp&, Call& call) -> Status {
         RETURN_IF_ERROR(gate.Check(req.chunk(), kCapWrite, req.cap()));
         if (call.payload.size() > max_io) {
@@ -74,25 +74,25 @@ std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store
         return written;
       }));
 
-  h.emplace_back(Method::kChunkTruncate, Typed<pb::ChunkTruncateReq, pb::ChunkEmptyRsp>(
+  h.push_back(Handle<Method::kChunkTruncate>(
       [&store, &gate](const pb::ChunkTruncateReq& req, pb::ChunkEmptyRsp&, Call&) {
         RETURN_IF_ERROR(gate.Check(req.chunk(), kCapWrite, req.cap()));
         return store.Truncate(VolumeId(req.volume()), ChunkId(req.chunk()), req.length(), req.version());
       }));
 
-  h.emplace_back(Method::kChunkRemove, Typed<pb::ChunkRemoveReq, pb::ChunkEmptyRsp>(
+  h.push_back(Handle<Method::kChunkRemove>(
       [&store, &gate](const pb::ChunkRemoveReq& req, pb::ChunkEmptyRsp&, Call&) {
         RETURN_IF_ERROR(gate.Check(req.chunk(), kCapWrite, req.cap()));
         return store.Remove(VolumeId(req.volume()), ChunkId(req.chunk()));
       }));
 
-  h.emplace_back(Method::kChunkSync, Typed<pb::ChunkSyncReq, pb::ChunkEmptyRsp>(
+  h.push_back(Handle<Method::kChunkSync>(
       [&store, &gate](const pb::ChunkSyncReq& req, pb::ChunkEmptyRsp&, Call&) {
         RETURN_IF_ERROR(gate.Check(req.chunk(), kCapWrite, req.cap()));
         return store.Sync(VolumeId(req.volume()), ChunkId(req.chunk()));
       }));
 
-  h.emplace_back(Method::kChunkStat, Typed<pb::ChunkStatReq, pb::ChunkStatRsp>(
+  h.push_back(Handle<Method::kChunkStat>(
       [&store, &gate](const pb::ChunkStatReq& req, pb::ChunkStatRsp& rsp, Call&) -> Status {
         RETURN_IF_ERROR(gate.Check(req.chunk(), kCapRead, req.cap()));
         ASSIGN_OR_RETURN(ChunkStat st, store.Stat(VolumeId(req.volume()), ChunkId(req.chunk())));
@@ -101,7 +101,7 @@ std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kOpenLocal, Typed<pb::OpenLocalReq, pb::OpenLocalRsp>(
+  h.push_back(Handle<Method::kOpenLocal>(
       [&store, &gate, traffic](const pb::OpenLocalReq& req, pb::OpenLocalRsp& rsp, Call& call) -> Status {
         if (call.peer != "unix") {
           return Status(StatusCode::kNotSupported, "OpenLocal is served on the local unix socket only");
@@ -121,7 +121,7 @@ std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kListChunks, Typed<pb::ListChunksReq, pb::ListChunksRsp>(
+  h.push_back(Handle<Method::kListChunks>(
       [&store](const pb::ListChunksReq& req, pb::ListChunksRsp& rsp, Call&) -> Status {
         bool eof = false;
         size_t max = req.max() == 0 || req.max() > 10000 ? 10000 : req.max();

@@ -126,7 +126,7 @@ pb::CopyResult Copier::Copy(const pb::NodeCommand& cmd) {
     *req.mutable_cap() = cmd.cap();
     pb::ChunkReadRsp rsp;
     size_t got = 0;
-    Status st = peer.Call(rpc::Method::kChunkRead, req, &rsp, buf.span(), &got);
+    Status st = peer.Call<rpc::Method::kChunkRead>(req, &rsp, {.reply_payload = buf.span(), .reply_payload_len = &got});
     if (st.code() == StatusCode::kDataNoChunk && cmd.version() == 0 && offset == 0) {
       break;  // never written: an empty chunk
     }

@@ -138,7 +138,7 @@ Status DataService::Register() {
     }
   }
   pb::RegisterNodeRsp rsp;
-  RETURN_IF_ERROR(meta_->Call(rpc::Method::kRegisterNode, req, &rsp));
+  RETURN_IF_ERROR(meta_->Call<rpc::Method::kRegisterNode>(req, &rsp));
   NodeId node(rsp.node());
   for (const pb::VolumeInfo& assigned : rsp.volumes()) {
     for (Volume& vol : volumes_) {
@@ -194,7 +194,7 @@ Status DataService::Heartbeat() {
   req.set_local_opens(traffic_.local_opens->Value());
   req.set_metrics_address(metrics_address());
   pb::HeartbeatRsp rsp;
-  Status st = meta_->Call(rpc::Method::kHeartbeat, req, &rsp);
+  Status st = meta_->Call<rpc::Method::kHeartbeat>(req, &rsp);
   if (!st.ok()) {
     // Not delivered: everything goes again with the next heartbeat.
     std::lock_guard lock(mu_);
@@ -205,15 +205,15 @@ Status DataService::Heartbeat() {
   }
   std::vector<uint64_t> done;
   for (const pb::NodeCommand& cmd : rsp.commands()) {
-    if (cmd.kind() == 2) {
+    if (cmd.kind() == pb::COMMAND_COPY) {
       copier_->Enqueue(cmd);
       continue;
     }
-    if (cmd.kind() == 3) {
+    if (cmd.kind() == pb::COMMAND_CHECK) {
       CheckReplicas(cmd);
       continue;
     }
-    if (cmd.kind() != 1) continue;  // unknown kinds are left for a newer node
+    if (cmd.kind() != pb::COMMAND_REMOVE) continue;  // unknown kinds are left for a newer node
     Status removed = store_.Remove(VolumeId(cmd.volume()), ChunkId(cmd.chunk()));
     if (removed.ok() || removed.code() == StatusCode::kDataNoVolume) {
       done.push_back(cmd.id());

@@ -160,7 +160,7 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
     tasks_[c.chunk] = task;
     pb::NodeCommand cmd;
     cmd.set_id(task.id);
-    cmd.set_kind(2);
+    cmd.set_kind(pb::COMMAND_COPY);
     cmd.set_chunk(c.chunk.value());
     cmd.set_volume(target.volume.value());
     cmd.set_source_node(source->node.value());
@@ -267,7 +267,7 @@ std::vector<pb::NodeCommand> RepairPlanner::CheckCommands(NodeId node) {
       for (const Replica& r : c.replicas) {
         if (r.node != node || r.state != ReplicaState::kHealthy || r.version == 0) continue;
         if (out.empty() || out.back().expected_size() == kPerCommand) {
-          out.emplace_back().set_kind(3);
+          out.emplace_back().set_kind(pb::COMMAND_CHECK);
         }
         pb::InventoryItem* item = out.back().add_expected();
         item->set_chunk(c.chunk.value());

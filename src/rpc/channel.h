@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "common/config.h"
 #include "common/fd.h"
 #include "common/status.h"
@@ -35,7 +37,17 @@ struct ClientOptions {
   FrameLimits limits;
 };
 
-// What a call sends and where its reply goes.
+// The raw parts of a call beside its message (methods.h says which methods
+// carry them).
+struct Bulk {
+  std::span<const std::byte> payload = {};     // request bytes (ChunkWrite)
+  std::span<std::byte> reply_payload = {};     // reply bytes land here; larger replies fail (ChunkRead)
+  size_t* reply_payload_len = nullptr;         // bytes received into reply_payload
+  std::vector<UniqueFd>* reply_fds = nullptr;  // descriptors passed with the reply (OpenLocal)
+};
+
+// What a call sends and where its reply goes: the untyped form, for
+// Connection::Send/Receive and for tests that send what no typed call would.
 struct CallArgs {
   Method method = Method::kHello;
   std::string_view header;                   // serialized request
@@ -45,6 +57,32 @@ struct CallArgs {
   size_t* reply_payload_len = nullptr;       // bytes received into reply_payload
   std::vector<UniqueFd>* reply_fds = nullptr;  // descriptors passed with the reply
 };
+
+// The CallArgs of a typed request of method M. `header` receives the
+// serialized request and `reply` will receive the serialized reply; both
+// must outlive the call.
+template <Method M>
+CallArgs MakeCallArgs(const RequestOf<M>& req, std::string* header, std::string* reply, const Bulk& bulk = {}) {
+  *header = req.SerializeAsString();
+  CallArgs args;
+  args.method = M;
+  args.header = *header;
+  args.payload = bulk.payload;
+  args.reply_header = reply;
+  args.reply_payload = bulk.reply_payload;
+  args.reply_payload_len = bulk.reply_payload_len;
+  args.reply_fds = bulk.reply_fds;
+  return args;
+}
+
+// Parses a serialized reply of method M into *rsp (when not null).
+template <Method M>
+Status ParseReply(const std::string& in, ReplyOf<M>* rsp, std::string_view from) {
+  if (rsp != nullptr && !rsp->ParseFromString(in)) {
+    return Status(StatusCode::kRpcMalformed, fmt::format("cannot parse the {} reply from {}", MethodName(M), from));
+  }
+  return Status::Ok();
+}
 
 class Connection {
  public:
@@ -84,28 +122,14 @@ class Channel {
   // drop the connection; they are not retried here (see IsTransportError).
   Status Call(const CallArgs& args);
 
-  // Typed convenience: serializes `req`, parses the reply into `rsp`.
-  template <typename Req, typename Rsp>
-  Status Call(Method method, const Req& req, Rsp* rsp) {
-    return Call(method, req, rsp, {}, nullptr);
-  }
-  // The same for replies that carry raw bytes (chunk reads): they land in
-  // `into`, their count in *got.
-  template <typename Req, typename Rsp>
-  Status Call(Method method, const Req& req, Rsp* rsp, std::span<std::byte> into, size_t* got) {
-    std::string out = req.SerializeAsString();
-    std::string in;
-    CallArgs args;
-    args.method = method;
-    args.header = out;
-    args.reply_header = &in;
-    args.reply_payload = into;
-    args.reply_payload_len = got;
-    RETURN_IF_ERROR(Call(args));
-    if (rsp != nullptr && !rsp->ParseFromString(in)) {
-      return Status(StatusCode::kRpcMalformed, "cannot parse reply from " + endpoint_.ToString());
-    }
-    return Status::Ok();
+  // One request of method M (methods.h): serializes `req`, parses the
+  // reply into *rsp (when not null); `bulk` for the methods with raw bytes
+  // or descriptors.
+  template <Method M>
+  Status Call(const RequestOf<M>& req, ReplyOf<M>* rsp, const Bulk& bulk = {}) {
+    std::string out, in;
+    RETURN_IF_ERROR(Call(MakeCallArgs<M>(req, &out, &in, bulk)));
+    return ParseReply<M>(in, rsp, endpoint_.ToString());
   }
 
   // A pooled (or new) connection, for Send/Receive; give it back with Release.

@@ -14,6 +14,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "common/buffer.h"
@@ -46,19 +48,23 @@ struct Call {
 
 using Handler = std::function<Status(Call&)>;
 
-// Wraps a typed handler: parses Req (malformed → kRpcMalformed), serializes Rsp.
-template <typename Req, typename Rsp, typename F>
-Handler Typed(F f) {
-  return [f = std::move(f)](Call& call) -> Status {
-    Req req;
-    if (!req.ParseFromArray(call.header.data(), static_cast<int>(call.header.size()))) {
-      return Status(StatusCode::kRpcMalformed, "cannot parse request");
-    }
-    Rsp rsp;
-    Status st = f(req, rsp, call);
-    if (st.ok()) rsp.SerializeToString(&call.reply_header);
-    return st;
-  };
+// The handler of method M (methods.h): `f(const Request&, Reply&, Call&)`
+// with M's messages. The request is parsed first (malformed: kRpcMalformed)
+// and the reply serialized when `f` succeeds. A handler written for another
+// method's messages does not compile.
+template <Method M, typename F>
+  requires std::is_invocable_r_v<Status, const F&, const RequestOf<M>&, ReplyOf<M>&, Call&>
+std::pair<Method, Handler> Handle(F f) {
+  return {M, [f = std::move(f)](Call& call) -> Status {
+            RequestOf<M> req;
+            if (!req.ParseFromArray(call.header.data(), static_cast<int>(call.header.size()))) {
+              return Status(StatusCode::kRpcMalformed, "cannot parse request");
+            }
+            ReplyOf<M> rsp;
+            Status st = f(static_cast<const RequestOf<M>&>(req), rsp, call);
+            if (st.ok()) rsp.SerializeToString(&call.reply_header);
+            return st;
+          }};
 }
 
 struct ServerOptions {

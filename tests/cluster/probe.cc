@@ -162,7 +162,7 @@ int NoCap(const std::string& data_addr, const std::string& socket, const std::st
           req.mutable_cap()->set_rights(forged.rights);
         }
         pb::OpenLocalRsp rsp;
-        check(label + ": open local chunk", ch.Call(rpc::Method::kOpenLocal, req, &rsp));
+        check(label + ": open local chunk", ch.Call<rpc::Method::kOpenLocal>(req, &rsp));
       } else {
         pb::ChunkReadReq req;
         req.set_chunk(1);
@@ -176,7 +176,7 @@ int NoCap(const std::string& data_addr, const std::string& socket, const std::st
         pb::ChunkReadRsp rsp;
         AlignedBuffer buf(4096);
         size_t got = 0;
-        check(label + ": chunk read", ch.Call(rpc::Method::kChunkRead, req, &rsp, buf.span(), &got));
+        check(label + ": chunk read", ch.Call<rpc::Method::kChunkRead>(req, &rsp, {.reply_payload = buf.span(), .reply_payload_len = &got}));
       }
     }
   }

@@ -64,13 +64,13 @@ bool StillServes(const rpc::Endpoint& ep, const std::string& secret, bool meta) 
     pb::GetAttrReq req;
     req.set_ino(1);
     pb::AttrRsp rsp;
-    return ch.Call(rpc::Method::kGetAttr, req, &rsp).ok() && rsp.attr().ino() == 1;
+    return ch.Call<rpc::Method::kGetAttr>(req, &rsp).ok() && rsp.attr().ino() == 1;
   }
   pb::ChunkStatReq req;
   req.set_chunk(999999999);
   req.set_volume(1);
   pb::ChunkStatRsp rsp;
-  Status st = ch.Call(rpc::Method::kChunkStat, req, &rsp);
+  Status st = ch.Call<rpc::Method::kChunkStat>(req, &rsp);
   // A proper answer: no capability, no chunk I/O.
   return st.code() == StatusCode::kDataBadCapability;
 }
@@ -137,7 +137,7 @@ void Attack(const std::string& name, const rpc::Endpoint& ep, const std::string&
       req.set_ino(~0ull);
       req.set_max_entries(~0u);
       pb::ReadDirRsp rsp;
-      st = ch.Call(rpc::Method::kReadDir, req, &rsp);
+      st = ch.Call<rpc::Method::kReadDir>(req, &rsp);
     } else {
       pb::ChunkReadReq req;
       req.set_chunk(1);
@@ -145,7 +145,7 @@ void Attack(const std::string& name, const rpc::Endpoint& ep, const std::string&
       req.set_offset(~0ull - 10);
       req.set_length(~0u);
       pb::ChunkReadRsp rsp;
-      st = ch.Call(rpc::Method::kChunkRead, req, &rsp);
+      st = ch.Call<rpc::Method::kChunkRead>(req, &rsp);
     }
     Check(!st.ok(), name + ": out-of-range fields refused (" + st.ToString() + ")");
   }

@@ -89,4 +89,12 @@ out=$(MANPATH="$root/usr/share/man" SYSTEMD_LOG_LEVEL=warning systemd-analyze ve
   "$work/t0fs-mount@mnt-t0fs.service" 2>&1) || fail "systemd-analyze verify: $out"
 if grep -i "t0fs" <<<"$out"; then fail "systemd-analyze verify warns about our units"; fi
 [[ -f "$root/etc/t0fs/t0fs.toml.example" ]] || fail "no example config"
+# The Python module, when this build has it (pybind11 found), imports from
+# the package's dist-packages.
+if [[ -d "$build/python/t0fs" ]]; then
+  out=$(PYTHONPATH="$root/usr/lib/python3/dist-packages" /usr/bin/python3 -c \
+    'import t0fs, t0fs._t0fs; print(t0fs.__file__)') || fail "import t0fs from the package: $out"
+  [[ "$out" == "$root/"* ]] || fail "t0fs imported from $out, not from the package"
+  log "python: import t0fs from the package ok"
+fi
 log "systemd units verified; package ok"

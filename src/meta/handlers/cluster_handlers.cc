@@ -4,48 +4,35 @@
 
 #include "common/logging.h"
 #include "meta/meta_service.h"
+#include "rpc/convert.h"
 #include "rpc/proto/meta.pb.h"
 
 namespace t0fs::meta {
 
 using rpc::Call;
 using rpc::Method;
-using rpc::Typed;
+using rpc::FromWire;
+using rpc::Handle;
+using rpc::ToWire;
 
 namespace {
 
 constexpr size_t kGarbagePerHeartbeat = 512;
 
-std::vector<VolumeRecord> VolumesFromWire(const google::protobuf::RepeatedPtrField<pb::VolumeInfo>& in,
-                                          NodeId node) {
+// The volumes a node reports, as records of `node`.
+std::vector<VolumeRecord> VolumesOf(const google::protobuf::RepeatedPtrField<pb::VolumeInfo>& in, NodeId node) {
   std::vector<VolumeRecord> out;
   for (const pb::VolumeInfo& v : in) {
-    VolumeRecord rec;
-    rec.volume = VolumeId(v.volume());
-    rec.node = node;
-    rec.uuid = v.volume_uuid();
-    rec.path = v.path();
-    rec.total_bytes = v.total_bytes();
-    rec.free_bytes = v.free_bytes();
-    rec.chunks = v.chunks();
-    out.push_back(std::move(rec));
+    out.push_back(FromWire<VolumeRecord>(v));
+    out.back().node = node;
   }
   return out;
-}
-
-void VolumeToWire(const VolumeRecord& v, pb::VolumeInfo* out) {
-  out->set_volume(v.volume.value());
-  out->set_volume_uuid(v.uuid);
-  out->set_path(v.path);
-  out->set_total_bytes(v.total_bytes);
-  out->set_free_bytes(v.free_bytes);
-  out->set_chunks(v.chunks);
 }
 
 }  // namespace
 
 void MetaService::AddClusterHandlers(HandlerList& h) {
-  h.emplace_back(Method::kRegisterNode, Typed<pb::RegisterNodeReq, pb::RegisterNodeRsp>(
+  h.push_back(Handle<Method::kRegisterNode>(
       [this](const pb::RegisterNodeReq& req, pb::RegisterNodeRsp& rsp, Call& call) -> Status {
         if (req.address().empty()) return Status(StatusCode::kInvalidArgument, "a node must give its address");
         NodeRecord node;
@@ -54,7 +41,7 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         node.hostname = req.hostname();
         node.address = req.address();
         node.local_socket = req.local_socket();
-        node.volumes = VolumesFromWire(req.volumes(), node.node);
+        node.volumes = VolumesOf(req.volumes(), node.node);
         ASSIGN_OR_RETURN(NodeRecord stored, store_->RegisterNode(node, WallNow()));
         // A (re)starting node may have lost or missed data: reconcile it.
         health_.Seen(stored.node);
@@ -65,14 +52,14 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         rsp.set_cluster_id(store_->cluster_id());
         rsp.set_heartbeat_ms(static_cast<uint64_t>(config_.heartbeat.value.count()));
         rsp.set_capability_key(cap_key_);
-        for (const VolumeRecord& v : stored.volumes) VolumeToWire(v, rsp.add_volumes());
+        for (const VolumeRecord& v : stored.volumes) ToWire(v, rsp.add_volumes());
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kHeartbeat, Typed<pb::HeartbeatReq, pb::HeartbeatRsp>(
+  h.push_back(Handle<Method::kHeartbeat>(
       [this](const pb::HeartbeatReq& req, pb::HeartbeatRsp& rsp, Call&) -> Status {
         NodeId node(req.node());
-        Status st = store_->UpdateVolumes(node, VolumesFromWire(req.volumes(), node), WallNow());
+        Status st = store_->UpdateVolumes(node, VolumesOf(req.volumes(), node), WallNow());
         if (st.code() == StatusCode::kNotFound) {
           return Status(StatusCode::kMetaNoNode, fmt::format("node {} is not registered", node));
         }
@@ -89,14 +76,14 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         for (const GarbageChunk& g : garbage) {
           auto* cmd = rsp.add_commands();
           cmd->set_id(g.id);
-          cmd->set_kind(1);
+          cmd->set_kind(pb::COMMAND_REMOVE);
           cmd->set_chunk(g.chunk.value());
           cmd->set_volume(g.volume.value());
         }
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kClusterStatus, Typed<pb::Empty, pb::ClusterStatusRsp>(
+  h.push_back(Handle<Method::kClusterStatus>(
       [this](const pb::Empty&, pb::ClusterStatusRsp& rsp, Call&) -> Status {
         ASSIGN_OR_RETURN(auto nodes, store_->ListNodes());
         ASSIGN_OR_RETURN(StoreCounts counts, store_->Counts());
@@ -117,7 +104,7 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
           int64_t ago = (now.sec - node.last_heartbeat.sec) * 1000 +
                         (static_cast<int64_t>(now.nsec) - node.last_heartbeat.nsec) / 1000000;
           out->set_last_heartbeat_ms_ago(ago > 0 ? static_cast<uint64_t>(ago) : 0);
-          for (const VolumeRecord& v : node.volumes) VolumeToWire(v, out->add_volumes());
+          for (const VolumeRecord& v : node.volumes) ToWire(v, out->add_volumes());
           node_reports_.Fill(node.node, out);
         }
         rsp.set_metrics_address(metrics_address());
@@ -140,7 +127,7 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kFsck, Typed<pb::Empty, pb::FsckRsp>(
+  h.push_back(Handle<Method::kFsck>(
       [this](const pb::Empty&, pb::FsckRsp& rsp, Call&) -> Status {
         ASSIGN_OR_RETURN(auto problems, store_->Check());
         for (auto& p : problems) rsp.add_problems(std::move(p));
@@ -150,7 +137,7 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kChunkList, Typed<pb::ChunkListReq, pb::ChunkListRsp>(
+  h.push_back(Handle<Method::kChunkList>(
       [this](const pb::ChunkListReq& req, pb::ChunkListRsp& rsp, Call&) -> Status {
         size_t max = req.max() == 0 || req.max() > 10000 ? 10000 : req.max();
         bool eof = false;

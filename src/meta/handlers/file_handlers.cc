@@ -1,9 +1,10 @@
 // Files: open/release handles, layouts, chunk allocation and commits.
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <fmt/format.h>
 
-#include "meta/convert.h"
+#include "rpc/convert.h"
 #include "meta/meta_service.h"
 #include "meta/placement.h"
 #include "rpc/proto/meta.pb.h"
@@ -12,7 +13,9 @@ namespace t0fs::meta {
 
 using rpc::Call;
 using rpc::Method;
-using rpc::Typed;
+using rpc::FromWire;
+using rpc::Handle;
+using rpc::ToWire;
 
 namespace {
 // Chunks in the layout handed out at open; the client fetches more on demand.
@@ -21,16 +24,16 @@ constexpr size_t kMaxAllocate = 1024;
 }  // namespace
 
 void MetaService::AddFileHandlers(HandlerList& h) {
-  h.emplace_back(Method::kOpen, Typed<pb::OpenReq, pb::OpenRsp>(
+  h.push_back(Handle<Method::kOpen>(
       [this](const pb::OpenReq& req, pb::OpenRsp& rsp, Call&) -> Status {
-        ASSIGN_OR_RETURN(OpenResult opened, store_->Open(FromWire(req.token()), SessionId(req.session()),
+        ASSIGN_OR_RETURN(OpenResult opened, store_->Open(FromWire<OpToken>(req.token()), SessionId(req.session()),
                                                          InodeId(req.ino()), req.flags(), WallNow()));
         rsp.set_handle(opened.handle.value());
         ToWire(opened.attr, rsp.mutable_attr());
         auto* layout = rsp.mutable_layout();
         layout->set_ino(req.ino());
         layout->set_chunk_size(opened.attr.chunk_size);
-        if ((opened.attr.mode & 0170000) == 0100000) {
+        if (S_ISREG(opened.attr.mode)) {
           ASSIGN_OR_RETURN(auto chunks, store_->GetLayout(opened.attr.ino, 0, kOpenLayoutChunks));
           for (const ChunkLayout& c : chunks) ToWire(c, layout->add_chunks());
           bool write = (req.flags() & O_ACCMODE) != O_RDONLY;
@@ -39,12 +42,12 @@ void MetaService::AddFileHandlers(HandlerList& h) {
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kRelease, Typed<pb::ReleaseReq, pb::Empty>(
+  h.push_back(Handle<Method::kRelease>(
       [this](const pb::ReleaseReq& req, pb::Empty&, Call&) {
-        return store_->Release(FromWire(req.token()), HandleId(req.handle()));
+        return store_->Release(FromWire<OpToken>(req.token()), HandleId(req.handle()));
       }));
 
-  h.emplace_back(Method::kGetLayout, Typed<pb::GetLayoutReq, pb::LayoutRsp>(
+  h.push_back(Handle<Method::kGetLayout>(
       [this](const pb::GetLayoutReq& req, pb::LayoutRsp& rsp, Call&) -> Status {
         ASSIGN_OR_RETURN(InodeAttr attr, store_->GetAttr(InodeId(req.ino())));
         uint64_t count = std::min<uint64_t>(req.count() == 0 ? kOpenLayoutChunks : req.count(), 65536);
@@ -60,7 +63,7 @@ void MetaService::AddFileHandlers(HandlerList& h) {
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kAllocate, Typed<pb::AllocateReq, pb::LayoutRsp>(
+  h.push_back(Handle<Method::kAllocate>(
       [this](const pb::AllocateReq& req, pb::LayoutRsp& rsp, Call&) -> Status {
         if (req.indices_size() == 0 || static_cast<size_t>(req.indices_size()) > kMaxAllocate) {
           return Status(StatusCode::kInvalidArgument, fmt::format("allocate 1..{} chunks per call", kMaxAllocate));
@@ -83,7 +86,7 @@ void MetaService::AddFileHandlers(HandlerList& h) {
         place.allow_fewer = true;
         ASSIGN_OR_RETURN(auto targets, ChooseTargets(choices, place));
         std::vector<uint64_t> indices(req.indices().begin(), req.indices().end());
-        ASSIGN_OR_RETURN(auto chunks, store_->Allocate(FromWire(req.token()), attr.ino, indices, targets));
+        ASSIGN_OR_RETURN(auto chunks, store_->Allocate(FromWire<OpToken>(req.token()), attr.ino, indices, targets));
         auto* layout = rsp.mutable_layout();
         layout->set_ino(req.ino());
         layout->set_chunk_size(attr.chunk_size);
@@ -92,7 +95,7 @@ void MetaService::AddFileHandlers(HandlerList& h) {
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kCommit, Typed<pb::CommitReq, pb::AttrRsp>(
+  h.push_back(Handle<Method::kCommit>(
       [this](const pb::CommitReq& req, pb::AttrRsp& rsp, Call&) -> Status {
         CommitArgs args;
         args.ino = InodeId(req.ino());
@@ -104,7 +107,7 @@ void MetaService::AddFileHandlers(HandlerList& h) {
           for (uint64_t node : w.nodes()) chunk.nodes.push_back(NodeId(node));
           args.written.push_back(std::move(chunk));
         }
-        ASSIGN_OR_RETURN(InodeAttr attr, store_->Commit(FromWire(req.token()), args, req.durable(), WallNow()));
+        ASSIGN_OR_RETURN(InodeAttr attr, store_->Commit(FromWire<OpToken>(req.token()), args, req.durable(), WallNow()));
         ToWire(attr, rsp.mutable_attr());
         return Status::Ok();
       }));

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
-#include "meta/convert.h"
+#include "rpc/convert.h"
 #include "meta/meta_service.h"
 #include "meta/policy.h"
 #include "rpc/proto/meta.pb.h"
@@ -12,24 +12,27 @@ namespace t0fs::meta {
 
 using rpc::Call;
 using rpc::Method;
-using rpc::Typed;
+using rpc::FromWire;
+using rpc::Handle;
+using rpc::ToWire;
+
 
 void MetaService::AddNamespaceHandlers(HandlerList& h) {
-  h.emplace_back(Method::kLookup, Typed<pb::LookupReq, pb::AttrRsp>(
+  h.push_back(Handle<Method::kLookup>(
       [this](const pb::LookupReq& req, pb::AttrRsp& rsp, Call&) -> Status {
         ASSIGN_OR_RETURN(InodeAttr attr, store_->Lookup(InodeId(req.parent()), req.name()));
         ToWire(attr, rsp.mutable_attr());
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kGetAttr, Typed<pb::GetAttrReq, pb::AttrRsp>(
+  h.push_back(Handle<Method::kGetAttr>(
       [this](const pb::GetAttrReq& req, pb::AttrRsp& rsp, Call&) -> Status {
         ASSIGN_OR_RETURN(InodeAttr attr, store_->GetAttr(InodeId(req.ino())));
         ToWire(attr, rsp.mutable_attr());
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kSetAttr, Typed<pb::SetAttrReq, pb::AttrRsp>(
+  h.push_back(Handle<Method::kSetAttr>(
       [this](const pb::SetAttrReq& req, pb::AttrRsp& rsp, Call&) -> Status {
         SetAttrArgs args;
         args.ino = InodeId(req.ino());
@@ -42,12 +45,12 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
         args.atime = FromWire(req.atime());
         args.mtime = FromWire(req.mtime());
         args.ctime = FromWire(req.ctime());
-        ASSIGN_OR_RETURN(InodeAttr attr, store_->SetAttr(FromWire(req.token()), args, WallNow()));
+        ASSIGN_OR_RETURN(InodeAttr attr, store_->SetAttr(FromWire<OpToken>(req.token()), args, WallNow()));
         ToWire(attr, rsp.mutable_attr());
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kMakeNode, Typed<pb::MakeNodeReq, pb::MakeNodeRsp>(
+  h.push_back(Handle<Method::kMakeNode>(
       [this](const pb::MakeNodeReq& req, pb::MakeNodeRsp& rsp, Call&) -> Status {
         MakeNodeArgs args;
         args.parent = InodeId(req.parent());
@@ -65,44 +68,44 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
           auto dir = store_->GetAttr(args.parent);
           args.chunk_size = dir.ok() ? NewFileChunkSize(*dir, config_) : config_.chunk_size.bytes;
         }
-        ASSIGN_OR_RETURN(MakeNodeResult made, store_->MakeNode(FromWire(req.token()), args, WallNow()));
+        ASSIGN_OR_RETURN(MakeNodeResult made, store_->MakeNode(FromWire<OpToken>(req.token()), args, WallNow()));
         ToWire(made.attr, rsp.mutable_attr());
         rsp.set_created(made.created);
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kUnlink, Typed<pb::RemoveReq, pb::Empty>(
+  h.push_back(Handle<Method::kUnlink>(
       [this](const pb::RemoveReq& req, pb::Empty&, Call&) {
-        return store_->Unlink(FromWire(req.token()), InodeId(req.parent()), req.name(), WallNow());
+        return store_->Unlink(FromWire<OpToken>(req.token()), InodeId(req.parent()), req.name(), WallNow());
       }));
 
-  h.emplace_back(Method::kRmdir, Typed<pb::RemoveReq, pb::Empty>(
+  h.push_back(Handle<Method::kRmdir>(
       [this](const pb::RemoveReq& req, pb::Empty&, Call&) {
-        return store_->Rmdir(FromWire(req.token()), InodeId(req.parent()), req.name(), WallNow());
+        return store_->Rmdir(FromWire<OpToken>(req.token()), InodeId(req.parent()), req.name(), WallNow());
       }));
 
-  h.emplace_back(Method::kRename, Typed<pb::RenameReq, pb::Empty>(
+  h.push_back(Handle<Method::kRename>(
       [this](const pb::RenameReq& req, pb::Empty&, Call&) {
-        return store_->Rename(FromWire(req.token()), InodeId(req.old_parent()), req.old_name(),
+        return store_->Rename(FromWire<OpToken>(req.token()), InodeId(req.old_parent()), req.old_name(),
                               InodeId(req.new_parent()), req.new_name(), req.flags(), WallNow());
       }));
 
-  h.emplace_back(Method::kLink, Typed<pb::LinkReq, pb::AttrRsp>(
+  h.push_back(Handle<Method::kLink>(
       [this](const pb::LinkReq& req, pb::AttrRsp& rsp, Call&) -> Status {
-        ASSIGN_OR_RETURN(InodeAttr attr, store_->Link(FromWire(req.token()), InodeId(req.ino()),
+        ASSIGN_OR_RETURN(InodeAttr attr, store_->Link(FromWire<OpToken>(req.token()), InodeId(req.ino()),
                                                       InodeId(req.new_parent()), req.new_name(), WallNow()));
         ToWire(attr, rsp.mutable_attr());
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kReadLink, Typed<pb::GetAttrReq, pb::ReadLinkRsp>(
+  h.push_back(Handle<Method::kReadLink>(
       [this](const pb::GetAttrReq& req, pb::ReadLinkRsp& rsp, Call&) -> Status {
         ASSIGN_OR_RETURN(std::string target, store_->ReadLink(InodeId(req.ino())));
         rsp.set_target(std::move(target));
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kReadDir, Typed<pb::ReadDirReq, pb::ReadDirRsp>(
+  h.push_back(Handle<Method::kReadDir>(
       [this](const pb::ReadDirReq& req, pb::ReadDirRsp& rsp, Call&) -> Status {
         size_t max = req.max_entries() == 0 || req.max_entries() > 4096 ? 4096 : req.max_entries();
         bool eof = false;
@@ -120,7 +123,7 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kStatFs, Typed<pb::Empty, pb::StatFsRsp>(
+  h.push_back(Handle<Method::kStatFs>(
       [this](const pb::Empty&, pb::StatFsRsp& rsp, Call&) -> Status {
         ASSIGN_OR_RETURN(auto nodes, store_->ListNodes());
         uint64_t total = 0, free = 0;
@@ -141,29 +144,29 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kGetXattr, Typed<pb::XattrReq, pb::XattrRsp>(
+  h.push_back(Handle<Method::kGetXattr>(
       [this](const pb::XattrReq& req, pb::XattrRsp& rsp, Call&) -> Status {
         ASSIGN_OR_RETURN(std::string value, store_->GetXattr(InodeId(req.ino()), req.name()));
         rsp.set_value(std::move(value));
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kSetXattr, Typed<pb::XattrReq, pb::Empty>(
+  h.push_back(Handle<Method::kSetXattr>(
       [this](const pb::XattrReq& req, pb::Empty&, Call&) {
-        return store_->SetXattr(FromWire(req.token()), InodeId(req.ino()), req.name(), req.value(),
+        return store_->SetXattr(FromWire<OpToken>(req.token()), InodeId(req.ino()), req.name(), req.value(),
                                 req.flags(), WallNow());
       }));
 
-  h.emplace_back(Method::kListXattr, Typed<pb::XattrReq, pb::XattrRsp>(
+  h.push_back(Handle<Method::kListXattr>(
       [this](const pb::XattrReq& req, pb::XattrRsp& rsp, Call&) -> Status {
         ASSIGN_OR_RETURN(auto names, store_->ListXattr(InodeId(req.ino())));
         for (auto& name : names) rsp.add_names(std::move(name));
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kRemoveXattr, Typed<pb::XattrReq, pb::Empty>(
+  h.push_back(Handle<Method::kRemoveXattr>(
       [this](const pb::XattrReq& req, pb::Empty&, Call&) {
-        return store_->RemoveXattr(FromWire(req.token()), InodeId(req.ino()), req.name(), WallNow());
+        return store_->RemoveXattr(FromWire<OpToken>(req.token()), InodeId(req.ino()), req.name(), WallNow());
       }));
 }
 

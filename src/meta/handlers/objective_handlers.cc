@@ -5,37 +5,27 @@
 #include "common/logging.h"
 #include "meta/meta_service.h"
 #include "meta/policy.h"
+#include "rpc/convert.h"
 #include "rpc/proto/meta.pb.h"
 
 namespace t0fs::meta {
 
 using rpc::Call;
 using rpc::Method;
-using rpc::Typed;
-
-namespace {
-
-void ObjectiveToWire(const Objective& in, pb::Objective* out) {
-  out->set_replicas(in.replicas);
-  out->set_placement(static_cast<uint32_t>(in.placement));
-  for (NodeId n : in.nodes) out->add_nodes(n.value());
-  out->set_chunk_size(in.chunk_size);
-}
-
-}  // namespace
+using rpc::FromWire;
+using rpc::Handle;
+using rpc::ToWire;
 
 void MetaService::AddObjectiveHandlers(HandlerList& h) {
-  h.emplace_back(Method::kObjective, Typed<pb::ObjectiveReq, pb::ObjectiveRsp>(
+  h.push_back(Handle<Method::kObjective>(
       [this](const pb::ObjectiveReq& req, pb::ObjectiveRsp& rsp, Call& call) -> Status {
         InodeId ino(req.ino());
         if (req.set()) {
           const pb::Objective& in = req.objective();
-          if (in.placement() > 1) return Status(StatusCode::kInvalidArgument, "placement must be local or spread");
-          Objective obj;
-          obj.replicas = in.replicas();
-          obj.placement = static_cast<Placement>(in.placement());
-          for (uint64_t n : in.nodes()) obj.nodes.push_back(NodeId(n));
-          obj.chunk_size = in.chunk_size();
+          if (in.placement() != pb::PLACEMENT_LOCAL && in.placement() != pb::PLACEMENT_SPREAD) {
+            return Status(StatusCode::kInvalidArgument, "placement must be local or spread");
+          }
+          Objective obj = FromWire<Objective>(in);
           RETURN_IF_ERROR(ValidateObjective(obj));
           ASSIGN_OR_RETURN(auto nodes, store_->ListNodes());
           for (NodeId n : obj.nodes) {
@@ -48,15 +38,15 @@ void MetaService::AddObjectiveHandlers(HandlerList& h) {
                    obj.placement == Placement::kLocal ? "local" : "spread", call.peer, changed);
         }
         ASSIGN_OR_RETURN(Objective current, store_->GetObjective(ino));
-        ObjectiveToWire(current, rsp.mutable_objective());
+        ToWire(current, rsp.mutable_objective());
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kReportReplica, Typed<pb::ReportReplicaReq, pb::Empty>(
+  h.push_back(Handle<Method::kReportReplica>(
       [this](const pb::ReportReplicaReq& req, pb::Empty&, Call& call) -> Status {
         ChunkId chunk(req.chunk());
         NodeId node(req.node());
-        if (req.reason() == 3) {
+        if (req.reason() == pb::REPORT_UNREACHABLE) {
           // Unreachable: health follows from heartbeats; nothing to mark.
           LOG_DEBUG("{} could not reach node {} for chunk {}", call.peer, node, chunk);
           return Status::Ok();
@@ -66,9 +56,11 @@ void MetaService::AddObjectiveHandlers(HandlerList& h) {
         return store_->SetReplicaState(chunk, node, ReplicaState::kStale);
       }));
 
-  h.emplace_back(Method::kNodeAdmin, Typed<pb::NodeAdminReq, pb::Empty>(
+  h.push_back(Handle<Method::kNodeAdmin>(
       [this](const pb::NodeAdminReq& req, pb::Empty&, Call& call) -> Status {
-        if (req.admin_state() > 1) return Status(StatusCode::kInvalidArgument, "admin state must be 0 or 1");
+        if (req.admin_state() != pb::NODE_ACTIVE && req.admin_state() != pb::NODE_DRAINING) {
+          return Status(StatusCode::kInvalidArgument, "admin state must be active or draining");
+        }
         auto state = static_cast<NodeAdminState>(req.admin_state());
         RETURN_IF_ERROR(store_->SetNodeAdminState(NodeId(req.node()), state));
         LOG_INFO("node {} set {} by {}", req.node(), state == NodeAdminState::kDraining ? "draining" : "active",

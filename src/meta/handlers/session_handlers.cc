@@ -7,10 +7,10 @@ namespace t0fs::meta {
 
 using rpc::Call;
 using rpc::Method;
-using rpc::Typed;
+using rpc::Handle;
 
 void MetaService::AddSessionHandlers(HandlerList& h) {
-  h.emplace_back(Method::kOpenSession, Typed<pb::OpenSessionReq, pb::OpenSessionRsp>(
+  h.push_back(Handle<Method::kOpenSession>(
       [this](const pb::OpenSessionReq& req, pb::OpenSessionRsp& rsp, Call& call) -> Status {
         SessionId session(req.resume());
         if (!session.valid() || !store_->RenewSession(session, WallNow()).ok()) {
@@ -35,12 +35,12 @@ void MetaService::AddSessionHandlers(HandlerList& h) {
         return Status::Ok();
       }));
 
-  h.emplace_back(Method::kRenewSession, Typed<pb::SessionReq, pb::Empty>(
+  h.push_back(Handle<Method::kRenewSession>(
       [this](const pb::SessionReq& req, pb::Empty&, Call&) {
         return store_->RenewSession(SessionId(req.session()), WallNow());
       }));
 
-  h.emplace_back(Method::kCloseSession, Typed<pb::SessionReq, pb::Empty>(
+  h.push_back(Handle<Method::kCloseSession>(
       [this](const pb::SessionReq& req, pb::Empty&, Call&) {
         return store_->CloseSession(SessionId(req.session()));
       }));

@@ -27,6 +27,7 @@
 
 #include "common/clock.h"
 #include "common/ids.h"
+#include "common/set_attr_mask.h"
 #include "common/status.h"
 
 namespace t0fs::meta {
@@ -121,19 +122,6 @@ struct MakeNodeArgs {
 struct MakeNodeResult {
   InodeAttr attr;
   bool created = true;
-};
-
-// Which fields SetAttr changes; values in SetAttrArgs.
-enum SetAttrMask : uint32_t {
-  kSetMode = 1,
-  kSetUid = 2,
-  kSetGid = 4,
-  kSetSize = 8,
-  kSetAtime = 16,
-  kSetMtime = 32,
-  kSetAtimeNow = 64,
-  kSetMtimeNow = 128,
-  kSetCtime = 256,
 };
 
 struct SetAttrArgs {

@@ -40,6 +40,7 @@
 #include "common/config.h"
 #include "common/fd.h"
 #include "common/ids.h"
+#include "common/set_attr_mask.h"
 #include "common/status.h"
 
 namespace t0fs::client {
@@ -116,21 +117,13 @@ struct StatFs {
   uint32_t max_name = 255;
 };
 
-// Fields of SetAttr; values in SetAttrArgs. Same bits as meta's SetAttrMask.
-enum SetAttrMask : uint32_t {
-  kSetMode = 1,
-  kSetUid = 2,
-  kSetGid = 4,
-  kSetSize = 8,
-  kSetAtime = 16,
-  kSetMtime = 32,
-  kSetAtimeNow = 64,
-  kSetMtimeNow = 128,
-  kSetCtime = 256,
-};
+// Fields of SetAttr (kSetMode, kSetSize, ...); values in SetAttrArgs. The
+// one definition is common/set_attr_mask.h, shared with meta.
+using ::t0fs::SetAttrMask;
+using enum ::t0fs::SetAttrMask;
 
 struct SetAttrArgs {
-  uint32_t mask = 0;
+  uint32_t mask = 0;  // SetAttrMask bits
   uint32_t mode = 0;
   uint32_t uid = 0;
   uint32_t gid = 0;
@@ -144,6 +137,13 @@ struct Caller {
   uint32_t gid = 0;
 };
 
+// What a replica can be used for (the wire's ReplicaState, same numbers).
+enum class ReplicaState : uint32_t {
+  kHealthy = 0,  // holds every committed write
+  kStale = 1,    // missed writes or damaged: being repaired, never read
+  kPending = 2,  // being copied
+};
+
 // Per-replica description of a file's chunks (t0fs layout, passthrough).
 struct ReplicaInfo {
   NodeId node;
@@ -151,7 +151,7 @@ struct ReplicaInfo {
   ChunkId chunk;
   uint64_t version = 0;
   bool local = false;  // on this client's node
-  uint32_t state = 0;  // 0 healthy, 1 stale (missed writes or damaged: being repaired), 2 pending (being copied)
+  ReplicaState state = ReplicaState::kHealthy;
 };
 struct ChunkInfo {
   uint64_t index = 0;

@@ -1,0 +1,194 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "client/commit_truncate.h"
+#include "common/logging.h"
+#include "rpc/channel.h"
+
+namespace t0fs::client {
+
+Status CommitTruncate::Commit(InodeState& st, HandleId handle, bool durable) {
+  std::lock_guard commit(st.commit_mu);
+  return CommitLocked(st, handle, durable);
+}
+
+Status CommitTruncate::CommitLocked(InodeState& st, HandleId handle, bool durable) {
+  CommitRequest req;
+  uint64_t generation;
+  std::vector<std::pair<ChunkId, uint64_t>> versions;
+  {
+    std::lock_guard lock(st.mu);
+    bool dirty = st.write_generation != st.committed_generation || !st.dirty_versions.empty();
+    if (!dirty && !(durable && st.needs_durable)) return Status::Ok();
+    generation = st.write_generation;
+    req.ino = st.ino;
+    req.handle = handle;
+    req.size = st.size;
+    if (st.write_generation != st.committed_generation) req.mtime = st.last_write;
+    for (auto& [chunk, version] : st.dirty_versions) {
+      WrittenChunk w{chunk, version, {}};
+      auto nodes = st.written_nodes.find(chunk);
+      if (nodes != st.written_nodes.end()) w.nodes = nodes->second;
+      req.written.push_back(std::move(w));
+      versions.emplace_back(chunk, version);
+    }
+  }
+  req.durable = durable;
+  ASSIGN_OR_RETURN(Attr committed, meta_.Commit(req));
+  OpenFiles::NoteMetaAttr(st, committed);
+  std::lock_guard lock(st.mu);
+  st.committed_size = committed.size;
+  st.size = std::max(st.size, st.committed_size);
+  if (st.write_generation == generation) st.committed_generation = generation;
+  st.needs_durable = !durable;
+  for (auto& [chunk, version] : versions) {
+    auto it = st.dirty_versions.find(chunk);
+    bool settled = it != st.dirty_versions.end() && it->second == version;
+    if (settled) st.dirty_versions.erase(it);
+    std::vector<NodeId> nodes;  // empty: every replica took the writes
+    if (auto it = st.written_nodes.find(chunk); it != st.written_nodes.end()) nodes = it->second;
+    if (settled) st.written_nodes.erase(chunk);
+    LayoutCache::NoteCommitted(st, chunk, version, nodes);
+  }
+  return Status::Ok();
+}
+
+Result<Attr> CommitTruncate::Truncate(InodeId ino, InodeState* st, uint64_t size, bool setup_locked) {
+  std::unique_lock<std::mutex> setup;
+  if (st != nullptr && !setup_locked) setup = std::unique_lock(st->passthrough_mu);
+  // Our pending writes first (the kernel's through passthrough included), so
+  // that meta's size includes them.
+  std::shared_ptr<ChunkFile> held;
+  std::unique_lock<std::mutex> commit;
+  if (st != nullptr) {
+    RETURN_IF_ERROR(passthrough_.NoteWrites(*st));
+    commit = std::unique_lock(st->commit_mu);
+    RETURN_IF_ERROR(CommitLocked(*st, HandleId(), false));
+    held = Passthrough::Held(*st);
+  }
+  ASSIGN_OR_RETURN(Attr before, open_.GetAttr(ino));
+  LOG_DEBUG("inode {}: truncate {} -> {}{}", ino, before.size, size, held ? " (held by passthrough)" : "");
+  if (!S_ISREG(before.mode)) {
+    return Status(S_ISDIR(before.mode) ? StatusCode::kIsDirectory : StatusCode::kInvalidArgument,
+                  "truncate needs a regular file");
+  }
+  const uint64_t cs = before.chunk_size;
+  const uint64_t boundary = std::min(before.size, size);
+  const uint64_t boundary_index = cs == 0 ? 0 : boundary / cs;
+  // The boundary chunk's new version, recorded after the truncation (size 0:
+  // sizes only grow through Commit, this records versions only).
+  CommitRequest versions;
+  versions.ino = ino;
+  bool held_done = false;  // the held chunk file was resized with the boundary chunk
+  if (cs > 0 && (boundary % cs != 0 || size > before.size)) {
+    // The chunk that keeps a prefix loses its tail on every replica first;
+    // chunks wholly past the boundary are dropped by meta below. Extending
+    // makes that chunk's files reach the new end (or the chunk's end): a
+    // chunk file is then byte for byte its part of the file, which the
+    // kernel relies on when it reads it directly (passthrough), and bytes
+    // past the old size that were never committed read as zeros.
+    const uint64_t index = boundary_index;
+    const bool extend = size > before.size;
+    const uint64_t cut = boundary % cs;  // bytes past it were cut off or never committed
+    const uint64_t new_length = extend ? std::min(size, (index + 1) * cs) - index * cs : cut;
+    // Cut, then (extending) grow: the new region reads zeros on every path.
+    auto resize = [&](auto&& truncate, uint64_t grow_to) -> Status {
+      RETURN_IF_ERROR(truncate(cut));
+      return grow_to != cut ? truncate(grow_to) : Status::Ok();
+    };
+    ASSIGN_OR_RETURN(std::vector<CachedChunk> layout, meta_.GetLayout(ino, index, 1, /*write=*/true));
+    for (const CachedChunk& chunk : layout) {
+      if (chunk.info.index != index) continue;
+      uint64_t version = CommittedVersion(chunk.info) + 1;
+      WrittenChunk w;
+      const bool single = chunk.info.replicas.size() == 1;
+      for (const ReplicaInfo& r : chunk.info.replicas) {
+        if (!Healthy(r)) continue;
+        Status done;
+        if (replicas_.IsLocal(r) && held && index == 0) {
+          // The held chunk file is the whole file: it takes the new size.
+          done = resize([&](uint64_t len) { return held->Truncate(len, version); }, size);
+          held_done = true;
+        } else if (replicas_.IsLocal(r)) {
+          // A missing file (a chunk allocated but never written) is created,
+          // as the data service does for a remote replica: the new version
+          // always has a file behind it.
+          auto file = data_.OpenLocal(r, chunk.cap, /*create=*/true, /*writable=*/true, false, /*retry=*/single);
+          done = file.ok() ? resize([&](uint64_t len) { return (*file)->Truncate(len, version); }, new_length)
+                           : file.status();
+        } else {
+          done = resize([&](uint64_t len) { return data_.Truncate(r, chunk.cap, len, version, /*retry=*/single); },
+                        new_length);
+        }
+        if (done.ok()) {
+          w.nodes.push_back(r.node);
+        } else if (single) {
+          return done;
+        } else {
+          LOG_WARN("truncate of chunk {} on node {}: {}; the replica will be repaired", r.chunk, r.node,
+                   done.ToString());
+        }
+      }
+      if (w.nodes.empty()) return Status(StatusCode::kIoError, "truncate reached no replica");
+      w.chunk = chunk.info.replicas.front().chunk;
+      w.version = version;
+      versions.written.push_back(std::move(w));
+    }
+  }
+  if (held && !held_done) {
+    // Chunk 0 is not the boundary chunk, but its held file is the file: it
+    // takes the new size too (cut, then grow: the new region reads zeros).
+    // Its other replicas keep their part, which the size already covers.
+    RETURN_IF_ERROR(held->Truncate(boundary, 0));
+    if (size != boundary) RETURN_IF_ERROR(held->Truncate(size, 0));
+  }
+  // An extended chunk was zero-filled above: meta keeps it even if it lies
+  // wholly past the old end (e.g. chunk 0 of an empty file held open by a
+  // passthrough writer). A held chunk 0 stays whatever the new size.
+  uint64_t keep = 0;
+  if (size > before.size && !versions.written.empty()) keep = boundary_index + 1;
+  if (held) keep = std::max<uint64_t>(keep, 1);
+  ASSIGN_OR_RETURN(Attr attr, meta_.Truncate(ino, size, keep));
+  if (!versions.written.empty()) RETURN_IF_ERROR(meta_.Commit(versions).status());
+  if (st != nullptr) {
+    std::lock_guard lock(st->mu);
+    st->size = size;
+    st->committed_size = size;
+    uint64_t first_dropped = cs == 0 ? 0 : (boundary + cs - 1) / cs;
+    if (held) first_dropped = std::max<uint64_t>(first_dropped, 1);
+    for (auto it = st->layout.lower_bound(first_dropped); it != st->layout.end();) {
+      for (const ReplicaInfo& r : it->second.info.replicas) {
+        st->dirty_versions.erase(r.chunk);
+        st->written_nodes.erase(r.chunk);
+        st->unsynced.erase(r.chunk);
+        st->local_files.erase(std::make_pair(r.chunk.value(), false));
+        st->local_files.erase(std::make_pair(r.chunk.value(), true));
+      }
+      it = st->layout.erase(it);
+    }
+    // The boundary chunk moved on: forget its cached replicas (refetched).
+    for (const WrittenChunk& w : versions.written) {
+      for (auto it = st->layout.begin(); it != st->layout.end();) {
+        bool match = !it->second.info.replicas.empty() && it->second.info.replicas.front().chunk == w.chunk;
+        it = match ? st->layout.erase(it) : std::next(it);
+      }
+      st->dirty_versions.erase(w.chunk);
+      st->written_nodes.erase(w.chunk);
+    }
+    st->layout_known_below = 0;
+    // The held file changed under the kernel's writes: its checksums are
+    // rebuilt at the last writer's close.
+    if (held && st->passthrough.writers > 0) {
+      st->passthrough.needs_rebuild = true;
+      st->passthrough.overflow_dirty = true;
+    }
+  }
+  if (st != nullptr) OpenFiles::NoteMetaAttr(*st, attr);
+  return attr;
+}
+
+}  // namespace t0fs::client

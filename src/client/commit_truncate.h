@@ -1,0 +1,52 @@
+// CommitTruncate: the commit and truncation room of libt0fs.
+//
+// - Commit: what an inode's Files wrote since the last commit (size, mtime,
+//   per written chunk the version and the replicas that took it) goes to
+//   meta in one call; durable (fsync) when asked. Replicas that missed
+//   writes turn stale in the layout (meta repairs them).
+// - Truncate: the chunk that keeps a prefix (the boundary chunk) is cut on
+//   every healthy replica first, with a new version, then meta sets the
+//   size and drops the chunks wholly past it — except those below
+//   `keep_chunks`: chunks the client zero-filled when extending, and chunk
+//   0 while held by passthrough (the held file takes the new size itself).
+//
+// Locks: commits are serialised with truncation by InodeState::commit_mu
+// (meta keeps the larger size of a commit, so a commit prepared before a
+// truncate and sent after it would bring the old size back); Truncate
+// also holds passthrough_mu (unless the caller does: `setup_locked`), so a
+// last passthrough writer's final sync cannot bring back data it removed.
+// Order: passthrough_mu, then commit_mu, then InodeState::mu (never held
+// across I/O or a meta call).
+#pragma once
+
+#include "client/data_client.h"
+#include "client/inode_state.h"
+#include "client/meta_api.h"
+#include "client/open_files.h"
+#include "client/passthrough.h"
+#include "client/replica_io.h"
+
+namespace t0fs::client {
+
+class CommitTruncate {
+ public:
+  CommitTruncate(MetaApi& meta, DataClient& data, ReplicaIo& replicas, OpenFiles& open, Passthrough& passthrough)
+      : meta_(meta), data_(data), replicas_(replicas), open_(open), passthrough_(passthrough) {}
+
+  // Commits pending writes of `st` (handle may be 0); CommitLocked with
+  // st.commit_mu held.
+  Status Commit(InodeState& st, HandleId handle, bool durable);
+  Status CommitLocked(InodeState& st, HandleId handle, bool durable);
+  // Truncates `ino` (open here: `st`, else null) to `size`: data of the
+  // boundary chunk first, then meta.
+  Result<Attr> Truncate(InodeId ino, InodeState* st, uint64_t size, bool setup_locked = false);
+
+ private:
+  MetaApi& meta_;
+  DataClient& data_;
+  ReplicaIo& replicas_;
+  OpenFiles& open_;
+  Passthrough& passthrough_;
+};
+
+}  // namespace t0fs::client

@@ -1,0 +1,130 @@
+#include "client/layout_cache.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+namespace t0fs::client {
+
+void LayoutCache::Merge(InodeState& st, const std::vector<CachedChunk>& layout, uint64_t first, uint64_t count) {
+  std::lock_guard lock(st.mu);
+  for (CachedChunk fresh : layout) {
+    auto it = st.layout.find(fresh.info.index);
+    if (it != st.layout.end()) {
+      // Keep the versions this session wrote with: meta's are older only
+      // until our commit.
+      for (ReplicaInfo& r : fresh.info.replicas) {
+        for (const ReplicaInfo& old : it->second.info.replicas) {
+          if (old.node == r.node && old.chunk == r.chunk) r.version = std::max(r.version, old.version);
+        }
+      }
+    }
+    st.layout[fresh.info.index] = std::move(fresh);
+  }
+  if (first <= st.layout_known_below) st.layout_known_below = std::max(st.layout_known_below, first + count);
+}
+
+Status LayoutCache::Refresh(InodeState& st, uint64_t first, uint64_t count) {
+  bool write;
+  {
+    std::lock_guard lock(st.mu);
+    write = st.writable;
+  }
+  ASSIGN_OR_RETURN(std::vector<CachedChunk> layout, meta_.GetLayout(st.ino, first, count, write));
+  Merge(st, layout, first, count);
+  return Status::Ok();
+}
+
+Result<std::optional<CachedChunk>> LayoutCache::ChunkFor(InodeState& st, uint64_t index) {
+  for (int round = 0; round < 2; ++round) {
+    {
+      std::lock_guard lock(st.mu);
+      auto it = st.layout.find(index);
+      if (it != st.layout.end()) {
+        // A read-only open's layout may have brought read-only capabilities
+        // into an inode that Files also write: those are fetched again.
+        const bool rights = !st.writable || (it->second.cap.rights & kCapWrite) != 0;
+        if (rights && it->second.cap.expiry_ms > WallMillis() + kCapMarginMs) return std::optional(it->second);
+      } else if (index < st.layout_known_below) {
+        return std::optional<CachedChunk>();
+      }
+    }
+    if (round == 1) break;
+    RETURN_IF_ERROR(Refresh(st, index, kFetchWindow));
+  }
+  std::lock_guard lock(st.mu);
+  auto it = st.layout.find(index);
+  if (it == st.layout.end()) return std::optional<CachedChunk>();
+  return std::optional(it->second);
+}
+
+Result<CachedChunk> LayoutCache::Allocate(InodeState& st, uint64_t index, bool streaming) {
+  ASSIGN_OR_RETURN(std::optional<CachedChunk> known, ChunkFor(st, index));
+  if (known) return *known;
+  std::vector<uint64_t> indices;
+  {
+    // A writer that runs off the end of a chunk is streaming: allocate the
+    // next few chunks in the same call. A small write allocates only its own.
+    std::lock_guard lock(st.mu);
+    uint64_t count = streaming ? std::max<uint32_t>(1, allocate_ahead_) : 1;
+    for (uint64_t ahead = 0; ahead < count; ++ahead) {
+      if (ahead == 0 || st.layout.count(index + ahead) == 0) indices.push_back(index + ahead);
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<CachedChunk> allocated, meta_.Allocate(st.ino, indices));
+  std::lock_guard lock(st.mu);
+  for (const CachedChunk& fresh : allocated) {
+    auto [it, inserted] = st.layout.emplace(fresh.info.index, fresh);
+    if (!inserted) it->second.cap = fresh.cap;  // keep replicas and versions we had; take the new rights
+  }
+  auto it = st.layout.find(index);
+  if (it == st.layout.end() || it->second.info.replicas.empty()) {
+    return Status(StatusCode::kInternal, fmt::format("meta did not allocate chunk {} of inode {}", index, st.ino));
+  }
+  return it->second;
+}
+
+void LayoutCache::NoteOpen(InodeState& st, bool writable) {
+  std::lock_guard lock(st.mu);
+  if (writable && !st.writable) {
+    // Cached capabilities carry read rights only: refetch with write rights.
+    st.writable = true;
+    st.layout.clear();
+    st.layout_known_below = 0;
+  }
+}
+
+void LayoutCache::OnOpen(InodeState& st, const std::vector<CachedChunk>& layout, bool truncated) {
+  const uint64_t covered = std::max<uint64_t>(layout.empty() ? 0 : layout.back().info.index + 1, kOpenWindow);
+  {
+    // Close-to-open: chunks of the cached layout that meta no longer has
+    // (truncated, or allocated ahead and dropped at the last close) go.
+    std::unordered_set<uint64_t> fresh;
+    for (const CachedChunk& c : layout) fresh.insert(c.info.index);
+    std::lock_guard lock(st.mu);
+    std::erase_if(st.layout, [&](const auto& entry) { return entry.first < covered && !fresh.count(entry.first); });
+  }
+  Merge(st, layout, 0, covered);
+  if (truncated) {
+    std::lock_guard lock(st.mu);
+    st.layout.clear();
+  }
+}
+
+void LayoutCache::NoteCommitted(InodeState& st, ChunkId chunk, uint64_t version, const std::vector<NodeId>& nodes) {
+  // Called with st.mu held by the commit (it settles its own fields with it).
+  for (auto& [index, cached] : st.layout) {
+    for (ReplicaInfo& r : cached.info.replicas) {
+      if (r.chunk != chunk) continue;
+      bool took = nodes.empty() || std::find(nodes.begin(), nodes.end(), r.node) != nodes.end();
+      if (took) {
+        r.version = std::max(r.version, version);
+      } else if (Healthy(r)) {
+        r.state = ReplicaState::kStale;
+      }
+    }
+  }
+}
+
+}  // namespace t0fs::client

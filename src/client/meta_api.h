@@ -1,0 +1,93 @@
+// MetaApi: what libt0fs's data path asks meta — layouts, allocation,
+// commits, truncation, replica reports — in libt0fs's own types. MetaClient
+// implements it over RPC; unit tests of the client's rooms (layout cache,
+// replica I/O, commit/truncate, passthrough) use fakes.
+//
+// Thread safety: implementations are safe for concurrent use.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "common/capability.h"
+#include "common/clock.h"
+#include "common/ids.h"
+#include "common/status.h"
+#include "t0fs/client.h"
+
+namespace t0fs::client {
+
+// A chunk of a layout as the client keeps it: its replicas (ReplicaInfo::local
+// marks this client's node) and the capability meta signed for it.
+struct CachedChunk {
+  ChunkInfo info;
+  Capability cap;
+};
+
+// The committed version of a chunk: the highest of its healthy replicas.
+inline uint64_t CommittedVersion(const ChunkInfo& c) {
+  uint64_t v = 0;
+  for (const ReplicaInfo& r : c.replicas) {
+    if (r.state == ReplicaState::kHealthy) v = std::max(v, r.version);
+  }
+  return v;
+}
+
+inline bool Healthy(const ReplicaInfo& r) { return r.state == ReplicaState::kHealthy; }
+
+// What an open returns: the handle meta registered, the attributes, and the
+// first chunks of the layout (regular files).
+struct OpenReply {
+  HandleId handle;
+  Attr attr;
+  std::vector<CachedChunk> layout;
+};
+
+// One chunk written since the last commit: the version its writes carry and
+// the nodes whose replica took them all (empty: every healthy replica).
+struct WrittenChunk {
+  ChunkId chunk;
+  uint64_t version = 0;
+  std::vector<NodeId> nodes;
+};
+
+struct CommitRequest {
+  InodeId ino;
+  HandleId handle;                // 0: none (a truncate's commit)
+  uint64_t size = 0;              // the file is at least this long afterwards
+  std::optional<Timespec> mtime;  // set when written
+  std::vector<WrittenChunk> written;
+  bool durable = false;  // fsync: the commit reaches stable storage before the reply
+};
+
+// Why a replica could not be used.
+enum class ReplicaProblem {
+  kChecksum,     // a block failed its checksum: repaired
+  kStale,        // older than committed, or its file is missing: repaired
+  kUnreachable,  // its node did not answer: meta learns that from heartbeats
+};
+
+class MetaApi {
+ public:
+  virtual ~MetaApi() = default;
+
+  // The data node on this client's host (invalid when none).
+  virtual NodeId local_node() const = 0;
+  virtual Result<Attr> GetAttr(InodeId ino) = 0;
+  // Chunks [first, first + count) that are allocated, with capabilities for
+  // reading (and writing, with `write`: a write handle must be open).
+  virtual Result<std::vector<CachedChunk>> GetLayout(InodeId ino, uint64_t first, uint64_t count,
+                                                     bool write) = 0;
+  // Allocates the chunks at `indices` (existing ones are returned as they
+  // are), the first replica on this client's node under placement=local.
+  virtual Result<std::vector<CachedChunk>> Allocate(InodeId ino, const std::vector<uint64_t>& indices) = 0;
+  virtual Result<Attr> Commit(const CommitRequest& req) = 0;
+  // Sets the size; chunks wholly past it are dropped, except those below
+  // `keep_chunks` (the client resized them itself).
+  virtual Result<Attr> Truncate(InodeId ino, uint64_t size, uint64_t keep_chunks) = 0;
+  virtual Status ReportReplica(const ReplicaInfo& replica, ReplicaProblem problem, const Status& why) = 0;
+};
+
+}  // namespace t0fs::client

@@ -1,0 +1,311 @@
+// MetaClient's typed methods: each builds its request, calls meta (Call for
+// reads, Mutate with a replay token for changes) and returns libt0fs types.
+#include <algorithm>
+
+#include "client/meta_client.h"
+#include "rpc/convert.h"
+
+namespace t0fs::client {
+namespace {
+
+pb::ReportReason ReasonToWire(ReplicaProblem problem) {
+  switch (problem) {
+    case ReplicaProblem::kChecksum:
+      return pb::REPORT_CHECKSUM;
+    case ReplicaProblem::kStale:
+      return pb::REPORT_STALE;
+    case ReplicaProblem::kUnreachable:
+      break;
+  }
+  return pb::REPORT_UNREACHABLE;
+}
+
+// A wire layout as the client caches it; `local` marks replicas on `local_node`.
+std::vector<CachedChunk> LayoutFromWire(const pb::Layout& layout, NodeId local_node) {
+  std::vector<CachedChunk> out;
+  out.reserve(layout.chunks_size());
+  for (const pb::ChunkLayout& c : layout.chunks()) {
+    CachedChunk chunk{rpc::FromWire<ChunkInfo>(c), rpc::FromWire(c.cap())};
+    for (ReplicaInfo& r : chunk.info.replicas) r.local = local_node.valid() && r.node == local_node;
+    out.push_back(std::move(chunk));
+  }
+  return out;
+}
+
+}  // namespace
+
+template <rpc::Method M>
+Status MetaClient::Call(const rpc::RequestOf<M>& req, rpc::ReplyOf<M>* rsp) {
+  return Retry(M, [&] { return channel_.Call<M>(req, rsp); });
+}
+
+template <rpc::Method M>
+Status MetaClient::Mutate(rpc::RequestOf<M>& req, rpc::ReplyOf<M>* rsp) {
+  Slot slot = AcquireSlot();
+  pb::OpToken* token = req.mutable_token();
+  token->set_slot(slot.index);
+  token->set_seq(slot.seq);
+  Status st = Retry(M, [&] {
+    token->set_session(session().value());
+    return channel_.Call<M>(req, rsp);
+  });
+  ReleaseSlot(slot);
+  return st;
+}
+
+// ---------------------------------------------------------------- namespace
+
+Result<Attr> MetaClient::Lookup(InodeId parent, std::string_view name) {
+  pb::LookupReq req;
+  req.set_parent(parent.value());
+  req.set_name(std::string(name));
+  pb::AttrRsp rsp;
+  RETURN_IF_ERROR(Call<rpc::Method::kLookup>(req, &rsp));
+  return rpc::FromWire<Attr>(rsp.attr());
+}
+
+Result<Attr> MetaClient::GetAttr(InodeId ino) {
+  pb::GetAttrReq req;
+  req.set_ino(ino.value());
+  pb::AttrRsp rsp;
+  RETURN_IF_ERROR(Call<rpc::Method::kGetAttr>(req, &rsp));
+  return rpc::FromWire<Attr>(rsp.attr());
+}
+
+Result<Attr> MetaClient::SetAttr(InodeId ino, const SetAttrArgs& args) {
+  pb::SetAttrReq req;
+  req.set_ino(ino.value());
+  req.set_valid(args.mask & ~uint32_t{kSetSize});
+  req.set_mode(args.mode);
+  req.set_uid(args.uid);
+  req.set_gid(args.gid);
+  rpc::ToWire(args.atime, req.mutable_atime());
+  rpc::ToWire(args.mtime, req.mutable_mtime());
+  rpc::ToWire(args.ctime, req.mutable_ctime());
+  pb::AttrRsp rsp;
+  RETURN_IF_ERROR(Mutate<rpc::Method::kSetAttr>(req, &rsp));
+  return rpc::FromWire<Attr>(rsp.attr());
+}
+
+Result<std::pair<Attr, bool>> MetaClient::MakeNode(const NewNode& node) {
+  pb::MakeNodeReq req;
+  req.set_parent(node.parent.value());
+  req.set_name(std::string(node.name));
+  req.set_mode(node.mode);
+  req.set_uid(node.owner.uid);
+  req.set_gid(node.owner.gid);
+  req.set_rdev(node.rdev);
+  req.set_exclusive(node.exclusive);
+  if (!node.link_target.empty()) req.set_link_target(std::string(node.link_target));
+  pb::MakeNodeRsp rsp;
+  RETURN_IF_ERROR(Mutate<rpc::Method::kMakeNode>(req, &rsp));
+  return std::pair(rpc::FromWire<Attr>(rsp.attr()), rsp.created());
+}
+
+Status MetaClient::Unlink(InodeId parent, std::string_view name) {
+  pb::RemoveReq req;
+  req.set_parent(parent.value());
+  req.set_name(std::string(name));
+  pb::Empty rsp;
+  return Mutate<rpc::Method::kUnlink>(req, &rsp);
+}
+
+Status MetaClient::Rmdir(InodeId parent, std::string_view name) {
+  pb::RemoveReq req;
+  req.set_parent(parent.value());
+  req.set_name(std::string(name));
+  pb::Empty rsp;
+  return Mutate<rpc::Method::kRmdir>(req, &rsp);
+}
+
+Status MetaClient::Rename(InodeId old_parent, std::string_view old_name, InodeId new_parent,
+                          std::string_view new_name, uint32_t flags) {
+  pb::RenameReq req;
+  req.set_old_parent(old_parent.value());
+  req.set_old_name(std::string(old_name));
+  req.set_new_parent(new_parent.value());
+  req.set_new_name(std::string(new_name));
+  req.set_flags(flags);
+  pb::Empty rsp;
+  return Mutate<rpc::Method::kRename>(req, &rsp);
+}
+
+Result<Attr> MetaClient::Link(InodeId ino, InodeId new_parent, std::string_view new_name) {
+  pb::LinkReq req;
+  req.set_ino(ino.value());
+  req.set_new_parent(new_parent.value());
+  req.set_new_name(std::string(new_name));
+  pb::AttrRsp rsp;
+  RETURN_IF_ERROR(Mutate<rpc::Method::kLink>(req, &rsp));
+  return rpc::FromWire<Attr>(rsp.attr());
+}
+
+Result<std::string> MetaClient::ReadLink(InodeId ino) {
+  pb::GetAttrReq req;
+  req.set_ino(ino.value());
+  pb::ReadLinkRsp rsp;
+  RETURN_IF_ERROR(Call<rpc::Method::kReadLink>(req, &rsp));
+  return rsp.target();
+}
+
+Result<DirPage> MetaClient::ReadDir(InodeId dir, uint64_t cookie, uint32_t max_entries, bool with_attrs) {
+  pb::ReadDirReq req;
+  req.set_ino(dir.value());
+  req.set_cookie(cookie);
+  req.set_max_entries(max_entries);
+  req.set_with_attrs(with_attrs);
+  pb::ReadDirRsp rsp;
+  RETURN_IF_ERROR(Call<rpc::Method::kReadDir>(req, &rsp));
+  DirPage page;
+  page.eof = rsp.eof();
+  for (const pb::DirEntry& e : rsp.entries()) {
+    DirEntry out{e.name(), InodeId(e.ino()), e.mode(), e.cookie(), std::nullopt};
+    if (e.has_attr()) out.attr = rpc::FromWire<Attr>(e.attr());
+    page.entries.push_back(std::move(out));
+  }
+  return page;
+}
+
+Result<StatFs> MetaClient::GetStatFs() {
+  pb::Empty req;
+  pb::StatFsRsp rsp;
+  RETURN_IF_ERROR(Call<rpc::Method::kStatFs>(req, &rsp));
+  StatFs out;
+  out.total_bytes = rsp.total_bytes();
+  out.free_bytes = rsp.free_bytes();
+  out.files = rsp.files();
+  out.block_size = static_cast<uint32_t>(rsp.block_size() == 0 ? 4096 : rsp.block_size());
+  out.max_name = rsp.max_name() == 0 ? 255 : rsp.max_name();
+  return out;
+}
+
+Result<std::string> MetaClient::GetXattr(InodeId ino, std::string_view name) {
+  pb::XattrReq req;
+  req.set_ino(ino.value());
+  req.set_name(std::string(name));
+  pb::XattrRsp rsp;
+  RETURN_IF_ERROR(Call<rpc::Method::kGetXattr>(req, &rsp));
+  return rsp.value();
+}
+
+Status MetaClient::SetXattr(InodeId ino, std::string_view name, std::string_view value, uint32_t flags) {
+  pb::XattrReq req;
+  req.set_ino(ino.value());
+  req.set_name(std::string(name));
+  req.set_value(std::string(value));
+  req.set_flags(flags);
+  pb::Empty rsp;
+  return Mutate<rpc::Method::kSetXattr>(req, &rsp);
+}
+
+Result<std::vector<std::string>> MetaClient::ListXattr(InodeId ino) {
+  pb::XattrReq req;
+  req.set_ino(ino.value());
+  pb::XattrRsp rsp;
+  RETURN_IF_ERROR(Call<rpc::Method::kListXattr>(req, &rsp));
+  return std::vector<std::string>(rsp.names().begin(), rsp.names().end());
+}
+
+Status MetaClient::RemoveXattr(InodeId ino, std::string_view name) {
+  pb::XattrReq req;
+  req.set_ino(ino.value());
+  req.set_name(std::string(name));
+  pb::Empty rsp;
+  return Mutate<rpc::Method::kRemoveXattr>(req, &rsp);
+}
+
+// ---------------------------------------------------------------- files
+
+Result<OpenReply> MetaClient::Open(InodeId ino, int flags) {
+  pb::OpenReq req;
+  req.set_session(session().value());
+  req.set_ino(ino.value());
+  req.set_flags(static_cast<uint32_t>(flags));
+  pb::OpenRsp rsp;
+  RETURN_IF_ERROR(Mutate<rpc::Method::kOpen>(req, &rsp));
+  return OpenReply{HandleId(rsp.handle()), rpc::FromWire<Attr>(rsp.attr()), LayoutFromWire(rsp.layout(), local_node())};
+}
+
+Status MetaClient::Release(HandleId handle) {
+  pb::ReleaseReq req;
+  req.set_handle(handle.value());
+  pb::Empty rsp;
+  return Mutate<rpc::Method::kRelease>(req, &rsp);
+}
+
+Result<std::vector<CachedChunk>> MetaClient::GetLayout(InodeId ino, uint64_t first, uint64_t count, bool write) {
+  pb::GetLayoutReq req;
+  req.set_ino(ino.value());
+  req.set_first_index(first);
+  req.set_count(count);
+  req.set_write(write);
+  req.set_session(session().value());
+  pb::LayoutRsp rsp;
+  RETURN_IF_ERROR(Call<rpc::Method::kGetLayout>(req, &rsp));
+  return LayoutFromWire(rsp.layout(), local_node());
+}
+
+Result<std::vector<CachedChunk>> MetaClient::Allocate(InodeId ino, const std::vector<uint64_t>& indices) {
+  pb::AllocateReq req;
+  req.set_ino(ino.value());
+  req.set_writer_node(local_node().value());
+  for (uint64_t index : indices) req.add_indices(index);
+  pb::LayoutRsp rsp;
+  RETURN_IF_ERROR(Mutate<rpc::Method::kAllocate>(req, &rsp));
+  return LayoutFromWire(rsp.layout(), local_node());
+}
+
+Result<Attr> MetaClient::Commit(const CommitRequest& commit) {
+  pb::CommitReq req;
+  req.set_ino(commit.ino.value());
+  req.set_handle(commit.handle.value());
+  req.set_size(commit.size);
+  if (commit.mtime) {
+    req.set_set_mtime(true);
+    rpc::ToWire(*commit.mtime, req.mutable_mtime());
+  }
+  for (const WrittenChunk& written : commit.written) {
+    pb::ChunkVersion* w = req.add_written();
+    w->set_chunk(written.chunk.value());
+    w->set_version(written.version);
+    for (NodeId n : written.nodes) w->add_nodes(n.value());
+  }
+  req.set_durable(commit.durable);
+  pb::AttrRsp rsp;
+  RETURN_IF_ERROR(Mutate<rpc::Method::kCommit>(req, &rsp));
+  return rpc::FromWire<Attr>(rsp.attr());
+}
+
+Result<Attr> MetaClient::Truncate(InodeId ino, uint64_t size, uint64_t keep_chunks) {
+  pb::SetAttrReq req;
+  req.set_ino(ino.value());
+  req.set_valid(kSetSize);
+  req.set_size(size);
+  if (keep_chunks > 0) req.set_keep_chunks(keep_chunks);
+  pb::AttrRsp rsp;
+  RETURN_IF_ERROR(Mutate<rpc::Method::kSetAttr>(req, &rsp));
+  return rpc::FromWire<Attr>(rsp.attr());
+}
+
+Status MetaClient::ReportReplica(const ReplicaInfo& replica, ReplicaProblem problem, const Status& why) {
+  pb::ReportReplicaReq req;
+  req.set_chunk(replica.chunk.value());
+  req.set_node(replica.node.value());
+  req.set_reason(ReasonToWire(problem));
+  req.set_detail(why.ToString());
+  pb::Empty rsp;
+  return Call<rpc::Method::kReportReplica>(req, &rsp);
+}
+
+// ---------------------------------------------------------------- cluster
+
+Result<std::vector<std::pair<NodeId, std::string>>> MetaClient::NodeAddresses() {
+  pb::Empty req;
+  pb::ClusterStatusRsp rsp;
+  RETURN_IF_ERROR(Call<rpc::Method::kClusterStatus>(req, &rsp));
+  std::vector<std::pair<NodeId, std::string>> out;
+  for (const pb::NodeStatus& n : rsp.nodes()) out.emplace_back(NodeId(n.node()), n.address());
+  return out;
+}
+
+}  // namespace t0fs::client

@@ -1,0 +1,272 @@
+#include "client/replica_io.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/logging.h"
+#include "rpc/channel.h"
+
+namespace t0fs::client {
+namespace {
+
+bool Damaged(StatusCode code) {
+  return code == StatusCode::kDataChecksum || code == StatusCode::kCorruption || code == StatusCode::kStale ||
+         code == StatusCode::kDataNoChunk;
+}
+
+}  // namespace
+
+std::vector<ReplicaInfo> ReadOrder(const std::vector<ReplicaInfo>& replicas,
+                                   const std::function<ReplicaRank(const ReplicaInfo&)>& rank) {
+  std::vector<std::pair<ReplicaInfo, ReplicaRank>> ranked;
+  for (const ReplicaInfo& r : replicas) {
+    if (Healthy(r)) ranked.emplace_back(r, rank(r));
+  }
+  // The local replica first (drive speed, no network), then the least busy;
+  // nodes that just failed a request last (DataClient::Suspect).
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    if (a.second.suspect != b.second.suspect) return b.second.suspect;
+    if (a.second.local != b.second.local) return a.second.local;
+    return a.second.load < b.second.load;
+  });
+  std::vector<ReplicaInfo> order;
+  order.reserve(ranked.size());
+  for (auto& [r, ignored] : ranked) order.push_back(std::move(r));
+  return order;
+}
+
+bool KnownHoleHolds(const InodeState::LocalFile& cached, bool for_write, uint64_t version) {
+  // A known hole is trusted only while the layout says the chunk was never
+  // written (version 0): a writer (another File, or an earlier state of
+  // this inode) may have created the file since.
+  return (cached.writable || !for_write) && (cached.file || (!for_write && version == 0));
+}
+
+bool ReplicaIo::IsLocal(const ReplicaInfo& r) const {
+  return local_bypass_ && r.node.valid() && r.node == meta_.local_node();
+}
+
+Result<std::shared_ptr<ChunkFile>> ReplicaIo::LocalFile(InodeState& st, const ReplicaInfo& r,
+                                                        const Capability& cap, bool for_write, bool direct,
+                                                        bool retry) {
+  auto key = std::make_pair(r.chunk.value(), direct);
+  {
+    std::lock_guard lock(st.mu);
+    auto it = st.local_files.find(key);
+    if (it != st.local_files.end() && KnownHoleHolds(it->second, for_write, r.version)) {
+      return it->second.file;  // may be null: a known hole
+    }
+  }
+  auto opened = data_.OpenLocal(r, cap, /*create=*/for_write, /*writable=*/for_write, direct, retry);
+  std::shared_ptr<ChunkFile> file;
+  if (opened.ok()) {
+    file = std::move(opened).value();
+  } else if (opened.status().code() != StatusCode::kDataNoChunk || for_write) {
+    return opened.status();
+  }
+  std::lock_guard lock(st.mu);
+  st.local_files[key] = InodeState::LocalFile{file, for_write};
+  if (for_write) {
+    // The other access mode's "known hole" is not one any more.
+    auto other = st.local_files.find(std::make_pair(r.chunk.value(), !direct));
+    if (other != st.local_files.end() && !other->second.file) st.local_files.erase(other);
+  }
+  return file;
+}
+
+void ReplicaIo::ReportReplica(const ReplicaInfo& r, ReplicaProblem problem, const Status& why) {
+  LOG_WARN("chunk {} on node {}: {}; reading another replica{}", r.chunk, r.node, why.ToString(),
+           problem != ReplicaProblem::kUnreachable ? " and reporting this one for repair" : "");
+  if (problem == ReplicaProblem::kUnreachable) return;  // meta learns that from heartbeats
+  Status st = meta_.ReportReplica(r, problem, why);
+  if (!st.ok()) LOG_WARN("reporting chunk {} on node {}: {}", r.chunk, r.node, st.ToString());
+}
+
+Result<size_t> ReplicaIo::ReadReplica(InodeState& st, const ReplicaInfo& r, const Capability& cap, uint64_t offset,
+                                      std::span<std::byte> buf, bool direct, bool last_resort) {
+  if (IsLocal(r)) {
+    ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, LocalFile(st, r, cap, false, direct, last_resort));
+    if (!file) {
+      if (r.version == 0) return size_t{0};  // never written: a hole
+      return Status(StatusCode::kDataNoChunk, fmt::format("chunk {} at version {} has no local file", r.chunk,
+                                                          r.version));
+    }
+    if (file->version() < r.version) RETURN_IF_ERROR(file->ReadHeader());
+    if (file->version() < r.version) {
+      return Status(StatusCode::kStale, fmt::format("local chunk {} is at version {}, committed {}", r.chunk,
+                                                    file->version(), r.version));
+    }
+    ASSIGN_OR_RETURN(size_t n, file->Read(offset, buf));
+    stats_.local_reads++;
+    stats_.local_read_bytes += n;
+    return n;
+  }
+  ASSIGN_OR_RETURN(size_t n, data_.Read(r, cap, offset, buf, /*retry=*/last_resort, direct));
+  stats_.remote_reads++;
+  stats_.remote_read_bytes += n;
+  return n;
+}
+
+Result<size_t> ReplicaIo::Read(InodeState& st, uint64_t index, uint64_t offset_in_chunk, std::span<std::byte> buf,
+                               bool direct) {
+  ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, layouts_.ChunkFor(st, index));
+  if (!chunk) return size_t{0};  // unallocated: a hole
+  std::vector<ReplicaInfo> order = ReadOrder(chunk->info.replicas, [&](const ReplicaInfo& r) {
+    return ReplicaRank{data_.Suspect(r.node), IsLocal(r), data_.Load(r.node)};
+  });
+  if (order.empty()) {
+    return Status(StatusCode::kIoError, fmt::format("chunk {} of inode {} has no healthy replica", index, st.ino));
+  }
+  Status last;
+  bool refreshed = false;
+  for (size_t idx = 0; idx < order.size(); ++idx) {
+    const ReplicaInfo& r = order[idx];
+    bool last_resort = idx + 1 == order.size();
+    Result<size_t> n = ReadReplica(st, r, chunk->cap, offset_in_chunk, buf, direct, last_resort);
+    if (n.status().code() == StatusCode::kDataCapabilityExpired && !refreshed) {
+      refreshed = true;
+      RETURN_IF_ERROR(layouts_.Refresh(st, index, 1));
+      ASSIGN_OR_RETURN(chunk, layouts_.ChunkFor(st, index));
+      if (!chunk) return size_t{0};
+      n = ReadReplica(st, r, chunk->cap, offset_in_chunk, buf, direct, last_resort);
+    }
+    if (n.ok()) {
+      if (idx > 0) stats_.replica_failovers++;
+      data_.Reachable(r.node);
+      return n;
+    }
+    last = n.status();
+    if (rpc::IsTransportError(last.code())) data_.Unreachable(r.node);
+    if (last.code() == StatusCode::kDataChecksum) stats_.checksum_errors++;
+    if (order.size() == 1) break;
+    if (Damaged(last.code())) {
+      ReportReplica(r, last.code() == StatusCode::kDataChecksum ? ReplicaProblem::kChecksum : ReplicaProblem::kStale,
+                    last);
+    } else if (rpc::IsTransportError(last.code())) {
+      ReportReplica(r, ReplicaProblem::kUnreachable, last);
+    } else {
+      break;  // e.g. a permission or argument error: another replica would say the same
+    }
+  }
+  if (last.code() == StatusCode::kDataChecksum) {
+    LOG_ERROR("inode {} chunk #{}: {}", st.ino, index, last.ToString());
+  }
+  return last;
+}
+
+Status ReplicaIo::Write(InodeState& st, const CachedChunk& chunk, uint64_t offset_in_chunk,
+                        std::span<const std::byte> data, uint64_t version, bool direct) {
+  const ChunkId chunk_id = chunk.info.replicas.front().chunk;
+  // The replicas this session writes: the healthy ones at its first write,
+  // minus any that failed since.
+  std::vector<ReplicaInfo> targets;
+  {
+    std::lock_guard lock(st.mu);
+    auto it = st.written_nodes.find(chunk_id);
+    const bool restricted = it != st.written_nodes.end() && !it->second.empty();
+    for (const ReplicaInfo& r : chunk.info.replicas) {
+      if (!Healthy(r)) continue;
+      if (restricted && std::find(it->second.begin(), it->second.end(), r.node) == it->second.end()) continue;
+      targets.push_back(r);
+    }
+  }
+  if (targets.empty()) {
+    return Status(StatusCode::kIoError, fmt::format("chunk {} of inode {}: no replica can take writes", chunk_id, st.ino));
+  }
+  std::vector<ReplicaInfo> remote;
+  const ReplicaInfo* local = nullptr;
+  for (const ReplicaInfo& r : targets) {
+    if (IsLocal(r)) {
+      local = &r;
+    } else {
+      remote.push_back(r);
+    }
+  }
+  Status local_status;
+  auto write_local = [&] {
+    if (local == nullptr) return;
+    auto file = LocalFile(st, *local, chunk.cap, true, direct, /*retry=*/targets.size() == 1);
+    local_status = file.ok() ? (*file)->Write(offset_in_chunk, data, version) : file.status();
+    if (local_status.ok()) stats_.local_write_bytes += data.size();
+  };
+  std::vector<Status> remote_status;
+  if (targets.size() == 1 && local == nullptr) {
+    // One replica: nobody to fail over to, so ride out a restart.
+    remote_status.push_back(data_.Write(remote.front(), chunk.cap, offset_in_chunk, data, version, /*retry=*/true));
+  } else if (remote.empty()) {
+    write_local();  // the only replica is this node's: no network at all
+  } else {
+    // Sends to the remote replicas, writes the local one meanwhile, then waits.
+    remote_status = data_.WriteMany(remote, chunk.cap, offset_in_chunk, data, version, write_local);
+  }
+  std::vector<NodeId> took;
+  Status first_error;
+  auto account = [&](const ReplicaInfo& r, const Status& s) {
+    if (s.ok()) {
+      took.push_back(r.node);
+      return;
+    }
+    if (first_error.ok()) first_error = s;
+    if (targets.size() > 1) {
+      stats_.replica_write_failures++;
+      LOG_WARN("chunk {} on node {} missed a write ({}); it will be repaired", r.chunk, r.node, s.ToString());
+    }
+  };
+  if (local != nullptr) account(*local, local_status);
+  for (size_t idx = 0; idx < remote.size(); ++idx) {
+    if (remote_status[idx].ok()) stats_.remote_write_bytes += data.size();
+    account(remote[idx], remote_status[idx]);
+  }
+  if (took.empty()) return first_error;
+  std::lock_guard lock(st.mu);
+  st.written_nodes[chunk_id] = took;
+  st.unsynced[chunk_id] = chunk.info.index;
+  return Status::Ok();
+}
+
+Status ReplicaIo::Sync(InodeState& st) {
+  std::unordered_map<ChunkId, uint64_t> unsynced;
+  {
+    std::lock_guard lock(st.mu);
+    unsynced.swap(st.unsynced);
+  }
+  for (auto& [chunk_id, index] : unsynced) {
+    auto chunk = layouts_.ChunkFor(st, index);
+    Status result = chunk.status();
+    if (result.ok() && *chunk) {
+      std::vector<NodeId> nodes;
+      {
+        std::lock_guard lock(st.mu);
+        auto it = st.written_nodes.find(chunk_id);
+        if (it != st.written_nodes.end()) nodes = it->second;
+      }
+      for (const ReplicaInfo& r : (*chunk)->info.replicas) {
+        if (!nodes.empty() && std::find(nodes.begin(), nodes.end(), r.node) == nodes.end()) continue;
+        if (!Healthy(r)) continue;
+        if (IsLocal(r)) {
+          for (bool direct : {false, true}) {
+            std::shared_ptr<ChunkFile> file;
+            {
+              std::lock_guard lock(st.mu);
+              auto it = st.local_files.find(std::make_pair(r.chunk.value(), direct));
+              if (it != st.local_files.end()) file = it->second.file;
+            }
+            if (file && result.ok()) result = file->Sync();
+          }
+        } else if (result.ok()) {
+          result = data_.Sync(r, (*chunk)->cap);
+        }
+      }
+    }
+    if (!result.ok()) {
+      std::lock_guard lock(st.mu);
+      st.unsynced.emplace(chunk_id, index);  // fsync again next time
+      return result;
+    }
+  }
+  return Status::Ok();
+}
+
+
+}  // namespace t0fs::client

@@ -1,0 +1,90 @@
+// ReplicaIo: the replica room of libt0fs — which replica serves a read,
+// the local bypass, failover, replicated writes and fsync of replicas.
+//
+// - Replica choice (ReadOrder): healthy replicas only; the local one first
+//   (drive speed, no network), then the least busy; a node that just failed
+//   a request (DataClient::Suspect) last, for a few seconds, then first
+//   again by the same rules.
+// - Local bypass: a replica on this client's node is read and written
+//   through its chunk files (fd passing), cached per (chunk, O_DIRECT) in
+//   InodeState::local_files. A missing file is cached as a "known hole"
+//   only while the layout says the chunk was never written (version 0):
+//   once it says version > 0 the file is looked up again (KnownHoleHolds).
+// - Failover reads: on a damaged replica (checksum, stale, missing file)
+//   the next one is read and the bad one reported to meta for repair; on an
+//   unreachable node the next one too (meta learns that from heartbeats).
+//   An expired capability is refreshed once through the layout room.
+// - Replicated writes: every healthy replica the session still writes
+//   (InodeState::written_nodes) in parallel; a write succeeds when one took
+//   it, and the ones that did are recorded for the commit.
+// - Sync: fsync of the replicas written since the last one.
+//
+// Locks: takes InodeState::mu only to read or update the inode's fields,
+// never across I/O; callers may hold passthrough_mu and commit_mu.
+// Thread safety: safe for concurrent use (per inode through InodeState::mu).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "client/data_client.h"
+#include "client/inode_state.h"
+#include "client/io_stats.h"
+#include "client/layout_cache.h"
+#include "client/meta_api.h"
+
+namespace t0fs::client {
+
+// What read ordering knows of a replica's node.
+struct ReplicaRank {
+  bool suspect = false;  // failed a request a moment ago
+  bool local = false;    // on this client's node (and the bypass is on)
+  uint64_t load = 0;     // requests in flight towards it
+};
+
+// The healthy replicas of `replicas` in the order a read tries them.
+std::vector<ReplicaInfo> ReadOrder(const std::vector<ReplicaInfo>& replicas,
+                                   const std::function<ReplicaRank(const ReplicaInfo&)>& rank);
+
+// Whether a cached local file (`cached`, null: a known hole) still answers
+// for a replica at `version`, for reading or (`for_write`) writing.
+bool KnownHoleHolds(const InodeState::LocalFile& cached, bool for_write, uint64_t version);
+
+class ReplicaIo {
+ public:
+  ReplicaIo(bool local_bypass, MetaApi& meta, DataClient& data, LayoutCache& layouts, IoStats& stats)
+      : local_bypass_(local_bypass), meta_(meta), data_(data), layouts_(layouts), stats_(stats) {}
+
+  // Reads one piece that lies within chunk `index` (a hole reads empty).
+  Result<size_t> Read(InodeState& st, uint64_t index, uint64_t offset_in_chunk, std::span<std::byte> buf,
+                      bool direct);
+  // Writes one piece to every healthy replica the session writes (in
+  // parallel); succeeds when at least one took it. Replicas that failed
+  // leave the session's write set (and are reported stale at commit).
+  Status Write(InodeState& st, const CachedChunk& chunk, uint64_t offset_in_chunk, std::span<const std::byte> data,
+               uint64_t version, bool direct);
+  // fsync of every replica written since the last Sync.
+  Status Sync(InodeState& st);
+
+  // Whether `r` is this client's node's replica and the bypass is on.
+  bool IsLocal(const ReplicaInfo& r) const;
+  // The local replica's chunk file (cached; null: a known hole, for reads).
+  Result<std::shared_ptr<ChunkFile>> LocalFile(InodeState& st, const ReplicaInfo& r, const Capability& cap,
+                                               bool for_write, bool direct, bool retry);
+
+ private:
+  Result<size_t> ReadReplica(InodeState& st, const ReplicaInfo& r, const Capability& cap, uint64_t offset,
+                             std::span<std::byte> buf, bool direct, bool last_resort);
+  void ReportReplica(const ReplicaInfo& r, ReplicaProblem problem, const Status& why);
+
+  const bool local_bypass_;
+  MetaApi& meta_;
+  DataClient& data_;
+  LayoutCache& layouts_;
+  IoStats& stats_;
+};
+
+}  // namespace t0fs::client

@@ -1,0 +1,222 @@
+// Wire messages (pb::) to and from the internal types of libt0fs, meta and
+// the CLI: the one place that knows which field goes where.
+//
+// The record types have the same field names on every side — libt0fs's Attr
+// and meta's InodeAttr, ReplicaInfo and Replica, ChunkInfo and ChunkLayout,
+// the objectives, the volume and node records — so each mapping is written
+// once, as a template instantiated with each side's type. Enums cross as
+// their numbers; each mapping checks that both sides' enumerators have the
+// wire's numbers (kHealthy = REPLICA_HEALTHY, ...).
+//
+// FromWire<T>(message) returns a T; ToWire(value, message*) fills one.
+// Fields a side does not have on the wire (ReplicaInfo::local, a chunk's
+// capability, a volume's node) are the caller's to set.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "common/capability.h"
+#include "common/clock.h"
+#include "common/ids.h"
+#include "rpc/proto/common.pb.h"
+#include "rpc/proto/meta.pb.h"
+
+namespace t0fs::rpc {
+
+// ---- plain values
+
+Timespec FromWire(const pb::Timespec& in);
+void ToWire(const Timespec& in, pb::Timespec* out);
+Capability FromWire(const pb::Capability& in);
+void ToWire(const Capability& in, pb::Capability* out);
+
+// ---- enums: the same numbers on every side
+
+template <class E>
+constexpr void CheckReplicaStates() {
+  static_assert(static_cast<int>(E::kHealthy) == pb::REPLICA_HEALTHY && static_cast<int>(E::kStale) == pb::REPLICA_STALE &&
+                static_cast<int>(E::kPending) == pb::REPLICA_PENDING);
+}
+template <class E>
+constexpr void CheckPlacements() {
+  static_assert(static_cast<int>(E::kLocal) == pb::PLACEMENT_LOCAL && static_cast<int>(E::kSpread) == pb::PLACEMENT_SPREAD);
+}
+
+// ---- attributes (client::Attr, meta::InodeAttr)
+
+template <class A>
+void ToWire(const A& in, pb::Attr* out) {
+  out->set_ino(in.ino.value());
+  out->set_mode(in.mode);
+  out->set_uid(in.uid);
+  out->set_gid(in.gid);
+  out->set_size(in.size);
+  out->set_nlink(in.nlink);
+  out->set_rdev(in.rdev);
+  ToWire(in.atime, out->mutable_atime());
+  ToWire(in.mtime, out->mutable_mtime());
+  ToWire(in.ctime, out->mutable_ctime());
+  out->set_chunk_size(in.chunk_size);
+  out->set_generation(in.generation);
+}
+
+template <class A>
+A FromWire(const pb::Attr& in) {
+  A out;
+  out.ino = InodeId(in.ino());
+  out.mode = in.mode();
+  out.uid = in.uid();
+  out.gid = in.gid();
+  out.size = in.size();
+  out.nlink = in.nlink();
+  out.rdev = in.rdev();
+  out.atime = FromWire(in.atime());
+  out.mtime = FromWire(in.mtime());
+  out.ctime = FromWire(in.ctime());
+  out.chunk_size = in.chunk_size();
+  out.generation = in.generation();
+  return out;
+}
+
+// ---- layouts: replicas (client::ReplicaInfo, meta::Replica) and chunks
+// (client::ChunkInfo, meta::ChunkLayout); the capability is signed apart.
+
+template <class R>
+void ToWire(const R& in, pb::Replica* out) {
+  CheckReplicaStates<decltype(in.state)>();
+  out->set_node(in.node.value());
+  out->set_volume(in.volume.value());
+  out->set_chunk(in.chunk.value());
+  out->set_version(in.version);
+  out->set_state(static_cast<pb::ReplicaState>(in.state));
+}
+
+template <class R>
+R FromWire(const pb::Replica& in) {
+  R out;
+  CheckReplicaStates<decltype(out.state)>();
+  out.node = NodeId(in.node());
+  out.volume = VolumeId(in.volume());
+  out.chunk = ChunkId(in.chunk());
+  out.version = in.version();
+  out.state = static_cast<decltype(out.state)>(in.state());
+  return out;
+}
+
+template <class C>
+void ToWire(const C& in, pb::ChunkLayout* out) {
+  out->set_index(in.index);
+  for (const auto& r : in.replicas) ToWire(r, out->add_replicas());
+}
+
+template <class C>
+C FromWire(const pb::ChunkLayout& in) {
+  C out;
+  out.index = in.index();
+  using Replica = typename decltype(out.replicas)::value_type;
+  for (const pb::Replica& r : in.replicas()) out.replicas.push_back(FromWire<Replica>(r));
+  return out;
+}
+
+// ---- objectives (meta::Objective, client::Objective)
+
+template <class O>
+void ToWire(const O& in, pb::Objective* out) {
+  CheckPlacements<decltype(in.placement)>();
+  out->set_replicas(in.replicas);
+  out->set_placement(static_cast<pb::Placement>(in.placement));
+  for (NodeId n : in.nodes) out->add_nodes(n.value());
+  out->set_chunk_size(in.chunk_size);
+}
+
+template <class O>
+O FromWire(const pb::Objective& in) {
+  O out;
+  CheckPlacements<decltype(out.placement)>();
+  out.replicas = in.replicas();
+  out.placement = static_cast<decltype(out.placement)>(in.placement());
+  for (uint64_t n : in.nodes()) out.nodes.push_back(NodeId(n));
+  out.chunk_size = in.chunk_size();
+  return out;
+}
+
+// ---- node records: volumes (meta::VolumeRecord, client::VolumeStatus) and
+// what ClusterStatus reports (client::NodeStatus, client::ClusterStatus).
+
+template <class V>
+void ToWire(const V& in, pb::VolumeInfo* out) {
+  out->set_volume(in.volume.value());
+  out->set_volume_uuid(in.uuid);
+  out->set_path(in.path);
+  out->set_total_bytes(in.total_bytes);
+  out->set_free_bytes(in.free_bytes);
+  out->set_chunks(in.chunks);
+}
+
+template <class V>
+V FromWire(const pb::VolumeInfo& in) {
+  V out;
+  out.volume = VolumeId(in.volume());
+  out.uuid = in.volume_uuid();
+  out.path = in.path();
+  out.total_bytes = in.total_bytes();
+  out.free_bytes = in.free_bytes();
+  out.chunks = in.chunks();
+  return out;
+}
+
+template <class N>
+N FromWire(const pb::NodeStatus& in) {
+  N out;
+  out.node = NodeId(in.node());
+  out.address = in.address();
+  out.hostname = in.hostname();
+  out.state = in.state();
+  out.last_heartbeat_ms_ago = in.last_heartbeat_ms_ago();
+  using Volume = typename decltype(out.volumes)::value_type;
+  for (const pb::VolumeInfo& v : in.volumes()) out.volumes.push_back(FromWire<Volume>(v));
+  out.replicas = in.replicas();
+  out.host_id = in.host_id();
+  out.tcp_read_bytes = in.tcp_read_bytes();
+  out.tcp_write_bytes = in.tcp_write_bytes();
+  out.local_opens = in.local_opens();
+  out.metrics_address = in.metrics_address();
+  return out;
+}
+
+template <class S>
+S FromWire(const pb::ClusterStatusRsp& in) {
+  S out;
+  out.cluster_id = in.cluster_id();
+  using Node = typename decltype(out.nodes)::value_type;
+  for (const pb::NodeStatus& n : in.nodes()) out.nodes.push_back(FromWire<Node>(n));
+  out.files = in.files();
+  out.directories = in.directories();
+  out.chunks = in.chunks();
+  out.logical_bytes = in.logical_bytes();
+  out.sessions = in.sessions();
+  out.open_handles = in.open_handles();
+  out.garbage_chunks = in.garbage_chunks();
+  out.under_replicated = in.under_replicated();
+  out.copies_running = in.copies_running();
+  out.copies_done = in.copies_done();
+  out.copies_failed = in.copies_failed();
+  out.copied_bytes = in.copied_bytes();
+  out.copy_rate_bps = in.copy_rate_bps();
+  out.stale_replicas = in.stale_replicas();
+  out.over_replicated = in.over_replicated();
+  out.metrics_address = in.metrics_address();
+  out.unavailable = in.unavailable();
+  return out;
+}
+
+// ---- requests
+
+// A mutating request's replay token (meta::OpToken).
+template <class T>
+T FromWire(const pb::OpToken& in) {
+  return T{SessionId(in.session()), in.slot(), in.seq()};
+}
+
+}  // namespace t0fs::rpc
