@@ -16,15 +16,11 @@
 #include "cli/command_util.h"
 #include "cli/commands.h"
 #include "cli/mount_daemon.h"
+#include "cli/mount_point.h"
 #include "common/mountinfo.h"
 
 namespace t0fs::cli {
 namespace {
-
-bool T0fsMounted(const std::string& point) {
-  auto m = MountAt(ReadMounts(), point);
-  return m && m->fstype == kT0fsFsType;
-}
 
 int RunUmount(const std::string& path, int timeout_s) {
   const std::string point = LexicalAbsolute(path);
@@ -51,7 +47,7 @@ int RunUmount(const std::string& path, int timeout_s) {
     return Fail("umount", Status::FromErrno(err, "umount " + point));
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  while (T0fsMounted(point)) {
+  while (T0fsMountId(point) != 0) {
     if (std::chrono::steady_clock::now() > deadline) {
       return Fail("umount", Status(StatusCode::kRpcTimeout,
                                    fmt::format("{} still mounted after {} s{}", point, timeout_s,

@@ -79,7 +79,7 @@ std::string LogTail(const std::string& file, size_t lines) {
 
 bool Mounted(const std::string& point) {
   auto m = MountAt(ReadMounts(), point);
-  return m && m->fstype == kT0fsFsType;
+  return m && m->is_t0fs();
 }
 
 }  // namespace
@@ -96,14 +96,9 @@ Result<MountHelperPlan> PlanMountHelper(const std::vector<std::string>& argv) {
   MountHelperPlan plan;
   for (size_t i = 1; i < argv.size(); ++i) {
     const std::string& a = argv[i];
-    if (a == "-o") {
-      if (i + 1 == argv.size()) return Status(StatusCode::kInvalidArgument, "-o needs a value");
-      std::stringstream ss(argv[++i]);
-      for (std::string opt; std::getline(ss, opt, ',');) {
-        if (!opt.empty()) options.push_back(opt);
-      }
-    } else if (a.starts_with("-o")) {
-      std::stringstream ss(a.substr(2));
+    if (a.starts_with("-o")) {  // "-o LIST" or "-oLIST"
+      if (a == "-o" && i + 1 == argv.size()) return Status(StatusCode::kInvalidArgument, "-o needs a value");
+      std::stringstream ss(a == "-o" ? argv[++i] : a.substr(2));
       for (std::string opt; std::getline(ss, opt, ',');) {
         if (!opt.empty()) options.push_back(opt);
       }

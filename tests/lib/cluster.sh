@@ -26,26 +26,7 @@ META_PID="" DATA_PID="" MOUNT_PID=""
 declare -a META_FLAGS=() NODE_FLAGS=() NODE_PIDS=() NODE_ADDRS=()
 NS_TAG=""  # set by multi_start with NETNS=1: namespaces t0h-TAG (meta, bridge) and t0n-TAG-i
 
-log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
-fail() { log "FAIL: $*"; exit 1; }
-
-free_port() {
-  local port
-  while :; do
-    port=$((20000 + RANDOM % 20000))
-    if ! ss -Htln "sport = :$port" | grep -q .; then echo "$port"; return; fi
-  done
-}
-
-# wait_until SECONDS DESCRIPTION COMMAND...: polls COMMAND every 0.1 s.
-wait_until() {
-  local deadline=$((SECONDS + $1)) what=$2
-  shift 2
-  until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || fail "timed out waiting for $what"
-    sleep 0.1
-  done
-}
+source "$(dirname "${BASH_SOURCE[0]}")/util.sh"
 
 is_mounted() { grep -q " $1 fuse.t0fs " /proc/mounts; }
 # in_hub CMD...: run where meta is (the hub namespace under NETNS=1).

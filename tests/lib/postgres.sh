@@ -19,27 +19,7 @@ PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 declare -A PG_PORT=() PG_DIR=()
 PG_ROOT=""
 
-if ! declare -F log >/dev/null; then log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }; fi
-if ! declare -F fail >/dev/null; then fail() { log "FAIL: $*"; exit 1; }; fi
-if ! declare -F free_port >/dev/null; then
-  free_port() {
-    local port
-    while :; do
-      port=$((20000 + RANDOM % 20000))
-      if ! ss -Htln "sport = :$port" | grep -q .; then echo "$port"; return; fi
-    done
-  }
-fi
-if ! declare -F wait_until >/dev/null; then
-  wait_until() {
-    local deadline=$((SECONDS + $1)) what=$2
-    shift 2
-    until "$@" >/dev/null 2>&1; do
-      ((SECONDS < deadline)) || fail "timed out waiting for $what"
-      sleep 0.1
-    done
-  }
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/util.sh"
 
 pg_usable() { [[ -x "$PG_BIN/initdb" ]] && id postgres >/dev/null 2>&1 && ((EUID == 0)); }
 

@@ -12,27 +12,10 @@
 #include <cstring>
 
 #include "common/logging.h"
+#include "fuse/protocol/block_signals.h"
 
 namespace t0fs::fuse {
 namespace {
-
-// Workers never take asynchronous signals: a SIGINT meant for the CLI's signal
-// thread must not land in (and kill) a worker. Faults still arrive.
-class BlockAsyncSignals {
- public:
-  BlockAsyncSignals() {
-    sigset_t all;
-    ::sigfillset(&all);
-    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS}) {
-      ::sigdelset(&all, sig);
-    }
-    ::pthread_sigmask(SIG_BLOCK, &all, &old_);
-  }
-  ~BlockAsyncSignals() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
-
- private:
-  sigset_t old_;
-};
 
 Result<UniqueFd> CloneDevice(int master) {
   UniqueFd clone(::open("/dev/fuse", O_RDWR | O_CLOEXEC));

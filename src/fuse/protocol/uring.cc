@@ -15,6 +15,7 @@
 
 #include "common/buffer.h"
 #include "common/logging.h"
+#include "fuse/protocol/block_signals.h"
 #include "fuse/protocol/abi.h"
 #include "fuse/protocol/uring_abi.h"
 
@@ -152,15 +153,12 @@ Result<std::unique_ptr<UringQueues>> UringQueues::Start(int device, RequestProce
     if (rc < 0) return Status::FromErrno(-rc, "io_uring for FUSE (SQE128|CQE32)");
     w->ring_ready = true;
   }
-  // Threads never take asynchronous signals (as the /dev/fuse workers).
-  sigset_t all, old;
-  ::sigfillset(&all);
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS}) ::sigdelset(&all, sig);
-  ::pthread_sigmask(SIG_BLOCK, &all, &old);
-  for (auto& w : q->workers_) {
-    q->threads_.emplace_back([queues = q.get(), worker = w.get()] { queues->Run(*worker); });
+  {
+    BlockAsyncSignals blocked;  // the threads inherit the mask
+    for (auto& w : q->workers_) {
+      q->threads_.emplace_back([queues = q.get(), worker = w.get()] { queues->Run(*worker); });
+    }
   }
-  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
   {
     std::unique_lock lock(q->start_mu_);
     q->start_cv_.wait(lock, [&] {
