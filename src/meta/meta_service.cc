@@ -31,11 +31,11 @@ Result<std::unique_ptr<MetaService>> MetaService::Start(const MetaConfig& config
     if (!acquired.ok()) return acquired.status();
     lock.emplace(std::move(acquired).value());
   }
-  SqliteStoreOptions opts;
+  StoreOptions opts;
   if (config.sync != "normal" && config.sync != "full") {
     return Status(StatusCode::kInvalidArgument, fmt::format("sync must be normal or full, not '{}'", config.sync));
   }
-  opts.sync = config.sync;
+  opts.sqlite.sync = config.sync;
   ASSIGN_OR_RETURN(std::unique_ptr<MetaStore> store, OpenStore(location, opts));
   MetaConfig resolved = config;
   resolved.store = url;

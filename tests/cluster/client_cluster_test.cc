@@ -19,7 +19,7 @@
 #include "common/secret.h"
 #include "data/data_service.h"
 #include "meta/meta_service.h"
-#include "meta/store/sqlite_store.h"
+#include "meta/store/store_url.h"
 #include "t0fs/client.h"
 
 namespace t0fs {

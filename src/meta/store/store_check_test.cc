@@ -302,7 +302,7 @@ TEST(SqliteStoreCrash, SurvivesKillNineAtRandomMoments) {
     if (pid == 0) {
       // Child: nothing here may return into gtest; every path ends in _exit.
       ::close(ready[0]);
-      auto opened = SqliteStore::Open(path);
+      auto opened = OpenSqliteStore(path);
       if (!opened.ok()) ::_exit(2);
       auto store = std::move(*opened);
       auto nodes = store->ListNodes();

@@ -18,9 +18,9 @@ class ObjectiveWalkTest : public ::testing::Test {
   static constexpr uint64_t kFileChunk = 4096;
 
   void SetUp() override {
-    SqliteStoreOptions opts;
-    opts.objective_batch = kBatch;
-    auto store = SqliteStore::Open(":memory:", opts);
+    StoreOptions opts;
+    opts.posix.objective_batch = kBatch;
+    auto store = OpenSqliteStore(":memory:", opts);
     ASSERT_OK(store);
     store_ = std::move(store).value();
   }
@@ -56,7 +56,7 @@ class ObjectiveWalkTest : public ::testing::Test {
     return top;
   }
 
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<PosixStore> store_;
   std::map<uint64_t, bool> inodes_;  // the tree: ino -> is a directory
 };
 

@@ -1,4 +1,4 @@
-// MetaStore (and SqliteStore: opening, schema): the namespace operations (create, lookup,
+// MetaStore (and the SQLite store: opening, schema): the namespace operations (create, lookup,
 // unlink, rmdir, link, setattr, xattrs). Rename, files, readdir and the
 // consistency/crash tests live in the sibling *_test.cc files.
 #include <sys/stat.h>
@@ -104,7 +104,7 @@ TEST(SqliteStoreOpen, RefusesNewerSchemaVersion) {
     ASSERT_OK(raw);
     ASSERT_OK(raw->Exec("PRAGMA user_version = 99"));
   }
-  auto store = SqliteStore::Open(path);
+  auto store = OpenSqliteStore(path);
   ASSERT_EQ(store.status().code(), StatusCode::kMetaSchema);
   EXPECT_NE(store.status().message().find("newer"), std::string::npos) << store.status().ToString();
 }
@@ -117,7 +117,7 @@ TEST(SqliteStoreOpen, RefusesForeignDatabase) {
     ASSERT_OK(raw);
     ASSERT_OK(raw->Exec("CREATE TABLE something (x INTEGER)"));
   }
-  EXPECT_CODE(SqliteStore::Open(path), kMetaSchema);
+  EXPECT_CODE(OpenSqliteStore(path), kMetaSchema);
 }
 
 struct KeyCollector {
@@ -130,21 +130,21 @@ struct KeyCollector {
 };
 
 TEST(SqliteStoreOpen, OptionsAreValidatedAndListed) {
-  SqliteStoreOptions bad;
-  bad.sync = "sometimes";
-  EXPECT_CODE(SqliteStore::Open(":memory:", bad), kInvalidArgument);
-  SqliteStoreOptions full;
-  full.sync = "full";
-  EXPECT_OK(SqliteStore::Open(":memory:", full));
+  StoreOptions bad;
+  bad.sqlite.sync = "sometimes";
+  EXPECT_CODE(OpenSqliteStore(":memory:", bad), kInvalidArgument);
+  StoreOptions full;
+  full.sqlite.sync = "full";
+  EXPECT_OK(OpenSqliteStore(":memory:", full));
 
   KeyCollector collector;
-  SqliteStoreOptions opts;
-  opts.Visit(collector);
+  StoreOptions opts;
+  opts.sqlite.Visit(collector);
   EXPECT_EQ(collector.keys, (std::vector<std::string>{"sync", "cache-size", "busy-timeout"}));
 }
 
 TEST(SqliteStoreOpen, UnopenablePathFails) {
-  EXPECT_CODE(SqliteStore::Open("/nonexistent-dir/for/sure/meta.db"), kMetaDatabase);
+  EXPECT_CODE(OpenSqliteStore("/nonexistent-dir/for/sure/meta.db"), kMetaDatabase);
 }
 
 // ---- MakeNode ----

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "meta/store/sqlite_store.h"
+#include "meta/store/store_url.h"
 #include "meta/store/store_url.h"
 
 namespace t0fs::meta::testing {
@@ -73,8 +73,8 @@ inline Timespec T(int64_t sec, uint32_t nsec = 0) {
   return Timespec{sec, nsec};
 }
 
-inline std::unique_ptr<SqliteStore> OpenOrDie(const std::string& path) {
-  auto store = SqliteStore::Open(path);
+inline std::unique_ptr<PosixStore> OpenOrDie(const std::string& path) {
+  auto store = OpenSqliteStore(path);
   if (!store.ok()) {
     ADD_FAILURE() << "open " << path << ": " << store.status().ToString();
     return nullptr;

@@ -41,12 +41,17 @@ Result<std::string> StoreUrlFromFlags(std::string_view store, std::string_view d
   return fmt::format("sqlite://{}", db.empty() ? std::string_view("meta.db") : db);
 }
 
+Result<std::unique_ptr<PosixStore>> OpenSqliteStore(const std::string& path,
+                                                    const StoreOptions& opts) {
+  ASSIGN_OR_RETURN(std::unique_ptr<SqliteEngine> engine, SqliteEngine::Open(path, opts.sqlite));
+  return PosixStore::Open(std::move(engine), opts.posix);
+}
+
 Result<std::unique_ptr<MetaStore>> OpenStore(const StoreLocation& location,
-                                             const SqliteStoreOptions& sqlite) {
+                                             const StoreOptions& opts) {
   switch (location.engine) {
     case StoreLocation::Engine::kSqlite: {
-      ASSIGN_OR_RETURN(std::unique_ptr<SqliteStore> store,
-                       SqliteStore::Open(location.path, sqlite));
+      ASSIGN_OR_RETURN(std::unique_ptr<PosixStore> store, OpenSqliteStore(location.path, opts));
       return std::unique_ptr<MetaStore>(std::move(store));
     }
   }

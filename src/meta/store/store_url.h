@@ -15,7 +15,8 @@
 
 #include "common/status.h"
 #include "meta/store/meta_store.h"
-#include "meta/store/sqlite_store.h"
+#include "meta/store/posix_store.h"
+#include "meta/store/sqlite/sqlite_engine.h"
 
 namespace t0fs::meta {
 
@@ -35,8 +36,19 @@ Result<StoreLocation> ParseStoreUrl(std::string_view url);
 // kInvalidArgument.
 Result<std::string> StoreUrlFromFlags(std::string_view store, std::string_view db);
 
-// Opens (or creates) the store at `location`.
+// The options of every engine (each uses its own) and of the store above.
+struct StoreOptions {
+  SqliteOptions sqlite;
+  PosixStoreOptions posix;
+};
+
+// Opens (or creates) the store at `location`: the POSIX store over the
+// location's engine.
 Result<std::unique_ptr<MetaStore>> OpenStore(const StoreLocation& location,
-                                             const SqliteStoreOptions& sqlite = {});
+                                             const StoreOptions& opts = {});
+
+// The SQLite store at `path` (":memory:": private, in memory).
+Result<std::unique_ptr<PosixStore>> OpenSqliteStore(const std::string& path,
+                                                    const StoreOptions& opts = {});
 
 }  // namespace t0fs::meta

@@ -1,36 +1,28 @@
-// Small pieces shared by the SqliteStore operations (private to the store).
+// Pieces shared by the PosixStore operations (private to the store): checks
+// of names, and the row steps several operations take — loading inodes and
+// entries, link counts, freeing inodes and chunks, truncation. They work on
+// the engine's transactions (engine.h) and know no engine.
 #pragma once
 
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "meta/store/engine.h"
 #include "meta/store/meta_store.h"
-#include "meta/store/sqlite/sqlite_db.h"
-#include "meta/store/sqlite/sqlite_rows.h"
 
 namespace t0fs::meta::internal {
 
-// Sizes and offsets are stored as SQLite INTEGER (int64).
+// Sizes and offsets fit a signed 64-bit integer in every engine.
 inline constexpr uint64_t kMaxFileSize = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-
-// The inode columns AttrFromRow reads, in order; prefix with a table alias
-// where a query joins.
-//   ino, mode, uid, gid, size, nlink, rdev, atime_s, atime_ns, mtime_s,
-//   mtime_ns, ctime_s, ctime_ns, chunk_size, generation, replicas,
-//   placement, placement_nodes
-inline constexpr int kAttrColumnCount = 18;
-InodeAttr AttrFromRow(const sqlite::Statement& row, int first_col);
-
-// placement_nodes is stored as "1,4,7" (the SQLite engine's codec).
-using sqlite::FormatNodeList;
-using sqlite::ParseNodeList;
 
 // A name for a new or existing directory entry: not empty, ".", "..", no '/'
 // or NUL (kInvalidArgument), at most kMaxNameLength bytes (kNameTooLong).
@@ -42,9 +34,73 @@ inline bool IsDir(uint32_t mode) {
 inline bool IsReg(uint32_t mode) {
   return S_ISREG(mode);
 }
-
-inline bool IsDatabaseError(const Status& st) {
-  return st.code() == StatusCode::kMetaDatabase || st.code() == StatusCode::kInternal;
+// An open(2) access mode that writes.
+inline bool OpensForWrite(uint32_t flags) {
+  return (flags & 3) != 0;
 }
+
+// Failures that are not an answer of the operation: the engine's.
+inline bool IsEngineError(const Status& st) {
+  return st.code() == StatusCode::kMetaDatabase || st.code() == StatusCode::kInternal ||
+         st.code() == StatusCode::kTryAgain;
+}
+
+// ---- reads ----
+// The inode `ino` (kNotFound when missing).
+Result<InodeRow> LoadInode(ReadTxn& txn, InodeId ino);
+// A live directory: kNotFound if missing or already removed, kNotDirectory.
+Result<InodeRow> LoadDir(ReadTxn& txn, InodeId dir);
+// The directory containing `dir` (the root contains itself; a removed
+// directory is its own parent).
+Result<InodeId> ParentOf(ReadTxn& txn, InodeId dir);
+// True when `dir` is `ancestor` or lies below it.
+Result<bool> IsWithin(ReadTxn& txn, InodeId dir, InodeId ancestor);
+// True when directory `dir` has an entry.
+Result<bool> HasEntries(ReadTxn& txn, InodeId dir);
+Replica ReplicaOf(const ReplicaRow& row);
+ChunkLayout LayoutOf(const ChunkWithReplicas& chunk);
+// The layouts of the allocated chunks among `indices` (ascending, distinct).
+Result<std::vector<ChunkLayout>> LoadLayouts(ReadTxn& txn, InodeId ino,
+                                             const std::vector<uint64_t>& indices);
+// kMetaNoSession when `session` is not open.
+Status RequireSession(ReadTxn& txn, SessionId session);
+
+// ---- writes ----
+// Loads inode `ino`, applies `change` and writes it back.
+Status UpdateInode(WriteTxn& txn, InodeId ino, const std::function<void(InodeRow&)>& change);
+// A new entry (parent, name) → ino, last in the directory's listing order:
+// takes the next seq of `parent` (the caller writes `parent` back).
+Status AddEntry(WriteTxn& txn, InodeRow& parent, std::string_view name, InodeId ino);
+// mtime and ctime of a directory whose entries changed.
+inline void TouchDir(InodeRow& dir, Timespec now) {
+  dir.attr.mtime = now;
+  dir.attr.ctime = now;
+}
+// Drops one link of a non-directory (ctime = now), freeing it when it was
+// the last link and no handle is open.
+Status DropLink(WriteTxn& txn, InodeId ino, Timespec now);
+// Marks directory `dir` removed from `parent` (nlink 0, its own parent;
+// `parent` loses a link) and frees it unless it is open.
+Status RemoveDir(WriteTxn& txn, InodeId dir, InodeId parent, Timespec now);
+// Frees `ino` if it has no link and no open handle.
+Status FreeIfOrphan(WriteTxn& txn, InodeId ino);
+// Deletes the inode, its xattrs and layout; its replicas go to garbage.
+Status FreeInode(WriteTxn& txn, InodeId ino);
+// Moves the replicas of `chunks` to the garbage queue (by chunk id, then
+// pos) and deletes the chunks.
+Status DropChunks(WriteTxn& txn, std::vector<ChunkWithReplicas> chunks);
+// Moves the chunks of `ino` with index >= first to the garbage queue.
+Status DropChunksFrom(WriteTxn& txn, InodeId ino, uint64_t first);
+// Drops the chunks wholly past the end of `ino` that no replica ever took a
+// write for (allocated ahead by a writer that is gone).
+Status DropUnwrittenTail(WriteTxn& txn, InodeId ino);
+// Truncation of regular file `file` to `new_size`: drops the chunks the
+// truncate does not keep (chunk_math.h; `keep_chunks`: resized by the
+// client), sets size, mtime and ctime in `file` (the caller writes it back).
+Status Truncate(WriteTxn& txn, InodeRow& file, uint64_t new_size, Timespec now,
+                uint64_t keep_chunks = 0);
+// Closes `session`: its handles (freeing inodes unlinked while open), its
+// replay records and the session row.
+Status CloseSession(WriteTxn& txn, SessionId session);
 
 }  // namespace t0fs::meta::internal

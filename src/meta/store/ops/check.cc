@@ -1,245 +1,472 @@
 // Check: the consistency checker (fsck) of the metadata store. Read-only.
 //
-// Each rule is one query whose rows are problems; at most kMaxLinesPerRule
-// lines are reported per rule, then a count of the rest.
+// It reads every row once (one snapshot) and applies each rule to them in
+// memory; each rule reports at most kMaxLinesPerRule lines, then a count of
+// the rest.
 #include <fmt/format.h>
 
+#include <map>
+#include <set>
+#include <tuple>
 #include <unordered_map>
 
-#include "meta/store/sqlite_store.h"
+#include "meta/store/posix_store.h"
 #include "meta/store/store_util.h"
 
 namespace t0fs::meta {
 namespace {
 
 constexpr size_t kMaxLinesPerRule = 50;
+constexpr size_t kChunkPage = 4096;
 
-// Type tests inside SQL (S_IFMT 0170000 = 61440, S_IFDIR 0040000 = 16384,
-// S_IFREG 0100000 = 32768, S_IFLNK 0120000 = 40960).
-struct Rule {
-  const char* sql;
-  // Formats one row.
-  std::string (*line)(const sqlite::Statement& row);
+using internal::IsDir;
+using internal::IsReg;
+
+// Every row of the store, as the rules need them.
+struct Rows {
+  std::map<InodeId, InodeRow> inodes;
+  std::vector<DentryRow> dentries;  // by (parent, name)
+  std::vector<XattrRow> xattrs;
+  std::vector<ChunkWithReplicas> chunks;  // by id
+  std::vector<ReplicaRow> replicas;       // by (chunk, pos), orphans included
+  std::vector<GarbageRow> garbage;
+  std::vector<HandleRow> handles;
+  std::set<SessionId> sessions;
+  std::set<SessionId> replay_sessions;
+  std::set<NodeId> nodes;
+  std::map<VolumeId, VolumeRecord> volumes;
 };
 
-std::string Name(const sqlite::Statement& row, int col) {
-  return row.Bytes(col);
+Result<Rows> LoadRows(ReadTxn& txn) {
+  Rows rows;
+  RETURN_IF_ERROR(txn.ScanInodes([&](const InodeRow& r) {
+    rows.inodes.emplace(r.attr.ino, r);
+    return Status::Ok();
+  }));
+  RETURN_IF_ERROR(txn.ScanDentries([&](const DentryRow& r) {
+    rows.dentries.push_back(r);
+    return Status::Ok();
+  }));
+  RETURN_IF_ERROR(txn.ScanXattrs([&](const XattrRow& r) {
+    rows.xattrs.push_back(r);
+    return Status::Ok();
+  }));
+  for (ChunkId after;;) {
+    ASSIGN_OR_RETURN(std::vector<ChunkWithReplicas> page, txn.ScanChunks(after, kChunkPage));
+    if (page.empty()) break;
+    after = page.back().chunk.id;
+    for (ChunkWithReplicas& c : page) rows.chunks.push_back(std::move(c));
+  }
+  RETURN_IF_ERROR(txn.ScanReplicas([&](const ReplicaRow& r) {
+    rows.replicas.push_back(r);
+    return Status::Ok();
+  }));
+  RETURN_IF_ERROR(txn.ScanGarbage([&](const GarbageRow& r) {
+    rows.garbage.push_back(r);
+    return Status::Ok();
+  }));
+  RETURN_IF_ERROR(txn.ScanHandles([&](const HandleRow& r) {
+    rows.handles.push_back(r);
+    return Status::Ok();
+  }));
+  RETURN_IF_ERROR(txn.ScanReplays([&](const ReplayRow& r) {
+    rows.replay_sessions.insert(r.session);
+    return Status::Ok();
+  }));
+  ASSIGN_OR_RETURN(std::vector<SessionRecord> sessions, txn.ListSessions());
+  for (const SessionRecord& s : sessions) rows.sessions.insert(s.session);
+  ASSIGN_OR_RETURN(std::vector<NodeRow> nodes, txn.ListNodes());
+  for (const NodeRow& n : nodes) rows.nodes.insert(n.node);
+  ASSIGN_OR_RETURN(std::vector<VolumeRecord> volumes, txn.ListVolumes());
+  for (VolumeRecord& v : volumes) rows.volumes.emplace(v.volume, std::move(v));
+  return rows;
 }
 
-const Rule kRules[] = {
-    {"SELECT d.parent, d.name, d.ino FROM dentries d LEFT JOIN inodes i ON i.ino = d.ino "
-     "WHERE i.ino IS NULL ORDER BY d.parent, d.name",
-     [](const sqlite::Statement& r) {
-       return fmt::format("entry '{}' in directory {} points to missing inode {}", Name(r, 1),
-                          r.U64(0), r.U64(2));
-     }},
-    {"SELECT d.parent, d.name FROM dentries d LEFT JOIN inodes p ON p.ino = d.parent "
-     "WHERE p.ino IS NULL OR (p.mode & 61440) <> 16384 OR p.nlink = 0 ORDER BY d.parent, d.name",
-     [](const sqlite::Statement& r) {
-       return fmt::format("entry '{}' is in {}, which is not a live directory", Name(r, 1),
-                          r.U64(0));
-     }},
-    {"SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM inodes WHERE ino = 1 AND (mode & 61440) = 16384)",
-     [](const sqlite::Statement&) {
-       return std::string("the root directory (inode 1) is missing");
-     }},
-    {"SELECT parent, name FROM dentries WHERE ino = 1",
-     [](const sqlite::Statement& r) {
-       return fmt::format("the root has an entry '{}' in directory {}", Name(r, 1), r.U64(0));
-     }},
-    {"SELECT ino, nlink, n FROM (SELECT i.ino, i.nlink, (SELECT COUNT(*) FROM dentries d "
-     "WHERE d.ino = i.ino) AS n FROM inodes i WHERE (i.mode & 61440) <> 16384) AS t "
-     "WHERE nlink <> n ORDER BY ino",
-     [](const sqlite::Statement& r) {
-       return fmt::format("inode {} has nlink {} but {} entries", r.U64(0), r.U64(1), r.U64(2));
-     }},
-    {"SELECT ino, nlink, n FROM (SELECT i.ino, i.nlink, 2 + (SELECT COUNT(*) FROM dentries d "
-     "JOIN inodes c ON c.ino = d.ino WHERE d.parent = i.ino AND (c.mode & 61440) = 16384) AS n, "
-     "(SELECT COUNT(*) FROM dentries d WHERE d.ino = i.ino) AS refs FROM inodes i "
-     "WHERE (i.mode & 61440) = 16384) AS t WHERE (refs > 0 OR ino = 1) AND nlink <> n ORDER BY ino",
-     [](const sqlite::Statement& r) {
-       return fmt::format("directory {} has nlink {} but 2 + subdirectories = {}", r.U64(0),
-                          r.U64(1), r.U64(2));
-     }},
-    {"SELECT d.ino, COUNT(*) FROM dentries d JOIN inodes i ON i.ino = d.ino "
-     "WHERE (i.mode & 61440) = 16384 GROUP BY d.ino HAVING COUNT(*) > 1 ORDER BY d.ino",
-     [](const sqlite::Statement& r) {
-       return fmt::format("directory {} has {} parent entries", r.U64(0), r.U64(1));
-     }},
-    // Listing cookies: an entry's seq lies in 1..its directory's counter, and
-    // no two entries of a directory share one.
-    {"SELECT d.parent, d.name, d.seq, p.entry_seq FROM dentries d JOIN inodes p ON p.ino = d.parent "
-     "WHERE d.seq = 0 OR d.seq > p.entry_seq ORDER BY d.parent, d.name",
-     [](const sqlite::Statement& r) {
-       return fmt::format("entry '{}' in directory {} has listing position {} outside 1..{}",
-                          Name(r, 1), r.U64(0), r.U64(2), r.U64(3));
-     }},
-    {"SELECT parent, seq, COUNT(*) FROM dentries GROUP BY parent, seq HAVING COUNT(*) > 1 "
-     "ORDER BY parent, seq",
-     [](const sqlite::Statement& r) {
-       return fmt::format("directory {} has {} entries at listing position {}", r.U64(0), r.U64(2),
-                          r.U64(1));
-     }},
-    // A directory records the directory containing it ("..", the rename
-    // loop check); the root and removed directories name themselves.
-    {"SELECT i.ino, i.parent, d.parent FROM inodes i JOIN dentries d ON d.ino = i.ino "
-     "WHERE (i.mode & 61440) = 16384 AND i.parent <> d.parent ORDER BY i.ino",
-     [](const sqlite::Statement& r) {
-       return fmt::format("directory {} records parent {} but its entry is in directory {}",
-                          r.U64(0), r.U64(1), r.U64(2));
-     }},
-    {"SELECT i.ino, i.parent FROM inodes i WHERE (i.mode & 61440) = 16384 AND i.parent <> i.ino "
-     "AND NOT EXISTS (SELECT 1 FROM dentries d WHERE d.ino = i.ino) ORDER BY i.ino",
-     [](const sqlite::Statement& r) {
-       return fmt::format("directory {} has no entry but records parent {}", r.U64(0), r.U64(1));
-     }},
-    {"WITH RECURSIVE reach (ino) AS (SELECT 1 UNION SELECT d.ino FROM dentries d "
-     "JOIN reach r ON d.parent = r.ino) "
-     "SELECT i.ino, i.nlink, EXISTS (SELECT 1 FROM handles h WHERE h.ino = i.ino) AS open "
-     "FROM inodes i WHERE i.ino NOT IN (SELECT ino FROM reach) "
-     "AND NOT (i.nlink = 0 AND EXISTS (SELECT 1 FROM handles h WHERE h.ino = i.ino)) "
-     "ORDER BY i.ino",
-     [](const sqlite::Statement& r) {
-       if (r.U64(1) == 0) {
-         return fmt::format("inode {} is unlinked and not open but was not freed", r.U64(0));
-       }
-       return fmt::format("inode {} (nlink {}) is unreachable from the root", r.U64(0), r.U64(1));
-     }},
-    {"SELECT ino, size, length(target) FROM inodes WHERE (mode & 61440) = 40960 "
-     "AND (target IS NULL OR size <> length(target)) ORDER BY ino",
-     [](const sqlite::Statement& r) {
-       return fmt::format("symlink {} has size {} but a target of {} bytes", r.U64(0), r.U64(1),
-                          r.U64(2));
-     }},
-    {"SELECT ino, size FROM inodes WHERE (mode & 61440) = 16384 AND size <> 0 ORDER BY ino",
-     [](const sqlite::Statement& r) {
-       return fmt::format("directory {} has size {}", r.U64(0), r.U64(1));
-     }},
-    {"SELECT ino FROM inodes WHERE (mode & 61440) = 32768 AND chunk_size <= 0 ORDER BY ino",
-     [](const sqlite::Statement& r) { return fmt::format("file {} has no chunk size", r.U64(0)); }},
-    {"SELECT x.ino, x.name FROM xattrs x LEFT JOIN inodes i ON i.ino = x.ino WHERE i.ino IS NULL",
-     [](const sqlite::Statement& r) {
-       return fmt::format("xattr '{}' of missing inode {}", Name(r, 1), r.U64(0));
-     }},
-    {"SELECT c.id, c.ino, c.idx FROM chunks c LEFT JOIN inodes i ON i.ino = c.ino "
-     "WHERE i.ino IS NULL OR (i.mode & 61440) <> 32768 ORDER BY c.id",
-     [](const sqlite::Statement& r) {
-       return fmt::format("chunk {} (index {}) belongs to inode {}, which is not a file", r.U64(0),
-                          r.U64(2), r.U64(1));
-     }},
-    {"SELECT c.id FROM chunks c "
-     "WHERE NOT EXISTS (SELECT 1 FROM replicas r WHERE r.chunk_id = c.id) ORDER BY c.id",
-     [](const sqlite::Statement& r) { return fmt::format("chunk {} has no replica", r.U64(0)); }},
-    {"SELECT DISTINCT r.chunk_id FROM replicas r LEFT JOIN chunks c ON c.id = r.chunk_id "
-     "WHERE c.id IS NULL ORDER BY r.chunk_id",
-     [](const sqlite::Statement& r) {
-       return fmt::format("replicas of chunk {}, which is in no layout", r.U64(0));
-     }},
-    // A replica replaced by repair waits in the garbage queue until its node
-    // takes it (perhaps much later, when the node comes back) while the
-    // chunk lives on elsewhere: expected. Only the same (chunk, node) both
-    // live and queued is wrong: the node would delete a live replica.
-    {"SELECT DISTINCT g.chunk_id, g.node FROM garbage g "
-     "JOIN replicas r ON r.chunk_id = g.chunk_id AND r.node = g.node ORDER BY g.chunk_id",
-     [](const sqlite::Statement& r) {
-       return fmt::format(
-           "chunk {} on node {} is both in a layout and in the garbage queue (its node would "
-           "delete a live replica)",
-           r.U64(0), r.U64(1));
-     }},
-    // Fewer healthy replicas (on distinct nodes) than the file's objective:
-    // not yet repaired, or not repairable (too few nodes). Lines start with
-    // kBelowObjective so that fsck can tell them from inconsistencies.
-    {"SELECT ino, idx, healthy, wanted FROM (SELECT c.ino AS ino, c.idx AS idx, "
-     "i.replicas AS wanted, (SELECT COUNT(DISTINCT r.node) FROM replicas r "
-     "WHERE r.chunk_id = c.id AND r.state = 0) AS healthy "
-     "FROM chunks c JOIN inodes i ON i.ino = c.ino) AS t "
-     "WHERE healthy < wanted ORDER BY ino, idx",
-     [](const sqlite::Statement& r) {
-       return fmt::format("{}file {} chunk #{} has {} healthy replica(s), its objective wants {}",
-                          MetaStore::kBelowObjective, r.U64(0), r.U64(1), r.U64(2), r.U64(3));
-     }},
-    {"SELECT chunk_id, node, volume FROM replicas GROUP BY chunk_id, node, volume "
-     "HAVING COUNT(*) > 1 ORDER BY chunk_id",
-     [](const sqlite::Statement& r) {
-       return fmt::format("chunk {} has two replicas on volume {} of node {}", r.U64(0), r.U64(2),
-                          r.U64(1));
-     }},
-    {"SELECT r.chunk_id, r.node, r.volume FROM replicas r LEFT JOIN nodes n ON n.id = r.node "
-     "LEFT JOIN volumes v ON v.id = r.volume "
-     "WHERE n.id IS NULL OR v.id IS NULL OR v.node <> r.node ORDER BY r.chunk_id",
-     [](const sqlite::Statement& r) {
-       return fmt::format("chunk {} has a replica on unknown volume {} of node {}", r.U64(0),
-                          r.U64(2), r.U64(1));
-     }},
-    {"SELECT v.id, v.node FROM volumes v LEFT JOIN nodes n ON n.id = v.node WHERE n.id IS NULL",
-     [](const sqlite::Statement& r) {
-       return fmt::format("volume {} belongs to unknown node {}", r.U64(0), r.U64(1));
-     }},
-    {"SELECT h.id, h.session FROM handles h LEFT JOIN sessions s ON s.id = h.session "
-     "WHERE s.id IS NULL ORDER BY h.id",
-     [](const sqlite::Statement& r) {
-       return fmt::format("handle {} belongs to unknown session {}", r.U64(0), r.U64(1));
-     }},
-    {"SELECT h.id, h.ino FROM handles h LEFT JOIN inodes i ON i.ino = h.ino WHERE i.ino IS NULL "
-     "ORDER BY h.id",
-     [](const sqlite::Statement& r) {
-       return fmt::format("handle {} is open on missing inode {}", r.U64(0), r.U64(1));
-     }},
-    {"SELECT DISTINCT p.session FROM replay p LEFT JOIN sessions s ON s.id = p.session "
-     "WHERE s.id IS NULL",
-     [](const sqlite::Statement& r) {
-       return fmt::format("replay records of unknown session {}", r.U64(0));
-     }},
+// The lines of one rule, capped.
+class Report {
+ public:
+  explicit Report(std::vector<std::string>& out) : out_(out) {}
+  ~Report() {
+    if (hits_ > kMaxLinesPerRule) {
+      out_.push_back(fmt::format("... and {} more like the line above", hits_ - kMaxLinesPerRule));
+    }
+  }
+  void Add(std::string line) {
+    if (++hits_ <= kMaxLinesPerRule) out_.push_back(std::move(line));
+  }
+
+ private:
+  std::vector<std::string>& out_;
+  size_t hits_ = 0;
 };
+
+const InodeRow* Find(const Rows& rows, InodeId ino) {
+  auto it = rows.inodes.find(ino);
+  return it == rows.inodes.end() ? nullptr : &it->second;
+}
+
+void CheckEntries(const Rows& rows, std::vector<std::string>& out) {
+  {
+    Report r(out);
+    for (const DentryRow& d : rows.dentries) {
+      if (Find(rows, d.ino) == nullptr) {
+        r.Add(fmt::format("entry '{}' in directory {} points to missing inode {}", d.name,
+                          d.parent, d.ino));
+      }
+    }
+  }
+  {
+    Report r(out);
+    for (const DentryRow& d : rows.dentries) {
+      const InodeRow* p = Find(rows, d.parent);
+      if (p == nullptr || !IsDir(p->attr.mode) || p->attr.nlink == 0) {
+        r.Add(fmt::format("entry '{}' is in {}, which is not a live directory", d.name, d.parent));
+      }
+    }
+  }
+  {
+    Report r(out);
+    const InodeRow* root = Find(rows, kRootInode);
+    if (root == nullptr || !IsDir(root->attr.mode)) {
+      r.Add("the root directory (inode 1) is missing");
+    }
+  }
+  {
+    Report r(out);
+    for (const DentryRow& d : rows.dentries) {
+      if (d.ino == kRootInode) {
+        r.Add(fmt::format("the root has an entry '{}' in directory {}", d.name, d.parent));
+      }
+    }
+  }
+}
+
+void CheckLinks(const Rows& rows, std::vector<std::string>& out) {
+  std::map<InodeId, uint64_t> refs;    // entries naming each inode
+  std::map<InodeId, uint64_t> subdirs;  // entries of each directory that are directories
+  for (const DentryRow& d : rows.dentries) {
+    refs[d.ino] += 1;
+    const InodeRow* child = Find(rows, d.ino);
+    if (child != nullptr && IsDir(child->attr.mode)) subdirs[d.parent] += 1;
+  }
+  auto count = [](const std::map<InodeId, uint64_t>& m, InodeId ino) -> uint64_t {
+    auto it = m.find(ino);
+    return it == m.end() ? 0 : it->second;
+  };
+  {
+    Report r(out);
+    for (const auto& [ino, row] : rows.inodes) {
+      if (IsDir(row.attr.mode) || row.attr.nlink == count(refs, ino)) continue;
+      r.Add(fmt::format("inode {} has nlink {} but {} entries", ino, row.attr.nlink,
+                        count(refs, ino)));
+    }
+  }
+  {
+    Report r(out);
+    for (const auto& [ino, row] : rows.inodes) {
+      if (!IsDir(row.attr.mode) || (count(refs, ino) == 0 && ino != kRootInode)) continue;
+      const uint64_t want = 2 + count(subdirs, ino);
+      if (row.attr.nlink != want) {
+        r.Add(fmt::format("directory {} has nlink {} but 2 + subdirectories = {}", ino,
+                          row.attr.nlink, want));
+      }
+    }
+  }
+  {
+    Report r(out);
+    for (const auto& [ino, n] : refs) {
+      const InodeRow* row = Find(rows, ino);
+      if (row != nullptr && IsDir(row->attr.mode) && n > 1) {
+        r.Add(fmt::format("directory {} has {} parent entries", ino, n));
+      }
+    }
+  }
+}
+
+void CheckListingOrder(const Rows& rows, std::vector<std::string>& out) {
+  // Listing cookies: an entry's seq lies in 1..its directory's counter, and
+  // no two entries of a directory share one.
+  {
+    Report r(out);
+    for (const DentryRow& d : rows.dentries) {
+      const InodeRow* p = Find(rows, d.parent);
+      if (p != nullptr && (d.seq == 0 || d.seq > p->entry_seq)) {
+        r.Add(fmt::format("entry '{}' in directory {} has listing position {} outside 1..{}",
+                          d.name, d.parent, d.seq, p->entry_seq));
+      }
+    }
+  }
+  Report r(out);
+  std::map<std::pair<InodeId, uint64_t>, uint64_t> at;
+  for (const DentryRow& d : rows.dentries) at[{d.parent, d.seq}] += 1;
+  for (const auto& [key, n] : at) {
+    if (n > 1) {
+      r.Add(fmt::format("directory {} has {} entries at listing position {}", key.first, n,
+                        key.second));
+    }
+  }
+}
+
+void CheckTree(const Rows& rows, std::vector<std::string>& out) {
+  // A directory records the directory containing it ("..", the rename loop
+  // check); the root and removed directories name themselves.
+  std::multimap<InodeId, InodeId> entry_parents;  // ino -> directory holding an entry
+  for (const DentryRow& d : rows.dentries) entry_parents.emplace(d.ino, d.parent);
+  {
+    Report r(out);
+    for (const auto& [ino, row] : rows.inodes) {
+      if (!IsDir(row.attr.mode)) continue;
+      auto [lo, hi] = entry_parents.equal_range(ino);
+      for (auto it = lo; it != hi; ++it) {
+        if (row.parent != it->second) {
+          r.Add(fmt::format("directory {} records parent {} but its entry is in directory {}",
+                            ino, row.parent, it->second));
+        }
+      }
+    }
+  }
+  {
+    Report r(out);
+    for (const auto& [ino, row] : rows.inodes) {
+      if (IsDir(row.attr.mode) && row.parent != ino && entry_parents.count(ino) == 0) {
+        r.Add(fmt::format("directory {} has no entry but records parent {}", ino, row.parent));
+      }
+    }
+  }
+  // Everything reachable from the root by entries.
+  std::multimap<InodeId, InodeId> children;
+  for (const DentryRow& d : rows.dentries) children.emplace(d.parent, d.ino);
+  std::set<InodeId> reach{kRootInode};
+  std::vector<InodeId> todo{kRootInode};
+  while (!todo.empty()) {
+    InodeId dir = todo.back();
+    todo.pop_back();
+    auto [lo, hi] = children.equal_range(dir);
+    for (auto it = lo; it != hi; ++it) {
+      if (reach.insert(it->second).second) todo.push_back(it->second);
+    }
+  }
+  std::set<InodeId> open;
+  for (const HandleRow& h : rows.handles) open.insert(h.ino);
+  Report r(out);
+  for (const auto& [ino, row] : rows.inodes) {
+    if (reach.count(ino) != 0) continue;
+    if (row.attr.nlink == 0 && open.count(ino) != 0) continue;  // unlinked while open
+    if (row.attr.nlink == 0) {
+      r.Add(fmt::format("inode {} is unlinked and not open but was not freed", ino));
+    } else {
+      r.Add(fmt::format("inode {} (nlink {}) is unreachable from the root", ino, row.attr.nlink));
+    }
+  }
+}
+
+void CheckInodes(const Rows& rows, std::vector<std::string>& out) {
+  {
+    Report r(out);
+    for (const auto& [ino, row] : rows.inodes) {
+      if (S_ISLNK(row.attr.mode) && (row.target.empty() || row.attr.size != row.target.size())) {
+        r.Add(fmt::format("symlink {} has size {} but a target of {} bytes", ino, row.attr.size,
+                          row.target.size()));
+      }
+    }
+  }
+  {
+    Report r(out);
+    for (const auto& [ino, row] : rows.inodes) {
+      if (IsDir(row.attr.mode) && row.attr.size != 0) {
+        r.Add(fmt::format("directory {} has size {}", ino, row.attr.size));
+      }
+    }
+  }
+  {
+    Report r(out);
+    for (const auto& [ino, row] : rows.inodes) {
+      if (IsReg(row.attr.mode) && row.attr.chunk_size == 0) {
+        r.Add(fmt::format("file {} has no chunk size", ino));
+      }
+    }
+  }
+  Report r(out);
+  for (const XattrRow& x : rows.xattrs) {
+    if (Find(rows, x.ino) == nullptr) {
+      r.Add(fmt::format("xattr '{}' of missing inode {}", x.name, x.ino));
+    }
+  }
+}
+
+void CheckChunks(const Rows& rows, std::vector<std::string>& out) {
+  {
+    Report r(out);
+    for (const ChunkWithReplicas& c : rows.chunks) {
+      const InodeRow* file = Find(rows, c.chunk.ino);
+      if (file == nullptr || !IsReg(file->attr.mode)) {
+        r.Add(fmt::format("chunk {} (index {}) belongs to inode {}, which is not a file",
+                          c.chunk.id, c.chunk.index, c.chunk.ino));
+      }
+    }
+  }
+  {
+    Report r(out);
+    for (const ChunkWithReplicas& c : rows.chunks) {
+      if (c.replicas.empty()) r.Add(fmt::format("chunk {} has no replica", c.chunk.id));
+    }
+  }
+  std::set<ChunkId> known;
+  for (const ChunkWithReplicas& c : rows.chunks) known.insert(c.chunk.id);
+  {
+    Report r(out);
+    std::set<ChunkId> orphans;
+    for (const ReplicaRow& rep : rows.replicas) {
+      if (known.count(rep.chunk) == 0) orphans.insert(rep.chunk);
+    }
+    for (ChunkId chunk : orphans) {
+      r.Add(fmt::format("replicas of chunk {}, which is in no layout", chunk));
+    }
+  }
+  // A replica replaced by repair waits in the garbage queue until its node
+  // takes it (perhaps much later, when the node comes back) while the chunk
+  // lives on elsewhere: expected. Only the same (chunk, node) both live and
+  // queued is wrong: the node would delete a live replica.
+  {
+    Report r(out);
+    std::set<std::pair<ChunkId, NodeId>> live;
+    for (const ReplicaRow& rep : rows.replicas) live.emplace(rep.chunk, rep.node);
+    std::set<std::pair<ChunkId, NodeId>> both;
+    for (const GarbageRow& g : rows.garbage) {
+      if (live.count({g.chunk, g.node}) != 0) both.emplace(g.chunk, g.node);
+    }
+    for (const auto& [chunk, node] : both) {
+      r.Add(fmt::format(
+          "chunk {} on node {} is both in a layout and in the garbage queue (its node would "
+          "delete a live replica)",
+          chunk, node));
+    }
+  }
+  // Fewer healthy replicas (on distinct nodes) than the file's objective:
+  // not yet repaired, or not repairable (too few nodes). Lines start with
+  // kBelowObjective so that fsck can tell them from inconsistencies.
+  {
+    Report r(out);
+    std::map<std::pair<InodeId, uint64_t>, std::pair<uint64_t, uint64_t>> below;
+    for (const ChunkWithReplicas& c : rows.chunks) {
+      const InodeRow* file = Find(rows, c.chunk.ino);
+      if (file == nullptr) continue;
+      std::set<NodeId> healthy;
+      for (const ReplicaRow& rep : c.replicas) {
+        if (rep.state == ReplicaState::kHealthy) healthy.insert(rep.node);
+      }
+      if (healthy.size() < file->attr.replicas) {
+        below[{c.chunk.ino, c.chunk.index}] = {healthy.size(), file->attr.replicas};
+      }
+    }
+    for (const auto& [key, counts] : below) {
+      r.Add(fmt::format("{}file {} chunk #{} has {} healthy replica(s), its objective wants {}",
+                        MetaStore::kBelowObjective, key.first, key.second, counts.first,
+                        counts.second));
+    }
+  }
+}
+
+void CheckPlacement(const Rows& rows, std::vector<std::string>& out) {
+  {
+    Report r(out);
+    std::map<std::tuple<ChunkId, NodeId, VolumeId>, uint64_t> copies;
+    for (const ReplicaRow& rep : rows.replicas) copies[{rep.chunk, rep.node, rep.volume}] += 1;
+    for (const auto& [key, n] : copies) {
+      if (n > 1) {
+        r.Add(fmt::format("chunk {} has two replicas on volume {} of node {}", std::get<0>(key),
+                          std::get<2>(key), std::get<1>(key)));
+      }
+    }
+  }
+  {
+    Report r(out);
+    for (const ReplicaRow& rep : rows.replicas) {
+      auto vol = rows.volumes.find(rep.volume);
+      if (rows.nodes.count(rep.node) == 0 || vol == rows.volumes.end() ||
+          vol->second.node != rep.node) {
+        r.Add(fmt::format("chunk {} has a replica on unknown volume {} of node {}", rep.chunk,
+                          rep.volume, rep.node));
+      }
+    }
+  }
+  Report r(out);
+  for (const auto& [id, vol] : rows.volumes) {
+    if (rows.nodes.count(vol.node) == 0) {
+      r.Add(fmt::format("volume {} belongs to unknown node {}", id, vol.node));
+    }
+  }
+}
+
+void CheckSessions(const Rows& rows, std::vector<std::string>& out) {
+  {
+    Report r(out);
+    for (const HandleRow& h : rows.handles) {
+      if (rows.sessions.count(h.session) == 0) {
+        r.Add(fmt::format("handle {} belongs to unknown session {}", h.id, h.session));
+      }
+    }
+  }
+  {
+    Report r(out);
+    for (const HandleRow& h : rows.handles) {
+      if (Find(rows, h.ino) == nullptr) {
+        r.Add(fmt::format("handle {} is open on missing inode {}", h.id, h.ino));
+      }
+    }
+  }
+  Report r(out);
+  for (SessionId session : rows.replay_sessions) {
+    if (rows.sessions.count(session) == 0) {
+      r.Add(fmt::format("replay records of unknown session {}", session));
+    }
+  }
+}
+
+// Cycles: walk up from every directory through its (first) parent entry.
+void CheckCycles(const Rows& rows, std::vector<std::string>& out) {
+  std::unordered_map<uint64_t, uint64_t> parent_of;
+  for (const DentryRow& d : rows.dentries) {
+    const InodeRow* row = Find(rows, d.ino);
+    if (row == nullptr || !IsDir(row->attr.mode)) continue;
+    auto [it, added] = parent_of.emplace(d.ino.value(), d.parent.value());
+    if (!added) it->second = std::min(it->second, d.parent.value());
+  }
+  std::unordered_map<uint64_t, int> state;  // 1 = on the current walk, 2 = resolved
+  size_t cycles = 0;
+  for (const auto& [start, unused] : parent_of) {
+    std::vector<uint64_t> walk;
+    uint64_t cur = start;
+    while (parent_of.count(cur) != 0 && state[cur] == 0) {
+      state[cur] = 1;
+      walk.push_back(cur);
+      cur = parent_of.at(cur);
+    }
+    if (parent_of.count(cur) != 0 && state[cur] == 1) {
+      if (++cycles <= kMaxLinesPerRule) {
+        out.push_back(fmt::format("directory {} is part of a cycle", cur));
+      }
+    }
+    for (uint64_t dir : walk) state[dir] = 2;
+  }
+}
 
 }  // namespace
 
-Result<std::vector<std::string>> SqliteStore::Check() {
+Result<std::vector<std::string>> PosixStore::Check() {
   std::vector<std::string> problems;
-  RETURN_IF_ERROR(Read([&]() -> Status {
-    for (const Rule& rule : kRules) {
-      ASSIGN_OR_RETURN(auto q, db_.Query(rule.sql));
-      size_t hits = 0;
-      for (;;) {
-        ASSIGN_OR_RETURN(bool row, q->Step());
-        if (!row) break;
-        if (++hits <= kMaxLinesPerRule) problems.push_back(rule.line(*q));
-      }
-      if (hits > kMaxLinesPerRule) {
-        problems.push_back(
-            fmt::format("... and {} more like the line above", hits - kMaxLinesPerRule));
-      }
-    }
-    // Cycles: walk up from every directory through its (first) parent entry.
-    std::unordered_map<uint64_t, uint64_t> parent_of;
-    {
-      ASSIGN_OR_RETURN(auto q, db_.Query("SELECT d.ino, MIN(d.parent) FROM dentries d "
-                                         "JOIN inodes i ON i.ino = d.ino "
-                                         "WHERE (i.mode & 61440) = 16384 GROUP BY d.ino"));
-      for (;;) {
-        ASSIGN_OR_RETURN(bool row, q->Step());
-        if (!row) break;
-        parent_of[q->U64(0)] = q->U64(1);
-      }
-    }
-    std::unordered_map<uint64_t, int> state;  // 1 = on the current walk, 2 = resolved
-    size_t cycles = 0;
-    for (const auto& [start, unused] : parent_of) {
-      std::vector<uint64_t> walk;
-      uint64_t cur = start;
-      while (parent_of.count(cur) != 0 && state[cur] == 0) {
-        state[cur] = 1;
-        walk.push_back(cur);
-        cur = parent_of.at(cur);
-      }
-      if (parent_of.count(cur) != 0 && state[cur] == 1) {
-        if (++cycles <= kMaxLinesPerRule) {
-          problems.push_back(fmt::format("directory {} is part of a cycle", cur));
-        }
-      }
-      for (uint64_t dir : walk) state[dir] = 2;
-    }
+  RETURN_IF_ERROR(Read([&](ReadTxn& txn) -> Status {
+    problems.clear();
+    ASSIGN_OR_RETURN(Rows rows, LoadRows(txn));
+    CheckEntries(rows, problems);
+    CheckLinks(rows, problems);
+    CheckListingOrder(rows, problems);
+    CheckTree(rows, problems);
+    CheckInodes(rows, problems);
+    CheckChunks(rows, problems);
+    CheckPlacement(rows, problems);
+    CheckSessions(rows, problems);
+    CheckCycles(rows, problems);
     return Status::Ok();
   }));
   return problems;

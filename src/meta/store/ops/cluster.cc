@@ -2,163 +2,150 @@
 // nodes drain.
 #include <fmt/format.h>
 
-#include "meta/store/sqlite_store.h"
+#include <map>
+
+#include "meta/store/posix_store.h"
 #include "meta/store/store_util.h"
 
 namespace t0fs::meta {
 namespace {
 
-Status LoadVolumes(sqlite::Db& db, NodeRecord& node) {
-  ASSIGN_OR_RETURN(auto q, db.Query("SELECT id, uuid, path, total_bytes, free_bytes, chunks "
-                                    "FROM volumes WHERE node = ? ORDER BY id",
-                                    node.node));
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, q->Step());
-    if (!row) return Status::Ok();
-    node.volumes.push_back(VolumeRecord{VolumeId(q->U64(0)), node.node, q->Bytes(1), q->Bytes(2),
-                                        q->U64(3), q->U64(4), q->U64(5)});
-  }
-}
-
-NodeRecord NodeFromRow(const sqlite::Statement& q) {
+NodeRecord RecordOf(const NodeRow& row) {
   NodeRecord n;
-  n.node = NodeId(q.U64(0));
-  n.host_id = q.Bytes(1);
-  n.hostname = q.Bytes(2);
-  n.address = q.Bytes(3);
-  n.local_socket = q.Bytes(4);
-  n.last_heartbeat = Timespec{q.Int(5), q.U32(6)};
-  n.admin_state = static_cast<NodeAdminState>(q.U32(7));
+  n.node = row.node;
+  n.admin_state = row.admin_state;
+  n.host_id = row.host_id;
+  n.hostname = row.hostname;
+  n.address = row.address;
+  n.local_socket = row.local_socket;
+  n.last_heartbeat = row.last_heartbeat;
   return n;
 }
 
-constexpr const char* kNodeColumns =
-    "SELECT id, host_id, hostname, address, local_socket, heartbeat_s, heartbeat_ns, admin_state "
-    "FROM nodes";
+// The volumes of every node, by node (each by id).
+Result<std::map<NodeId, std::vector<VolumeRecord>>> VolumesByNode(ReadTxn& txn) {
+  ASSIGN_OR_RETURN(std::vector<VolumeRecord> volumes, txn.ListVolumes());
+  std::map<NodeId, std::vector<VolumeRecord>> by_node;
+  for (VolumeRecord& v : volumes) by_node[v.node].push_back(std::move(v));
+  return by_node;
+}
+
+// The registered volume with `uuid`, if any.
+Result<std::optional<VolumeRecord>> VolumeByUuid(ReadTxn& txn, std::string_view uuid) {
+  ASSIGN_OR_RETURN(std::vector<VolumeRecord> volumes, txn.ListVolumes());
+  for (VolumeRecord& v : volumes) {
+    if (v.uuid == uuid) return std::optional<VolumeRecord>(std::move(v));
+  }
+  return std::optional<VolumeRecord>();
+}
 
 }  // namespace
 
-Result<NodeRecord> SqliteStore::RegisterNode(const NodeRecord& node, Timespec now) {
+Result<NodeRecord> PosixStore::RegisterNode(const NodeRecord& node, Timespec now) {
   NodeRecord stored;
-  RETURN_IF_ERROR(Mutate(OpToken{}, [&](Outcome&) -> Status {
+  RETURN_IF_ERROR(Write([&](WriteTxn& txn) -> Status {
     NodeId id = node.node;
-    {
-      // An explicit id is upserted; AUTOINCREMENT then never hands it out.
-      ASSIGN_OR_RETURN(
-          auto q,
-          db_.Query("INSERT INTO nodes (id, host_id, hostname, address, local_socket, heartbeat_s, "
-                    "heartbeat_ns) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
-                    "host_id = excluded.host_id, hostname = excluded.hostname, "
-                    "address = excluded.address, local_socket = excluded.local_socket, "
-                    "heartbeat_s = excluded.heartbeat_s, heartbeat_ns = excluded.heartbeat_ns "
-                    "RETURNING id",
-                    id.valid() ? std::optional(id) : std::nullopt, node.host_id, node.hostname,
-                    node.address, node.local_socket, now.sec, now.nsec));
-      ASSIGN_OR_RETURN(bool row, q->Step());
-      if (!row) return Status(StatusCode::kInternal, "insert node returned no id");
-      id = NodeId(q->U64(0));
-      RETURN_IF_ERROR(q->Run());
+    NodeRow row;
+    if (id.valid()) {
+      // An explicit id is kept; the counter then never hands it out.
+      RETURN_IF_ERROR(txn.ReserveId(Counter::kNode, id.value()));
+      ASSIGN_OR_RETURN(std::optional<NodeRow> existing, txn.GetNode(id));
+      if (existing) row = std::move(*existing);
+    } else {
+      ASSIGN_OR_RETURN(uint64_t next, txn.NextId(Counter::kNode));
+      id = NodeId(next);
     }
+    row.node = id;
+    row.host_id = node.host_id;
+    row.hostname = node.hostname;
+    row.address = node.address;
+    row.local_socket = node.local_socket;
+    row.last_heartbeat = now;
+    RETURN_IF_ERROR(txn.PutNode(row));
     for (const VolumeRecord& v : node.volumes) {
       if (v.uuid.empty()) return Status(StatusCode::kInvalidArgument, "volume without uuid");
-      ASSIGN_OR_RETURN(auto owner, db_.QueryInt("SELECT node FROM volumes WHERE uuid = ?", v.uuid));
-      if (owner && static_cast<uint64_t>(*owner) != id.value()) {
+      ASSIGN_OR_RETURN(std::optional<VolumeRecord> owned, VolumeByUuid(txn, v.uuid));
+      if (owned && owned->node != id) {
         return Status(StatusCode::kInvalidArgument,
                       fmt::format("volume {} ({}) belongs to node {}, not node {}", v.uuid, v.path,
-                                  *owner, id));
+                                  owned->node, id));
       }
-      if (owner) {
-        RETURN_IF_ERROR(
-            db_.Run("UPDATE volumes SET path = ?, total_bytes = ?, free_bytes = ?, "
-                    "chunks = ? WHERE uuid = ?",
-                    v.path, v.total_bytes, v.free_bytes, v.chunks, v.uuid));
+      VolumeRecord put = v;
+      put.node = id;
+      if (owned) {
+        put.volume = owned->volume;
       } else {
-        RETURN_IF_ERROR(
-            db_.Run("INSERT INTO volumes (node, uuid, path, total_bytes, free_bytes, "
-                    "chunks) VALUES (?, ?, ?, ?, ?, ?)",
-                    id, v.uuid, v.path, v.total_bytes, v.free_bytes, v.chunks));
+        ASSIGN_OR_RETURN(uint64_t vid, txn.NextId(Counter::kVolume));
+        put.volume = VolumeId(vid);
       }
+      RETURN_IF_ERROR(txn.PutVolume(put));
     }
-    ASSIGN_OR_RETURN(auto q, db_.Query(std::string(kNodeColumns) + " WHERE id = ?", id));
-    ASSIGN_OR_RETURN(bool row, q->Step());
-    if (!row) return Status(StatusCode::kInternal, fmt::format("node {} vanished", id));
-    stored = NodeFromRow(*q);
-    return LoadVolumes(db_, stored);
+    stored = RecordOf(row);
+    ASSIGN_OR_RETURN(auto volumes, VolumesByNode(txn));
+    stored.volumes = std::move(volumes[id]);
+    return Status::Ok();
   }));
   return stored;
 }
 
-Status SqliteStore::UpdateVolumes(NodeId node, const std::vector<VolumeRecord>& volumes,
-                                  Timespec now) {
-  return Mutate(OpToken{}, [&](Outcome&) -> Status {
-    RETURN_IF_ERROR(db_.Run("UPDATE nodes SET heartbeat_s = ?, heartbeat_ns = ? WHERE id = ?",
-                            now.sec, now.nsec, node));
-    if (db_.Changes() == 0) return Status(StatusCode::kMetaNoNode, fmt::format("node {}", node));
+Status PosixStore::UpdateVolumes(NodeId node, const std::vector<VolumeRecord>& volumes,
+                                 Timespec now) {
+  return Write([&](WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(std::optional<NodeRow> row, txn.GetNode(node));
+    if (!row) return Status(StatusCode::kMetaNoNode, fmt::format("node {}", node));
+    row->last_heartbeat = now;
+    RETURN_IF_ERROR(txn.PutNode(*row));
     for (const VolumeRecord& v : volumes) {
       // Matched by id when the node knows it, else by uuid.
-      std::optional<int64_t> owner;
+      std::optional<VolumeRecord> known;
       if (v.volume.valid()) {
-        ASSIGN_OR_RETURN(owner, db_.QueryInt("SELECT node FROM volumes WHERE id = ?", v.volume));
+        ASSIGN_OR_RETURN(known, txn.GetVolume(v.volume));
       } else {
-        ASSIGN_OR_RETURN(owner, db_.QueryInt("SELECT node FROM volumes WHERE uuid = ?", v.uuid));
+        ASSIGN_OR_RETURN(known, VolumeByUuid(txn, v.uuid));
       }
-      if (!owner || static_cast<uint64_t>(*owner) != node.value()) {
+      if (!known || known->node != node) {
         return Status(StatusCode::kInvalidArgument,
                       fmt::format("volume {} ({}) is not a registered volume of node {}", v.volume,
                                   v.uuid, node));
       }
-      if (v.volume.valid()) {
-        RETURN_IF_ERROR(
-            db_.Run("UPDATE volumes SET total_bytes = ?, free_bytes = ?, chunks = ? "
-                    "WHERE id = ?",
-                    v.total_bytes, v.free_bytes, v.chunks, v.volume));
-      } else {
-        RETURN_IF_ERROR(
-            db_.Run("UPDATE volumes SET total_bytes = ?, free_bytes = ?, chunks = ? "
-                    "WHERE uuid = ?",
-                    v.total_bytes, v.free_bytes, v.chunks, v.uuid));
-      }
+      known->total_bytes = v.total_bytes;
+      known->free_bytes = v.free_bytes;
+      known->chunks = v.chunks;
+      RETURN_IF_ERROR(txn.PutVolume(*known));
     }
     return Status::Ok();
   });
 }
 
-Result<std::vector<NodeRecord>> SqliteStore::ListNodes() {
+Result<std::vector<NodeRecord>> PosixStore::ListNodes() {
   std::vector<NodeRecord> nodes;
-  RETURN_IF_ERROR(Read([&]() -> Status {
-    {
-      ASSIGN_OR_RETURN(auto q, db_.Query(std::string(kNodeColumns) + " ORDER BY id"));
-      for (;;) {
-        ASSIGN_OR_RETURN(bool row, q->Step());
-        if (!row) break;
-        nodes.push_back(NodeFromRow(*q));
-      }
+  RETURN_IF_ERROR(Read([&](ReadTxn& txn) -> Status {
+    nodes.clear();
+    ASSIGN_OR_RETURN(std::vector<NodeRow> rows, txn.ListNodes());
+    ASSIGN_OR_RETURN(auto volumes, VolumesByNode(txn));
+    for (const NodeRow& row : rows) {
+      nodes.push_back(RecordOf(row));
+      nodes.back().volumes = std::move(volumes[row.node]);
     }
-    for (NodeRecord& n : nodes) RETURN_IF_ERROR(LoadVolumes(db_, n));
     return Status::Ok();
   }));
   return nodes;
 }
 
-Result<std::vector<GarbageChunk>> SqliteStore::TakeGarbage(NodeId node, size_t max) {
+Result<std::vector<GarbageChunk>> PosixStore::TakeGarbage(NodeId node, size_t max) {
   std::vector<GarbageChunk> out;
-  RETURN_IF_ERROR(Read([&]() -> Status {
-    ASSIGN_OR_RETURN(auto q, db_.Query("SELECT id, chunk_id, node, volume FROM garbage "
-                                       "WHERE node = ? ORDER BY id LIMIT ?",
-                                       node, max));
-    for (;;) {
-      ASSIGN_OR_RETURN(bool row, q->Step());
-      if (!row) return Status::Ok();
-      out.push_back(
-          GarbageChunk{q->U64(0), ChunkId(q->U64(1)), NodeId(q->U64(2)), VolumeId(q->U64(3))});
-    }
+  RETURN_IF_ERROR(Read([&](ReadTxn& txn) -> Status {
+    out.clear();
+    ASSIGN_OR_RETURN(std::vector<GarbageRow> rows, txn.ListGarbageOfNode(node, max));
+    for (const GarbageRow& g : rows) out.push_back(GarbageChunk{g.id, g.chunk, g.node, g.volume});
+    return Status::Ok();
   }));
   return out;
 }
 
-Status SqliteStore::AckGarbage(const std::vector<uint64_t>& ids) {
-  return Mutate(OpToken{}, [&](Outcome&) -> Status {
-    for (uint64_t id : ids) RETURN_IF_ERROR(db_.Run("DELETE FROM garbage WHERE id = ?", id));
+Status PosixStore::AckGarbage(const std::vector<uint64_t>& ids) {
+  return Write([&](WriteTxn& txn) -> Status {
+    for (uint64_t id : ids) RETURN_IF_ERROR(txn.DeleteGarbage(id));
     return Status::Ok();
   });
 }

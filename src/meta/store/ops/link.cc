@@ -1,42 +1,44 @@
 // Link: a new hard link to an existing non-directory.
 #include <fmt/format.h>
 
-#include "meta/store/sqlite_store.h"
+#include "meta/store/posix_store.h"
 #include "meta/store/store_util.h"
 
 namespace t0fs::meta {
 
-Result<InodeAttr> SqliteStore::Link(const OpToken& token, InodeId ino, InodeId new_parent,
-                                    std::string_view new_name, Timespec now) {
+Result<InodeAttr> PosixStore::Link(const OpToken& token, InodeId ino, InodeId new_parent,
+                                   std::string_view new_name, Timespec now) {
   RETURN_IF_ERROR(internal::CheckName(new_name));
   InodeAttr result;
-  auto body = [&](Outcome& out) -> Status {
-    ASSIGN_OR_RETURN(InodeAttr attr, LoadAttr(ino));
-    if (internal::IsDir(attr.mode)) {
+  auto body = [&](WriteTxn& txn, Outcome& out) -> Status {
+    ASSIGN_OR_RETURN(InodeRow file, internal::LoadInode(txn, ino));
+    if (internal::IsDir(file.attr.mode)) {
       return Status(StatusCode::kNotPermitted, fmt::format("hard link to directory {}", ino));
     }
     // An unlinked (but still open) file cannot get a name again.
-    if (attr.nlink == 0)
+    if (file.attr.nlink == 0) {
       return Status(StatusCode::kNotFound, fmt::format("inode {} unlinked", ino));
-    if (attr.nlink >= kMaxLinks) {
-      return Status(StatusCode::kTooManyLinks,
-                    fmt::format("inode {} has {} links", ino, attr.nlink));
     }
-    RETURN_IF_ERROR(LoadDir(new_parent).status());
-    ASSIGN_OR_RETURN(auto existing, FindDentry(new_parent, new_name));
+    if (file.attr.nlink >= kMaxLinks) {
+      return Status(StatusCode::kTooManyLinks,
+                    fmt::format("inode {} has {} links", ino, file.attr.nlink));
+    }
+    ASSIGN_OR_RETURN(InodeRow dir, internal::LoadDir(txn, new_parent));
+    ASSIGN_OR_RETURN(std::optional<DentryRow> existing, txn.GetDentry(new_parent, new_name));
     if (existing) return Status(StatusCode::kExists, fmt::format("{} in {}", new_name, new_parent));
-    RETURN_IF_ERROR(InsertDentry(new_parent, new_name, ino));
-    RETURN_IF_ERROR(
-        db_.Run("UPDATE inodes SET nlink = nlink + 1, ctime_s = ?, ctime_ns = ? "
-                "WHERE ino = ?",
-                now.sec, now.nsec, ino));
-    RETURN_IF_ERROR(TouchDir(new_parent, now));
-    ASSIGN_OR_RETURN(result, LoadAttr(ino));
+    RETURN_IF_ERROR(internal::AddEntry(txn, dir, new_name, ino));
+    internal::TouchDir(dir, now);
+    RETURN_IF_ERROR(txn.PutInode(dir));
+    file.attr.nlink += 1;
+    file.attr.ctime = now;
+    RETURN_IF_ERROR(txn.PutInode(file));
+    result = file.attr;
     out.ino = ino;
     return Status::Ok();
   };
-  auto replay = [&](const Outcome& out) -> Status {
-    ASSIGN_OR_RETURN(result, LoadAttr(out.ino));
+  auto replay = [&](ReadTxn& txn, const Outcome& out) -> Status {
+    ASSIGN_OR_RETURN(InodeRow row, internal::LoadInode(txn, out.ino));
+    result = std::move(row.attr);
     return Status::Ok();
   };
   RETURN_IF_ERROR(Mutate(token, body, replay));

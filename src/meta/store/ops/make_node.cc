@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
-#include "meta/store/sqlite_store.h"
+#include "meta/store/posix_store.h"
 #include "meta/store/store_util.h"
 
 namespace t0fs::meta {
@@ -43,23 +43,23 @@ Status CheckNodeArgs(const MakeNodeArgs& args) {
 
 }  // namespace
 
-Result<MakeNodeResult> SqliteStore::MakeNode(const OpToken& token, const MakeNodeArgs& args,
-                                             Timespec now) {
+Result<MakeNodeResult> PosixStore::MakeNode(const OpToken& token, const MakeNodeArgs& args,
+                                            Timespec now) {
   RETURN_IF_ERROR(CheckNodeArgs(args));
   const uint32_t type = args.mode & S_IFMT;
   MakeNodeResult result;
-  auto body = [&](Outcome& out) -> Status {
-    ASSIGN_OR_RETURN(InodeAttr parent, LoadDir(args.parent));
-    ASSIGN_OR_RETURN(auto existing, FindDentry(args.parent, args.name));
+  auto body = [&](WriteTxn& txn, Outcome& out) -> Status {
+    ASSIGN_OR_RETURN(InodeRow parent, internal::LoadDir(txn, args.parent));
+    ASSIGN_OR_RETURN(std::optional<DentryRow> existing, txn.GetDentry(args.parent, args.name));
     if (existing) {
-      ASSIGN_OR_RETURN(InodeAttr attr, LoadAttr(existing->ino));
+      ASSIGN_OR_RETURN(InodeRow found, internal::LoadInode(txn, existing->ino));
       if (type == S_IFREG && !args.exclusive) {
-        if (internal::IsDir(attr.mode)) {
+        if (internal::IsDir(found.attr.mode)) {
           return Status(StatusCode::kIsDirectory, fmt::format("{} is a directory", args.name));
         }
-        if (internal::IsReg(attr.mode)) {
-          result = MakeNodeResult{attr, false};
-          out.ino = attr.ino;
+        if (internal::IsReg(found.attr.mode)) {
+          result = MakeNodeResult{found.attr, false};
+          out.ino = found.attr.ino;
           out.flag = false;
           return Status::Ok();
         }
@@ -67,46 +67,45 @@ Result<MakeNodeResult> SqliteStore::MakeNode(const OpToken& token, const MakeNod
       return Status(StatusCode::kExists, fmt::format("{} in {}", args.name, args.parent));
     }
     const bool is_dir = type == S_IFDIR;
-    if (is_dir && parent.nlink >= kMaxLinks) {
+    if (is_dir && parent.attr.nlink >= kMaxLinks) {
       return Status(StatusCode::kTooManyLinks, fmt::format("directory {}", args.parent));
     }
     const bool is_link = type == S_IFLNK;
     const bool is_dev = type == S_IFCHR || type == S_IFBLK;
-    ASSIGN_OR_RETURN(
-        auto q,
-        db_.Query(
-            "INSERT INTO inodes (mode, uid, gid, size, nlink, rdev, atime_s, atime_ns, mtime_s, "
-            "mtime_ns, ctime_s, ctime_ns, chunk_size, generation, target, replicas, placement, "
-            "placement_nodes) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?) RETURNING ino",
-            type | (args.mode & 07777), args.uid, args.gid,
-            is_link ? args.link_target.size() : size_t{0}, is_dir ? 2 : 1, is_dev ? args.rdev : 0u,
-            now.sec, now.nsec, now.sec, now.nsec, now.sec, now.nsec,
-            // The objective is inherited from the parent; a directory passes
-            // on its chunk size for files (0 = the cluster default), a file
-            // takes the one its creator chose (policy, from that directory).
-            type == S_IFREG ? args.chunk_size : (is_dir ? parent.chunk_size : uint64_t{0}),
-            is_link ? std::optional(sqlite::Blob{args.link_target}) : std::nullopt,
-            parent.replicas, static_cast<uint32_t>(parent.placement),
-            internal::FormatNodeList(parent.placement_nodes)));
-    ASSIGN_OR_RETURN(bool row, q->Step());
-    if (!row) return Status(StatusCode::kInternal, "insert inode returned no id");
-    InodeId ino(q->U64(0));
-    RETURN_IF_ERROR(q->Run());
-    RETURN_IF_ERROR(InsertDentry(args.parent, args.name, ino));
-    if (is_dir) {
-      RETURN_IF_ERROR(AddNlink(args.parent, 1));
-      RETURN_IF_ERROR(SetParent(ino, args.parent));
-    }
-    RETURN_IF_ERROR(TouchDir(args.parent, now));
-    ASSIGN_OR_RETURN(InodeAttr attr, LoadAttr(ino));
-    result = MakeNodeResult{attr, true};
-    out.ino = ino;
+    ASSIGN_OR_RETURN(uint64_t id, txn.NextId(Counter::kInode));
+    InodeRow node;
+    InodeAttr& a = node.attr;
+    a.ino = InodeId(id);
+    a.mode = type | (args.mode & 07777);
+    a.uid = args.uid;
+    a.gid = args.gid;
+    a.size = is_link ? args.link_target.size() : 0;
+    a.nlink = is_dir ? 2 : 1;
+    a.rdev = is_dev ? args.rdev : 0;
+    a.atime = a.mtime = a.ctime = now;
+    // The objective is inherited from the parent; a directory passes on its
+    // chunk size for files (0 = the cluster default), a file takes the one
+    // its creator chose (policy, from that directory).
+    a.chunk_size = type == S_IFREG ? args.chunk_size : (is_dir ? parent.attr.chunk_size : 0);
+    a.generation = 1;
+    a.replicas = parent.attr.replicas;
+    a.placement = parent.attr.placement;
+    a.placement_nodes = parent.attr.placement_nodes;
+    if (is_link) node.target = args.link_target;
+    if (is_dir) node.parent = args.parent;
+    RETURN_IF_ERROR(txn.PutInode(node));
+    RETURN_IF_ERROR(internal::AddEntry(txn, parent, args.name, a.ino));
+    if (is_dir) parent.attr.nlink += 1;
+    internal::TouchDir(parent, now);
+    RETURN_IF_ERROR(txn.PutInode(parent));
+    result = MakeNodeResult{a, true};
+    out.ino = a.ino;
     out.flag = true;
     return Status::Ok();
   };
-  auto replay = [&](const Outcome& out) -> Status {
-    ASSIGN_OR_RETURN(result.attr, LoadAttr(out.ino));
+  auto replay = [&](ReadTxn& txn, const Outcome& out) -> Status {
+    ASSIGN_OR_RETURN(InodeRow row, internal::LoadInode(txn, out.ino));
+    result.attr = std::move(row.attr);
     result.created = out.flag;
     return Status::Ok();
   };

@@ -6,16 +6,55 @@
 // itself, file type mismatch, non-empty target directory.
 #include <fmt/format.h>
 
-#include "meta/store/sqlite_store.h"
+#include "meta/store/posix_store.h"
 #include "meta/store/store_util.h"
 
 namespace t0fs::meta {
 
 using internal::IsDir;
 
-Status SqliteStore::Rename(const OpToken& token, InodeId old_parent, std::string_view old_name,
-                           InodeId new_parent, std::string_view new_name, uint32_t flags,
-                           Timespec now) {
+namespace {
+
+Status AddNlink(WriteTxn& txn, InodeId ino, int64_t delta) {
+  return internal::UpdateInode(txn, ino, [&](InodeRow& row) {
+    row.attr.nlink = static_cast<uint32_t>(static_cast<int64_t>(row.attr.nlink) + delta);
+  });
+}
+
+Status TouchCtime(WriteTxn& txn, InodeId ino, Timespec now) {
+  return internal::UpdateInode(txn, ino, [&](InodeRow& row) { row.attr.ctime = now; });
+}
+
+Status TouchDir(WriteTxn& txn, InodeId dir, Timespec now) {
+  return internal::UpdateInode(txn, dir, [&](InodeRow& row) { internal::TouchDir(row, now); });
+}
+
+// Records `parent` as the directory containing directory `dir`.
+Status SetParent(WriteTxn& txn, InodeId dir, InodeId parent) {
+  return internal::UpdateInode(txn, dir, [&](InodeRow& row) { row.parent = parent; });
+}
+
+// Points the existing entry `entry` at `ino`; it keeps its place.
+Status Repoint(WriteTxn& txn, DentryRow entry, InodeId ino) {
+  entry.ino = ino;
+  return txn.PutDentry(entry);
+}
+
+// Loads `dir` and fails with kTooManyLinks when it cannot take one more
+// subdirectory.
+Status CheckRoomForSubdir(WriteTxn& txn, InodeId dir) {
+  ASSIGN_OR_RETURN(InodeRow row, internal::LoadInode(txn, dir));
+  if (row.attr.nlink >= kMaxLinks) {
+    return Status(StatusCode::kTooManyLinks, fmt::format("directory {}", dir));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status PosixStore::Rename(const OpToken& token, InodeId old_parent, std::string_view old_name,
+                          InodeId new_parent, std::string_view new_name, uint32_t flags,
+                          Timespec now) {
   constexpr uint32_t kKnown = RenameFlags::kNoReplace | RenameFlags::kExchange;
   if ((flags & ~kKnown) != 0 || flags == kKnown) {
     return Status(StatusCode::kInvalidArgument, fmt::format("rename flags {:#x}", flags));
@@ -25,12 +64,12 @@ Status SqliteStore::Rename(const OpToken& token, InodeId old_parent, std::string
   const bool exchange = (flags & RenameFlags::kExchange) != 0;
   const bool noreplace = (flags & RenameFlags::kNoReplace) != 0;
 
-  return Mutate(token, [&](Outcome&) -> Status {
-    RETURN_IF_ERROR(LoadDir(old_parent).status());
-    RETURN_IF_ERROR(LoadDir(new_parent).status());
-    ASSIGN_OR_RETURN(auto src, FindDentry(old_parent, old_name));
+  return Mutate(token, [&](WriteTxn& txn, Outcome&) -> Status {
+    RETURN_IF_ERROR(internal::LoadDir(txn, old_parent).status());
+    RETURN_IF_ERROR(internal::LoadDir(txn, new_parent).status());
+    ASSIGN_OR_RETURN(std::optional<DentryRow> src, txn.GetDentry(old_parent, old_name));
     if (!src) return Status(StatusCode::kNotFound, fmt::format("{} in {}", old_name, old_parent));
-    ASSIGN_OR_RETURN(auto dst, FindDentry(new_parent, new_name));
+    ASSIGN_OR_RETURN(std::optional<DentryRow> dst, txn.GetDentry(new_parent, new_name));
     if (exchange && !dst) {
       return Status(StatusCode::kNotFound, fmt::format("{} in {}", new_name, new_parent));
     }
@@ -40,46 +79,45 @@ Status SqliteStore::Rename(const OpToken& token, InodeId old_parent, std::string
     // The same dentry, or two hard links of one inode: nothing to do.
     if (dst && dst->ino == src->ino) return Status::Ok();
 
-    ASSIGN_OR_RETURN(InodeAttr src_attr, LoadAttr(src->ino));
-    const bool src_dir = IsDir(src_attr.mode);
-    InodeAttr dst_attr;
+    ASSIGN_OR_RETURN(InodeRow src_row, internal::LoadInode(txn, src->ino));
+    const bool src_dir = IsDir(src_row.attr.mode);
+    bool dst_dir = false;
     if (dst) {
-      ASSIGN_OR_RETURN(dst_attr, LoadAttr(dst->ino));
+      ASSIGN_OR_RETURN(InodeRow dst_row, internal::LoadInode(txn, dst->ino));
+      dst_dir = IsDir(dst_row.attr.mode);
     }
-    const bool dst_dir = dst && IsDir(dst_attr.mode);
     const bool moves = old_parent != new_parent;
 
     // A directory cannot move below itself; in an exchange each side moves.
     if (src_dir && moves) {
-      ASSIGN_OR_RETURN(bool inside, IsWithin(new_parent, src->ino));
-      if (inside)
+      ASSIGN_OR_RETURN(bool inside, internal::IsWithin(txn, new_parent, src->ino));
+      if (inside) {
         return Status(StatusCode::kInvalidArgument, "cannot move a directory below itself");
+      }
     }
     if (exchange && dst_dir && moves) {
-      ASSIGN_OR_RETURN(bool inside, IsWithin(old_parent, dst->ino));
-      if (inside)
+      ASSIGN_OR_RETURN(bool inside, internal::IsWithin(txn, old_parent, dst->ino));
+      if (inside) {
         return Status(StatusCode::kInvalidArgument, "cannot move a directory below itself");
+      }
     }
 
     if (exchange) {
       // Directory link counts move with the directories.
       if (moves && src_dir != dst_dir) {
         int64_t delta = src_dir ? 1 : -1;
-        ASSIGN_OR_RETURN(InodeAttr gaining, LoadAttr(src_dir ? new_parent : old_parent));
-        if (gaining.nlink >= kMaxLinks) {
-          return Status(StatusCode::kTooManyLinks, fmt::format("directory {}", gaining.ino));
-        }
-        RETURN_IF_ERROR(AddNlink(new_parent, delta));
-        RETURN_IF_ERROR(AddNlink(old_parent, -delta));
+        RETURN_IF_ERROR(CheckRoomForSubdir(txn, src_dir ? new_parent : old_parent));
+        RETURN_IF_ERROR(AddNlink(txn, new_parent, delta));
+        RETURN_IF_ERROR(AddNlink(txn, old_parent, -delta));
       }
-      RETURN_IF_ERROR(RepointDentry(old_parent, old_name, dst->ino));
-      RETURN_IF_ERROR(RepointDentry(new_parent, new_name, src->ino));
-      if (moves && src_dir) RETURN_IF_ERROR(SetParent(src->ino, new_parent));
-      if (moves && dst_dir) RETURN_IF_ERROR(SetParent(dst->ino, old_parent));
-      RETURN_IF_ERROR(TouchCtime(src->ino, now));
-      RETURN_IF_ERROR(TouchCtime(dst->ino, now));
-      RETURN_IF_ERROR(TouchDir(old_parent, now));
-      return TouchDir(new_parent, now);
+      RETURN_IF_ERROR(Repoint(txn, *src, dst->ino));
+      RETURN_IF_ERROR(Repoint(txn, *dst, src->ino));
+      if (moves && src_dir) RETURN_IF_ERROR(SetParent(txn, src->ino, new_parent));
+      if (moves && dst_dir) RETURN_IF_ERROR(SetParent(txn, dst->ino, old_parent));
+      RETURN_IF_ERROR(TouchCtime(txn, src->ino, now));
+      RETURN_IF_ERROR(TouchCtime(txn, dst->ino, now));
+      RETURN_IF_ERROR(TouchDir(txn, old_parent, now));
+      return TouchDir(txn, new_parent, now);
     }
 
     if (dst) {
@@ -90,36 +128,34 @@ Status SqliteStore::Rename(const OpToken& token, InodeId old_parent, std::string
         return Status(StatusCode::kIsDirectory, fmt::format("{} is a directory", new_name));
       }
       if (dst_dir) {
-        ASSIGN_OR_RETURN(auto child,
-                         db_.QueryInt("SELECT 1 FROM dentries WHERE parent = ? LIMIT 1", dst->ino));
-        if (child) return Status(StatusCode::kNotEmpty, fmt::format("directory {}", new_name));
+        ASSIGN_OR_RETURN(bool occupied, internal::HasEntries(txn, dst->ino));
+        if (occupied) return Status(StatusCode::kNotEmpty, fmt::format("directory {}", new_name));
       }
     } else if (src_dir && moves) {
-      ASSIGN_OR_RETURN(InodeAttr np, LoadAttr(new_parent));
-      if (np.nlink >= kMaxLinks) {
-        return Status(StatusCode::kTooManyLinks, fmt::format("directory {}", new_parent));
-      }
+      RETURN_IF_ERROR(CheckRoomForSubdir(txn, new_parent));
     }
 
     // The source dentry goes; the target dentry (kept, or new) names the source inode.
-    RETURN_IF_ERROR(DeleteDentry(old_parent, old_name));
+    RETURN_IF_ERROR(txn.DeleteDentry(old_parent, old_name));
     if (dst) {
-      RETURN_IF_ERROR(RepointDentry(new_parent, new_name, src->ino));
+      RETURN_IF_ERROR(Repoint(txn, *dst, src->ino));
     } else {
-      RETURN_IF_ERROR(InsertDentry(new_parent, new_name, src->ino));
+      ASSIGN_OR_RETURN(InodeRow dir, internal::LoadInode(txn, new_parent));
+      RETURN_IF_ERROR(internal::AddEntry(txn, dir, new_name, src->ino));
+      RETURN_IF_ERROR(txn.PutInode(dir));
     }
     if (src_dir && moves) {
-      RETURN_IF_ERROR(AddNlink(old_parent, -1));
-      RETURN_IF_ERROR(AddNlink(new_parent, 1));
-      RETURN_IF_ERROR(SetParent(src->ino, new_parent));
+      RETURN_IF_ERROR(AddNlink(txn, old_parent, -1));
+      RETURN_IF_ERROR(AddNlink(txn, new_parent, 1));
+      RETURN_IF_ERROR(SetParent(txn, src->ino, new_parent));
     }
-    RETURN_IF_ERROR(TouchCtime(src->ino, now));
-    RETURN_IF_ERROR(TouchDir(old_parent, now));
-    if (moves) RETURN_IF_ERROR(TouchDir(new_parent, now));
+    RETURN_IF_ERROR(TouchCtime(txn, src->ino, now));
+    RETURN_IF_ERROR(TouchDir(txn, old_parent, now));
+    if (moves) RETURN_IF_ERROR(TouchDir(txn, new_parent, now));
     if (!dst) return Status::Ok();
     // The replaced target loses its name, as in Unlink/Rmdir.
-    if (dst_dir) return RemoveDir(dst->ino, new_parent, now);
-    return DropLink(dst->ino, now);
+    if (dst_dir) return internal::RemoveDir(txn, dst->ino, new_parent, now);
+    return internal::DropLink(txn, dst->ino, now);
   });
 }
 

@@ -7,41 +7,41 @@
 #include <utility>
 
 #include "common/secret.h"
-#include "meta/store/sqlite_store.h"
+#include "meta/store/posix_store.h"
 #include "meta/store/store_util.h"
 
 namespace t0fs::meta {
 
-Result<Objective> SqliteStore::GetObjective(InodeId ino) {
+Result<Objective> PosixStore::GetObjective(InodeId ino) {
   Objective out;
-  RETURN_IF_ERROR(Read([&]() -> Status {
-    ASSIGN_OR_RETURN(InodeAttr attr, LoadAttr(ino));
-    out.replicas = attr.replicas;
-    out.placement = attr.placement;
-    out.nodes = attr.placement_nodes;
-    out.chunk_size = attr.chunk_size;
+  RETURN_IF_ERROR(Read([&](ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(InodeRow row, internal::LoadInode(txn, ino));
+    out.replicas = row.attr.replicas;
+    out.placement = row.attr.placement;
+    out.nodes = row.attr.placement_nodes;
+    out.chunk_size = row.attr.chunk_size;
     return Status::Ok();
   }));
   return out;
 }
 
-Result<uint64_t> SqliteStore::SetObjective(InodeId ino, const Objective& objective, bool recursive) {
+Result<uint64_t> PosixStore::SetObjective(InodeId ino, const Objective& objective,
+                                          bool recursive) {
   // The acceptable range is policy (meta/policy.h); the store only refuses
   // what no file can have: no copy at all.
   if (objective.replicas == 0) {
     return Status(StatusCode::kInvalidArgument, "an objective needs at least one replica");
   }
-  const std::string nodes = internal::FormatNodeList(objective.nodes);
   // Writes the objective to one inode; true when it is a directory.
-  auto apply = [&](InodeId cur) -> Result<bool> {
-    ASSIGN_OR_RETURN(InodeAttr attr, LoadAttr(cur));
-    const bool dir = internal::IsDir(attr.mode);
+  auto apply = [&](WriteTxn& txn, InodeId cur) -> Result<bool> {
+    ASSIGN_OR_RETURN(InodeRow row, internal::LoadInode(txn, cur));
+    const bool dir = internal::IsDir(row.attr.mode);
+    row.attr.replicas = objective.replicas;
+    row.attr.placement = objective.placement;
+    row.attr.placement_nodes = objective.nodes;
     // Files keep their chunk size; directories record it for new files.
-    const uint64_t chunk_size = dir ? objective.chunk_size : attr.chunk_size;
-    RETURN_IF_ERROR(db_.Run(
-        "UPDATE inodes SET replicas = ?, placement = ?, placement_nodes = ?, chunk_size = ? "
-        "WHERE ino = ?",
-        objective.replicas, static_cast<uint32_t>(objective.placement), nodes, chunk_size, cur));
+    if (dir) row.attr.chunk_size = objective.chunk_size;
+    RETURN_IF_ERROR(txn.PutInode(row));
     return dir;
   };
 
@@ -50,177 +50,214 @@ Result<uint64_t> SqliteStore::SetObjective(InodeId ino, const Objective& objecti
   // first one is visited from after entry seq `after`.
   std::deque<InodeId> dirs;
   uint64_t after = 0;
-  RETURN_IF_ERROR(Mutate(OpToken{}, [&](Outcome&) -> Status {
-    ASSIGN_OR_RETURN(bool dir, apply(ino));
-    ++changed;
+  RETURN_IF_ERROR(Write([&](WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(bool dir, apply(txn, ino));
+    changed = 1;
+    dirs.clear();
     if (dir && recursive) dirs.push_back(ino);
     return Status::Ok();
   }));
   // The tree below, in transactions of at most opts_.objective_batch inodes
   // each (directories have one parent, so each inode is visited once;
-  // a hard-linked file may be visited twice, which is harmless).
+  // a hard-linked file may be visited twice, which is harmless). A batch
+  // retried after a conflict starts again from where the last committed one
+  // ended.
   const size_t batch = std::max<size_t>(opts_.objective_batch, 1);
   while (!dirs.empty()) {
-    RETURN_IF_ERROR(Mutate(OpToken{}, [&](Outcome&) -> Status {
+    std::deque<InodeId> todo;
+    uint64_t todo_after = 0;
+    uint64_t todo_changed = 0;
+    RETURN_IF_ERROR(Write([&](WriteTxn& txn) -> Status {
+      todo = dirs;
+      todo_after = after;
+      todo_changed = changed;
       size_t budget = batch;
-      while (budget > 0 && !dirs.empty()) {
-        const InodeId dir = dirs.front();
-        std::vector<std::pair<InodeId, uint64_t>> page;  // (ino, seq)
-        {
-          ASSIGN_OR_RETURN(auto q, db_.Query("SELECT ino, seq FROM dentries WHERE parent = ? AND "
-                                             "seq > ? ORDER BY seq LIMIT ?",
-                                             dir, after, budget));
-          for (;;) {
-            ASSIGN_OR_RETURN(bool row, q->Step());
-            if (!row) break;
-            page.emplace_back(InodeId(q->U64(0)), q->U64(1));
-          }
-        }
-        for (const auto& [child, seq] : page) {
-          ASSIGN_OR_RETURN(bool child_dir, apply(child));
-          ++changed;
-          if (child_dir) dirs.push_back(child);
-          after = seq;
+      while (budget > 0 && !todo.empty()) {
+        const InodeId dir = todo.front();
+        ASSIGN_OR_RETURN(std::vector<DirItem> page, txn.ListDir(dir, todo_after, budget, false));
+        for (const DirItem& item : page) {
+          ASSIGN_OR_RETURN(bool child_dir, apply(txn, item.dentry.ino));
+          ++todo_changed;
+          if (child_dir) todo.push_back(item.dentry.ino);
+          todo_after = item.dentry.seq;
         }
         budget -= page.size();
         if (budget > 0) {  // the page was short: `dir` is done
-          dirs.pop_front();
-          after = 0;
+          todo.pop_front();
+          todo_after = 0;
         }
       }
       return Status::Ok();
     }));
+    dirs = std::move(todo);
+    after = todo_after;
+    changed = todo_changed;
   }
   return changed;
 }
 
-Result<std::vector<ChunkReplicas>> SqliteStore::ScanReplicas(ChunkId after, size_t max, bool* eof) {
+Result<std::vector<ChunkReplicas>> PosixStore::ScanReplicas(ChunkId after, size_t max, bool* eof) {
   if (max == 0) return Status(StatusCode::kInvalidArgument, "max must be positive");
   std::vector<ChunkReplicas> out;
-  RETURN_IF_ERROR(Read([&]() -> Status {
-    ASSIGN_OR_RETURN(
-        auto q,
-        db_.Query("SELECT c.id, c.ino, c.idx, i.chunk_size, i.replicas, i.placement, i.placement_nodes, "
-                  "r.node, r.volume, r.version, r.state FROM chunks c "
-                  "JOIN inodes i ON i.ino = c.ino JOIN replicas r ON r.chunk_id = c.id "
-                  "WHERE c.id IN (SELECT id FROM chunks WHERE id > ? ORDER BY id LIMIT ?) "
-                  "ORDER BY c.id, r.pos",
-                  after, max + 1));
-    *eof = true;
+  bool at_end = true;
+  RETURN_IF_ERROR(Read([&](ReadTxn& txn) -> Status {
+    out.clear();
+    // As a join: a chunk without replicas or without its inode (a damaged
+    // store, reported by Check) is not listed; the scan goes on past it.
+    ChunkId cursor = after;
     for (;;) {
-      ASSIGN_OR_RETURN(bool row, q->Step());
-      if (!row) return Status::Ok();
-      ChunkId chunk(q->U64(0));
-      if (out.empty() || out.back().chunk != chunk) {
+      // One chunk more than fits, to know whether the scan is complete.
+      const size_t want = max - out.size() + 1;
+      ASSIGN_OR_RETURN(std::vector<ChunkWithReplicas> chunks, txn.ScanChunks(cursor, want));
+      for (const ChunkWithReplicas& c : chunks) {
         if (out.size() == max) {
-          *eof = false;
+          at_end = false;
           return Status::Ok();
         }
-        ChunkReplicas c;
-        c.chunk = chunk;
-        c.ino = InodeId(q->U64(1));
-        c.index = q->U64(2);
-        c.chunk_size = q->U64(3);
-        c.objective.replicas = q->U32(4);
-        c.objective.placement = static_cast<Placement>(q->U32(5));
-        c.objective.nodes = internal::ParseNodeList(q->Bytes(6));
-        out.push_back(std::move(c));
+        cursor = c.chunk.id;
+        if (c.replicas.empty()) continue;
+        ASSIGN_OR_RETURN(std::optional<InodeRow> file, txn.GetInode(c.chunk.ino));
+        if (!file) continue;
+        ChunkReplicas r;
+        r.chunk = c.chunk.id;
+        r.ino = c.chunk.ino;
+        r.index = c.chunk.index;
+        r.chunk_size = file->attr.chunk_size;
+        r.objective.replicas = file->attr.replicas;
+        r.objective.placement = file->attr.placement;
+        r.objective.nodes = file->attr.placement_nodes;
+        for (const ReplicaRow& row : c.replicas) r.replicas.push_back(internal::ReplicaOf(row));
+        out.push_back(std::move(r));
       }
-      out.back().replicas.push_back(Replica{NodeId(q->U64(7)), VolumeId(q->U64(8)), chunk, q->U64(9),
-                                            static_cast<ReplicaState>(q->U32(10))});
+      if (chunks.size() < want) {
+        at_end = true;
+        return Status::Ok();
+      }
     }
   }));
+  *eof = at_end;
   return out;
 }
 
-Status SqliteStore::SetReplicaState(ChunkId chunk, NodeId node, ReplicaState state) {
-  return Mutate(OpToken{}, [&](Outcome&) -> Status {
-    ASSIGN_OR_RETURN(auto found, db_.QueryInt("SELECT 1 FROM replicas WHERE chunk_id = ? AND node = ?",
-                                              chunk, node));
-    if (!found) return Status(StatusCode::kNotFound, fmt::format("no replica of chunk {} on node {}", chunk, node));
-    return db_.Run("UPDATE replicas SET state = ? WHERE chunk_id = ? AND node = ?", state, chunk, node);
-  });
-}
+namespace {
 
-Status SqliteStore::AddPendingReplica(ChunkId chunk, NodeId node, VolumeId volume) {
-  return Mutate(OpToken{}, [&](Outcome&) -> Status {
-    ASSIGN_OR_RETURN(auto exists, db_.QueryInt("SELECT 1 FROM chunks WHERE id = ?", chunk));
-    if (!exists) return Status(StatusCode::kNotFound, fmt::format("chunk {}", chunk));
-    ASSIGN_OR_RETURN(auto vol, db_.QueryInt("SELECT 1 FROM volumes WHERE id = ? AND node = ?", volume, node));
-    if (!vol) return Status(StatusCode::kInvalidArgument, fmt::format("volume {} is not on node {}", volume, node));
-    ASSIGN_OR_RETURN(auto here, db_.QueryInt("SELECT 1 FROM replicas WHERE chunk_id = ? AND node = ?",
-                                             chunk, node));
-    if (here) {
-      // The node's copy is stale or corrupt: it is overwritten in place.
-      return db_.Run("UPDATE replicas SET state = ?, volume = ? WHERE chunk_id = ? AND node = ?",
-                     ReplicaState::kPending, volume, chunk, node);
+// The replica row of `chunk` on `node` (kNotFound when there is none).
+Result<ReplicaRow> ReplicaOn(ReadTxn& txn, ChunkId chunk, NodeId node) {
+  ASSIGN_OR_RETURN(std::optional<ChunkWithReplicas> c, txn.GetChunk(chunk));
+  if (c) {
+    for (const ReplicaRow& r : c->replicas) {
+      if (r.node == node) return r;
     }
-    ASSIGN_OR_RETURN(auto pos, db_.QueryInt("SELECT COALESCE(MAX(pos), -1) + 1 FROM replicas WHERE chunk_id = ?",
-                                            chunk));
-    return db_.Run("INSERT INTO replicas (chunk_id, pos, node, volume, version, state) VALUES (?, ?, ?, ?, 0, ?)",
-                   chunk, pos.value_or(0), node, volume, ReplicaState::kPending);
+  }
+  return Status(StatusCode::kNotFound, fmt::format("no replica of chunk {} on node {}", chunk, node));
+}
+
+}  // namespace
+
+Status PosixStore::SetReplicaState(ChunkId chunk, NodeId node, ReplicaState state) {
+  return Write([&](WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(ReplicaRow r, ReplicaOn(txn, chunk, node));
+    r.state = state;
+    return txn.PutReplica(r);
   });
 }
 
-Status SqliteStore::CompleteReplica(ChunkId chunk, NodeId node, uint64_t version) {
-  return Mutate(OpToken{}, [&](Outcome&) -> Status {
-    ASSIGN_OR_RETURN(auto state, db_.QueryInt("SELECT state FROM replicas WHERE chunk_id = ? AND node = ?",
-                                              chunk, node));
-    if (!state) return Status(StatusCode::kNotFound, fmt::format("no replica of chunk {} on node {}", chunk, node));
-    ASSIGN_OR_RETURN(auto committed,
-                     db_.QueryInt("SELECT COALESCE(MAX(version), 0) FROM replicas WHERE chunk_id = ? "
-                                  "AND state = ? AND node != ?",
-                                  chunk, ReplicaState::kHealthy, node));
-    if (static_cast<uint64_t>(committed.value_or(0)) > version) {
-      return Status(StatusCode::kStale, fmt::format("chunk {} moved to version {} during the copy (copied {})",
-                                                    chunk, *committed, version));
+Status PosixStore::AddPendingReplica(ChunkId chunk, NodeId node, VolumeId volume) {
+  return Write([&](WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(std::optional<ChunkWithReplicas> c, txn.GetChunk(chunk));
+    if (!c) return Status(StatusCode::kNotFound, fmt::format("chunk {}", chunk));
+    ASSIGN_OR_RETURN(std::optional<VolumeRecord> vol, txn.GetVolume(volume));
+    if (!vol || vol->node != node) {
+      return Status(StatusCode::kInvalidArgument,
+                    fmt::format("volume {} is not on node {}", volume, node));
     }
-    return db_.Run("UPDATE replicas SET state = ?, version = ? WHERE chunk_id = ? AND node = ?",
-                   ReplicaState::kHealthy, version, chunk, node);
+    uint32_t next_pos = 0;
+    for (ReplicaRow r : c->replicas) {
+      if (r.node == node) {
+        // The node's copy is stale or corrupt: it is overwritten in place.
+        r.state = ReplicaState::kPending;
+        r.volume = volume;
+        return txn.PutReplica(r);
+      }
+      next_pos = std::max(next_pos, r.pos + 1);
+    }
+    return txn.PutReplica(ReplicaRow{chunk, next_pos, node, volume, 0, ReplicaState::kPending});
   });
 }
 
-Status SqliteStore::DropReplica(ChunkId chunk, NodeId node) {
-  return Mutate(OpToken{}, [&](Outcome&) -> Status {
-    RETURN_IF_ERROR(db_.Run(
-        "INSERT INTO garbage (chunk_id, ino, idx, node, volume, version) "
-        "SELECT c.id, c.ino, c.idx, r.node, r.volume, r.version FROM chunks c "
-        "JOIN replicas r ON r.chunk_id = c.id WHERE c.id = ? AND r.node = ?",
-        chunk, node));
-    return db_.Run("DELETE FROM replicas WHERE chunk_id = ? AND node = ?", chunk, node);
+Status PosixStore::CompleteReplica(ChunkId chunk, NodeId node, uint64_t version) {
+  return Write([&](WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(std::optional<ChunkWithReplicas> c, txn.GetChunk(chunk));
+    std::optional<ReplicaRow> mine;
+    uint64_t committed = 0;
+    for (const ReplicaRow& r : c ? c->replicas : std::vector<ReplicaRow>{}) {
+      if (r.node == node) {
+        mine = r;
+      } else if (r.state == ReplicaState::kHealthy) {
+        committed = std::max(committed, r.version);
+      }
+    }
+    if (!mine) {
+      return Status(StatusCode::kNotFound,
+                    fmt::format("no replica of chunk {} on node {}", chunk, node));
+    }
+    if (committed > version) {
+      return Status(StatusCode::kStale,
+                    fmt::format("chunk {} moved to version {} during the copy (copied {})", chunk,
+                                committed, version));
+    }
+    mine->state = ReplicaState::kHealthy;
+    mine->version = version;
+    return txn.PutReplica(*mine);
   });
 }
 
-Status SqliteStore::SetNodeAdminState(NodeId node, NodeAdminState state) {
-  return Mutate(OpToken{}, [&](Outcome&) -> Status {
-    ASSIGN_OR_RETURN(auto found, db_.QueryInt("SELECT 1 FROM nodes WHERE id = ?", node));
-    if (!found) return Status(StatusCode::kMetaNoNode, fmt::format("node {}", node));
-    return db_.Run("UPDATE nodes SET admin_state = ? WHERE id = ?", static_cast<uint32_t>(state), node);
+Status PosixStore::DropReplica(ChunkId chunk, NodeId node) {
+  return Write([&](WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(std::optional<ChunkWithReplicas> c, txn.GetChunk(chunk));
+    if (!c) return Status::Ok();
+    for (const ReplicaRow& r : c->replicas) {
+      if (r.node != node) continue;
+      ASSIGN_OR_RETURN(uint64_t id, txn.NextId(Counter::kGarbage));
+      RETURN_IF_ERROR(txn.PutGarbage(
+          GarbageRow{id, chunk, c->chunk.ino, c->chunk.index, r.node, r.volume, r.version}));
+      RETURN_IF_ERROR(txn.DeleteReplica(chunk, r.pos));
+    }
+    return Status::Ok();
   });
 }
 
-Result<std::string> SqliteStore::CapabilityKey() {
+Status PosixStore::SetNodeAdminState(NodeId node, NodeAdminState state) {
+  return Write([&](WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(std::optional<NodeRow> row, txn.GetNode(node));
+    if (!row) return Status(StatusCode::kMetaNoNode, fmt::format("node {}", node));
+    row->admin_state = state;
+    return txn.PutNode(*row);
+  });
+}
+
+Result<std::string> PosixStore::CapabilityKey() {
+  constexpr std::string_view kKey = "capability_key";
   std::string key;
-  RETURN_IF_ERROR(Mutate(OpToken{}, [&](Outcome&) -> Status {
-    ASSIGN_OR_RETURN(auto q, db_.Query("SELECT value FROM meta WHERE key = 'capability_key'"));
-    ASSIGN_OR_RETURN(bool row, q->Step());
-    if (row) {
-      key = q->Bytes(0);
+  RETURN_IF_ERROR(Write([&](WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(std::optional<std::string> found, txn.GetProperty(kKey));
+    if (found) {
+      key = std::move(*found);
       return Status::Ok();
     }
     key = HexEncode(RandomBytes(32));
-    return db_.Run("INSERT INTO meta (key, value) VALUES ('capability_key', ?)", key);
+    return txn.PutProperty(kKey, key);
   }));
   return key;
 }
 
-Result<bool> SqliteStore::HasWriteHandle(SessionId session, InodeId ino) {
+Result<bool> PosixStore::HasWriteHandle(SessionId session, InodeId ino) {
   bool found = false;
-  RETURN_IF_ERROR(Read([&]() -> Status {
-    ASSIGN_OR_RETURN(auto q, db_.QueryInt("SELECT 1 FROM handles WHERE session = ? AND ino = ? AND "
-                                          "(flags & 3) != 0 LIMIT 1",
-                                          session, ino));
-    found = q.has_value();
+  RETURN_IF_ERROR(Read([&](ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(std::vector<HandleRow> handles, txn.ListHandlesOf(ino));
+    found = std::any_of(handles.begin(), handles.end(), [&](const HandleRow& h) {
+      return h.session == session && internal::OpensForWrite(h.flags);
+    });
     return Status::Ok();
   }));
   return found;

@@ -1,76 +1,78 @@
 // Counts and ListChunks: what `t0fs status` and fsck read.
 #include <fmt/format.h>
 
-#include "meta/store/sqlite_store.h"
+#include <limits>
+#include <map>
+
+#include "meta/store/posix_store.h"
 #include "meta/store/store_util.h"
 
 namespace t0fs::meta {
 
-Result<StoreCounts> SqliteStore::Counts() {
+Result<StoreCounts> PosixStore::Counts() {
   StoreCounts c;
-  // Type bits in SQL: S_IFMT 0170000 = 61440, S_IFDIR 0040000 = 16384,
-  // S_IFREG 0100000 = 32768.
-  RETURN_IF_ERROR(Read([&]() -> Status {
-    auto count = [&](std::string_view sql, uint64_t* field) -> Status {
-      ASSIGN_OR_RETURN(auto v, db_.QueryInt(sql));
-      *field = static_cast<uint64_t>(v.value_or(0));
-      return Status::Ok();
-    };
-    RETURN_IF_ERROR(count("SELECT COUNT(*) FROM inodes WHERE (mode & 61440) <> 16384", &c.files));
-    RETURN_IF_ERROR(
-        count("SELECT COUNT(*) FROM inodes WHERE (mode & 61440) = 16384", &c.directories));
-    RETURN_IF_ERROR(count("SELECT COUNT(*) FROM chunks", &c.chunks));
-    RETURN_IF_ERROR(count("SELECT COALESCE(SUM(size), 0) FROM inodes WHERE (mode & 61440) = 32768",
-                          &c.logical_bytes));
-    RETURN_IF_ERROR(count("SELECT COUNT(*) FROM sessions", &c.sessions));
-    RETURN_IF_ERROR(count("SELECT COUNT(*) FROM handles", &c.open_handles));
-    return count("SELECT COUNT(*) FROM garbage", &c.garbage_chunks);
+  RETURN_IF_ERROR(Read([&](ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(RowTotals t, txn.Totals());
+    c.files = t.files;
+    c.directories = t.directories;
+    c.chunks = t.chunks;
+    c.logical_bytes = t.logical_bytes;
+    c.sessions = t.sessions;
+    c.open_handles = t.handles;
+    c.garbage_chunks = t.garbage;
+    return Status::Ok();
   }));
   return c;
 }
 
-Result<std::vector<ChunkRecord>> SqliteStore::ListChunks(ChunkId after, size_t max, bool* eof) {
+Result<std::vector<ChunkRecord>> PosixStore::ListChunks(ChunkId after, size_t max, bool* eof) {
   std::vector<ChunkRecord> out;
   bool at_end = true;
   if (max == 0) return Status(StatusCode::kInvalidArgument, "list of 0 chunks");
-  RETURN_IF_ERROR(Read([&]() -> Status {
-    // The next chunk ids first (one more than can fit, to detect the end),
-    // then each chunk's rows: a page never splits a chunk's replicas, since
-    // the next page starts after the last chunk id returned.
-    std::vector<uint64_t> ids;
-    {
-      ASSIGN_OR_RETURN(
-          auto q,
-          db_.Query("SELECT chunk_id FROM (SELECT chunk_id FROM replicas WHERE chunk_id > ? "
-                    "UNION SELECT chunk_id FROM garbage WHERE chunk_id > ?) AS c ORDER BY chunk_id "
-                    "LIMIT ?",
-                    after, after, max + 1));
-      for (;;) {
-        ASSIGN_OR_RETURN(bool row, q->Step());
-        if (!row) break;
-        ids.push_back(q->U64(0));
-      }
+  RETURN_IF_ERROR(Read([&](ReadTxn& txn) -> Status {
+    out.clear();
+    at_end = true;
+    // The next chunk ids first (one more than can fit, to detect the end):
+    // chunks in a layout with replicas, and chunks with garbage rows. Then
+    // each chunk's rows: a page never splits a chunk's replicas, since the
+    // next page starts after the last chunk id returned.
+    ASSIGN_OR_RETURN(std::vector<ChunkWithReplicas> live, txn.ScanChunks(after, max + 1));
+    ASSIGN_OR_RETURN(std::vector<ChunkId> queued, txn.ListGarbageChunks(after, max + 1));
+    // Both lists are cut at max + 1: the ids beyond the smaller cut are
+    // not known yet, so the page ends there.
+    bool truncated = false;
+    uint64_t bound = std::numeric_limits<uint64_t>::max();
+    if (live.size() > max) {
+      truncated = true;
+      bound = std::min(bound, live.back().chunk.id.value());
     }
-    for (size_t i = 0; i < ids.size(); ++i) {
+    if (queued.size() > max) {
+      truncated = true;
+      bound = std::min(bound, queued.back().value());
+    }
+    std::map<ChunkId, const ChunkWithReplicas*> ids;
+    for (const ChunkWithReplicas& c : live) {
+      if (!c.replicas.empty() && c.chunk.id.value() <= bound) ids.emplace(c.chunk.id, &c);
+    }
+    for (ChunkId id : queued) {
+      if (id.value() <= bound) ids.emplace(id, nullptr);
+    }
+    at_end = !truncated;
+    size_t i = 0;
+    for (const auto& [chunk, layout] : ids) {
+      if (i++ == max + 1) break;
       std::vector<ChunkRecord> rows;
-      {
-        ASSIGN_OR_RETURN(
-            auto q,
-            db_.Query("SELECT c.ino, c.idx, r.node, r.volume, r.version, r.state, 0, r.pos "
-                      "FROM replicas r LEFT JOIN chunks c ON c.id = r.chunk_id "
-                      "WHERE r.chunk_id = ? "
-                      "UNION ALL SELECT ino, idx, node, volume, version, 0, 1, id FROM garbage "
-                      "WHERE chunk_id = ? ORDER BY 7, 8",
-                      ids[i], ids[i]));
-        for (;;) {
-          ASSIGN_OR_RETURN(bool row, q->Step());
-          if (!row) break;
-          ChunkId chunk(ids[i]);
-          rows.push_back(ChunkRecord{chunk, InodeId(q->U64(0)), q->U64(1),
-                                     Replica{NodeId(q->U64(2)), VolumeId(q->U64(3)), chunk,
-                                             q->U64(4), static_cast<ReplicaState>(q->U32(5))},
-                                     q->Int(6) != 0});
+      if (layout != nullptr) {
+        for (const ReplicaRow& r : layout->replicas) {
+          rows.push_back(ChunkRecord{chunk, layout->chunk.ino, layout->chunk.index,
+                                     internal::ReplicaOf(r), false});
         }
+      }
+      ASSIGN_OR_RETURN(std::vector<GarbageRow> garbage, txn.ListGarbageOfChunk(chunk));
+      for (const GarbageRow& g : garbage) {
+        rows.push_back(ChunkRecord{chunk, g.ino, g.index,
+                                   Replica{g.node, g.volume, chunk, g.version, ReplicaState::kHealthy},
+                                   true});
       }
       // A chunk with more rows than `max` still goes out whole, alone.
       if (!out.empty() && out.size() + rows.size() > max) {
@@ -78,7 +80,7 @@ Result<std::vector<ChunkRecord>> SqliteStore::ListChunks(ChunkId after, size_t m
         return Status::Ok();
       }
       out.insert(out.end(), rows.begin(), rows.end());
-      if (out.size() >= max && i + 1 < ids.size()) {
+      if (out.size() >= max && i < std::min(ids.size(), max + 1)) {
         at_end = false;
         return Status::Ok();
       }

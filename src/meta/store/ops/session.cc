@@ -2,80 +2,55 @@
 // handles (freeing inodes unlinked while open) and forgets its replay slots.
 #include <fmt/format.h>
 
-#include "meta/store/sqlite_store.h"
+#include "meta/store/posix_store.h"
 #include "meta/store/store_util.h"
 
 namespace t0fs::meta {
 
-Result<SessionId> SqliteStore::OpenSession(std::string_view client_name, std::string_view host_id,
-                                           Timespec now) {
+Result<SessionId> PosixStore::OpenSession(std::string_view client_name, std::string_view host_id,
+                                          Timespec now) {
   SessionId session;
-  RETURN_IF_ERROR(Mutate(OpToken{}, [&](Outcome&) -> Status {
-    ASSIGN_OR_RETURN(auto q, db_.Query("INSERT INTO sessions (client_name, host_id, renewed_s, "
-                                       "renewed_ns) VALUES (?, ?, ?, ?) RETURNING id",
-                                       client_name, host_id, now.sec, now.nsec));
-    ASSIGN_OR_RETURN(bool row, q->Step());
-    if (!row) return Status(StatusCode::kInternal, "insert session returned no id");
-    session = SessionId(q->U64(0));
-    return q->Run();
+  RETURN_IF_ERROR(Write([&](WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(uint64_t id, txn.NextId(Counter::kSession));
+    session = SessionId(id);
+    return txn.PutSession(
+        SessionRecord{session, std::string(client_name), std::string(host_id), now});
   }));
   return session;
 }
 
-Status SqliteStore::RenewSession(SessionId session, Timespec now) {
-  return Mutate(OpToken{}, [&](Outcome&) -> Status {
-    RETURN_IF_ERROR(db_.Run("UPDATE sessions SET renewed_s = ?, renewed_ns = ? WHERE id = ?",
-                            now.sec, now.nsec, session));
-    if (db_.Changes() == 0) {
-      return Status(StatusCode::kMetaNoSession, fmt::format("session {}", session));
-    }
-    return Status::Ok();
+Status PosixStore::RenewSession(SessionId session, Timespec now) {
+  return Write([&](WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(std::optional<SessionRecord> found, txn.GetSession(session));
+    if (!found) return Status(StatusCode::kMetaNoSession, fmt::format("session {}", session));
+    found->last_renewed = now;
+    return txn.PutSession(*found);
   });
 }
 
-Status SqliteStore::CloseSession(SessionId session) {
-  return Mutate(OpToken{}, [&](Outcome&) -> Status {
-    RETURN_IF_ERROR(RequireSession(session));
-    return CloseSessionLocked(session);
+Status PosixStore::CloseSession(SessionId session) {
+  return Write([&](WriteTxn& txn) -> Status {
+    RETURN_IF_ERROR(internal::RequireSession(txn, session));
+    return internal::CloseSession(txn, session);
   });
 }
 
-Result<size_t> SqliteStore::ExpireSessions(Timespec cutoff) {
+Result<size_t> PosixStore::ExpireSessions(Timespec cutoff) {
   size_t closed = 0;
-  RETURN_IF_ERROR(Mutate(OpToken{}, [&](Outcome&) -> Status {
-    std::vector<SessionId> expired;
-    {
-      ASSIGN_OR_RETURN(auto q, db_.Query("SELECT id FROM sessions WHERE renewed_s < ? OR "
-                                         "(renewed_s = ? AND renewed_ns < ?) ORDER BY id",
-                                         cutoff.sec, cutoff.sec, cutoff.nsec));
-      for (;;) {
-        ASSIGN_OR_RETURN(bool row, q->Step());
-        if (!row) break;
-        expired.push_back(SessionId(q->U64(0)));
+  RETURN_IF_ERROR(Write([&](WriteTxn& txn) -> Status {
+    closed = 0;
+    ASSIGN_OR_RETURN(std::vector<SessionRecord> sessions, txn.ListSessions());
+    for (const SessionRecord& s : sessions) {
+      if (s.last_renewed.sec > cutoff.sec ||
+          (s.last_renewed.sec == cutoff.sec && s.last_renewed.nsec >= cutoff.nsec)) {
+        continue;
       }
+      RETURN_IF_ERROR(internal::CloseSession(txn, s.session));
+      ++closed;
     }
-    for (SessionId session : expired) RETURN_IF_ERROR(CloseSessionLocked(session));
-    closed = expired.size();
     return Status::Ok();
   }));
   return closed;
-}
-
-Status SqliteStore::CloseSessionLocked(SessionId session) {
-  std::vector<InodeId> inodes;
-  {
-    ASSIGN_OR_RETURN(auto q,
-                     db_.Query("SELECT DISTINCT ino FROM handles WHERE session = ?", session));
-    for (;;) {
-      ASSIGN_OR_RETURN(bool row, q->Step());
-      if (!row) break;
-      inodes.push_back(InodeId(q->U64(0)));
-    }
-  }
-  RETURN_IF_ERROR(db_.Run("DELETE FROM handles WHERE session = ?", session));
-  for (InodeId ino : inodes) RETURN_IF_ERROR(FreeIfOrphan(ino));
-  RETURN_IF_ERROR(db_.Run("DELETE FROM replay WHERE session = ?", session));
-  return db_.Run("DELETE FROM sessions WHERE id = ?", session);
 }
 
 }  // namespace t0fs::meta

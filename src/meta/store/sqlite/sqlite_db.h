@@ -14,7 +14,7 @@
 // retried a few times more before it is reported.
 //
 // Thread safety: none. A Db and everything it hands out are used by one
-// thread at a time (SqliteStore holds its mutex around every use).
+// thread at a time (SqliteEngine holds its mutex around every use).
 #pragma once
 
 #include <chrono>
