@@ -4,6 +4,9 @@
 // report` reads back. Shared by every workload (io, ai, sweep, meta, and the
 // MLPerf workloads built on them).
 //
+// Definitions: the model in result.cc, the JSON/CSV forms and the atomic
+// write in result_files.cc, the formatting of values in result_format.cc.
+//
 // Thread safety: values.
 #pragma once
 
