@@ -183,14 +183,14 @@ Result<AdminTarget> ConnectAdmin(const AdminOptions& options, const std::string&
   auto secret = LoadSecret(target.location.secret_file);
   if (!secret.ok())
     return secret.status().WithContext("cluster secret (" + target.location.found_by + ")");
-  target.secret = *secret;
   client::AdminClient::Options admin_options;
   admin_options.meta = target.meta;
-  admin_options.secret = target.secret;
+  admin_options.secret = *secret;
   ASSIGN_OR_RETURN(target.admin, client::AdminClient::Open(admin_options));
   if (!target.location.cluster_id.empty()) {
     auto status = target.admin->GetStatus();
-    RETURN_IF_ERROR(status.status().WithContext("meta " + target.meta + " (" + target.location.found_by + ")"));
+    RETURN_IF_ERROR(
+        status.status().WithContext("meta " + target.meta + " (" + target.location.found_by + ")"));
     if (status->cluster_id != target.location.cluster_id) {
       return Status(
           StatusCode::kInvalidArgument,

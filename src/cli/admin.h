@@ -62,7 +62,6 @@ struct AdminOptions {
 
 struct AdminTarget {
   std::string meta;
-  std::string secret;
   ClusterLocation location;
   std::unique_ptr<client::AdminClient> admin;  // of meta, authenticated as "admin"
 };

@@ -1,8 +1,8 @@
 // AdminClient over RPC (t0fs/admin.h): each call is one request to meta
 // (or, for chunk listings, to a data node), or a few pages of one.
-#include <map>
-
 #include <fmt/format.h>
+
+#include <map>
 
 #include "rpc/channel.h"
 #include "rpc/convert.h"
@@ -122,8 +122,8 @@ class RpcAdminClient final : public AdminClient {
       pb::ChunkListRsp rsp;
       RETURN_IF_ERROR(channel_.Call<rpc::Method::kChunkList>(req, &rsp));
       for (const pb::ChunkRef& c : rsp.chunks()) {
-        refs.push_back(ChunkRef{ChunkId(c.chunk()), NodeId(c.node()), VolumeId(c.volume()), c.version(),
-                                InodeId(c.ino()), c.index(), c.garbage()});
+        refs.push_back(ChunkRef{ChunkId(c.chunk()), NodeId(c.node()), VolumeId(c.volume()),
+                                c.version(), InodeId(c.ino()), c.index(), c.garbage()});
         after = std::max(after, c.chunk());
       }
       if (rsp.eof() || rsp.chunks_size() == 0) break;
@@ -131,7 +131,8 @@ class RpcAdminClient final : public AdminClient {
     return refs;
   }
 
-  Result<std::vector<StoredChunk>> StoredChunks(const std::string& address, VolumeId volume) override {
+  Result<std::vector<StoredChunk>> StoredChunks(const std::string& address,
+                                                VolumeId volume) override {
     ASSIGN_OR_RETURN(rpc::Channel * node, NodeChannel(address));
     std::vector<StoredChunk> files;
     for (uint64_t after = 0;;) {
@@ -142,7 +143,8 @@ class RpcAdminClient final : public AdminClient {
       pb::ListChunksRsp rsp;
       RETURN_IF_ERROR(node->Call<rpc::Method::kListChunks>(req, &rsp));
       for (const pb::ChunkInfo& c : rsp.chunks()) {
-        files.push_back(StoredChunk{ChunkId(c.chunk()), VolumeId(c.volume()), c.length(), c.version()});
+        files.push_back(
+            StoredChunk{ChunkId(c.chunk()), VolumeId(c.volume()), c.length(), c.version()});
         after = std::max(after, c.chunk());
       }
       if (rsp.eof() || rsp.chunks_size() == 0) break;
@@ -170,7 +172,7 @@ class RpcAdminClient final : public AdminClient {
   }
 
   const rpc::ClientOptions options_;
-  rpc::Channel channel_;  // to meta
+  rpc::Channel channel_;                                        // to meta
   std::map<std::string, std::unique_ptr<rpc::Channel>> nodes_;  // data node address → channel
 };
 
@@ -193,6 +195,5 @@ Result<std::vector<NodeStatus>> AdminClient::Nodes() {
 std::string LocalHostId() {
   return rpc::LocalHostId();
 }
-
 
 }  // namespace t0fs::client

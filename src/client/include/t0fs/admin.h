@@ -83,10 +83,10 @@ struct ClusterStatus {
   uint64_t files = 0;
   uint64_t directories = 0;
   uint64_t chunks = 0;
-  uint64_t logical_bytes = 0;   // the sum of file sizes
-  uint64_t sessions = 0;        // client sessions
+  uint64_t logical_bytes = 0;  // the sum of file sizes
+  uint64_t sessions = 0;       // client sessions
   uint64_t open_handles = 0;
-  uint64_t garbage_chunks = 0;  // chunk replicas awaiting removal
+  uint64_t garbage_chunks = 0;    // chunk replicas awaiting removal
   uint64_t under_replicated = 0;  // chunks with fewer healthy replicas than their objective
   uint64_t over_replicated = 0;
   uint64_t stale_replicas = 0;
@@ -138,8 +138,8 @@ struct FsckReport {
   std::vector<std::string> warnings;
   std::vector<std::string> notes;
   uint64_t inodes = 0;
-  uint64_t meta_chunks = 0;    // replicas in layouts
-  uint64_t chunk_files = 0;    // chunk files found on the nodes checked
+  uint64_t meta_chunks = 0;  // replicas in layouts
+  uint64_t chunk_files = 0;  // chunk files found on the nodes checked
   uint64_t nodes_checked = 0;
   bool clean() const { return problems.empty() && below_objective.empty(); }
 };
@@ -188,7 +188,8 @@ class AdminClient {
   // Every chunk replica meta knows, in layouts or queued for removal.
   virtual Result<std::vector<ChunkRef>> ChunkRefs() = 0;
   // The chunk files on one volume of the data node at `address`.
-  virtual Result<std::vector<StoredChunk>> StoredChunks(const std::string& address, VolumeId volume) = 0;
+  virtual Result<std::vector<StoredChunk>> StoredChunks(const std::string& address,
+                                                        VolumeId volume) = 0;
   // The whole check: meta's, then the chunk files of every node that is up
   // or draining compared with meta's replicas (orphans, missing and stale
   // files), and chunks whose healthy replicas are enough only by counting
