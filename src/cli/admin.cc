@@ -12,7 +12,6 @@
 #include "common/mount_probe.h"
 #include "common/mountinfo.h"
 #include "common/secret.h"
-#include "rpc/proto/meta.pb.h"
 
 namespace t0fs::cli {
 namespace {
@@ -184,35 +183,22 @@ Result<AdminTarget> ConnectAdmin(const AdminOptions& options, const std::string&
   auto secret = LoadSecret(target.location.secret_file);
   if (!secret.ok())
     return secret.status().WithContext("cluster secret (" + target.location.found_by + ")");
-  target.secret = *secret;
-  ASSIGN_OR_RETURN(rpc::Endpoint ep, rpc::Endpoint::Parse(target.meta));
-  rpc::ClientOptions copts;
-  copts.secret = target.secret;
-  copts.role = "admin";
-  copts.io_timeout.value = std::chrono::seconds(120);
-  target.channel = std::make_unique<rpc::Channel>(ep, copts);
+  client::AdminClient::Options admin_options;
+  admin_options.meta = target.meta;
+  admin_options.secret = *secret;
+  ASSIGN_OR_RETURN(target.admin, client::AdminClient::Open(admin_options));
   if (!target.location.cluster_id.empty()) {
-    pb::ClusterStatusRsp rsp;
+    auto status = target.admin->GetStatus();
     RETURN_IF_ERROR(
-        target.channel->Call<rpc::Method::kClusterStatus>(pb::Empty(), &rsp)
-            .WithContext("meta " + target.meta + " (" + target.location.found_by + ")"));
-    if (rsp.cluster_id() != target.location.cluster_id) {
+        status.status().WithContext("meta " + target.meta + " (" + target.location.found_by + ")"));
+    if (status->cluster_id != target.location.cluster_id) {
       return Status(
           StatusCode::kInvalidArgument,
           fmt::format("meta {} serves cluster {}, but the mount {} is of cluster {}", target.meta,
-                      rsp.cluster_id(), target.location.mount, target.location.cluster_id));
+                      status->cluster_id, target.location.mount, target.location.cluster_id));
     }
   }
   return target;
-}
-
-std::unique_ptr<rpc::Channel> NodeChannel(const AdminTarget& target, const std::string& address) {
-  auto ep = rpc::Endpoint::Parse(address);
-  rpc::ClientOptions copts;
-  copts.secret = target.secret;
-  copts.role = "admin";
-  copts.io_timeout.value = std::chrono::seconds(120);
-  return std::make_unique<rpc::Channel>(ep.ok() ? *ep : rpc::Endpoint{}, copts);
 }
 
 }  // namespace t0fs::cli

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "rpc/channel.h"
+#include "t0fs/admin.h"
 
 namespace CLI {
 class App;
@@ -62,16 +62,13 @@ struct AdminOptions {
 
 struct AdminTarget {
   std::string meta;
-  std::string secret;
   ClusterLocation location;
-  std::unique_ptr<rpc::Channel> channel;  // to meta, authenticated as "admin"
+  std::unique_ptr<client::AdminClient> admin;  // of meta, authenticated as "admin"
 };
 
 // Locates the cluster (`path`, when the command has a path argument, goes
-// first) and opens a channel to its meta. When the mount names its cluster,
-// a meta of another cluster is refused.
+// first) and opens an AdminClient of its meta. When the mount names its
+// cluster, a meta of another cluster is refused.
 Result<AdminTarget> ConnectAdmin(const AdminOptions& options, const std::string& path = "");
-// A channel to a data node's TCP address with the same secret.
-std::unique_ptr<rpc::Channel> NodeChannel(const AdminTarget& target, const std::string& address);
 
 }  // namespace t0fs::cli

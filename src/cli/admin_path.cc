@@ -36,13 +36,6 @@ std::string LocatingPath(const std::string& path) {
   return IsInnerPath(path) ? "" : path;
 }
 
-Result<std::unique_ptr<client::AdminClient>> OpenAdminClient(const AdminTarget& target) {
-  client::AdminClient::Options options;
-  options.meta = target.meta;
-  options.secret = target.secret;
-  return client::AdminClient::Open(options);
-}
-
 Result<uint64_t> ResolveInode(client::AdminClient& admin, const std::string& path) {
   if (!IsInnerPath(path)) return MountedInode(path);
   auto ino = admin.Resolve(std::string_view(path).substr(5));

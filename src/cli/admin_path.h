@@ -26,9 +26,6 @@ Status PrecheckPath(const std::string& path);
 // inner path.
 std::string LocatingPath(const std::string& path);
 
-// An AdminClient (t0fs/admin.h) of the cluster ConnectAdmin found.
-Result<std::unique_ptr<client::AdminClient>> OpenAdminClient(const AdminTarget& target);
-
 // The inode PATH names.
 Result<uint64_t> ResolveInode(client::AdminClient& admin, const std::string& path);
 

@@ -11,7 +11,6 @@
 #include "cli/command_util.h"
 #include "cli/commands.h"
 #include "common/config.h"
-#include "rpc/channel.h"
 #include "t0fs/admin.h"
 #include "t0fs/client.h"
 
@@ -28,21 +27,20 @@ int RunLayout(LayoutState& s) {
   if (Status st = PrecheckPath(s.path); !st.ok()) return Fail("layout", st);
   auto target = ConnectAdmin(s.admin, LocatingPath(s.path));
   if (!target.ok()) return Fail("layout", target.status());
-  auto admin = OpenAdminClient(*target);
-  if (!admin.ok()) return Fail("layout", admin.status());
-  auto ino = ResolveInode(**admin, s.path);
+  client::AdminClient& admin = *target->admin;
+  auto ino = ResolveInode(admin, s.path);
   if (!ino.ok()) return Fail("layout", ino.status());
-  auto attr = (*admin)->GetAttr(InodeId(*ino));
+  auto attr = admin.GetAttr(InodeId(*ino));
   if (!attr.ok()) return Fail("layout", attr.status().WithContext(s.path));
-  auto node_list = (*admin)->Nodes();
+  auto node_list = admin.Nodes();
   if (!node_list.ok()) return Fail("layout", node_list.status());
-  std::string here = rpc::LocalHostId();
-  std::map<uint64_t, const client::NodeInfo*> nodes;
+  std::string here = client::LocalHostId();
+  std::map<uint64_t, const client::NodeStatus*> nodes;
   for (const auto& n : *node_list) nodes[n.node.value()] = &n;
   // Shown when known: an error here leaves the default (replicas=0).
-  auto got = (*admin)->GetObjective(InodeId(*ino));
+  auto got = admin.GetObjective(InodeId(*ino));
   const client::Objective objective = got.ok() ? *got : client::Objective();
-  auto chunks = (*admin)->Chunks(InodeId(*ino));
+  auto chunks = admin.Chunks(InodeId(*ino));
   if (!chunks.ok()) return Fail("layout", chunks.status().WithContext(s.path));
   auto state_name = [](client::ReplicaState state) {
     return state == client::ReplicaState::kHealthy ? "healthy"

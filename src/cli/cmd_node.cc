@@ -5,7 +5,6 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/admin.h"
-#include "cli/admin_path.h"
 #include "cli/command_util.h"
 #include "cli/commands.h"
 
@@ -20,9 +19,8 @@ struct NodeState {
 int RunNodeAdmin(NodeState& s, bool drain) {
   auto target = ConnectAdmin(s.admin);
   if (!target.ok()) return Fail("node", target.status());
-  auto admin = OpenAdminClient(*target);
-  if (!admin.ok()) return Fail("node", admin.status());
-  Status st = drain ? (*admin)->Drain(NodeId(s.node)) : (*admin)->Undrain(NodeId(s.node));
+  client::AdminClient& admin = *target->admin;
+  Status st = drain ? admin.Drain(NodeId(s.node)) : admin.Undrain(NodeId(s.node));
   if (!st.ok()) return Fail("node", st);
   if (drain) {
     fmt::print("node {} is draining: its chunks move to other nodes (progress: t0fs status)\n",

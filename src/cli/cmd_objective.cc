@@ -20,9 +20,9 @@ namespace {
 
 // Data nodes in state up that the objective allows (all, or its nodes=).
 Result<uint32_t> UsableNodes(client::AdminClient& admin, const client::Objective& objective) {
-  ASSIGN_OR_RETURN(std::vector<client::NodeInfo> nodes, admin.Nodes());
+  ASSIGN_OR_RETURN(std::vector<client::NodeStatus> nodes, admin.Nodes());
   uint32_t up = 0;
-  for (const client::NodeInfo& n : nodes) {
+  for (const client::NodeStatus& n : nodes) {
     bool allowed = objective.nodes.empty() ||
                    std::find(objective.nodes.begin(), objective.nodes.end(), n.node) != objective.nodes.end();
     if (allowed && n.state == "up") ++up;
@@ -46,17 +46,16 @@ int RunObjective(ObjectiveState& s, bool set) {
   if (Status st = PrecheckPath(s.path); !st.ok()) return Fail("objective", st);
   auto target = ConnectAdmin(s.admin, LocatingPath(s.path));
   if (!target.ok()) return Fail("objective", target.status());
-  auto admin = OpenAdminClient(*target);
-  if (!admin.ok()) return Fail("objective", admin.status());
-  auto ino = ResolveInode(**admin, s.path);
+  client::AdminClient& admin = *target->admin;
+  auto ino = ResolveInode(admin, s.path);
   if (!ino.ok()) return Fail("objective", ino.status());
-  auto current = (*admin)->GetObjective(InodeId(*ino));
+  auto current = admin.GetObjective(InodeId(*ino));
   if (!current.ok()) return Fail("objective", current.status().WithContext(s.path));
   client::AdminClient::ObjectiveSet result{*current, 0};
   if (set) {
     auto obj = client::ParseObjective(s.items, *current);
     if (!obj.ok()) return Fail("objective", obj.status());
-    auto done = (*admin)->SetObjective(InodeId(*ino), *obj, !s.no_recursive);
+    auto done = admin.SetObjective(InodeId(*ino), *obj, !s.no_recursive);
     if (!done.ok()) return Fail("objective", done.status().WithContext(s.path));
     result = *done;
   }
@@ -79,7 +78,7 @@ int RunObjective(ObjectiveState& s, bool set) {
   }
   if (set) {
     // Recorded either way; but data cannot reach it until enough nodes are up.
-    auto up = UsableNodes(**admin, objective);
+    auto up = UsableNodes(admin, objective);
     if (up.ok() && *up < objective.replicas) {
       fmt::print(stderr,
                  "t0fs objective: warning: replicas={} but only {} data node(s) {} up: data below "

@@ -23,85 +23,85 @@
 #include "cli/commands.h"
 #include "cli/local_mounts.h"
 #include "common/config.h"
-#include "rpc/proto/meta.pb.h"
+#include "t0fs/admin.h"
 
 namespace t0fs::cli {
 namespace {
 
-nlohmann::json ToJson(const pb::ClusterStatusRsp& s, const std::string& meta,
+nlohmann::json ToJson(const client::ClusterStatus& s, const std::string& meta,
                       const std::vector<LocalMount>& mounts) {
   nlohmann::json nodes = nlohmann::json::array();
-  for (const pb::NodeStatus& n : s.nodes()) {
+  for (const client::NodeStatus& n : s.nodes) {
     nlohmann::json vols = nlohmann::json::array();
-    for (const pb::VolumeInfo& v : n.volumes()) {
-      vols.push_back({{"volume", v.volume()}, {"path", v.path()}, {"total_bytes", v.total_bytes()},
-                      {"free_bytes", v.free_bytes()}, {"chunks", v.chunks()}});
+    for (const client::VolumeStatus& v : n.volumes) {
+      vols.push_back({{"volume", v.volume.value()}, {"path", v.path}, {"total_bytes", v.total_bytes},
+                      {"free_bytes", v.free_bytes}, {"chunks", v.chunks}});
     }
-    nodes.push_back({{"node", n.node()}, {"state", n.state()}, {"address", n.address()},
-                     {"hostname", n.hostname()}, {"last_heartbeat_ms_ago", n.last_heartbeat_ms_ago()},
-                     {"replicas", n.replicas()}, {"volumes", vols},
-                     {"metrics_address", n.metrics_address()},
-                     {"traffic", {{"tcp_read_bytes", n.tcp_read_bytes()}, {"tcp_write_bytes", n.tcp_write_bytes()},
-                                  {"local_opens", n.local_opens()}}}});
+    nodes.push_back({{"node", n.node.value()}, {"state", n.state}, {"address", n.address},
+                     {"hostname", n.hostname}, {"last_heartbeat_ms_ago", n.last_heartbeat_ms_ago},
+                     {"replicas", n.replicas}, {"volumes", vols},
+                     {"metrics_address", n.metrics_address},
+                     {"traffic", {{"tcp_read_bytes", n.tcp_read_bytes}, {"tcp_write_bytes", n.tcp_write_bytes},
+                                  {"local_opens", n.local_opens}}}});
   }
-  return {{"meta", meta},           {"cluster_id", s.cluster_id()}, {"nodes", nodes},
-          {"meta_metrics_address", s.metrics_address()},
-          {"files", s.files()},     {"directories", s.directories()}, {"chunks", s.chunks()},
-          {"logical_bytes", s.logical_bytes()}, {"sessions", s.sessions()},
-          {"open_handles", s.open_handles()},   {"garbage_chunks", s.garbage_chunks()},
+  return {{"meta", meta},           {"cluster_id", s.cluster_id}, {"nodes", nodes},
+          {"meta_metrics_address", s.metrics_address},
+          {"files", s.files},     {"directories", s.directories}, {"chunks", s.chunks},
+          {"logical_bytes", s.logical_bytes}, {"sessions", s.sessions},
+          {"open_handles", s.open_handles},   {"garbage_chunks", s.garbage_chunks},
           {"mounts_here", LocalMountsJson(mounts)},
-          {"repair", {{"under_replicated", s.under_replicated()}, {"over_replicated", s.over_replicated()},
-                      {"stale_replicas", s.stale_replicas()}, {"copies_running", s.copies_running()},
-                      {"copies_done", s.copies_done()}, {"copies_failed", s.copies_failed()},
-                      {"copied_bytes", s.copied_bytes()}, {"copy_rate_bps", s.copy_rate_bps()},
-                      {"unavailable", s.unavailable()}}}};
+          {"repair", {{"under_replicated", s.under_replicated}, {"over_replicated", s.over_replicated},
+                      {"stale_replicas", s.stale_replicas}, {"copies_running", s.copies_running},
+                      {"copies_done", s.copies_done}, {"copies_failed", s.copies_failed},
+                      {"copied_bytes", s.copied_bytes}, {"copy_rate_bps", s.copy_rate_bps},
+                      {"unavailable", s.unavailable}}}};
 }
 
-void PrintTable(const pb::ClusterStatusRsp& s, const std::string& meta, const std::vector<LocalMount>& mounts) {
-  fmt::print("cluster {} (meta {})\n\n", s.cluster_id(), meta);
+void PrintTable(const client::ClusterStatus& s, const std::string& meta, const std::vector<LocalMount>& mounts) {
+  fmt::print("cluster {} (meta {})\n\n", s.cluster_id, meta);
   fmt::print("{:<6} {:<9} {:<22} {:<16} {:>7} {:>11} {:>11} {:>9} {:>10}\n", "NODE", "STATE", "ADDRESS", "HOST",
              "VOLUMES", "USED", "FREE", "REPLICAS", "LAST SEEN");
   uint64_t total = 0, free = 0;
-  for (const pb::NodeStatus& n : s.nodes()) {
+  for (const client::NodeStatus& n : s.nodes) {
     uint64_t node_total = 0, node_free = 0, chunks = 0;
-    for (const pb::VolumeInfo& v : n.volumes()) {
-      node_total += v.total_bytes();
-      node_free += v.free_bytes();
-      chunks += v.chunks();
+    for (const client::VolumeStatus& v : n.volumes) {
+      node_total += v.total_bytes;
+      node_free += v.free_bytes;
+      chunks += v.chunks;
     }
     total += node_total;
     free += node_free;
     (void)chunks;
-    fmt::print("{:<6} {:<9} {:<22} {:<16} {:>7} {:>11} {:>11} {:>9} {:>9.1f}s\n", n.node(), n.state(), n.address(),
-               n.hostname().substr(0, 16), n.volumes_size(), FormatByteSize(node_total - node_free),
-               FormatByteSize(node_free), n.replicas(), n.last_heartbeat_ms_ago() / 1000.0);
-    for (const pb::VolumeInfo& v : n.volumes()) {
-      fmt::print("         volume {} {} ({} of {} free)\n", v.volume(), v.path(), FormatByteSize(v.free_bytes()),
-                 FormatByteSize(v.total_bytes()));
+    fmt::print("{:<6} {:<9} {:<22} {:<16} {:>7} {:>11} {:>11} {:>9} {:>9.1f}s\n", n.node.value(), n.state, n.address,
+               n.hostname.substr(0, 16), n.volumes.size(), FormatByteSize(node_total - node_free),
+               FormatByteSize(node_free), n.replicas, n.last_heartbeat_ms_ago / 1000.0);
+    for (const client::VolumeStatus& v : n.volumes) {
+      fmt::print("         volume {} {} ({} of {} free)\n", v.volume.value(), v.path, FormatByteSize(v.free_bytes),
+                 FormatByteSize(v.total_bytes));
     }
   }
-  if (s.nodes_size() == 0) fmt::print("(no data nodes registered)\n");
+  if (s.nodes.empty()) fmt::print("(no data nodes registered)\n");
   fmt::print("\ncapacity {} used, {} free of {}\n", FormatByteSize(total - free), FormatByteSize(free),
              FormatByteSize(total));
-  fmt::print("files {}, directories {}, chunks {}, data {}\n", s.files(), s.directories(), s.chunks(),
-             FormatByteSize(s.logical_bytes()));
-  fmt::print("client sessions {}, open files {}, chunks awaiting removal {}\n", s.sessions(), s.open_handles(),
-             s.garbage_chunks());
-  if (!s.metrics_address().empty()) fmt::print("metrics: meta http://{}/metrics\n", s.metrics_address());
-  for (const pb::NodeStatus& n : s.nodes()) {
-    if (!n.metrics_address().empty()) {
-      fmt::print("metrics: node {} http://{}/metrics\n", n.node(), n.metrics_address());
+  fmt::print("files {}, directories {}, chunks {}, data {}\n", s.files, s.directories, s.chunks,
+             FormatByteSize(s.logical_bytes));
+  fmt::print("client sessions {}, open files {}, chunks awaiting removal {}\n", s.sessions, s.open_handles,
+             s.garbage_chunks);
+  if (!s.metrics_address.empty()) fmt::print("metrics: meta http://{}/metrics\n", s.metrics_address);
+  for (const client::NodeStatus& n : s.nodes) {
+    if (!n.metrics_address.empty()) {
+      fmt::print("metrics: node {} http://{}/metrics\n", n.node.value(), n.metrics_address);
     }
   }
   for (const std::string& line : LocalMountLines(mounts)) fmt::print("{}\n", line);
-  if (s.under_replicated() == 0 && s.copies_running() == 0 && s.stale_replicas() == 0) {
-    fmt::print("repair: every chunk meets its objective ({} copies done, {} copied)\n", s.copies_done(),
-               FormatByteSize(s.copied_bytes()));
+  if (s.under_replicated == 0 && s.copies_running == 0 && s.stale_replicas == 0) {
+    fmt::print("repair: every chunk meets its objective ({} copies done, {} copied)\n", s.copies_done,
+               FormatByteSize(s.copied_bytes));
   } else {
     fmt::print("repair: {} chunk(s) under-replicated, {} stale replica(s), {} copies running, {} done, {} failed; "
                "{} copied, {}/s over the last minute\n",
-               s.under_replicated(), s.stale_replicas(), s.copies_running(), s.copies_done(), s.copies_failed(),
-               FormatByteSize(s.copied_bytes()), FormatByteSize(static_cast<uint64_t>(s.copy_rate_bps())));
+               s.under_replicated, s.stale_replicas, s.copies_running, s.copies_done, s.copies_failed,
+               FormatByteSize(s.copied_bytes), FormatByteSize(static_cast<uint64_t>(s.copy_rate_bps)));
   }
 }
 
@@ -139,20 +139,20 @@ class Watcher {
  public:
   Watcher(const std::string& meta, bool json) : meta_(meta), json_(json), tty_(::isatty(STDOUT_FILENO) == 1) {}
 
-  void Frame(const pb::ClusterStatusRsp& s, const std::vector<LocalMount>& mounts) {
+  void Frame(const client::ClusterStatus& s, const std::vector<LocalMount>& mounts) {
     auto now = std::chrono::steady_clock::now();
     double seconds = have_prev_ ? std::chrono::duration<double>(now - prev_time_).count() : 0;
     std::map<uint64_t, NodeRates> rates;
     std::map<uint64_t, NodeCounters> counters;
-    for (const pb::NodeStatus& n : s.nodes()) {
-      NodeCounters c{n.tcp_read_bytes(), n.tcp_write_bytes(), n.local_opens()};
-      counters[n.node()] = c;
-      auto prev = prev_.find(n.node());
-      if (prev != prev_.end()) rates[n.node()] = RatesBetween(prev->second, c, seconds);
+    for (const client::NodeStatus& n : s.nodes) {
+      NodeCounters c{n.tcp_read_bytes, n.tcp_write_bytes, n.local_opens};
+      counters[n.node.value()] = c;
+      auto prev = prev_.find(n.node.value());
+      if (prev != prev_.end()) rates[n.node.value()] = RatesBetween(prev->second, c, seconds);
     }
     double copy_rate = 0;
-    bool copy_known = have_prev_ && s.copied_bytes() >= prev_copied_ && seconds > 0;
-    if (copy_known) copy_rate = static_cast<double>(s.copied_bytes() - prev_copied_) / seconds;
+    bool copy_known = have_prev_ && s.copied_bytes >= prev_copied_ && seconds > 0;
+    if (copy_known) copy_rate = static_cast<double>(s.copied_bytes - prev_copied_) / seconds;
     if (json_) {
       PrintJson(s, mounts, rates, copy_rate, copy_known);
     } else {
@@ -160,7 +160,7 @@ class Watcher {
     }
     std::fflush(stdout);
     prev_ = std::move(counters);
-    prev_copied_ = s.copied_bytes();
+    prev_copied_ = s.copied_bytes;
     prev_time_ = now;
     have_prev_ = true;
   }
@@ -186,7 +186,7 @@ class Watcher {
     return buf;
   }
 
-  void PrintJson(const pb::ClusterStatusRsp& s, const std::vector<LocalMount>& mounts,
+  void PrintJson(const client::ClusterStatus& s, const std::vector<LocalMount>& mounts,
                  const std::map<uint64_t, NodeRates>& rates, double copy_rate, bool copy_known) {
     nlohmann::json frame = ToJson(s, meta_, mounts);
     frame["time"] = Now();
@@ -204,39 +204,39 @@ class Watcher {
     fmt::print("{}\n", frame.dump());  // one frame per line
   }
 
-  void PrintText(const pb::ClusterStatusRsp& s, const std::map<uint64_t, NodeRates>& rates, double copy_rate,
+  void PrintText(const client::ClusterStatus& s, const std::map<uint64_t, NodeRates>& rates, double copy_rate,
                  bool copy_known) {
     // On a terminal each frame replaces the last; otherwise frames follow
     // each other (a log, a pipe), each starting with its time.
     if (tty_) fmt::print("\x1b[H\x1b[2J");
-    fmt::print("{}  cluster {} (meta {})  Ctrl-C to stop\n\n", Now(), s.cluster_id(), meta_);
+    fmt::print("{}  cluster {} (meta {})  Ctrl-C to stop\n\n", Now(), s.cluster_id, meta_);
     fmt::print("{:<6} {:<9} {:<22} {:>12} {:>12} {:>12} {:>10} {:>10} {:>9} {:>7}\n", "NODE", "STATE", "ADDRESS",
                "NET READ", "NET WRITE", "LOCAL OPENS", "USED", "FREE", "CHUNKS", "SEEN");
-    for (const pb::NodeStatus& n : s.nodes()) {
+    for (const client::NodeStatus& n : s.nodes) {
       uint64_t total = 0, free = 0, chunks = 0;
-      for (const pb::VolumeInfo& v : n.volumes()) {
-        total += v.total_bytes();
-        free += v.free_bytes();
-        chunks += v.chunks();
+      for (const client::VolumeStatus& v : n.volumes) {
+        total += v.total_bytes;
+        free += v.free_bytes;
+        chunks += v.chunks;
       }
       NodeRates r;
-      auto it = rates.find(n.node());
+      auto it = rates.find(n.node.value());
       if (it != rates.end()) r = it->second;
-      fmt::print("{:<6} {:<9} {:<22} {:>12} {:>12} {:>12} {:>10} {:>10} {:>9} {:>6.1f}s\n", n.node(), n.state(),
-                 n.address(), Rate(r.tcp_read, r.known), Rate(r.tcp_write, r.known),
+      fmt::print("{:<6} {:<9} {:<22} {:>12} {:>12} {:>12} {:>10} {:>10} {:>9} {:>6.1f}s\n", n.node.value(), n.state,
+                 n.address, Rate(r.tcp_read, r.known), Rate(r.tcp_write, r.known),
                  r.known ? fmt::format("{:.1f}/s", r.local_opens) : "-", FormatByteSize(total - free),
-                 FormatByteSize(free), chunks, n.last_heartbeat_ms_ago() / 1000.0);
+                 FormatByteSize(free), chunks, n.last_heartbeat_ms_ago / 1000.0);
     }
-    if (s.nodes_size() == 0) fmt::print("(no data nodes registered)\n");
+    if (s.nodes.empty()) fmt::print("(no data nodes registered)\n");
     fmt::print("\nNET: chunk bytes each node served over TCP (remote clients, peers). LOCAL OPENS: chunk files\n"
                "handed to same-host clients, whose bypass bytes are on the clients' /metrics\n"
                "(t0fs_client_bytes_total{{path=\"local\"}}).\n\n");
-    fmt::print("files {}, directories {}, chunks {}, data {}; sessions {}, open files {}\n", s.files(),
-               s.directories(), s.chunks(), FormatByteSize(s.logical_bytes()), s.sessions(), s.open_handles());
+    fmt::print("files {}, directories {}, chunks {}, data {}; sessions {}, open files {}\n", s.files,
+               s.directories, s.chunks, FormatByteSize(s.logical_bytes), s.sessions, s.open_handles);
     fmt::print("repair: {} chunk(s) below objective, {} stale replica(s), {} unavailable; {} copies running, "
                "{} done, {} failed; copying {}\n\n",
-               s.under_replicated(), s.stale_replicas(), s.unavailable(), s.copies_running(), s.copies_done(),
-               s.copies_failed(), Rate(copy_rate, copy_known));
+               s.under_replicated, s.stale_replicas, s.unavailable, s.copies_running, s.copies_done,
+               s.copies_failed, Rate(copy_rate, copy_known));
   }
 
   const std::string meta_;
@@ -252,14 +252,17 @@ class Watcher {
 // mounts of it.
 struct FrameData {
   Status status;
-  pb::ClusterStatusRsp rsp;
+  client::ClusterStatus cluster;
   std::vector<LocalMount> mounts;
 };
 
 FrameData Gather(AdminTarget& target) {
   FrameData f;
-  f.status = target.channel->Call<rpc::Method::kClusterStatus>(pb::Empty(), &f.rsp);
-  if (f.status.ok()) f.mounts = QueryLocalMounts(f.rsp.cluster_id());
+  auto cluster = target.admin->GetStatus();
+  f.status = cluster.status();
+  if (!cluster.ok()) return f;
+  f.cluster = std::move(*cluster);
+  f.mounts = QueryLocalMounts(f.cluster.cluster_id);
   return f;
 }
 
@@ -308,7 +311,7 @@ int Watch(AdminTarget& target, bool json, Duration interval) {
     gather.join();
     if (sig != 0) return 128 + sig;
     if (frame->status.ok()) {
-      watcher.Frame(frame->rsp, frame->mounts);
+      watcher.Frame(frame->cluster, frame->mounts);
     } else {
       watcher.Unreachable(frame->status);
     }
@@ -344,18 +347,16 @@ void RegisterStatus(CLI::App& app, int* exit_code) {
       *exit_code = Watch(*target, opts->json, *every);
       return;
     }
-    pb::Empty req;
-    pb::ClusterStatusRsp rsp;
-    Status st = target->channel->Call<rpc::Method::kClusterStatus>(req, &rsp);
-    if (!st.ok()) {
-      *exit_code = Fail("status", st.WithContext("meta " + target->meta));
+    auto cluster = target->admin->GetStatus();
+    if (!cluster.ok()) {
+      *exit_code = Fail("status", cluster.status().WithContext("meta " + target->meta));
       return;
     }
-    std::vector<LocalMount> mounts = QueryLocalMounts(rsp.cluster_id());
+    std::vector<LocalMount> mounts = QueryLocalMounts(cluster->cluster_id);
     if (opts->json) {
-      fmt::print("{}\n", ToJson(rsp, target->meta, mounts).dump(2));
+      fmt::print("{}\n", ToJson(*cluster, target->meta, mounts).dump(2));
     } else {
-      PrintTable(rsp, target->meta, mounts);
+      PrintTable(*cluster, target->meta, mounts);
     }
     *exit_code = 0;
   });

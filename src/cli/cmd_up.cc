@@ -34,7 +34,7 @@
 #include "cli/supervisor.h"
 #include "common/config.h"
 #include "common/lock_file.h"
-#include "rpc/proto/meta.pb.h"
+#include "t0fs/admin.h"
 
 namespace t0fs::cli {
 namespace {
@@ -112,7 +112,6 @@ class Up {
   // Polls `ready` until it holds, the child dies, a stop signal arrives
   // (kInterrupted) or kStartTimeout passes.
   Status WaitReady(ChildProcess& child, const std::function<bool()>& ready);
-  bool ClusterAnswers(pb::ClusterStatusRsp* rsp);
   bool NodesUp();
   void OnDeath(ChildProcess& child, int code);
   void StartDueRestarts();
@@ -159,19 +158,15 @@ Status Up::WaitReady(ChildProcess& child, const std::function<bool()>& ready) {
                             kStartTimeout.count(), child.log(), TailOf(child.log(), 10)));
 }
 
-bool Up::ClusterAnswers(pb::ClusterStatusRsp* rsp) {
-  return admin_.channel->Call<rpc::Method::kClusterStatus>(pb::Empty(), rsp).ok();
-}
-
 bool Up::NodesUp() {
-  pb::ClusterStatusRsp rsp;
-  if (!ClusterAnswers(&rsp)) return false;
+  auto cluster = admin_.admin->GetStatus();
+  if (!cluster.ok()) return false;
   size_t up = 0;
-  for (const auto& n : rsp.nodes()) {
-    bool ours = std::find(addresses_.begin(), addresses_.end(), n.address()) != addresses_.end();
-    if (!ours || n.state() != "up") continue;
+  for (const client::NodeStatus& n : cluster->nodes) {
+    bool ours = std::find(addresses_.begin(), addresses_.end(), n.address) != addresses_.end();
+    if (!ours || n.state != "up") continue;
     ++up;
-    if (n.address() == addresses_.front()) mount_node_ = n.node();
+    if (n.address == addresses_.front()) mount_node_ = n.node.value();
   }
   return up == addresses_.size();
 }
@@ -190,10 +185,7 @@ int Up::Start() {
       dir_.logs() + "/meta.log");
   Status st = StartChild(*meta_);
   if (st.ok()) {
-    st = WaitReady(*meta_, [&] {
-      pb::ClusterStatusRsp rsp;
-      return ClusterAnswers(&rsp);
-    });
+    st = WaitReady(*meta_, [&] { return admin_.admin->GetStatus().ok(); });
   }
   // Data nodes: node i keeps volume<i> and listens on the data port + i.
   for (uint32_t idx = 0; st.ok() && idx < o_.nodes; ++idx) {

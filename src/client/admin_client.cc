@@ -1,28 +1,28 @@
-// AdminClient over RPC (t0fs/admin.h).
-#include <charconv>
-
+// AdminClient over RPC (t0fs/admin.h): each call is one request to meta
+// (or, for chunk listings, to a data node), or a few pages of one.
 #include <fmt/format.h>
 
-#include "common/config.h"
+#include <map>
+
 #include "rpc/channel.h"
 #include "rpc/convert.h"
+#include "rpc/proto/data.pb.h"
 #include "t0fs/admin.h"
 
 namespace t0fs::client {
 namespace {
 
-Result<uint64_t> ParseId(std::string_view text) {
-  uint64_t n = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || ptr != text.data() + text.size()) {
-    return Status(StatusCode::kInvalidArgument, fmt::format("'{}' is not a number", text));
-  }
-  return n;
-}
+// Meta marks the lines of its check that name a chunk below its objective
+// with this prefix (meta::MetaStore::kBelowObjective; admin_client_test
+// checks that they agree).
+constexpr std::string_view kBelowObjectivePrefix = "below objective: ";
+// Entries per page of a chunk listing.
+constexpr uint32_t kChunkPage = 10000;
 
 class RpcAdminClient final : public AdminClient {
  public:
-  RpcAdminClient(const rpc::Endpoint& meta, const rpc::ClientOptions& options) : channel_(meta, options) {}
+  RpcAdminClient(const rpc::Endpoint& meta, const rpc::ClientOptions& options)
+      : options_(options), channel_(meta, options) {}
 
   Result<InodeId> Resolve(std::string_view path) override {
     if (path.empty() || path.front() != '/') {
@@ -88,18 +88,69 @@ class RpcAdminClient final : public AdminClient {
     return ObjectiveSet{rpc::FromWire<Objective>(rsp.objective()), rsp.changed()};
   }
 
-  Result<std::vector<NodeInfo>> Nodes() override {
+  Result<ClusterStatus> GetStatus() override {
     pb::ClusterStatusRsp rsp;
     RETURN_IF_ERROR(channel_.Call<rpc::Method::kClusterStatus>(pb::Empty(), &rsp));
-    std::vector<NodeInfo> nodes;
-    for (const pb::NodeStatus& n : rsp.nodes()) {
-      nodes.push_back(NodeInfo{NodeId(n.node()), n.address(), n.hostname(), n.state(), n.host_id()});
-    }
-    return nodes;
+    return rpc::FromWire<ClusterStatus>(rsp);
   }
 
   Status Drain(NodeId node) override { return SetAdminState(node, pb::NODE_DRAINING); }
   Status Undrain(NodeId node) override { return SetAdminState(node, pb::NODE_ACTIVE); }
+
+  Result<NamespaceCheck> CheckNamespace() override {
+    pb::FsckRsp rsp;
+    RETURN_IF_ERROR(channel_.Call<rpc::Method::kFsck>(pb::Empty(), &rsp));
+    NamespaceCheck check;
+    check.inodes = rsp.inodes();
+    check.chunks = rsp.chunks();
+    for (const std::string& line : rsp.problems()) {
+      if (line.rfind(kBelowObjectivePrefix, 0) == 0) {
+        check.below_objective.push_back(line.substr(kBelowObjectivePrefix.size()));
+      } else {
+        check.problems.push_back(line);
+      }
+    }
+    return check;
+  }
+
+  Result<std::vector<ChunkRef>> ChunkRefs() override {
+    std::vector<ChunkRef> refs;
+    for (uint64_t after = 0;;) {
+      pb::ChunkListReq req;
+      req.set_after(after);
+      req.set_max(kChunkPage);
+      pb::ChunkListRsp rsp;
+      RETURN_IF_ERROR(channel_.Call<rpc::Method::kChunkList>(req, &rsp));
+      for (const pb::ChunkRef& c : rsp.chunks()) {
+        refs.push_back(ChunkRef{ChunkId(c.chunk()), NodeId(c.node()), VolumeId(c.volume()),
+                                c.version(), InodeId(c.ino()), c.index(), c.garbage()});
+        after = std::max(after, c.chunk());
+      }
+      if (rsp.eof() || rsp.chunks_size() == 0) break;
+    }
+    return refs;
+  }
+
+  Result<std::vector<StoredChunk>> StoredChunks(const std::string& address,
+                                                VolumeId volume) override {
+    ASSIGN_OR_RETURN(rpc::Channel * node, NodeChannel(address));
+    std::vector<StoredChunk> files;
+    for (uint64_t after = 0;;) {
+      pb::ListChunksReq req;
+      req.set_volume(volume.value());
+      req.set_after(after);
+      req.set_max(kChunkPage);
+      pb::ListChunksRsp rsp;
+      RETURN_IF_ERROR(node->Call<rpc::Method::kListChunks>(req, &rsp));
+      for (const pb::ChunkInfo& c : rsp.chunks()) {
+        files.push_back(
+            StoredChunk{ChunkId(c.chunk()), VolumeId(c.volume()), c.length(), c.version()});
+        after = std::max(after, c.chunk());
+      }
+      if (rsp.eof() || rsp.chunks_size() == 0) break;
+    }
+    return files;
+  }
 
  private:
   Status SetAdminState(NodeId node, pb::NodeAdminState state) {
@@ -110,7 +161,19 @@ class RpcAdminClient final : public AdminClient {
     return channel_.Call<rpc::Method::kNodeAdmin>(req, &rsp);
   }
 
-  rpc::Channel channel_;
+  // A channel to a data node, opened on first use and kept.
+  Result<rpc::Channel*> NodeChannel(const std::string& address) {
+    auto it = nodes_.find(address);
+    if (it == nodes_.end()) {
+      ASSIGN_OR_RETURN(rpc::Endpoint ep, rpc::Endpoint::Parse(address));
+      it = nodes_.emplace(address, std::make_unique<rpc::Channel>(ep, options_)).first;
+    }
+    return it->second.get();
+  }
+
+  const rpc::ClientOptions options_;
+  rpc::Channel channel_;                                        // to meta
+  std::map<std::string, std::unique_ptr<rpc::Channel>> nodes_;  // data node address → channel
 };
 
 }  // namespace
@@ -124,55 +187,13 @@ Result<std::unique_ptr<AdminClient>> AdminClient::Open(const Options& options) {
   return std::unique_ptr<AdminClient>(new RpcAdminClient(ep, copts));
 }
 
-Result<Objective> ParseObjective(const std::vector<std::string>& settings, Objective base) {
-  for (const std::string& item : settings) {
-    size_t eq = item.find('=');
-    if (eq == std::string::npos) {
-      return Status(StatusCode::kInvalidArgument, fmt::format("'{}': expected key=value", item));
-    }
-    std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    if (key == "replicas") {
-      auto n = ParseId(value);
-      if (!n.ok() || *n == 0 || *n > 16) {
-        return Status(StatusCode::kInvalidArgument, fmt::format("replicas must be 1..16, not '{}'", value));
-      }
-      base.replicas = static_cast<uint32_t>(*n);
-    } else if (key == "placement") {
-      if (value != "local" && value != "spread") {
-        return Status(StatusCode::kInvalidArgument,
-                      fmt::format("placement must be local or spread, not '{}'", value));
-      }
-      base.placement = value == "local" ? Placement::kLocal : Placement::kSpread;
-    } else if (key == "nodes") {
-      base.nodes.clear();
-      for (size_t pos = 0; pos <= value.size() && !value.empty();) {
-        size_t end = value.find(',', pos);
-        if (end == std::string::npos) end = value.size();
-        std::string id = value.substr(pos, end - pos);
-        auto n = ParseId(id);
-        if (!n.ok() || *n == 0) {
-          return Status(StatusCode::kInvalidArgument, fmt::format("nodes: '{}' is not a node id", id));
-        }
-        base.nodes.push_back(NodeId(*n));
-        pos = end + 1;
-      }
-    } else if (key == "chunk-size") {
-      ASSIGN_OR_RETURN(ByteSize size, ParseByteSize(value));
-      base.chunk_size = size.bytes;
-    } else {
-      return Status(StatusCode::kInvalidArgument,
-                    fmt::format("unknown objective key '{}' (replicas, placement, nodes, chunk-size)", key));
-    }
-  }
-  return base;
+Result<std::vector<NodeStatus>> AdminClient::Nodes() {
+  ASSIGN_OR_RETURN(ClusterStatus status, GetStatus());
+  return std::move(status.nodes);
 }
 
-std::string DescribeObjective(const Objective& o) {
-  std::string nodes;
-  for (NodeId n : o.nodes) nodes += (nodes.empty() ? "" : ",") + std::to_string(n.value());
-  return fmt::format("replicas={} placement={}{}{}", o.replicas,
-                     o.placement == Placement::kLocal ? "local" : "spread", nodes.empty() ? "" : " nodes=" + nodes,
-                     o.chunk_size == 0 ? "" : " chunk-size=" + FormatByteSize(o.chunk_size));
+std::string LocalHostId() {
+  return rpc::LocalHostId();
 }
 
 }  // namespace t0fs::client

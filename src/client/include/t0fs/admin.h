@@ -1,8 +1,11 @@
 // AdminClient: libt0fs's administrative view of a cluster — the objective
 // of a tree (get/set, with its settings parsed and validated here, once),
-// the layout of a file, the data nodes, and draining a node — for the CLI's
-// admin commands and other front ends. It speaks to meta as "admin" (no
-// session: it opens no files and holds nothing).
+// the layout of a file, the cluster's status (nodes, volumes, counts, repair
+// backlog), draining a node, and fsck (meta's own check, the chunk files of
+// every data node compared with meta's layouts) — for the CLI's admin
+// commands and other front ends. It speaks to meta, and to data nodes for
+// their chunk listings, as "admin" (no session: it opens no files and holds
+// nothing). No wire type appears here: the records are plain structs.
 //
 // Where the cluster is (meta address, secret) is the caller's to find
 // (cli/admin.h LocateCluster).
@@ -10,6 +13,7 @@
 // Thread safety: one AdminClient per thread (calls are not serialised).
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -43,14 +47,106 @@ Result<Objective> ParseObjective(const std::vector<std::string>& settings, Objec
 // "replicas=2 placement=local nodes=1,2 chunk-size=1 MiB" (the parts set).
 std::string DescribeObjective(const Objective& objective);
 
+// One volume of a data node, as its last heartbeat reported it.
+struct VolumeStatus {
+  VolumeId volume;
+  std::string uuid;  // written in the volume directory at first start
+  std::string path;
+  uint64_t total_bytes = 0;  // of the file system holding the volume
+  uint64_t free_bytes = 0;
+  uint64_t chunks = 0;  // chunk files on it
+};
+
 // A data node as meta knows it.
-struct NodeInfo {
+struct NodeStatus {
   NodeId node;
   std::string address;   // host:port of its data service
   std::string hostname;
   std::string state;     // up, suspect, down, draining
-  std::string host_id;   // boot id + network namespace: equal on one host
+  uint64_t last_heartbeat_ms_ago = 0;
+  std::vector<VolumeStatus> volumes;
+  uint64_t replicas = 0;  // chunk replicas meta places on it
+  std::string host_id;    // boot id + network namespace: equal on one host (LocalHostId)
+  // Its traffic counters, from its last heartbeat (0 before the first; they
+  // restart from 0 with the node).
+  uint64_t tcp_read_bytes = 0;   // chunk bytes served over TCP
+  uint64_t tcp_write_bytes = 0;  // chunk bytes received over TCP
+  uint64_t local_opens = 0;      // chunk files handed to same-host clients
+  std::string metrics_address;   // host:port of its /metrics; "" when disabled
 };
+
+// The cluster as meta reports it (`t0fs status`). Repair counters are since
+// meta started.
+struct ClusterStatus {
+  std::string cluster_id;
+  std::vector<NodeStatus> nodes;
+  uint64_t files = 0;
+  uint64_t directories = 0;
+  uint64_t chunks = 0;
+  uint64_t logical_bytes = 0;  // the sum of file sizes
+  uint64_t sessions = 0;       // client sessions
+  uint64_t open_handles = 0;
+  uint64_t garbage_chunks = 0;    // chunk replicas awaiting removal
+  uint64_t under_replicated = 0;  // chunks with fewer healthy replicas than their objective
+  uint64_t over_replicated = 0;
+  uint64_t stale_replicas = 0;
+  uint64_t unavailable = 0;  // chunks with no readable replica at all
+  uint64_t copies_running = 0;
+  uint64_t copies_done = 0;
+  uint64_t copies_failed = 0;
+  uint64_t copied_bytes = 0;
+  double copy_rate_bps = 0;     // over the last minute
+  std::string metrics_address;  // host:port of meta's /metrics; "" when disabled
+};
+
+// Meta's check of its own namespace and layouts (MetaStore::Check).
+struct NamespaceCheck {
+  uint64_t inodes = 0;
+  uint64_t chunks = 0;
+  std::vector<std::string> problems;         // inconsistencies
+  std::vector<std::string> below_objective;  // chunks with fewer healthy replicas than wanted
+};
+
+// A chunk replica meta knows: in a file's layout, or queued for removal
+// from its node (`garbage`: replaced by repair, or of deleted data).
+struct ChunkRef {
+  ChunkId chunk;
+  NodeId node;
+  VolumeId volume;
+  uint64_t version = 0;  // committed version; 0 = never written
+  InodeId ino;
+  uint64_t index = 0;  // chunk index in the file
+  bool garbage = false;
+};
+
+// A chunk file a data node holds.
+struct StoredChunk {
+  ChunkId chunk;
+  VolumeId volume;
+  uint64_t length = 0;
+  uint64_t version = 0;
+};
+
+// What `t0fs fsck` found (AdminClient::Fsck). Clean when there are no
+// problems and no chunk below its objective; warnings (a node that could not
+// be checked) and notes (expected states, such as replicas awaiting removal)
+// do not make it unclean. Lines of one kind beyond kMaxFsckLines are
+// summarized in one.
+struct FsckReport {
+  std::vector<std::string> problems;
+  std::vector<std::string> below_objective;
+  std::vector<std::string> warnings;
+  std::vector<std::string> notes;
+  uint64_t inodes = 0;
+  uint64_t meta_chunks = 0;  // replicas in layouts
+  uint64_t chunk_files = 0;  // chunk files found on the nodes checked
+  uint64_t nodes_checked = 0;
+  bool clean() const { return problems.empty() && below_objective.empty(); }
+};
+constexpr size_t kMaxFsckLines = 20;
+
+// The host id of this host (NodeStatus::host_id of a node here).
+std::string LocalHostId();
 
 class AdminClient {
  public:
@@ -66,7 +162,7 @@ class AdminClient {
   // The inode of an absolute path inside the file system ("/ckpt/run1").
   virtual Result<InodeId> Resolve(std::string_view path) = 0;
   virtual Result<Attr> GetAttr(InodeId ino) = 0;
-  // Every chunk of a file (ReplicaInfo::local unset: see NodeInfo::host_id).
+  // Every chunk of a file (ReplicaInfo::local unset: see NodeStatus::host_id).
   virtual Result<std::vector<ChunkInfo>> Chunks(InodeId ino) = 0;
 
   virtual Result<Objective> GetObjective(InodeId ino) = 0;
@@ -78,11 +174,29 @@ class AdminClient {
   };
   virtual Result<ObjectiveSet> SetObjective(InodeId ino, const Objective& objective, bool recursive) = 0;
 
-  virtual Result<std::vector<NodeInfo>> Nodes() = 0;
+  // The cluster's status; Nodes() is its node list.
+  virtual Result<ClusterStatus> GetStatus() = 0;
+  Result<std::vector<NodeStatus>> Nodes();
   // Drain: the node takes no new data and its chunks move to other nodes;
   // Undrain: it takes data again.
   virtual Status Drain(NodeId node) = 0;
   virtual Status Undrain(NodeId node) = 0;
+
+  // ---- fsck (admin_fsck.cc)
+  // Meta checks its namespace and layouts.
+  virtual Result<NamespaceCheck> CheckNamespace() = 0;
+  // Every chunk replica meta knows, in layouts or queued for removal.
+  virtual Result<std::vector<ChunkRef>> ChunkRefs() = 0;
+  // The chunk files on one volume of the data node at `address`.
+  virtual Result<std::vector<StoredChunk>> StoredChunks(const std::string& address,
+                                                        VolumeId volume) = 0;
+  // The whole check: meta's, then the chunk files of every node that is up
+  // or draining compared with meta's replicas (orphans, missing and stale
+  // files), and chunks whose healthy replicas are enough only by counting
+  // those on down nodes. Nodes are listed before meta, so that a chunk
+  // created meanwhile is not taken for an orphan. An error is returned only
+  // when meta cannot be asked; a node that cannot be listed is a warning.
+  Result<FsckReport> Fsck();
 };
 
 }  // namespace t0fs::client

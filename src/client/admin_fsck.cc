@@ -1,0 +1,204 @@
+// AdminClient::Fsck (t0fs/admin.h): meta's check, then the chunk files of
+// the data nodes compared with meta's replicas.
+//
+// What is a problem (the report is not clean) and what is not:
+//  - a chunk with fewer healthy replicas than its file's objective —
+//    counting a replica on a down node as not there — is below its
+//    objective, also while repair is restoring it: the data is less safe
+//    than asked for until then (`t0fs status` shows repair progress);
+//  - a replica that repair replaced waits in the garbage queue until its
+//    node takes it (a down node: when it is back). That is expected: a
+//    "pending removal" note. Only the same (chunk, node) both live and
+//    queued is a problem (meta's check reports it);
+//  - a node that is not up cannot be checked: a warning.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "t0fs/admin.h"
+
+namespace t0fs::client {
+namespace {
+
+using ReplicaKey = std::pair<uint64_t, uint64_t>;  // (chunk, node)
+
+// Meta's replicas by (chunk, node): in layouts, and queued for removal.
+struct MetaReplicas {
+  std::map<ReplicaKey, ChunkRef> live;
+  std::map<ReplicaKey, ChunkRef> garbage;
+};
+
+// The chunk files of every node that is up or draining, by (chunk, node).
+struct NodeFiles {
+  std::map<ReplicaKey, StoredChunk> files;
+  std::set<uint64_t> checked;              // nodes listed completely
+  std::map<uint64_t, std::string> states;  // node → state
+};
+
+// Appends `lines` to `out`, at most kMaxFsckLines of them and a count of the rest.
+void AddCapped(std::vector<std::string>* out, const std::vector<std::string>& lines) {
+  for (size_t idx = 0; idx < lines.size() && idx < kMaxFsckLines; ++idx) out->push_back(lines[idx]);
+  if (lines.size() > kMaxFsckLines)
+    out->push_back(
+        fmt::format("... and {} more like the line above", lines.size() - kMaxFsckLines));
+}
+
+NodeFiles ListNodes(AdminClient& admin, const ClusterStatus& cluster, FsckReport* report) {
+  NodeFiles out;
+  for (const NodeStatus& node : cluster.nodes) {
+    out.states[node.node.value()] = node.state;
+    if (node.state != "up" && node.state != "draining") {
+      report->warnings.push_back(fmt::format("node {} ({}) is {}: its chunk files were not checked",
+                                             node.node.value(), node.address, node.state));
+      continue;
+    }
+    bool ok = true;
+    for (const VolumeStatus& vol : node.volumes) {
+      auto files = admin.StoredChunks(node.address, vol.volume);
+      if (!files.ok()) {
+        report->warnings.push_back(fmt::format("node {}: cannot list volume {}: {}",
+                                               node.node.value(), vol.volume.value(),
+                                               files.status().ToString()));
+        ok = false;
+        break;
+      }
+      for (const StoredChunk& f : *files) out.files[{f.chunk.value(), node.node.value()}] = f;
+    }
+    if (ok) out.checked.insert(node.node.value());
+  }
+  return out;
+}
+
+// Missing and stale chunk files, replicas pending removal, and orphans.
+void CompareFiles(const MetaReplicas& meta, const NodeFiles& nodes, FsckReport* report) {
+  std::map<uint64_t, std::vector<uint64_t>> live_nodes;  // chunk → nodes of its layout replicas
+  for (const auto& [key, ref] : meta.live) {
+    ++report->meta_chunks;
+    live_nodes[key.first].push_back(key.second);
+    if (nodes.checked.count(key.second) == 0) continue;
+    auto file = nodes.files.find(key);
+    if (file == nodes.files.end()) {
+      if (ref.version > 0) {
+        report->problems.push_back(
+            fmt::format("missing: chunk {} (inode {}, chunk #{}) has no file on node {}", key.first,
+                        ref.ino.value(), ref.index, key.second));
+      }
+      continue;
+    }
+    if (file->second.version < ref.version) {
+      report->problems.push_back(
+          fmt::format("stale: chunk {} on node {} is at version {}, meta says {}", key.first,
+                      key.second, file->second.version, ref.version));
+    }
+  }
+  std::vector<std::string> pending;
+  uint64_t freed = 0;
+  for (const auto& [key, ref] : meta.garbage) {
+    auto live = live_nodes.find(key.first);
+    if (live == live_nodes.end()) {
+      ++freed;  // a chunk of a deleted or truncated file
+      continue;
+    }
+    if (meta.live.count(key) != 0) continue;  // meta's check reports this one
+    auto state = nodes.states.find(key.second);
+    pending.push_back(fmt::format(
+        "pending removal: chunk {} (inode {}, chunk #{}) was replaced on node {} ({}); "
+        "the old copy is removed when that node takes it; the chunk lives on node(s) {}",
+        key.first, ref.ino.value(), ref.index, key.second,
+        state == nodes.states.end() ? "unknown" : state->second, fmt::join(live->second, ", ")));
+  }
+  AddCapped(&report->notes, pending);
+  if (freed > 0)
+    report->notes.push_back(fmt::format("{} chunk file(s) of deleted data await removal", freed));
+  for (const auto& [key, file] : nodes.files) {
+    if (meta.live.count(key) == 0 && meta.garbage.count(key) == 0) {
+      report->problems.push_back(
+          fmt::format("orphan: chunk file {} on node {} ({} bytes) is in no layout", key.first,
+                      key.second, file.length));
+    }
+  }
+}
+
+// Chunks that meta's check counts at their objective but whose healthy
+// replicas include some on down nodes, so that fewer are readable than the
+// objective asks. Asks meta for the objective and layout of each file with
+// a replica on a down node (or on a node meta no longer lists).
+Status BelowObjectiveOnDownNodes(AdminClient& admin, const MetaReplicas& meta,
+                                 const std::map<uint64_t, std::string>& states,
+                                 FsckReport* report) {
+  auto down = [&](uint64_t node) {
+    auto it = states.find(node);
+    return it == states.end() || it->second == "down";
+  };
+  std::set<uint64_t> inodes;
+  for (const auto& [key, ref] : meta.live) {
+    if (down(key.second)) inodes.insert(ref.ino.value());
+  }
+  std::vector<std::string> lines;
+  for (uint64_t ino : inodes) {
+    auto objective = admin.GetObjective(InodeId(ino));
+    if (objective.status().code() == StatusCode::kNotFound) continue;  // removed meanwhile
+    RETURN_IF_ERROR(objective.status().WithContext(fmt::format("objective of inode {}", ino)));
+    const uint32_t wanted = std::max<uint32_t>(1, objective->replicas);
+    auto chunks = admin.Chunks(InodeId(ino));
+    if (chunks.status().code() == StatusCode::kNotFound) continue;
+    RETURN_IF_ERROR(chunks.status().WithContext(fmt::format("layout of inode {}", ino)));
+    for (const ChunkInfo& chunk : *chunks) {
+      std::set<uint64_t> healthy, readable;
+      std::vector<uint64_t> on_down;
+      for (const ReplicaInfo& r : chunk.replicas) {
+        if (r.state != ReplicaState::kHealthy) continue;
+        healthy.insert(r.node.value());
+        if (down(r.node.value())) {
+          on_down.push_back(r.node.value());
+        } else {
+          readable.insert(r.node.value());
+        }
+      }
+      // Fewer healthy replicas than wanted is meta's line already.
+      if (healthy.size() < wanted || readable.size() >= wanted) continue;
+      lines.push_back(
+          fmt::format("file {} chunk #{} has {} readable healthy replica(s), its objective wants "
+                      "{} (node(s) {} down)",
+                      ino, chunk.index, readable.size(), wanted, fmt::join(on_down, ", ")));
+    }
+  }
+  AddCapped(&report->below_objective, lines);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<FsckReport> AdminClient::Fsck() {
+  FsckReport report;
+  ASSIGN_OR_RETURN(NamespaceCheck check, CheckNamespace());
+  report.inodes = check.inodes;
+  report.below_objective = std::move(check.below_objective);
+  for (const std::string& p : check.problems) report.problems.push_back("namespace: " + p);
+
+  ASSIGN_OR_RETURN(ClusterStatus cluster, GetStatus());
+  NodeFiles nodes = ListNodes(*this, cluster, &report);
+  report.nodes_checked = nodes.checked.size();
+  report.chunk_files = nodes.files.size();
+
+  // After the nodes' listings: a chunk created meanwhile is in meta's list.
+  ASSIGN_OR_RETURN(std::vector<ChunkRef> refs, ChunkRefs());
+  MetaReplicas meta;
+  for (const ChunkRef& ref : refs)
+    (ref.garbage ? meta.garbage : meta.live)[{ref.chunk.value(), ref.node.value()}] = ref;
+  CompareFiles(meta, nodes, &report);
+  RETURN_IF_ERROR(BelowObjectiveOnDownNodes(*this, meta, nodes.states, &report));
+  if (!report.below_objective.empty() &&
+      (cluster.copies_running > 0 || cluster.under_replicated > 0)) {
+    report.notes.push_back(
+        fmt::format("repair is running: {} chunk(s) below objective, {} copies running (t0fs "
+                    "status shows its progress)",
+                    cluster.under_replicated, cluster.copies_running));
+  }
+  return report;
+}
+
+}  // namespace t0fs::client
