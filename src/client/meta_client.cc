@@ -11,12 +11,14 @@ namespace t0fs::client {
 namespace {
 
 rpc::Channel MakeChannel(const ClientOptions& options, std::string secret) {
-  auto ep = rpc::Endpoint::Parse(options.meta);
+  // Several meta servers ("a:7700,b:7700"): the channel moves on to the
+  // next when one fails, and the retries below follow it.
+  auto eps = rpc::Endpoint::ParseList(options.meta);
   rpc::ClientOptions copts;
   copts.secret = std::move(secret);
   copts.role = "client";
   copts.io_timeout = options.rpc_timeout;
-  return rpc::Channel(ep.ok() ? *ep : rpc::Endpoint{}, copts);
+  return rpc::Channel(eps.ok() ? *eps : std::vector<rpc::Endpoint>{}, copts);
 }
 
 }  // namespace
@@ -27,7 +29,7 @@ MetaClient::MetaClient(const ClientOptions& options, std::string secret)
 MetaClient::~MetaClient() { Close(); }
 
 Status MetaClient::Connect() {
-  RETURN_IF_ERROR(rpc::Endpoint::Parse(options_.meta).status());
+  RETURN_IF_ERROR(rpc::Endpoint::ParseList(options_.meta).status());
   RETURN_IF_ERROR(OpenSession(SessionId()));
   renewer_ = std::thread([this] { RenewLoop(); });
   return Status::Ok();

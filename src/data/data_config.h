@@ -45,7 +45,7 @@ struct DataConfig {
 
   template <class V>
   void Visit(V& v) {
-    v("meta", meta, "meta service address (host:port)");
+    v("meta", meta, "meta service address (host:port), or several meta servers of one store (host:port,host:port), used in turn when one fails");
     v("secret-file", secret_file, "cluster secret file (mode 0600)");
     v("listen", listen, "host:port for chunk I/O over TCP");
     v("advertise", advertise, "address clients and peers use to reach this node (default: listen)");

@@ -72,12 +72,14 @@ Result<std::unique_ptr<DataService>> DataService::Start(const DataConfig& config
     return Status(StatusCode::kInvalidArgument,
                   "listening on all interfaces: give --advertise with the address peers should use");
   }
-  ASSIGN_OR_RETURN(rpc::Endpoint meta_ep, rpc::Endpoint::Parse(config.meta));
+  // Several meta servers over one store: heartbeats go to one, then the next
+  // when it fails.
+  ASSIGN_OR_RETURN(std::vector<rpc::Endpoint> meta_eps, rpc::Endpoint::ParseList(config.meta));
   rpc::ClientOptions copts;
   copts.secret = s.secret_;
   copts.role = "node";
   copts.io_timeout.value = std::chrono::seconds(30);
-  s.meta_ = std::make_unique<rpc::Channel>(meta_ep, copts);
+  s.meta_ = std::make_unique<rpc::Channel>(std::move(meta_eps), copts);
   rpc::ClientOptions peer = copts;
   peer.role = "peer";
   s.copier_ = std::make_unique<Copier>(s.store_, peer, config.copy_threads, config.copy_rate.bytes);
@@ -123,9 +125,7 @@ Status DataService::Register() {
   req.set_host_id(rpc::LocalHostId());
   req.set_address(advertise_);
   req.set_local_socket(local_socket_);
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  req.set_hostname(host);
+  req.set_hostname(rpc::HostName());
   for (const Volume& vol : volumes_) {
     auto* v = req.add_volumes();
     v->set_volume(vol.identity().volume.value());

@@ -16,6 +16,17 @@ void NodeHealth::SeenAgo(NodeId node, Clock::duration age) {
   last_seen_[node] = Clock::now() - age;
 }
 
+bool NodeHealth::SeenElsewhere(NodeId node, Clock::duration age) {
+  std::lock_guard lock(mu_);
+  const auto now = Clock::now();
+  const auto seen = now - age;
+  auto it = last_seen_.find(node);
+  if (it != last_seen_.end() && it->second >= seen) return false;
+  const bool returned = it == last_seen_.end() || now - it->second >= down_after_;
+  last_seen_[node] = seen;
+  return returned && age < down_after_;
+}
+
 Health NodeHealth::Of(NodeId node) const {
   Clock::duration silence = Silence(node);
   if (silence < suspect_after_) return Health::kUp;

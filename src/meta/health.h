@@ -32,6 +32,10 @@ class NodeHealth {
   bool Seen(NodeId node);
   // Marks a node seen `age` ago (used at start from the stored heartbeat).
   void SeenAgo(NodeId node, Clock::duration age);
+  // A heartbeat another meta server stored `age` ago: recorded when it is
+  // newer than the last one seen here. True when the node comes back after
+  // being down or unknown here (as Seen).
+  bool SeenElsewhere(NodeId node, Clock::duration age);
   Health Of(NodeId node) const;
   // How long the node has been silent (max if never seen).
   Clock::duration Silence(NodeId node) const;

@@ -8,6 +8,7 @@
 #include "meta/policy.h"
 #include "meta/store/store_url.h"
 #include "metrics/process_metrics.h"
+#include "rpc/channel.h"
 
 namespace t0fs::meta {
 
@@ -39,14 +40,18 @@ Result<std::unique_ptr<MetaService>> MetaService::Start(const MetaConfig& config
   ASSIGN_OR_RETURN(std::unique_ptr<MetaStore> store, OpenStore(location, opts));
   MetaConfig resolved = config;
   resolved.store = url;
-  ASSIGN_OR_RETURN(auto svc, StartWithStore(resolved, std::move(store), std::move(secret)));
+  // SQLite is one server's (the lock above); other engines may be shared.
+  const bool shared = location.engine != StoreLocation::Engine::kSqlite;
+  ASSIGN_OR_RETURN(auto svc,
+                   StartWithStore(resolved, std::move(store), std::move(secret), shared));
   svc->db_lock_ = std::move(lock);
   return svc;
 }
 
 Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfig& config,
                                                                  std::unique_ptr<MetaStore> store,
-                                                                 std::string secret) {
+                                                                 std::string secret,
+                                                                 bool shared_store) {
   RETURN_IF_ERROR(ValidateChunkSizes(config));
   std::unique_ptr<MetaService> svc(new MetaService(config, std::move(store)));
   MetaService& s = *svc;
@@ -86,6 +91,8 @@ Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfi
   s.metrics_server_ = std::make_unique<metrics::MetricsServer>(*s.registry_, metrics::MetricsServerOptions{.name = "t0fs meta"});
   RETURN_IF_ERROR(s.metrics_server_->Start(config.metrics.listen).WithContext("metrics-listen"));
   if (s.metrics_server_->running()) LOG_INFO("metrics on {}", s.metrics_server_->url());
+  s.shared_store_ = shared_store;
+  s.server_id_ = fmt::format("{}@{}", rpc::HostName(), s.endpoint().ToString());
   s.housekeeping_ = std::thread([&s] { s.Housekeeping(); });
   LOG_INFO("meta serving {} on {} (cluster {})", config.store.empty() ? "its store" : config.store, s.endpoint().ToString(), s.store_->cluster_id());
   return svc;
@@ -114,6 +121,8 @@ void MetaService::Housekeeping() {
       std::unique_lock lock(stop_mu_);
       if (stop_cv_.wait_for(lock, config_.repair_interval.value, [&] { return stopping_; })) return;
     }
+    RefreshHealth();
+    if (!LeadsHousekeeping()) continue;
     planner_->RunPass();
     if (std::chrono::steady_clock::now() < next_session_check) continue;
     next_session_check = std::chrono::steady_clock::now() + std::chrono::seconds(2);
@@ -127,6 +136,47 @@ void MetaService::Housekeeping() {
                FormatDuration(config_.session_lease));
     }
   }
+}
+
+void MetaService::RefreshHealth() {
+  if (!shared_store_) return;  // every heartbeat comes here
+  auto nodes = store_->ListNodes();
+  if (!nodes.ok()) {
+    LOG_WARN("reading node heartbeats: {}", nodes.status().ToString());
+    return;
+  }
+  const Timespec now = WallNow();
+  for (const NodeRecord& node : *nodes) {
+    const int64_t age_ms = (now.sec - node.last_heartbeat.sec) * 1000 +
+                           (static_cast<int64_t>(now.nsec) - node.last_heartbeat.nsec) / 1000000;
+    if (health_.SeenElsewhere(node.node, std::chrono::milliseconds(std::max<int64_t>(0, age_ms)))) {
+      LOG_INFO("node {} is up (heartbeats via another meta server)", node.node);
+      planner_->RequestCheck(node.node);
+    }
+  }
+}
+
+bool MetaService::LeadsHousekeeping() {
+  if (!shared_store_) return true;
+  // Held for a few passes: a server that dies hands over after that long.
+  const auto ttl = std::max<std::chrono::milliseconds>(
+      std::chrono::seconds(10),
+      std::chrono::duration_cast<std::chrono::milliseconds>(config_.repair_interval.value * 3));
+  auto held = store_->AcquireLease("housekeeping", server_id_, WallNow(), ttl);
+  if (!held.ok()) {
+    LOG_WARN("housekeeping lease: {}", held.status().ToString());
+    held = false;
+  }
+  if (*held != leading_) {
+    leading_ = *held;
+    if (leading_) {
+      LOG_INFO("this meta server ({}) now runs the repair planner and session expiry", server_id_);
+    } else {
+      LOG_INFO("another meta server runs the repair planner and session expiry (not {})",
+               server_id_);
+    }
+  }
+  return leading_;
 }
 
 void MetaService::NodeSeen(NodeId node) {

@@ -6,6 +6,12 @@
 // expiring client sessions whose lease ran out (which releases their open
 // handles and frees unlinked files) and the repair planner's passes.
 //
+// Several meta servers may serve one shared store (PostgreSQL): any of them
+// answers any client, since every changeable row lives in the store. Node
+// health follows the heartbeats each server stores; the housekeeping runs on
+// one server at a time, the holder of the store's "housekeeping" lease,
+// taken over by another when its holder dies.
+//
 // Thread safety: handlers run concurrently on the server threads; the store
 // serialises writes; NodeHealth and RepairPlanner lock internally.
 #pragma once
@@ -39,9 +45,12 @@ class MetaService {
   // form; store_url.h) and starts serving.
   static Result<std::unique_ptr<MetaService>> Start(const MetaConfig& config);
   // Serves an existing store (tests, other store implementations).
+  // `shared_store`: other meta servers may serve it too (housekeeping under
+  // a lease).
   static Result<std::unique_ptr<MetaService>> StartWithStore(const MetaConfig& config,
                                                              std::unique_ptr<MetaStore> store,
-                                                             std::string secret);
+                                                             std::string secret,
+                                                             bool shared_store = false);
   ~MetaService();
   void Stop();
 
@@ -62,6 +71,11 @@ class MetaService {
   void AddObjectiveHandlers(HandlerList& h);
 
   void Housekeeping();
+  // Node health from the heartbeats stored by every meta server.
+  void RefreshHealth();
+  // True when this server should run the housekeeping now: always on a store
+  // of its own, while it holds the lease on a shared one.
+  bool LeadsHousekeeping();
   // A node's heartbeat or registration: health, and reconciliation when it
   // comes back after being down (or is new to this meta).
   void NodeSeen(NodeId node);
@@ -85,6 +99,9 @@ class MetaService {
   std::condition_variable stop_cv_;
   bool stopping_ = false;
   std::thread housekeeping_;
+  bool shared_store_ = false;
+  std::string server_id_;  // host@address: the lease holder name
+  bool leading_ = false;   // housekeeping thread only
 };
 
 }  // namespace t0fs::meta

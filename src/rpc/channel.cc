@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "common/logging.h"
 #include "common/secret.h"
 #include "rpc/proto/common.pb.h"
 
@@ -300,14 +301,25 @@ Status Connection::Receive(const CallArgs& args) {
   return Status::Ok();
 }
 
+Channel::Channel(std::vector<Endpoint> endpoints, ClientOptions options)
+    : endpoints_(endpoints.empty() ? std::vector<Endpoint>{Endpoint{}} : std::move(endpoints)),
+      options_(std::move(options)) {}
+
+Endpoint Channel::endpoint() const {
+  std::lock_guard lock(mu_);
+  return endpoints_[current_];
+}
+
 Status Channel::Call(const CallArgs& args) {
   ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, Acquire());
   Status st = conn->Call(args);
+  if (IsTransportError(st.code())) Failover(conn->route(), st);
   Release(std::move(conn));
   return st;
 }
 
 Result<std::unique_ptr<Connection>> Channel::Acquire() {
+  size_t route = 0;
   {
     std::lock_guard lock(mu_);
     if (!idle_.empty()) {
@@ -315,13 +327,21 @@ Result<std::unique_ptr<Connection>> Channel::Acquire() {
       idle_.pop_back();
       return conn;
     }
+    route = current_;
   }
-  return Connection::Open(endpoint_, options_);
+  auto conn = Connection::Open(endpoints_[route], options_);
+  if (!conn.ok()) {
+    if (IsTransportError(conn.status().code())) Failover(route, conn.status());
+    return conn.status();
+  }
+  (*conn)->set_route(route);
+  return conn;
 }
 
 void Channel::Release(std::unique_ptr<Connection> conn) {
   if (!conn || conn->broken()) return;
   std::lock_guard lock(mu_);
+  if (conn->route() != current_) return;  // to a server the channel left
   idle_.push_back(std::move(conn));
 }
 
@@ -330,9 +350,25 @@ void Channel::Reset() {
   idle_.clear();
 }
 
+void Channel::Failover(size_t route, const Status& why) {
+  if (endpoints_.size() < 2) return;
+  std::lock_guard lock(mu_);
+  if (route != current_) return;
+  current_ = (current_ + 1) % endpoints_.size();
+  idle_.clear();
+  LOG_WARN("{}: {}; trying {}", endpoints_[route].ToString(), why.ToString(),
+           endpoints_[current_].ToString());
+}
+
 bool IsTransportError(StatusCode code) {
   return code == StatusCode::kRpcConnect || code == StatusCode::kRpcClosed ||
          code == StatusCode::kRpcTimeout;
+}
+
+std::string HostName() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return host;
 }
 
 std::string LocalHostId() {

@@ -1,5 +1,8 @@
 // rpc::Channel: the client side. A pool of blocking connections to one
-// endpoint; each connection carries one request at a time.
+// endpoint; each connection carries one request at a time. Given several
+// endpoints (servers of one service, e.g. meta servers over one store), it
+// uses one at a time and moves to the next when a call fails in transport
+// (kRpcConnect/kRpcClosed/kRpcTimeout): the caller's retry goes there.
 //
 // Why blocking sockets: the callers (FUSE worker threads, benchmark threads,
 // CLI) are threads that need the answer before they continue. Doing the
@@ -96,6 +99,9 @@ class Connection {
   Status Send(const CallArgs& args);
   Status Receive(const CallArgs& args);
   bool broken() const { return broken_; }
+  // Which of its channel's endpoints the connection goes to.
+  size_t route() const { return route_; }
+  void set_route(size_t route) { route_ = route; }
 
  private:
   Connection(UniqueFd fd, const ClientOptions& options) : fd_(std::move(fd)), options_(options) {}
@@ -111,12 +117,15 @@ class Connection {
   uint64_t pending_id_ = 0;  // the request Receive waits for
   Method pending_method_ = Method::kHello;
   bool broken_ = false;
+  size_t route_ = 0;
 };
 
 class Channel {
  public:
   Channel(Endpoint endpoint, ClientOptions options)
-      : endpoint_(std::move(endpoint)), options_(std::move(options)) {}
+      : endpoints_{std::move(endpoint)}, options_(std::move(options)) {}
+  // Several servers of one service, tried in this order (at least one).
+  Channel(std::vector<Endpoint> endpoints, ClientOptions options);
 
   // One request on a pooled connection (opened on demand). Transport errors
   // drop the connection; they are not retried here (see IsTransportError).
@@ -129,22 +138,29 @@ class Channel {
   Status Call(const RequestOf<M>& req, ReplyOf<M>* rsp, const Bulk& bulk = {}) {
     std::string out, in;
     RETURN_IF_ERROR(Call(MakeCallArgs<M>(req, &out, &in, bulk)));
-    return ParseReply<M>(in, rsp, endpoint_.ToString());
+    return ParseReply<M>(in, rsp, endpoint().ToString());
   }
 
   // A pooled (or new) connection, for Send/Receive; give it back with Release.
   Result<std::unique_ptr<Connection>> Acquire();
   void Release(std::unique_ptr<Connection> conn);
 
-  const Endpoint& endpoint() const { return endpoint_; }
+  // The endpoint in use.
+  Endpoint endpoint() const;
+  size_t endpoint_count() const { return endpoints_.size(); }
   // Closes every idle connection (e.g. after the peer restarted).
   void Reset();
 
  private:
-  Endpoint endpoint_;
+  // A transport failure on `route`: the next endpoint becomes current
+  // (unless another thread moved on already) and idle connections go.
+  void Failover(size_t route, const Status& why);
+
+  const std::vector<Endpoint> endpoints_;
   ClientOptions options_;
-  std::mutex mu_;  // guards idle_
+  mutable std::mutex mu_;  // guards idle_ and current_
   std::vector<std::unique_ptr<Connection>> idle_;
+  size_t current_ = 0;  // index into endpoints_
 };
 
 // True for codes that mean the request may not have reached the server or
@@ -156,5 +172,7 @@ bool IsTransportError(StatusCode code);
 // host id = boot id + network namespace inode: two processes share it iff they
 // run on the same kernel in the same network namespace.
 std::string LocalHostId();
+// This machine's host name (gethostname), for logs and node records.
+std::string HostName();
 
 }  // namespace t0fs::rpc

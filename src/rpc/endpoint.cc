@@ -6,6 +6,22 @@
 
 namespace t0fs::rpc {
 
+Result<std::vector<Endpoint>> Endpoint::ParseList(std::string_view text) {
+  std::vector<Endpoint> out;
+  for (size_t start = 0;;) {
+    const size_t comma = text.find(',', start);
+    std::string_view item = text.substr(start, comma == std::string_view::npos ? text.npos : comma - start);
+    if (item.empty()) {
+      return Status(StatusCode::kInvalidArgument,
+                    fmt::format("'{}': an empty address in the list (expected host:port,host:port)", text));
+    }
+    ASSIGN_OR_RETURN(Endpoint ep, Parse(item));
+    out.push_back(std::move(ep));
+    if (comma == std::string_view::npos) return out;
+    start = comma + 1;
+  }
+}
+
 Result<Endpoint> Endpoint::Parse(std::string_view text) {
   Endpoint ep;
   if (text.starts_with("unix:")) {

@@ -1,10 +1,12 @@
 // Endpoint: where a service listens. "host:port" is TCP (IPv4 or a name),
-// "unix:/path" is a unix stream socket.
+// "unix:/path" is a unix stream socket. A list "a:7700,b:7700" names several
+// servers of one service (meta servers over one store), tried in turn.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
@@ -18,6 +20,9 @@ struct Endpoint {
   std::string path;  // unix
 
   static Result<Endpoint> Parse(std::string_view text);
+  // "a:7700,b:7700": one or more endpoints, in order; an empty item or a bad
+  // address is kInvalidArgument naming it.
+  static Result<std::vector<Endpoint>> ParseList(std::string_view text);
   std::string ToString() const;
   bool is_unix() const { return kind == Kind::kUnix; }
 };

@@ -164,6 +164,27 @@ TEST_F(RpcTest, TypedCallAndRemoteError) {
   EXPECT_EQ(ch.Call(args).code(), StatusCode::kRpcUnknownMethod);
 }
 
+TEST_F(RpcTest, SeveralEndpointsFailOverToTheNextServer) {
+  // The first server is gone (a port nothing listens on): the call fails in
+  // transport, and the caller's retry reaches the second.
+  auto dead = Endpoint::Parse("127.0.0.1:1");
+  ASSERT_TRUE(dead.ok());
+  Channel ch(std::vector<Endpoint>{*dead, tcp_}, Client());
+  EXPECT_EQ(ch.endpoint_count(), 2u);
+  pb::GetAttrReq req;
+  req.set_ino(7);
+  pb::AttrRsp rsp;
+  Status first = ch.Call<Method::kGetAttr>(req, &rsp);
+  EXPECT_TRUE(IsTransportError(first.code())) << first.ToString();
+  EXPECT_EQ(ch.endpoint().ToString(), tcp_.ToString());
+  ASSERT_TRUE(ch.Call<Method::kGetAttr>(req, &rsp).ok());
+  EXPECT_EQ(rsp.attr().ino(), 8u);
+  // A remote error is an answer, not a reason to move on.
+  req.set_ino(0);
+  EXPECT_EQ(ch.Call<Method::kGetAttr>(req, &rsp).code(), StatusCode::kNotFound);
+  EXPECT_EQ(ch.endpoint().ToString(), tcp_.ToString());
+}
+
 // The method table (methods.h): a call compiles only with its method's
 // request and reply, and so does a handler.
 template <Method M, class Req, class Rsp>
@@ -304,6 +325,18 @@ TEST(Endpoint, Parse) {
   EXPECT_FALSE(Endpoint::Parse("nohostport").ok());
   EXPECT_FALSE(Endpoint::Parse("h:99999").ok());
   EXPECT_FALSE(Endpoint::Parse("h:12ab").ok());
+}
+
+TEST(Endpoint, ParseList) {
+  auto two = Endpoint::ParseList("a:7700,unix:/run/m.sock");
+  ASSERT_TRUE(two.ok());
+  ASSERT_EQ(two->size(), 2u);
+  EXPECT_EQ((*two)[0].ToString(), "a:7700");
+  EXPECT_TRUE((*two)[1].is_unix());
+  EXPECT_EQ(Endpoint::ParseList("a:7700")->size(), 1u);
+  EXPECT_FALSE(Endpoint::ParseList("a:7700,").ok());
+  EXPECT_FALSE(Endpoint::ParseList("").ok());
+  EXPECT_FALSE(Endpoint::ParseList("a:7700,b").ok());
 }
 
 }  // namespace

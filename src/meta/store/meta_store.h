@@ -19,6 +19,7 @@
 // writers internally.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -368,6 +369,15 @@ class MetaStore {
   virtual Result<std::string> CapabilityKey() = 0;
   // True when `session` holds a handle open for writing on `ino`.
   virtual Result<bool> HasWriteHandle(SessionId session, InodeId ino) = 0;
+
+  // ---- several meta servers on one store ----
+  // Takes or renews the lease `name` for `holder` until `now + ttl` when it
+  // is free, expired (at `now`) or already `holder`'s; false when another
+  // holder has it. Work that must run on one server at a time (repair
+  // planning) runs while its lease is held; a server that dies loses it
+  // after `ttl`, and another takes it over.
+  virtual Result<bool> AcquireLease(std::string_view name, std::string_view holder, Timespec now,
+                                    std::chrono::milliseconds ttl) = 0;
 
   // ---- reporting ----
   virtual Result<StoreCounts> Counts() = 0;

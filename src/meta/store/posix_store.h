@@ -102,6 +102,8 @@ class PosixStore final : public MetaStore {
   Status SetNodeAdminState(NodeId node, NodeAdminState state) override;
   Result<std::string> CapabilityKey() override;
   Result<bool> HasWriteHandle(SessionId session, InodeId ino) override;
+  Result<bool> AcquireLease(std::string_view name, std::string_view holder, Timespec now,
+                            std::chrono::milliseconds ttl) override;
 
   Result<StoreCounts> Counts() override;
   Result<std::vector<ChunkRecord>> ListChunks(ChunkId after, size_t max, bool* eof) override;

@@ -569,3 +569,43 @@ T0FS_STORE_TEST_SUITE(StoreTest);
 
 }  // namespace
 }  // namespace t0fs::meta
+
+namespace t0fs::meta {
+namespace {
+
+// ---- leases (several meta servers on one store) ----
+
+TEST_P(StoreTest, LeaseHasOneHolderUntilItExpires) {
+  using std::chrono::milliseconds;
+  const milliseconds ttl(5000);
+  auto a = store_->AcquireLease("planner", "server-a", T(100), ttl);
+  ASSERT_OK(a);
+  EXPECT_TRUE(*a);
+  // Another holder waits while it runs; the holder renews it.
+  auto b = store_->AcquireLease("planner", "server-b", T(104, 999999999), ttl);
+  ASSERT_OK(b);
+  EXPECT_FALSE(*b);
+  auto renewed = store_->AcquireLease("planner", "server-a", T(104), ttl);
+  ASSERT_OK(renewed);
+  EXPECT_TRUE(*renewed);  // now until 109
+  b = store_->AcquireLease("planner", "server-b", T(108, 500000000), ttl);
+  ASSERT_OK(b);
+  EXPECT_FALSE(*b);
+  // Not renewed in time (server-a died): server-b takes it over.
+  b = store_->AcquireLease("planner", "server-b", T(109), ttl);
+  ASSERT_OK(b);
+  EXPECT_TRUE(*b);
+  a = store_->AcquireLease("planner", "server-a", T(110), ttl);
+  ASSERT_OK(a);
+  EXPECT_FALSE(*a);
+  // Leases of different names are independent.
+  auto other = store_->AcquireLease("gc", "server-a", T(110), ttl);
+  ASSERT_OK(other);
+  EXPECT_TRUE(*other);
+  EXPECT_CODE(store_->AcquireLease("", "server-a", T(110), ttl), kInvalidArgument);
+  EXPECT_CODE(store_->AcquireLease("gc", "server-a", T(110), milliseconds(0)), kInvalidArgument);
+  EXPECT_TRUE(CheckProblems().empty());
+}
+
+}  // namespace
+}  // namespace t0fs::meta

@@ -46,7 +46,7 @@
 namespace t0fs::client {
 
 struct ClientOptions {
-  std::string meta = "127.0.0.1:7700";  // meta service address
+  std::string meta = "127.0.0.1:7700";  // meta service address; "a:7700,b:7700": several meta servers of one store, used in turn when one fails
   std::string secret;                   // cluster secret, or:
   std::string secret_file;              // path of the secret file (used when `secret` is empty)
   std::string name;                     // shown in `t0fs status` ("mount /mnt/x")

@@ -1,6 +1,10 @@
 // Client sessions: open, renew, close, expire. Closing a session releases its
 // handles (freeing inodes unlinked while open) and forgets its replay slots.
+// Also the leases several meta servers on one store share work by.
 #include <fmt/format.h>
+
+#include <cinttypes>
+#include <cstdio>
 
 #include "meta/store/posix_store.h"
 #include "meta/store/store_util.h"
@@ -51,6 +55,41 @@ Result<size_t> PosixStore::ExpireSessions(Timespec cutoff) {
     return Status::Ok();
   }));
   return closed;
+}
+
+}  // namespace t0fs::meta
+
+namespace t0fs::meta {
+
+// A lease is the property "lease:<name>" holding "<expiry sec>.<nsec> <holder>".
+Result<bool> PosixStore::AcquireLease(std::string_view name, std::string_view holder,
+                                      Timespec now, std::chrono::milliseconds ttl) {
+  if (name.empty() || holder.empty() || ttl.count() <= 0) {
+    return Status(StatusCode::kInvalidArgument, "a lease needs a name, a holder and a duration");
+  }
+  const std::string key = fmt::format("lease:{}", name);
+  bool taken = false;
+  RETURN_IF_ERROR(Write([&](WriteTxn& txn) -> Status {
+    taken = false;
+    ASSIGN_OR_RETURN(std::optional<std::string> current, txn.GetProperty(key));
+    if (current) {
+      int64_t sec = 0;
+      uint32_t nsec = 0;
+      int used = 0;
+      if (std::sscanf(current->c_str(), "%" SCNd64 ".%" SCNu32 " %n", &sec, &nsec, &used) >= 2 &&
+          used > 0) {
+        const std::string_view owner = std::string_view(*current).substr(used);
+        const bool expired = sec < now.sec || (sec == now.sec && nsec <= now.nsec);
+        if (owner != holder && !expired) return Status::Ok();
+      }
+    }
+    const int64_t total_ns = static_cast<int64_t>(now.nsec) + ttl.count() % 1000 * 1000000;
+    const Timespec until{now.sec + ttl.count() / 1000 + total_ns / 1000000000,
+                         static_cast<uint32_t>(total_ns % 1000000000)};
+    taken = true;
+    return txn.PutProperty(key, fmt::format("{}.{:09} {}", until.sec, until.nsec, holder));
+  }));
+  return taken;
 }
 
 }  // namespace t0fs::meta
