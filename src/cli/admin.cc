@@ -164,7 +164,7 @@ Result<ClusterLocation> LocateCluster(const ClusterQuery& q) {
 
 void AdminOptions::Register(CLI::App* cmd, bool with_mount) {
   cmd->add_option("--dir", dir, "cluster directory of `t0fs up` (default ./t0fs-data if present)");
-  cmd->add_option("--meta", meta, "meta service address (host:port)");
+  cmd->add_option("--meta", meta, "meta service address (host:port), or several meta servers of one store (host:port,host:port)");
   cmd->add_option("--secret-file", secret_file,
                   "cluster secret file (default: the cluster directory's, or the mount's)");
   if (with_mount) {

@@ -83,7 +83,7 @@ int RunMount(MountState& s) {
 void RegisterMount(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("mount", "Mount t0fs with FUSE (foreground; Ctrl-C unmounts)");
   auto state = std::make_shared<MountState>();
-  cmd->add_option("META_ADDR", state->meta, "meta service address, host:port")->required();
+  cmd->add_option("META_ADDR", state->meta, "meta service address, host:port; several meta servers of one store: host:port,host:port")->required();
   cmd->add_option("MOUNTPOINT", state->mountpoint, "an existing directory")->required();
   cmd->add_option("--secret-file", state->secret_file, "cluster secret file (mode 0600)")->capture_default_str();
   cmd->add_option("--log-level", state->log_level, "trace, debug, info, warn or error")->capture_default_str();

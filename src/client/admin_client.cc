@@ -21,8 +21,8 @@ constexpr uint32_t kChunkPage = 10000;
 
 class RpcAdminClient final : public AdminClient {
  public:
-  RpcAdminClient(const rpc::Endpoint& meta, const rpc::ClientOptions& options)
-      : options_(options), channel_(meta, options) {}
+  RpcAdminClient(std::vector<rpc::Endpoint> meta, const rpc::ClientOptions& options)
+      : options_(options), channel_(std::move(meta), options) {}
 
   Result<InodeId> Resolve(std::string_view path) override {
     if (path.empty() || path.front() != '/') {
@@ -179,12 +179,13 @@ class RpcAdminClient final : public AdminClient {
 }  // namespace
 
 Result<std::unique_ptr<AdminClient>> AdminClient::Open(const Options& options) {
-  ASSIGN_OR_RETURN(rpc::Endpoint ep, rpc::Endpoint::Parse(options.meta));
+  // Several meta servers of one store ("a:7700,b:7700"): used in turn.
+  ASSIGN_OR_RETURN(std::vector<rpc::Endpoint> eps, rpc::Endpoint::ParseList(options.meta));
   rpc::ClientOptions copts;
   copts.secret = options.secret;
   copts.role = "admin";
   copts.io_timeout = options.timeout;
-  return std::unique_ptr<AdminClient>(new RpcAdminClient(ep, copts));
+  return std::unique_ptr<AdminClient>(new RpcAdminClient(std::move(eps), copts));
 }
 
 Result<std::vector<NodeStatus>> AdminClient::Nodes() {
