@@ -106,6 +106,12 @@ Result<std::unique_ptr<PgTxn>> PgEngine::Begin(bool write, bool durable) {
   std::string begin = write ? begin_write_ : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
   if (write && durable) begin = "BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL synchronous_commit = on";
   Status st = conn->ExecScript(begin);
+  if (!st.ok() && !conn->healthy()) {
+    // The connection died while idle (the server restarted, a failover):
+    // nothing was sent yet that matters, so once more on a fresh one.
+    st = conn->Reset();
+    if (st.ok()) st = conn->ExecScript(begin);
+  }
   if (!st.ok()) {
     conn->Rollback();
     Release(std::move(conn));
