@@ -270,36 +270,39 @@ constexpr std::array<Counter, 7> kCounters = {Counter::kInode,   Counter::kChunk
                                               Counter::kSession, Counter::kHandle, Counter::kNode,
                                               Counter::kVolume};
 
+// Whether a scan of `txn` finds at least `n` rows (it stops there).
+template <typename Row>
+Result<bool> HasRows(Status (ReadTxn::*scan)(const RowVisitor<Row>&), ReadTxn& txn, uint64_t n,
+                     const std::function<bool(const Row&)>& counts) {
+  uint64_t seen = 0;
+  Status st = (txn.*scan)([&](const Row& row) {
+    if (counts(row)) ++seen;
+    return seen >= n ? Status(StatusCode::kBusy, "enough") : Status::Ok();
+  });
+  if (!st.ok() && st.code() != StatusCode::kBusy) return st;
+  return seen >= n;
+}
+
 // Refuses a target that holds more than a fresh store's root inode.
 Status CheckTargetIsNew(Engine& to) {
   ASSIGN_OR_RETURN(auto txn, to.BeginRead());
-  uint64_t inodes = 0;
-  bool only_root = true;
-  Status st = txn->ScanInodes([&](const InodeRow& r) {
-    ++inodes;
-    only_root = only_root && r.attr.ino == kRootInode;
-    return inodes > 1 ? Status(StatusCode::kBusy, "enough") : Status::Ok();
-  });
-  if (!st.ok() && st.code() != StatusCode::kBusy) return st;
-  bool dentries = false;
-  st = txn->ScanDentries([&](const DentryRow&) {
-    dentries = true;
-    return Status(StatusCode::kBusy, "enough");
-  });
-  if (!st.ok() && st.code() != StatusCode::kBusy) return st;
+  ASSIGN_OR_RETURN(bool other_inodes, HasRows<InodeRow>(&ReadTxn::ScanInodes, *txn, 1, [](const InodeRow& r) {
+                     return r.attr.ino != kRootInode;
+                   }));
+  ASSIGN_OR_RETURN(bool dentries,
+                   HasRows<DentryRow>(&ReadTxn::ScanDentries, *txn, 1, [](const DentryRow&) { return true; }));
   ASSIGN_OR_RETURN(auto chunks, txn->ScanChunks(ChunkId(), 1));
   ASSIGN_OR_RETURN(auto nodes, txn->ListNodes());
-  if (inodes > 1 || !only_root || dentries || !chunks.empty() || !nodes.empty()) {
-    return Status(StatusCode::kExists,
-                  fmt::format("the target {} store is not new: it has {} beyond a fresh root; copy only into an "
-                              "empty database",
-                              to.name(),
-                              inodes > 1 || !only_root ? "inodes"
-                              : dentries               ? "directory entries"
-                              : !chunks.empty()        ? "chunks"
-                                                       : "data nodes"));
-  }
-  return Status::Ok();
+  const char* found = other_inodes      ? "inodes"
+                      : dentries        ? "directory entries"
+                      : !chunks.empty() ? "chunks"
+                      : !nodes.empty()  ? "data nodes"
+                                        : nullptr;
+  if (found == nullptr) return Status::Ok();
+  return Status(StatusCode::kExists,
+                fmt::format("the target {} store is not new: it has {} beyond a fresh root; copy only into an "
+                            "empty database",
+                            to.name(), found));
 }
 
 // The first id each counter of `from` would hand out now, less one: every

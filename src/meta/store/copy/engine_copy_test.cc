@@ -21,6 +21,28 @@ std::unique_ptr<Engine> OpenHome(testing::EngineHome& home) {
   return engine.ok() ? std::move(engine).value() : nullptr;
 }
 
+// A source of `from_kind` (filled by Populate) and a new target of `to_kind`.
+struct CopyPair {
+  CopyPair(const std::string& from_kind, const std::string& to_kind)
+      : from_home(NewEngineHome(from_kind)), to_home(NewEngineHome(to_kind)) {
+    from = OpenHome(*from_home);
+    to = OpenHome(*to_home);
+  }
+  std::unique_ptr<testing::EngineHome> from_home, to_home;
+  std::unique_ptr<Engine> from, to;
+};
+
+// Writes one inode row into `engine`.
+Status PutBareInode(Engine& engine, InodeId ino, uint32_t mode, InodeId parent) {
+  ASSIGN_OR_RETURN(auto txn, engine.BeginWrite(WriteOptions{}));
+  InodeRow row;
+  row.attr.ino = ino;
+  row.attr.mode = mode;
+  row.parent = parent;
+  RETURN_IF_ERROR(txn->PutInode(row));
+  return txn->Commit();
+}
+
 // One or more rows of every kind, byte strings with NUL and high bytes.
 Status Populate(Engine& engine) {
   ASSIGN_OR_RETURN(auto txn, engine.BeginWrite(WriteOptions{}));
@@ -167,10 +189,9 @@ void ExpectCountersPast(Engine& engine, uint64_t inode, uint64_t chunk, uint64_t
 }
 
 TEST(EngineCopy, SqliteToSqliteCopiesEveryRow) {
-  auto from_home = NewEngineHome("sqlite_file");
-  auto to_home = NewEngineHome("sqlite_file");
-  auto from = OpenHome(*from_home);
-  auto to = OpenHome(*to_home);
+  CopyPair pair("sqlite_file", "sqlite_file");
+  Engine* from = pair.from.get();
+  Engine* to = pair.to.get();
   ASSERT_TRUE(from && to);
   ASSERT_OK(Populate(*from));
   std::vector<uint64_t> progress;
@@ -192,21 +213,12 @@ TEST(EngineCopy, SqliteToSqliteCopiesEveryRow) {
 }
 
 TEST(EngineCopy, RefusesATargetThatIsNotNew) {
-  auto from_home = NewEngineHome("sqlite_memory");
-  auto to_home = NewEngineHome("sqlite_memory");
-  auto from = OpenHome(*from_home);
-  auto to = OpenHome(*to_home);
+  CopyPair pair("sqlite_memory", "sqlite_memory");
+  Engine* from = pair.from.get();
+  Engine* to = pair.to.get();
   ASSERT_TRUE(from && to);
   ASSERT_OK(Populate(*from));
-  {
-    auto txn = to->BeginWrite(WriteOptions{});
-    ASSERT_OK(txn);
-    InodeRow other;
-    other.attr.ino = InodeId(5);
-    other.attr.mode = S_IFREG | 0600;
-    ASSERT_OK((*txn)->PutInode(other));
-    ASSERT_OK((*txn)->Commit());
-  }
+  ASSERT_OK(PutBareInode(*to, InodeId(5), S_IFREG | 0600, InodeId()));
   const std::vector<std::string> before = Dump(*to);
   auto refused = CopyStore(*from, *to);
   EXPECT_CODE(refused, kExists);
@@ -216,24 +228,13 @@ TEST(EngineCopy, RefusesATargetThatIsNotNew) {
 }
 
 TEST(EngineCopy, AFreshRootIsReplacedAndChangesAreFound) {
-  auto from_home = NewEngineHome("sqlite_memory");
-  auto to_home = NewEngineHome("sqlite_memory");
-  auto from = OpenHome(*from_home);
-  auto to = OpenHome(*to_home);
+  CopyPair pair("sqlite_memory", "sqlite_memory");
+  Engine* from = pair.from.get();
+  Engine* to = pair.to.get();
   ASSERT_TRUE(from && to);
   ASSERT_OK(Populate(*from));
-  {
-    // What a store opened on an empty database makes: its root and ids.
-    auto txn = to->BeginWrite(WriteOptions{});
-    ASSERT_OK(txn);
-    InodeRow root;
-    root.attr.ino = kRootInode;
-    root.attr.mode = S_IFDIR | 0755;
-    root.parent = kRootInode;
-    ASSERT_OK((*txn)->PutInode(root));
-    ASSERT_OK((*txn)->PutProperty("cluster_id", "fresh"));
-    ASSERT_OK((*txn)->Commit());
-  }
+  // What a store opened on an empty database makes: its root.
+  ASSERT_OK(PutBareInode(*to, kRootInode, S_IFDIR | 0755, kRootInode));
   ASSERT_OK(CopyStore(*from, *to));
   EXPECT_EQ(Dump(*to), Dump(*from));
   {
@@ -251,11 +252,10 @@ TEST(EngineCopy, AFreshRootIsReplacedAndChangesAreFound) {
 TEST(EngineCopy, SqliteToPostgresAndBack) {
   auto pg_home = NewEngineHome("postgres");
   if (pg_home == nullptr) GTEST_SKIP() << "T0FS_PG_URL is not set (tests/pg/engine.sh sets it)";
-  auto from_home = NewEngineHome("sqlite_file");
-  auto back_home = NewEngineHome("sqlite_file");
-  auto from = OpenHome(*from_home);
+  CopyPair pair("sqlite_file", "sqlite_file");
+  Engine* from = pair.from.get();
+  Engine* back = pair.to.get();
   auto pg = OpenHome(*pg_home);
-  auto back = OpenHome(*back_home);
   ASSERT_TRUE(from && pg && back);
   ASSERT_OK(Populate(*from));
   ASSERT_OK(CopyStore(*from, *pg));
