@@ -114,7 +114,7 @@ Connection::~Connection() {
   if (conn_ != nullptr) PQfinish(conn_);
 }
 
-bool Connection::healthy() const { return conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK; }
+bool Connection::healthy() const { return conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK && !read_only_; }
 
 std::string Connection::server() const {
   if (conn_ == nullptr) return "";
@@ -135,6 +135,7 @@ Status Connection::Reset() {
   PQsetNoticeProcessor(fresh, QuietNotice, nullptr);
   conn_ = fresh;
   prepared_.clear();
+  read_only_ = false;
   return Status::Ok();
 }
 
@@ -147,6 +148,7 @@ Result<Rows> Connection::Check(pg_result* res, std::string_view what) {
   std::string sqlstate = state != nullptr ? state : "";
   std::string msg = Trim(PQresultErrorMessage(res));
   if (sqlstate.empty() && PQstatus(conn_) != CONNECTION_OK) return ConnectionError(conn_, what);
+  if (sqlstate == "25006") read_only_ = true;
   const StatusCode code = RetryableSqlState(sqlstate) || PQstatus(conn_) != CONNECTION_OK
                               ? StatusCode::kTryAgain
                               : StatusCode::kMetaDatabase;

@@ -114,6 +114,9 @@ class Connection {
   void Rollback();
 
   // Whether the connection is usable; Reset reconnects (same conninfo).
+  // A server that answered it is read-only (25006: a standby, or a primary
+  // being demoted) makes the connection unhealthy too: with several hosts,
+  // only a new connection finds the writable one.
   bool healthy() const;
   Status Reset();
   // host:port of the server we are connected to.
@@ -127,6 +130,7 @@ class Connection {
   const std::string conninfo_;
   const Duration timeout_;
   std::unordered_map<std::string, bool> prepared_;  // statement names prepared on this connection
+  bool read_only_ = false;                           // the server said it cannot write (25006)
 };
 
 // Whether a caller should retry after `status` (see the header comment).
