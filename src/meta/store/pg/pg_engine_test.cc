@@ -140,5 +140,55 @@ TEST(PgEngine, OrdinaryCommitsMayRelaxSynchronousCommit) {
   }
 }
 
+// tests/pg/engine.sh gives a two-host URL (primary, streaming standby,
+// target_session_attrs=read-write) and a command that kills the primary and
+// promotes the standby. The same engine, without a restart, serves again
+// from the new primary, and nothing committed before is lost.
+TEST(PgEngineFailover, EngineFollowsAPromotedStandby) {
+  const char* url = std::getenv("T0FS_PG_FAILOVER_URL");
+  const char* failover = std::getenv("T0FS_PG_FAILOVER_CMD");
+  if (url == nullptr || failover == nullptr) GTEST_SKIP() << "T0FS_PG_FAILOVER_URL/_CMD are not set";
+  PgOptions opts;
+  opts.pool_size = 2;
+  opts.connect_timeout = Duration{std::chrono::seconds(2)};
+  auto engine = PgEngine::Open(url, opts);
+  ASSERT_OK(engine);
+  {
+    auto txn = (*engine)->BeginWrite(WriteOptions{/*durable=*/true});
+    ASSERT_OK(txn);
+    ASSERT_OK((*txn)->PutProperty("before", "1"));
+    ASSERT_OK((*txn)->Commit());
+  }
+  // Asynchronous replication: wait until the standby has replayed it.
+  auto watch = pg::Connection::Open(url, Duration{std::chrono::seconds(5)});
+  ASSERT_OK(watch);
+  bool replayed = false;
+  for (int i = 0; i < 300 && !replayed; ++i) {
+    auto r = (*watch)->Exec(
+        "SELECT count(*) FROM pg_stat_replication WHERE replay_lsn >= pg_current_wal_lsn()");
+    ASSERT_OK(r);
+    replayed = r->Int(0, 0) > 0;
+    if (!replayed) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(replayed) << "the standby did not catch up";
+  watch->reset();
+  ASSERT_EQ(std::system(failover), 0) << failover;
+
+  // The store above retries kTryAgain; so does this loop (bounded).
+  Status st(StatusCode::kTryAgain, "not tried");
+  int attempts = 0;
+  for (; attempts < 120 && st.code() == StatusCode::kTryAgain; ++attempts) {
+    if (attempts > 0) std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    st = [&]() -> Status {
+      ASSIGN_OR_RETURN(auto txn, (*engine)->BeginWrite(WriteOptions{}));
+      ASSIGN_OR_RETURN(auto before, txn->GetProperty("before"));
+      if (before != std::optional<std::string>("1")) return Status(StatusCode::kNotFound, "lost 'before'");
+      RETURN_IF_ERROR(txn->PutProperty("after", "1"));
+      return txn->Commit();
+    }();
+  }
+  EXPECT_OK(st) << "after " << attempts << " attempts";
+}
+
 }  // namespace
 }  // namespace t0fs::meta
