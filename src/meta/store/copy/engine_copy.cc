@@ -45,8 +45,8 @@ enum RowKind : size_t {
   kKindCount
 };
 constexpr std::array<const char*, kKindCount> kKinds = {
-    "inodes", "dentries", "xattrs",  "chunks", "replicas", "garbage",
-    "sessions", "handles", "replays", "nodes",  "volumes",  "properties"};
+    "inodes",   "dentries", "xattrs",  "chunks", "replicas", "garbage",
+    "sessions", "handles",  "replays", "nodes",  "volumes",  "properties"};
 
 // Every row of `txn`, kind after kind, each kind in its engine order.
 Status VisitStore(ReadTxn& txn, RowSink& sink) {
@@ -90,10 +90,26 @@ class DigestSink final : public RowSink {
   Status Inode(const InodeRow& r) override {
     const InodeAttr& a = r.attr;
     Begin(kInodes);
-    Ints({a.ino.value(), a.mode, a.uid, a.gid, a.size, a.nlink, a.rdev, static_cast<uint64_t>(a.atime.sec),
-          a.atime.nsec, static_cast<uint64_t>(a.mtime.sec), a.mtime.nsec, static_cast<uint64_t>(a.ctime.sec),
-          a.ctime.nsec, a.chunk_size, a.generation, a.replicas, static_cast<uint64_t>(a.placement),
-          a.placement_nodes.size(), r.parent.value(), r.entry_seq});
+    Ints({a.ino.value(),
+          a.mode,
+          a.uid,
+          a.gid,
+          a.size,
+          a.nlink,
+          a.rdev,
+          static_cast<uint64_t>(a.atime.sec),
+          a.atime.nsec,
+          static_cast<uint64_t>(a.mtime.sec),
+          a.mtime.nsec,
+          static_cast<uint64_t>(a.ctime.sec),
+          a.ctime.nsec,
+          a.chunk_size,
+          a.generation,
+          a.replicas,
+          static_cast<uint64_t>(a.placement),
+          a.placement_nodes.size(),
+          r.parent.value(),
+          r.entry_seq});
     for (NodeId n : a.placement_nodes) Ints({n.value()});
     Bytes(r.target);
     return Status::Ok();
@@ -118,12 +134,14 @@ class DigestSink final : public RowSink {
   }
   Status Replica(const ReplicaRow& r) override {
     Begin(kReplicas);
-    Ints({r.chunk.value(), r.pos, r.node.value(), r.volume.value(), r.version, static_cast<uint64_t>(r.state)});
+    Ints({r.chunk.value(), r.pos, r.node.value(), r.volume.value(), r.version,
+          static_cast<uint64_t>(r.state)});
     return Status::Ok();
   }
   Status Garbage(const GarbageRow& r) override {
     Begin(kGarbage);
-    Ints({r.id, r.chunk.value(), r.ino.value(), r.index, r.node.value(), r.volume.value(), r.version});
+    Ints({r.id, r.chunk.value(), r.ino.value(), r.index, r.node.value(), r.volume.value(),
+          r.version});
     return Status::Ok();
   }
   Status Session(const SessionRecord& r) override {
@@ -140,15 +158,15 @@ class DigestSink final : public RowSink {
   }
   Status Replay(const ReplayRow& r) override {
     Begin(kReplays);
-    Ints({r.session.value(), r.slot, r.seq, static_cast<uint64_t>(r.code), r.ino.value(), r.handle.value(),
-          r.flag ? 1u : 0u});
+    Ints({r.session.value(), r.slot, r.seq, static_cast<uint64_t>(r.code), r.ino.value(),
+          r.handle.value(), r.flag ? 1u : 0u});
     Bytes(r.message);
     return Status::Ok();
   }
   Status Node(const NodeRow& r) override {
     Begin(kNodes);
-    Ints({r.node.value(), static_cast<uint64_t>(r.admin_state), static_cast<uint64_t>(r.last_heartbeat.sec),
-          r.last_heartbeat.nsec});
+    Ints({r.node.value(), static_cast<uint64_t>(r.admin_state),
+          static_cast<uint64_t>(r.last_heartbeat.sec), r.last_heartbeat.nsec});
     Bytes(r.host_id);
     Bytes(r.hostname);
     Bytes(r.address);
@@ -211,7 +229,9 @@ class CopySink final : public RowSink {
     return Wrote(kInodes, to_.PutInode(r));
   }
   Status Dentry(const DentryRow& r) override { return Wrote(kDentries, to_.PutDentry(r)); }
-  Status Xattr(const XattrRow& r) override { return Wrote(kXattrs, to_.PutXattr(r.ino, r.name, r.value)); }
+  Status Xattr(const XattrRow& r) override {
+    return Wrote(kXattrs, to_.PutXattr(r.ino, r.name, r.value));
+  }
   Status Chunk(const ChunkRow& r) override {
     Raise(Counter::kChunk, r.id.value());
     return Wrote(kChunks, to_.PutChunk(r));
@@ -266,9 +286,9 @@ class CopySink final : public RowSink {
   const CopyOptions& options_;
 };
 
-constexpr std::array<Counter, 7> kCounters = {Counter::kInode,   Counter::kChunk,  Counter::kGarbage,
-                                              Counter::kSession, Counter::kHandle, Counter::kNode,
-                                              Counter::kVolume};
+constexpr std::array<Counter, 7> kCounters = {
+    Counter::kInode,  Counter::kChunk, Counter::kGarbage, Counter::kSession,
+    Counter::kHandle, Counter::kNode,  Counter::kVolume};
 
 // Whether a scan of `txn` finds at least `n` rows (it stops there).
 template <typename Row>
@@ -286,11 +306,11 @@ Result<bool> HasRows(Status (ReadTxn::*scan)(const RowVisitor<Row>&), ReadTxn& t
 // Refuses a target that holds more than a fresh store's root inode.
 Status CheckTargetIsNew(Engine& to) {
   ASSIGN_OR_RETURN(auto txn, to.BeginRead());
-  ASSIGN_OR_RETURN(bool other_inodes, HasRows<InodeRow>(&ReadTxn::ScanInodes, *txn, 1, [](const InodeRow& r) {
-                     return r.attr.ino != kRootInode;
-                   }));
-  ASSIGN_OR_RETURN(bool dentries,
-                   HasRows<DentryRow>(&ReadTxn::ScanDentries, *txn, 1, [](const DentryRow&) { return true; }));
+  ASSIGN_OR_RETURN(bool other_inodes,
+                   HasRows<InodeRow>(&ReadTxn::ScanInodes, *txn, 1,
+                                     [](const InodeRow& r) { return r.attr.ino != kRootInode; }));
+  ASSIGN_OR_RETURN(bool dentries, HasRows<DentryRow>(&ReadTxn::ScanDentries, *txn, 1,
+                                                     [](const DentryRow&) { return true; }));
   ASSIGN_OR_RETURN(auto chunks, txn->ScanChunks(ChunkId(), 1));
   ASSIGN_OR_RETURN(auto nodes, txn->ListNodes());
   const char* found = other_inodes      ? "inodes"
@@ -299,10 +319,12 @@ Status CheckTargetIsNew(Engine& to) {
                       : !nodes.empty()  ? "data nodes"
                                         : nullptr;
   if (found == nullptr) return Status::Ok();
-  return Status(StatusCode::kExists,
-                fmt::format("the target {} store is not new: it has {} beyond a fresh root; copy only into an "
-                            "empty database",
-                            to.name(), found));
+  return Status(
+      StatusCode::kExists,
+      fmt::format(
+          "the target {} store is not new: it has {} beyond a fresh root; copy only into an "
+          "empty database",
+          to.name(), found));
 }
 
 // The first id each counter of `from` would hand out now, less one: every
@@ -333,8 +355,9 @@ Status VerifyCopy(Engine& from, Engine& to) {
   std::string diff;
   for (size_t k = 0; k < kKindCount; ++k) {
     if (want[k].rows == got[k].rows && want[k].digest == got[k].digest) continue;
-    diff += fmt::format("{}{}: {} rows in {}, {} in {}{}", diff.empty() ? "" : "; ", kKinds[k], want[k].rows,
-                        from.name(), got[k].rows, to.name(), want[k].rows == got[k].rows ? " (contents differ)" : "");
+    diff += fmt::format("{}{}: {} rows in {}, {} in {}{}", diff.empty() ? "" : "; ", kKinds[k],
+                        want[k].rows, from.name(), got[k].rows, to.name(),
+                        want[k].rows == got[k].rows ? " (contents differ)" : "");
   }
   if (diff.empty()) return Status::Ok();
   return Status(StatusCode::kCorruption, fmt::format("the copy differs from its source: {}", diff));
@@ -352,15 +375,18 @@ Result<CopyReport> CopyStore(Engine& from, Engine& to, const CopyOptions& option
     CopySink sink(*target, options);
     RETURN_IF_ERROR(VisitStore(*source, sink));
     for (Counter c : kCounters) {
-      const uint64_t mark = std::max(marks[static_cast<size_t>(c)], sink.highest[static_cast<size_t>(c)]);
+      const uint64_t mark =
+          std::max(marks[static_cast<size_t>(c)], sink.highest[static_cast<size_t>(c)]);
       if (mark > 0) RETURN_IF_ERROR(target->ReserveId(c, mark));
     }
     RETURN_IF_ERROR(target->Commit());
     report.rows = sink.total;
-    for (size_t k = 0; k < kKindCount; ++k) report.kinds.push_back(KindCount{kKinds[k], sink.rows[k]});
+    for (size_t k = 0; k < kKindCount; ++k)
+      report.kinds.push_back(KindCount{kKinds[k], sink.rows[k]});
   }
   if (options.progress) options.progress(report.rows);
-  LOG_INFO("copied {} rows from the {} store to the {} store; verifying", report.rows, from.name(), to.name());
+  LOG_INFO("copied {} rows from the {} store to the {} store; verifying", report.rows, from.name(),
+           to.name());
   RETURN_IF_ERROR(VerifyCopy(from, to));
   return report;
 }

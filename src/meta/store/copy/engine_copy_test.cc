@@ -68,22 +68,28 @@ Status Populate(Engine& engine) {
     RETURN_IF_ERROR(txn->PutDentry(DentryRow{kRootInode, name, InodeId(ino), ino}));
     RETURN_IF_ERROR(txn->PutXattr(InodeId(ino), "user.x", std::string("\0v", 2)));
     RETURN_IF_ERROR(txn->PutChunk(ChunkRow{ChunkId(100 + ino), InodeId(ino), ino % 5}));
-    RETURN_IF_ERROR(txn->PutReplica(ReplicaRow{ChunkId(100 + ino), 0, NodeId(1), VolumeId(11), ino,
-                                               ino % 2 == 0 ? ReplicaState::kPending : ReplicaState::kHealthy}));
+    RETURN_IF_ERROR(txn->PutReplica(
+        ReplicaRow{ChunkId(100 + ino), 0, NodeId(1), VolumeId(11), ino,
+                   ino % 2 == 0 ? ReplicaState::kPending : ReplicaState::kHealthy}));
   }
   // A replica whose chunk row is missing (a damaged store copies as it is).
-  RETURN_IF_ERROR(txn->PutReplica(ReplicaRow{ChunkId(999), 1, NodeId(2), VolumeId(21), 3, ReplicaState::kStale}));
-  RETURN_IF_ERROR(txn->PutGarbage(GarbageRow{77, ChunkId(555), InodeId(9), 2, NodeId(1), VolumeId(11), 4}));
-  RETURN_IF_ERROR(txn->PutSession(SessionRecord{SessionId(5), "client\xfe", "host", Timespec{10, 20}}));
+  RETURN_IF_ERROR(txn->PutReplica(
+      ReplicaRow{ChunkId(999), 1, NodeId(2), VolumeId(21), 3, ReplicaState::kStale}));
+  RETURN_IF_ERROR(
+      txn->PutGarbage(GarbageRow{77, ChunkId(555), InodeId(9), 2, NodeId(1), VolumeId(11), 4}));
+  RETURN_IF_ERROR(
+      txn->PutSession(SessionRecord{SessionId(5), "client\xfe", "host", Timespec{10, 20}}));
   RETURN_IF_ERROR(txn->PutHandle(HandleRow{HandleId(66), SessionId(5), InodeId(3), 0x8002}));
-  RETURN_IF_ERROR(txn->PutReplay(ReplayRow{SessionId(5), 3, 9, StatusCode::kExists, "exists: n\xff", InodeId(3),
-                                           HandleId(66), true}));
-  RETURN_IF_ERROR(txn->PutNode(NodeRow{NodeId(1), NodeAdminState::kDraining, "h1", "host1", "127.0.0.1:7701",
-                                       "/run/t0fs/1.sock", Timespec{30, 40}}));
-  RETURN_IF_ERROR(txn->PutNode(NodeRow{NodeId(2), NodeAdminState::kActive, "h2", "host2", "127.0.0.1:7702", "",
-                                       Timespec{31, 41}}));
-  RETURN_IF_ERROR(txn->PutVolume(VolumeRecord{VolumeId(11), NodeId(1), "uuid-11", "/v/11", 1000, 500, 40}));
-  RETURN_IF_ERROR(txn->PutVolume(VolumeRecord{VolumeId(21), NodeId(2), "uuid-21", "/v/21", 2000, 100, 1}));
+  RETURN_IF_ERROR(txn->PutReplay(ReplayRow{SessionId(5), 3, 9, StatusCode::kExists, "exists: n\xff",
+                                           InodeId(3), HandleId(66), true}));
+  RETURN_IF_ERROR(txn->PutNode(NodeRow{NodeId(1), NodeAdminState::kDraining, "h1", "host1",
+                                       "127.0.0.1:7701", "/run/t0fs/1.sock", Timespec{30, 40}}));
+  RETURN_IF_ERROR(txn->PutNode(NodeRow{NodeId(2), NodeAdminState::kActive, "h2", "host2",
+                                       "127.0.0.1:7702", "", Timespec{31, 41}}));
+  RETURN_IF_ERROR(
+      txn->PutVolume(VolumeRecord{VolumeId(11), NodeId(1), "uuid-11", "/v/11", 1000, 500, 40}));
+  RETURN_IF_ERROR(
+      txn->PutVolume(VolumeRecord{VolumeId(21), NodeId(2), "uuid-21", "/v/21", 2000, 100, 1}));
   RETURN_IF_ERROR(txn->PutProperty("cluster_id", "c0ffee"));
   RETURN_IF_ERROR(txn->PutProperty("created", "1796150140.321036039"));
   RETURN_IF_ERROR(txn->PutProperty("capability_key", std::string(32, '\xaa')));
@@ -104,15 +110,16 @@ std::vector<std::string> Dump(Engine& engine) {
     const InodeAttr& a = r.attr;
     std::string nodes;
     for (NodeId n : a.placement_nodes) nodes += fmt::format("{},", n.value());
-    out.push_back(fmt::format("inode {} {} {} {} {} {} {} {}.{} {}.{} {}.{} {} {} {} {} [{}] {} {} {}", a.ino.value(),
-                              a.mode, a.uid, a.gid, a.size, a.nlink, a.rdev, a.atime.sec, a.atime.nsec, a.mtime.sec,
-                              a.mtime.nsec, a.ctime.sec, a.ctime.nsec, a.chunk_size, a.generation, a.replicas,
-                              static_cast<uint32_t>(a.placement), nodes, bytes(r.target), r.parent.value(),
-                              r.entry_seq));
+    out.push_back(fmt::format(
+        "inode {} {} {} {} {} {} {} {}.{} {}.{} {}.{} {} {} {} {} [{}] {} {} {}", a.ino.value(),
+        a.mode, a.uid, a.gid, a.size, a.nlink, a.rdev, a.atime.sec, a.atime.nsec, a.mtime.sec,
+        a.mtime.nsec, a.ctime.sec, a.ctime.nsec, a.chunk_size, a.generation, a.replicas,
+        static_cast<uint32_t>(a.placement), nodes, bytes(r.target), r.parent.value(), r.entry_seq));
     return Status::Ok();
   }));
   EXPECT_OK(t.ScanDentries([&](const DentryRow& r) {
-    out.push_back(fmt::format("dentry {} {} {} {}", r.parent.value(), bytes(r.name), r.ino.value(), r.seq));
+    out.push_back(
+        fmt::format("dentry {} {} {} {}", r.parent.value(), bytes(r.name), r.ino.value(), r.seq));
     return Status::Ok();
   }));
   EXPECT_OK(t.ScanXattrs([&](const XattrRow& r) {
@@ -123,53 +130,57 @@ std::vector<std::string> Dump(Engine& engine) {
   EXPECT_OK(chunks);
   if (chunks.ok()) {
     for (const auto& c : *chunks) {
-      out.push_back(fmt::format("chunk {} {} {} with {}", c.chunk.id.value(), c.chunk.ino.value(), c.chunk.index,
-                                c.replicas.size()));
+      out.push_back(fmt::format("chunk {} {} {} with {}", c.chunk.id.value(), c.chunk.ino.value(),
+                                c.chunk.index, c.replicas.size()));
     }
   }
   EXPECT_OK(t.ScanReplicas([&](const ReplicaRow& r) {
-    out.push_back(fmt::format("replica {} {} {} {} {} {}", r.chunk.value(), r.pos, r.node.value(), r.volume.value(),
-                              r.version, static_cast<uint32_t>(r.state)));
+    out.push_back(fmt::format("replica {} {} {} {} {} {}", r.chunk.value(), r.pos, r.node.value(),
+                              r.volume.value(), r.version, static_cast<uint32_t>(r.state)));
     return Status::Ok();
   }));
   EXPECT_OK(t.ScanGarbage([&](const GarbageRow& r) {
-    out.push_back(fmt::format("garbage {} {} {} {} {} {} {}", r.id, r.chunk.value(), r.ino.value(), r.index,
-                              r.node.value(), r.volume.value(), r.version));
+    out.push_back(fmt::format("garbage {} {} {} {} {} {} {}", r.id, r.chunk.value(), r.ino.value(),
+                              r.index, r.node.value(), r.volume.value(), r.version));
     return Status::Ok();
   }));
   if (auto sessions = t.ListSessions(); sessions.ok()) {
     for (const auto& s : *sessions) {
-      out.push_back(fmt::format("session {} {} {} {}.{}", s.session.value(), bytes(s.client_name), bytes(s.host_id),
-                                s.last_renewed.sec, s.last_renewed.nsec));
+      out.push_back(fmt::format("session {} {} {} {}.{}", s.session.value(), bytes(s.client_name),
+                                bytes(s.host_id), s.last_renewed.sec, s.last_renewed.nsec));
     }
   }
   EXPECT_OK(t.ScanHandles([&](const HandleRow& r) {
-    out.push_back(fmt::format("handle {} {} {} {}", r.id.value(), r.session.value(), r.ino.value(), r.flags));
+    out.push_back(
+        fmt::format("handle {} {} {} {}", r.id.value(), r.session.value(), r.ino.value(), r.flags));
     return Status::Ok();
   }));
   EXPECT_OK(t.ScanReplays([&](const ReplayRow& r) {
     out.push_back(fmt::format("replay {} {} {} {} {} {} {} {}", r.session.value(), r.slot, r.seq,
-                              static_cast<uint32_t>(r.code), bytes(r.message), r.ino.value(), r.handle.value(),
-                              r.flag));
+                              static_cast<uint32_t>(r.code), bytes(r.message), r.ino.value(),
+                              r.handle.value(), r.flag));
     return Status::Ok();
   }));
   if (auto nodes = t.ListNodes(); nodes.ok()) {
     for (const auto& n : *nodes) {
-      out.push_back(fmt::format("node {} {} {} {} {} {} {}.{}", n.node.value(), static_cast<uint32_t>(n.admin_state),
-                                bytes(n.host_id), bytes(n.hostname), bytes(n.address), bytes(n.local_socket),
+      out.push_back(fmt::format("node {} {} {} {} {} {} {}.{}", n.node.value(),
+                                static_cast<uint32_t>(n.admin_state), bytes(n.host_id),
+                                bytes(n.hostname), bytes(n.address), bytes(n.local_socket),
                                 n.last_heartbeat.sec, n.last_heartbeat.nsec));
     }
   }
   if (auto volumes = t.ListVolumes(); volumes.ok()) {
     for (const auto& v : *volumes) {
-      out.push_back(fmt::format("volume {} {} {} {} {} {} {}", v.volume.value(), v.node.value(), bytes(v.uuid),
-                                bytes(v.path), v.total_bytes, v.free_bytes, v.chunks));
+      out.push_back(fmt::format("volume {} {} {} {} {} {} {}", v.volume.value(), v.node.value(),
+                                bytes(v.uuid), bytes(v.path), v.total_bytes, v.free_bytes,
+                                v.chunks));
     }
   }
   for (const char* key : kCopiedProperties) {
     auto value = t.GetProperty(key);
     EXPECT_OK(value);
-    if (value.ok() && value->has_value()) out.push_back(fmt::format("property {} {}", key, bytes(**value)));
+    if (value.ok() && value->has_value())
+      out.push_back(fmt::format("property {} {}", key, bytes(**value)));
   }
   return out;
 }
@@ -222,7 +233,8 @@ TEST(EngineCopy, RefusesATargetThatIsNotNew) {
   const std::vector<std::string> before = Dump(*to);
   auto refused = CopyStore(*from, *to);
   EXPECT_CODE(refused, kExists);
-  EXPECT_NE(refused.status().message().find("not new"), std::string::npos) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("not new"), std::string::npos)
+      << refused.status().ToString();
   EXPECT_EQ(Dump(*to), before);
   EXPECT_CODE(CopyStore(*from, *from), kInvalidArgument);
 }

@@ -489,7 +489,6 @@ TEST_P(EngineContract, TotalsCountRows) {
   EXPECT_EQ(totals->chunks, 1u);
 }
 
-
 TEST_P(EngineContract, NewStoreHasNoRows) {
   auto txn = BeginReadTxn(*engine);
   ASSERT_TRUE(txn);
@@ -557,9 +556,10 @@ TEST_P(EngineContract, LargeScansSeeEveryRowInOrder) {
     ASSERT_TRUE(txn);
     for (uint64_t i = 1; i <= kRows; ++i) {
       ASSERT_OK(txn->PutInode(SampleInode(i, S_IFREG | 0644)));
-      ASSERT_OK(txn->PutDentry(DentryRow{InodeId(1 + i % 2), fmt::format("f{:05}", i), InodeId(i), i}));
-      ASSERT_OK(txn->PutReplica(ReplicaRow{ChunkId(1 + i / 3), static_cast<uint32_t>(i % 3), NodeId(1),
-                                           VolumeId(1), i, ReplicaState::kHealthy}));
+      ASSERT_OK(
+          txn->PutDentry(DentryRow{InodeId(1 + i % 2), fmt::format("f{:05}", i), InodeId(i), i}));
+      ASSERT_OK(txn->PutReplica(ReplicaRow{ChunkId(1 + i / 3), static_cast<uint32_t>(i % 3),
+                                           NodeId(1), VolumeId(1), i, ReplicaState::kHealthy}));
     }
     ASSERT_OK(txn->Commit());
   }

@@ -5,6 +5,7 @@
 // dropped at the end, so tests never see each other's rows.
 #pragma once
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -12,8 +13,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "meta/store/engine.h"
 #include "meta/store/pg/pg_engine.h"
@@ -24,7 +23,9 @@
 namespace t0fs::meta::testing {
 
 // The engine kinds every engine test runs against.
-inline std::vector<std::string> EngineKinds() { return {"sqlite_memory", "sqlite_file", "postgres"}; }
+inline std::vector<std::string> EngineKinds() {
+  return {"sqlite_memory", "sqlite_file", "postgres"};
+}
 
 inline std::string PgTestUrl() {
   const char* url = std::getenv("T0FS_PG_URL");
@@ -45,7 +46,8 @@ class SqliteHome final : public EngineHome {
  public:
   explicit SqliteHome(bool in_memory) : in_memory_(in_memory) {}
   Result<std::unique_ptr<Engine>> Open() override {
-    ASSIGN_OR_RETURN(auto engine, SqliteEngine::Open(in_memory_ ? ":memory:" : dir_.File("meta.db")));
+    ASSIGN_OR_RETURN(auto engine,
+                     SqliteEngine::Open(in_memory_ ? ":memory:" : dir_.File("meta.db")));
     return std::unique_ptr<Engine>(std::move(engine));
   }
   bool persistent() const override { return !in_memory_; }
@@ -70,10 +72,12 @@ class PgHome final : public EngineHome {
     Status st = admin_->Exec(fmt::format("CREATE SCHEMA {}", schema_)).status();
     if (!st.ok()) ADD_FAILURE() << st.ToString();
     const std::string& base = PgTestUrl();
-    url_ = base + (base.find('?') == std::string::npos ? "?" : "&") + "options=-csearch_path%3D" + schema_;
+    url_ = base + (base.find('?') == std::string::npos ? "?" : "&") + "options=-csearch_path%3D" +
+           schema_;
   }
   ~PgHome() override {
-    if (admin_ != nullptr) (void)admin_->Exec(fmt::format("DROP SCHEMA IF EXISTS {} CASCADE", schema_));
+    if (admin_ != nullptr)
+      (void)admin_->Exec(fmt::format("DROP SCHEMA IF EXISTS {} CASCADE", schema_));
   }
   Result<std::unique_ptr<Engine>> Open() override {
     ASSIGN_OR_RETURN(auto engine, PgEngine::Open(url_, options));

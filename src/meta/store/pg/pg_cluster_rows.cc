@@ -15,11 +15,14 @@ namespace {
 #define T0FS_PG_SESSION_COLUMNS "id, client_name, host_id, renewed_s, renewed_ns"
 #define T0FS_PG_HANDLE_COLUMNS "id, session, ino, flags"
 #define T0FS_PG_REPLAY_COLUMNS "session, slot, seq, code, message, ino, handle, flag"
-#define T0FS_PG_NODE_COLUMNS "id, host_id, hostname, address, local_socket, heartbeat_s, heartbeat_ns, admin_state"
+#define T0FS_PG_NODE_COLUMNS \
+  "id, host_id, hostname, address, local_socket, heartbeat_s, heartbeat_ns, admin_state"
 #define T0FS_PG_VOLUME_COLUMNS "id, node, uuid, path, total_bytes, free_bytes, chunks"
 
-constexpr Stmt kGetSession{"get_session", "SELECT " T0FS_PG_SESSION_COLUMNS " FROM sessions WHERE id = $1"};
-constexpr Stmt kListSessions{"list_sessions", "SELECT " T0FS_PG_SESSION_COLUMNS " FROM sessions ORDER BY id"};
+constexpr Stmt kGetSession{"get_session",
+                           "SELECT " T0FS_PG_SESSION_COLUMNS " FROM sessions WHERE id = $1"};
+constexpr Stmt kListSessions{"list_sessions",
+                             "SELECT " T0FS_PG_SESSION_COLUMNS " FROM sessions ORDER BY id"};
 constexpr Stmt kPutSession{"put_session",
                            "INSERT INTO sessions (" T0FS_PG_SESSION_COLUMNS
                            ") VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO UPDATE SET "
@@ -27,41 +30,48 @@ constexpr Stmt kPutSession{"put_session",
                            "renewed_s = excluded.renewed_s, renewed_ns = excluded.renewed_ns"};
 constexpr Stmt kDeleteSession{"delete_session", "DELETE FROM sessions WHERE id = $1"};
 
-constexpr Stmt kGetHandle{"get_handle", "SELECT " T0FS_PG_HANDLE_COLUMNS " FROM handles WHERE id = $1"};
-constexpr Stmt kHandlesOf{"handles_of", "SELECT " T0FS_PG_HANDLE_COLUMNS " FROM handles WHERE ino = $1 ORDER BY id"};
+constexpr Stmt kGetHandle{"get_handle",
+                          "SELECT " T0FS_PG_HANDLE_COLUMNS " FROM handles WHERE id = $1"};
+constexpr Stmt kHandlesOf{
+    "handles_of", "SELECT " T0FS_PG_HANDLE_COLUMNS " FROM handles WHERE ino = $1 ORDER BY id"};
 constexpr Stmt kHandlesOfSession{"handles_of_session",
-                                 "SELECT " T0FS_PG_HANDLE_COLUMNS " FROM handles WHERE session = $1 ORDER BY id"};
-constexpr Stmt kScanHandles{"scan_handles",
-                            "SELECT " T0FS_PG_HANDLE_COLUMNS " FROM handles WHERE id > $1 ORDER BY id LIMIT $2"};
+                                 "SELECT " T0FS_PG_HANDLE_COLUMNS
+                                 " FROM handles WHERE session = $1 ORDER BY id"};
+constexpr Stmt kScanHandles{"scan_handles", "SELECT " T0FS_PG_HANDLE_COLUMNS
+                                            " FROM handles WHERE id > $1 ORDER BY id LIMIT $2"};
 constexpr Stmt kPutHandle{"put_handle",
                           "INSERT INTO handles (" T0FS_PG_HANDLE_COLUMNS
                           ") VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO UPDATE SET "
                           "session = excluded.session, ino = excluded.ino, flags = excluded.flags"};
 constexpr Stmt kDeleteHandle{"delete_handle", "DELETE FROM handles WHERE id = $1"};
 
-constexpr Stmt kGetReplay{"get_replay",
-                          "SELECT " T0FS_PG_REPLAY_COLUMNS " FROM replay WHERE session = $1 AND slot = $2"};
-constexpr Stmt kScanReplays{"scan_replays",
-                            "SELECT " T0FS_PG_REPLAY_COLUMNS " FROM replay WHERE (session, slot) > ($1, $2) "
-                            "ORDER BY session, slot LIMIT $3"};
-constexpr Stmt kPutReplay{"put_replay",
-                          "INSERT INTO replay (" T0FS_PG_REPLAY_COLUMNS
-                          ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (session, slot) DO UPDATE SET "
-                          "seq = excluded.seq, code = excluded.code, message = excluded.message, "
-                          "ino = excluded.ino, handle = excluded.handle, flag = excluded.flag"};
+constexpr Stmt kGetReplay{
+    "get_replay", "SELECT " T0FS_PG_REPLAY_COLUMNS " FROM replay WHERE session = $1 AND slot = $2"};
+constexpr Stmt kScanReplays{"scan_replays", "SELECT " T0FS_PG_REPLAY_COLUMNS
+                                            " FROM replay WHERE (session, slot) > ($1, $2) "
+                                            "ORDER BY session, slot LIMIT $3"};
+constexpr Stmt kPutReplay{
+    "put_replay",
+    "INSERT INTO replay (" T0FS_PG_REPLAY_COLUMNS
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (session, slot) DO UPDATE SET "
+    "seq = excluded.seq, code = excluded.code, message = excluded.message, "
+    "ino = excluded.ino, handle = excluded.handle, flag = excluded.flag"};
 constexpr Stmt kDeleteReplaysOf{"delete_replays_of", "DELETE FROM replay WHERE session = $1"};
 
 constexpr Stmt kGetNode{"get_node", "SELECT " T0FS_PG_NODE_COLUMNS " FROM nodes WHERE id = $1"};
 constexpr Stmt kListNodes{"list_nodes", "SELECT " T0FS_PG_NODE_COLUMNS " FROM nodes ORDER BY id"};
-constexpr Stmt kPutNode{"put_node",
-                        "INSERT INTO nodes (" T0FS_PG_NODE_COLUMNS
-                        ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO UPDATE SET "
-                        "host_id = excluded.host_id, hostname = excluded.hostname, address = excluded.address, "
-                        "local_socket = excluded.local_socket, heartbeat_s = excluded.heartbeat_s, "
-                        "heartbeat_ns = excluded.heartbeat_ns, admin_state = excluded.admin_state"};
+constexpr Stmt kPutNode{
+    "put_node",
+    "INSERT INTO nodes (" T0FS_PG_NODE_COLUMNS
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO UPDATE SET "
+    "host_id = excluded.host_id, hostname = excluded.hostname, address = excluded.address, "
+    "local_socket = excluded.local_socket, heartbeat_s = excluded.heartbeat_s, "
+    "heartbeat_ns = excluded.heartbeat_ns, admin_state = excluded.admin_state"};
 
-constexpr Stmt kGetVolume{"get_volume", "SELECT " T0FS_PG_VOLUME_COLUMNS " FROM volumes WHERE id = $1"};
-constexpr Stmt kListVolumes{"list_volumes", "SELECT " T0FS_PG_VOLUME_COLUMNS " FROM volumes ORDER BY id"};
+constexpr Stmt kGetVolume{"get_volume",
+                          "SELECT " T0FS_PG_VOLUME_COLUMNS " FROM volumes WHERE id = $1"};
+constexpr Stmt kListVolumes{"list_volumes",
+                            "SELECT " T0FS_PG_VOLUME_COLUMNS " FROM volumes ORDER BY id"};
 constexpr Stmt kPutVolume{"put_volume",
                           "INSERT INTO volumes (" T0FS_PG_VOLUME_COLUMNS
                           ") VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO UPDATE SET "
@@ -93,7 +103,9 @@ HandleRow HandleOfRow(const pg::Rows& q, int r) {
   return HandleRow{HandleId(q.UInt(r, 0)), SessionId(q.UInt(r, 1)), InodeId(q.UInt(r, 2)),
                    static_cast<uint32_t>(q.Int(r, 3))};
 }
-std::vector<pg::Param> HandleKey(const HandleRow& row) { return {Id64(row.id)}; }
+std::vector<pg::Param> HandleKey(const HandleRow& row) {
+  return {Id64(row.id)};
+}
 
 ReplayRow ReplayOfRow(const pg::Rows& q, int r) {
   return ReplayRow{SessionId(q.UInt(r, 0)),
@@ -105,7 +117,9 @@ ReplayRow ReplayOfRow(const pg::Rows& q, int r) {
                    HandleId(q.UInt(r, 6)),
                    q.Bool(r, 7)};
 }
-std::vector<pg::Param> ReplayKey(const ReplayRow& row) { return {Id64(row.session), U(row.slot)}; }
+std::vector<pg::Param> ReplayKey(const ReplayRow& row) {
+  return {Id64(row.session), U(row.slot)};
+}
 
 NodeRow NodeOfRow(const pg::Rows& q, int r) {
   NodeRow n;
@@ -153,11 +167,14 @@ Result<std::vector<SessionRecord>> PgTxn::ListSessions() {
 }
 
 Status PgTxn::PutSession(const SessionRecord& row) {
-  return Exec(kPutSession, {Id64(row.session), pg::Param::Bytes(row.client_name), pg::Param::Bytes(row.host_id),
-                            pg::Param(row.last_renewed.sec), U(row.last_renewed.nsec)});
+  return Exec(kPutSession,
+              {Id64(row.session), pg::Param::Bytes(row.client_name), pg::Param::Bytes(row.host_id),
+               pg::Param(row.last_renewed.sec), U(row.last_renewed.nsec)});
 }
 
-Status PgTxn::DeleteSession(SessionId session) { return Exec(kDeleteSession, {Id64(session)}); }
+Status PgTxn::DeleteSession(SessionId session) {
+  return Exec(kDeleteSession, {Id64(session)});
+}
 
 // ---- handles ----
 
@@ -184,7 +201,9 @@ Status PgTxn::PutHandle(const HandleRow& row) {
   return Exec(kPutHandle, {Id64(row.id), Id64(row.session), Id64(row.ino), U(row.flags)});
 }
 
-Status PgTxn::DeleteHandle(HandleId handle) { return Exec(kDeleteHandle, {Id64(handle)}); }
+Status PgTxn::DeleteHandle(HandleId handle) {
+  return Exec(kDeleteHandle, {Id64(handle)});
+}
 
 // ---- replay records ----
 
@@ -194,16 +213,19 @@ Result<std::optional<ReplayRow>> PgTxn::GetReplay(SessionId session, uint32_t sl
 }
 
 Status PgTxn::ScanReplays(const RowVisitor<ReplayRow>& visit) {
-  return ScanPaged<ReplayRow>(kScanReplays, {pg::Param(INT64_MIN), pg::Param(INT64_MIN)}, ReplayOfRow, ReplayKey,
-                              visit);
+  return ScanPaged<ReplayRow>(kScanReplays, {pg::Param(INT64_MIN), pg::Param(INT64_MIN)},
+                              ReplayOfRow, ReplayKey, visit);
 }
 
 Status PgTxn::PutReplay(const ReplayRow& row) {
-  return Exec(kPutReplay, {Id64(row.session), U(row.slot), U(row.seq), U(static_cast<uint32_t>(row.code)),
-                           pg::Param::Bytes(row.message), Id64(row.ino), Id64(row.handle), pg::Param(row.flag)});
+  return Exec(kPutReplay, {Id64(row.session), U(row.slot), U(row.seq),
+                           U(static_cast<uint32_t>(row.code)), pg::Param::Bytes(row.message),
+                           Id64(row.ino), Id64(row.handle), pg::Param(row.flag)});
 }
 
-Status PgTxn::DeleteReplaysOf(SessionId session) { return Exec(kDeleteReplaysOf, {Id64(session)}); }
+Status PgTxn::DeleteReplaysOf(SessionId session) {
+  return Exec(kDeleteReplaysOf, {Id64(session)});
+}
 
 // ---- nodes and volumes ----
 
@@ -218,10 +240,10 @@ Result<std::vector<NodeRow>> PgTxn::ListNodes() {
 }
 
 Status PgTxn::PutNode(const NodeRow& row) {
-  return Exec(kPutNode, {Id64(row.node), pg::Param::Bytes(row.host_id), pg::Param::Bytes(row.hostname),
-                         pg::Param::Bytes(row.address), pg::Param::Bytes(row.local_socket),
-                         pg::Param(row.last_heartbeat.sec), U(row.last_heartbeat.nsec),
-                         U(static_cast<uint32_t>(row.admin_state))});
+  return Exec(kPutNode, {Id64(row.node), pg::Param::Bytes(row.host_id),
+                         pg::Param::Bytes(row.hostname), pg::Param::Bytes(row.address),
+                         pg::Param::Bytes(row.local_socket), pg::Param(row.last_heartbeat.sec),
+                         U(row.last_heartbeat.nsec), U(static_cast<uint32_t>(row.admin_state))});
 }
 
 Result<std::optional<VolumeRecord>> PgTxn::GetVolume(VolumeId volume) {
@@ -235,8 +257,9 @@ Result<std::vector<VolumeRecord>> PgTxn::ListVolumes() {
 }
 
 Status PgTxn::PutVolume(const VolumeRecord& row) {
-  return Exec(kPutVolume, {Id64(row.volume), Id64(row.node), pg::Param::Bytes(row.uuid), pg::Param::Bytes(row.path),
-                           U(row.total_bytes), U(row.free_bytes), U(row.chunks)});
+  return Exec(kPutVolume,
+              {Id64(row.volume), Id64(row.node), pg::Param::Bytes(row.uuid),
+               pg::Param::Bytes(row.path), U(row.total_bytes), U(row.free_bytes), U(row.chunks)});
 }
 
 // ---- named values, totals ----

@@ -12,7 +12,8 @@
 namespace t0fs::meta {
 namespace {
 
-constexpr std::array<std::string_view, 5> kSyncValues = {"off", "local", "remote_write", "on", "remote_apply"};
+constexpr std::array<std::string_view, 5> kSyncValues = {"off", "local", "remote_write", "on",
+                                                         "remote_apply"};
 
 // The URL without its password, for messages.
 std::string Redacted(const std::string& url) {
@@ -31,11 +32,13 @@ Result<std::unique_ptr<PgEngine>> PgEngine::Open(const std::string& url, const P
     return Status(StatusCode::kInvalidArgument, "PostgreSQL pool-size must be at least 1");
   }
   if (opts.synchronous_commit != "server" &&
-      std::find(kSyncValues.begin(), kSyncValues.end(), opts.synchronous_commit) == kSyncValues.end()) {
-    return Status(StatusCode::kInvalidArgument,
-                  fmt::format("PostgreSQL synchronous-commit must be server, off, local, remote_write, on or "
-                              "remote_apply, not '{}'",
-                              opts.synchronous_commit));
+      std::find(kSyncValues.begin(), kSyncValues.end(), opts.synchronous_commit) ==
+          kSyncValues.end()) {
+    return Status(
+        StatusCode::kInvalidArgument,
+        fmt::format("PostgreSQL synchronous-commit must be server, off, local, remote_write, on or "
+                    "remote_apply, not '{}'",
+                    opts.synchronous_commit));
   }
   const std::string where = Redacted(url);
   auto conn = pg::Connection::Open(url, opts.connect_timeout);
@@ -104,7 +107,8 @@ void PgEngine::Release(std::unique_ptr<pg::Connection> conn) {
 Result<std::unique_ptr<PgTxn>> PgEngine::Begin(bool write, bool durable) {
   ASSIGN_OR_RETURN(auto conn, Acquire());
   std::string begin = write ? begin_write_ : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
-  if (write && durable) begin = "BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL synchronous_commit = on";
+  if (write && durable)
+    begin = "BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL synchronous_commit = on";
   Status st = conn->ExecScript(begin);
   if (!st.ok() && !conn->healthy()) {
     // The connection died while idle (the server restarted, a failover):

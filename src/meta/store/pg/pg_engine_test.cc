@@ -15,8 +15,9 @@ namespace {
 
 using testing::PgHome;
 
-#define REQUIRE_SERVER() \
-  if (testing::PgTestUrl().empty()) GTEST_SKIP() << "T0FS_PG_URL is not set (tests/pg/engine.sh sets it)"
+#define REQUIRE_SERVER()            \
+  if (testing::PgTestUrl().empty()) \
+  GTEST_SKIP() << "T0FS_PG_URL is not set (tests/pg/engine.sh sets it)"
 
 TEST(PgEngine, OpenRefusesBadOptions) {
   PgOptions opts;
@@ -42,10 +43,12 @@ TEST(PgEngine, OpenRefusesForeignAndNewerSchemas) {
 
   PgHome newer;
   ASSERT_OK(newer.Open());
-  ASSERT_OK(newer.admin().Exec(fmt::format("UPDATE {}.t0fs_schema SET version = 999", newer.schema())));
+  ASSERT_OK(
+      newer.admin().Exec(fmt::format("UPDATE {}.t0fs_schema SET version = 999", newer.schema())));
   auto refused = newer.Open();
   EXPECT_CODE(refused, kMetaSchema);
-  EXPECT_NE(refused.status().message().find("newer"), std::string::npos) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("newer"), std::string::npos)
+      << refused.status().ToString();
 }
 
 TEST(PgEngine, ServersOpeningAtOnceCreateTheSchemaOnce) {
@@ -68,7 +71,8 @@ TEST(PgEngine, ServersOpeningAtOnceCreateTheSchemaOnce) {
 void KillEngineConnections(PgHome& home) {
   auto killed = home.admin().Exec(
       "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-      "WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'");
+      "WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client "
+      "backend'");
   ASSERT_OK(killed);
   EXPECT_GE(killed->Int(0, 0), 1);
 }
@@ -147,7 +151,8 @@ TEST(PgEngine, OrdinaryCommitsMayRelaxSynchronousCommit) {
 TEST(PgEngineFailover, EngineFollowsAPromotedStandby) {
   const char* url = std::getenv("T0FS_PG_FAILOVER_URL");
   const char* failover = std::getenv("T0FS_PG_FAILOVER_CMD");
-  if (url == nullptr || failover == nullptr) GTEST_SKIP() << "T0FS_PG_FAILOVER_URL/_CMD are not set";
+  if (url == nullptr || failover == nullptr)
+    GTEST_SKIP() << "T0FS_PG_FAILOVER_URL/_CMD are not set";
   PgOptions opts;
   opts.pool_size = 2;
   opts.connect_timeout = Duration{std::chrono::seconds(2)};
@@ -182,7 +187,8 @@ TEST(PgEngineFailover, EngineFollowsAPromotedStandby) {
     st = [&]() -> Status {
       ASSIGN_OR_RETURN(auto txn, (*engine)->BeginWrite(WriteOptions{}));
       ASSIGN_OR_RETURN(auto before, txn->GetProperty("before"));
-      if (before != std::optional<std::string>("1")) return Status(StatusCode::kNotFound, "lost 'before'");
+      if (before != std::optional<std::string>("1"))
+        return Status(StatusCode::kNotFound, "lost 'before'");
       RETURN_IF_ERROR(txn->PutProperty("after", "1"));
       return txn->Commit();
     }();

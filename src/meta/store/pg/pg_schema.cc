@@ -162,39 +162,49 @@ CREATE SEQUENCE volume_ids;
 constexpr int64_t kSchemaLock = 0x7430667373636866;
 
 Status PrepareLocked(pg::Connection& conn, const std::string& where) {
-  ASSIGN_OR_RETURN(pg::Rows lock, conn.Exec("SELECT pg_advisory_xact_lock($1::bigint)", {pg::Param(kSchemaLock)}));
-  ASSIGN_OR_RETURN(pg::Rows found,
-                   conn.Exec("SELECT current_schema(), to_regclass(quote_ident(current_schema()) || '.t0fs_schema') IS NOT NULL, "
-                             "(SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                             "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'S'))"));
+  ASSIGN_OR_RETURN(pg::Rows lock,
+                   conn.Exec("SELECT pg_advisory_xact_lock($1::bigint)", {pg::Param(kSchemaLock)}));
+  ASSIGN_OR_RETURN(
+      pg::Rows found,
+      conn.Exec("SELECT current_schema(), to_regclass(quote_ident(current_schema()) || "
+                "'.t0fs_schema') IS NOT NULL, "
+                "(SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'S'))"));
   if (found.IsNull(0, 0)) {
-    return Status(StatusCode::kMetaSchema,
-                  fmt::format("{}: no schema to create the tables in (search_path names none that exists)", where));
+    return Status(
+        StatusCode::kMetaSchema,
+        fmt::format("{}: no schema to create the tables in (search_path names none that exists)",
+                    where));
   }
   if (found.Bool(0, 1)) {
     ASSIGN_OR_RETURN(pg::Rows v, conn.Exec("SELECT max(version) FROM t0fs_schema"));
     const int64_t version = v.Int(0, 0);
     if (version > kSchemaVersion) {
       return Status(StatusCode::kMetaSchema,
-                    fmt::format("{}: metadata schema version {} is newer than this build supports ({}); run a newer t0fs",
+                    fmt::format("{}: metadata schema version {} is newer than this build supports "
+                                "({}); run a newer t0fs",
                                 where, version, kSchemaVersion));
     }
     if (version < 1) {
       return Status(StatusCode::kMetaSchema,
-                    fmt::format("{}: unknown metadata schema version {} (this build knows {})", where, version,
-                                kSchemaVersion));
+                    fmt::format("{}: unknown metadata schema version {} (this build knows {})",
+                                where, version, kSchemaVersion));
     }
     return Status::Ok();  // version 1 is the first: nothing to migrate yet
   }
   if (found.Int(0, 2) > 0) {
-    return Status(StatusCode::kMetaSchema,
-                  fmt::format("{} is not a t0fs metadata database: schema {} has {} tables but no t0fs_schema", where,
-                              found.Text(0, 0), found.Int(0, 2)));
+    return Status(
+        StatusCode::kMetaSchema,
+        fmt::format(
+            "{} is not a t0fs metadata database: schema {} has {} tables but no t0fs_schema", where,
+            found.Text(0, 0), found.Int(0, 2)));
   }
   RETURN_IF_ERROR(conn.ExecScript(kSchemaSql));
-  RETURN_IF_ERROR(conn.Exec("INSERT INTO t0fs_schema (version) VALUES ($1::integer)", {pg::Param(kSchemaVersion)})
+  RETURN_IF_ERROR(conn.Exec("INSERT INTO t0fs_schema (version) VALUES ($1::integer)",
+                            {pg::Param(kSchemaVersion)})
                       .status());
-  LOG_INFO("{}: created the metadata schema (version {}) in schema {}", where, kSchemaVersion, found.Text(0, 0));
+  LOG_INFO("{}: created the metadata schema (version {}) in schema {}", where, kSchemaVersion,
+           found.Text(0, 0));
   return Status::Ok();
 }
 

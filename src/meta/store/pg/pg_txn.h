@@ -32,13 +32,17 @@ struct Stmt {
 };
 
 // Unsigned 64-bit values travel as bigint, their two's complement.
-inline pg::Param U(uint64_t v) { return pg::Param(static_cast<int64_t>(v)); }
+inline pg::Param U(uint64_t v) {
+  return pg::Param(static_cast<int64_t>(v));
+}
 template <typename Id>
 pg::Param Id64(Id id) {
   return U(id.value());
 }
 // A limit (size_t) as bigint, capped.
-inline pg::Param Limit(size_t n) { return pg::Param(static_cast<int64_t>(std::min<uint64_t>(n, INT64_MAX))); }
+inline pg::Param Limit(size_t n) {
+  return pg::Param(static_cast<int64_t>(std::min<uint64_t>(n, INT64_MAX)));
+}
 
 }  // namespace pgrows
 
@@ -128,7 +132,8 @@ class PgTxn final : public WriteTxn {
 template <typename Row>
 Status PgTxn::ScanPaged(const pgrows::Stmt& stmt, std::vector<pg::Param> start,
                         Row (*decode)(const pg::Rows&, int),
-                        std::vector<pg::Param> (*key_of)(const Row&), const RowVisitor<Row>& visit) {
+                        std::vector<pg::Param> (*key_of)(const Row&),
+                        const RowVisitor<Row>& visit) {
   std::vector<pg::Param> params = std::move(start);
   for (;;) {
     params.push_back(pg::Param(int64_t{pgrows::kScanPage}));
