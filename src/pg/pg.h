@@ -9,7 +9,9 @@
 // (class 08, and 57P01..57P03: the server shutting down or starting), and
 // a server that is read-only (25006: a standby, or a primary being
 // demoted). Everything else is kMetaDatabase with the server's message and
-// SQLSTATE. Retryable(status) says which.
+// SQLSTATE, and so is a connection refused for good (no such database or
+// role, failed authentication, a malformed connection string). Retryable(status)
+// says which.
 //
 // Connection strings are libpq's: a URL ("postgresql://user@h1:5432,h2:5432/db?
 // target_session_attrs=read-write") or key=value pairs. With several hosts

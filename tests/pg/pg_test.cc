@@ -123,6 +123,20 @@ TEST(PgStandby, WriteOnAStandbyIsRetryableAndMarksTheConnection) {
   EXPECT_TRUE((*c)->healthy());
 }
 
+TEST(Pg, WrongDatabaseOrRoleIsNotRetryable) {
+  REQUIRE_SERVER();
+  const std::string url = Url();
+  const std::string base = url.substr(0, url.rfind('/'));
+  for (const std::string& wrong :
+       {base + "/no_such_database", "postgresql://nobody@" + url.substr(url.find('@') + 1),
+        url + "?no_such_option=1"}) {
+    auto conn = Connection::Open(wrong, Duration{std::chrono::seconds(2)});
+    ASSERT_FALSE(conn.ok()) << wrong;
+    EXPECT_FALSE(Retryable(conn.status())) << wrong << ": " << conn.status().ToString();
+    EXPECT_EQ(conn.status().code(), StatusCode::kMetaDatabase);
+  }
+}
+
 // After tests/pg/pg.sh killed the primary and promoted the standby: a
 // connection string naming both finds the new primary by itself.
 TEST(PgFailover, MultiHostUrlReachesTheWritablePrimary) {
