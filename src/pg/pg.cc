@@ -22,9 +22,22 @@ std::string Trim(const char* text) {
   return s;
 }
 
+// Connection failures that waiting does not cure: a wrong database, role,
+// password or connection string. libpq gives no SQLSTATE for a failed
+// connect, so its (English, stable) messages decide.
+bool PermanentConnectError(std::string_view msg) {
+  for (std::string_view permanent : {"does not exist", "authentication failed", "no pg_hba.conf entry",
+                                     "invalid connection option", "invalid URI", "invalid integer value",
+                                     "missing \"=\"", "invalid sslmode", "invalid target_session_attrs"}) {
+    if (msg.find(permanent) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
 Status ConnectionError(pg_conn* conn, std::string_view what) {
   std::string msg = Trim(PQerrorMessage(conn));
-  return Status(StatusCode::kTryAgain, fmt::format("{}: {}", what, msg.empty() ? "connection lost" : msg));
+  const StatusCode code = PermanentConnectError(msg) ? StatusCode::kMetaDatabase : StatusCode::kTryAgain;
+  return Status(code, fmt::format("{}: {}", what, msg.empty() ? "connection lost" : msg));
 }
 
 std::string WithTimeout(const std::string& conninfo, Duration timeout) {
@@ -114,7 +127,7 @@ Connection::~Connection() {
   if (conn_ != nullptr) PQfinish(conn_);
 }
 
-bool Connection::healthy() const { return conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK; }
+bool Connection::healthy() const { return conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK && !read_only_; }
 
 std::string Connection::server() const {
   if (conn_ == nullptr) return "";
@@ -135,6 +148,7 @@ Status Connection::Reset() {
   PQsetNoticeProcessor(fresh, QuietNotice, nullptr);
   conn_ = fresh;
   prepared_.clear();
+  read_only_ = false;
   return Status::Ok();
 }
 
@@ -147,6 +161,7 @@ Result<Rows> Connection::Check(pg_result* res, std::string_view what) {
   std::string sqlstate = state != nullptr ? state : "";
   std::string msg = Trim(PQresultErrorMessage(res));
   if (sqlstate.empty() && PQstatus(conn_) != CONNECTION_OK) return ConnectionError(conn_, what);
+  if (sqlstate == "25006") read_only_ = true;
   const StatusCode code = RetryableSqlState(sqlstate) || PQstatus(conn_) != CONNECTION_OK
                               ? StatusCode::kTryAgain
                               : StatusCode::kMetaDatabase;

@@ -9,7 +9,9 @@
 // (class 08, and 57P01..57P03: the server shutting down or starting), and
 // a server that is read-only (25006: a standby, or a primary being
 // demoted). Everything else is kMetaDatabase with the server's message and
-// SQLSTATE. Retryable(status) says which.
+// SQLSTATE, and so is a connection refused for good (no such database or
+// role, failed authentication, a malformed connection string). Retryable(status)
+// says which.
 //
 // Connection strings are libpq's: a URL ("postgresql://user@h1:5432,h2:5432/db?
 // target_session_attrs=read-write") or key=value pairs. With several hosts
@@ -114,6 +116,9 @@ class Connection {
   void Rollback();
 
   // Whether the connection is usable; Reset reconnects (same conninfo).
+  // A server that answered it is read-only (25006: a standby, or a primary
+  // being demoted) makes the connection unhealthy too: with several hosts,
+  // only a new connection finds the writable one.
   bool healthy() const;
   Status Reset();
   // host:port of the server we are connected to.
@@ -127,6 +132,7 @@ class Connection {
   const std::string conninfo_;
   const Duration timeout_;
   std::unordered_map<std::string, bool> prepared_;  // statement names prepared on this connection
+  bool read_only_ = false;                           // the server said it cannot write (25006)
 };
 
 // Whether a caller should retry after `status` (see the header comment).

@@ -11,7 +11,7 @@ trap pg_stop_all EXIT
 trap 'exit 130' INT TERM
 pg_start primary
 pg_start_standby standby primary
-T0FS_PG_URL=$(pg_url primary) "$PG_TEST" --gtest_brief=1
+T0FS_PG_URL=$(pg_url primary) T0FS_PG_STANDBY_URL=$(pg_url standby) "$PG_TEST" --gtest_brief=1
 two="postgresql://t0fs@127.0.0.1:${PG_PORT[primary]},127.0.0.1:${PG_PORT[standby]}/t0fs?target_session_attrs=read-write"
 wait_until 10 "the standby to replay the test tables" bash -c \
   "[[ \$(runuser -u postgres -- $PG_BIN/psql -qAt -h 127.0.0.1 -p ${PG_PORT[standby]} -U t0fs -d t0fs -c 'SELECT count(*) FROM t_types') == 2 ]]"

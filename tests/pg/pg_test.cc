@@ -106,6 +106,37 @@ TEST(Pg, UnreachableServerIsRetryableAndQuick) {
   EXPECT_TRUE(Retryable(conn.status())) << conn.status().ToString();
 }
 
+// A standby refuses writes (25006): retryable, and the connection counts as
+// unhealthy until Reset, so a pool re-opens it (with several hosts and
+// target_session_attrs=read-write: on the primary).
+TEST(PgStandby, WriteOnAStandbyIsRetryableAndMarksTheConnection) {
+  const char* url = std::getenv("T0FS_PG_STANDBY_URL");
+  if (url == nullptr) GTEST_SKIP() << "T0FS_PG_STANDBY_URL is not set";
+  auto c = Connection::Open(url, Duration{std::chrono::seconds(5)});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE((*c)->healthy());
+  auto w = (*c)->Exec("CREATE TABLE t_on_standby (x int)");
+  ASSERT_FALSE(w.ok());
+  EXPECT_TRUE(Retryable(w.status())) << w.status().ToString();
+  EXPECT_FALSE((*c)->healthy());
+  ASSERT_TRUE((*c)->Reset().ok());
+  EXPECT_TRUE((*c)->healthy());
+}
+
+TEST(Pg, WrongDatabaseOrRoleIsNotRetryable) {
+  REQUIRE_SERVER();
+  const std::string url = Url();
+  const std::string base = url.substr(0, url.rfind('/'));
+  for (const std::string& wrong :
+       {base + "/no_such_database", "postgresql://nobody@" + url.substr(url.find('@') + 1),
+        url + "?no_such_option=1"}) {
+    auto conn = Connection::Open(wrong, Duration{std::chrono::seconds(2)});
+    ASSERT_FALSE(conn.ok()) << wrong;
+    EXPECT_FALSE(Retryable(conn.status())) << wrong << ": " << conn.status().ToString();
+    EXPECT_EQ(conn.status().code(), StatusCode::kMetaDatabase);
+  }
+}
+
 // After tests/pg/pg.sh killed the primary and promoted the standby: a
 // connection string naming both finds the new primary by itself.
 TEST(PgFailover, MultiHostUrlReachesTheWritablePrimary) {

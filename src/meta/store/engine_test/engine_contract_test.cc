@@ -1,0 +1,674 @@
+// The engine contract (engine.h), run against every engine: SQLite in
+// memory and in a file always, PostgreSQL when T0FS_PG_URL names a database
+// (tests/pg/engine.sh; skipped otherwise). Every row kind goes in and comes
+// back bit for bit (byte strings with NUL included), scans keep the orders
+// engine.h promises (also across the pages of a large scan), a transaction
+// dropped without Commit applies nothing, counters never repeat an id (also
+// across a reopen and after ReserveId), concurrent writers serialise, and a
+// new store has no rows. Engine-specific tests (schema, migration, options)
+// live beside each engine.
+#include <sys/stat.h>
+
+#include <thread>
+
+#include "meta/store/engine_test/engine_homes.h"
+
+namespace t0fs::meta {
+namespace {
+
+using testing::EngineHome;
+
+std::unique_ptr<WriteTxn> BeginWriteTxn(Engine& engine, bool durable = false) {
+  auto txn = engine.BeginWrite(WriteOptions{durable});
+  EXPECT_OK(txn);
+  return txn.ok() ? std::move(txn).value() : nullptr;
+}
+
+std::unique_ptr<ReadTxn> BeginReadTxn(Engine& engine) {
+  auto txn = engine.BeginRead();
+  EXPECT_OK(txn);
+  return txn.ok() ? std::move(txn).value() : nullptr;
+}
+
+class EngineContract : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    home = testing::NewEngineHome(GetParam());
+    if (home == nullptr) GTEST_SKIP() << "T0FS_PG_URL is not set (tests/pg/engine.sh sets it)";
+    ASSERT_TRUE(Reopen());
+  }
+  void TearDown() override { engine.reset(); }  // before the home goes
+
+  // A new engine on the home's store (the old one closed first).
+  bool Reopen() {
+    engine.reset();
+    auto opened = home->Open();
+    EXPECT_OK(opened);
+    if (!opened.ok()) return false;
+    engine = std::move(opened).value();
+    return true;
+  }
+
+  std::unique_ptr<EngineHome> home;
+  std::unique_ptr<Engine> engine;
+};
+
+INSTANTIATE_TEST_SUITE_P(Engines, EngineContract, ::testing::ValuesIn(testing::EngineKinds()),
+                         [](const auto& info) { return info.param; });
+
+InodeRow SampleInode(uint64_t ino, uint32_t mode) {
+  InodeRow row;
+  row.attr.ino = InodeId(ino);
+  row.attr.mode = mode;
+  row.attr.uid = 1001;
+  row.attr.gid = 1002;
+  row.attr.size = (1ull << 40) + 7;
+  row.attr.nlink = 3;
+  row.attr.rdev = 0x0801;
+  row.attr.atime = Timespec{1700000000, 1};
+  row.attr.mtime = Timespec{-5, 999999999};
+  row.attr.ctime = Timespec{1700000002, 3};
+  row.attr.chunk_size = 4u << 20;
+  row.attr.generation = 9;
+  row.attr.replicas = 2;
+  row.attr.placement = Placement::kSpread;
+  row.attr.placement_nodes = {NodeId(4), NodeId(17)};
+  row.parent = S_ISDIR(mode) ? InodeId(1) : InodeId();
+  row.entry_seq = S_ISDIR(mode) ? 41 : 0;
+  return row;
+}
+
+void ExpectSameInode(const InodeRow& got, const InodeRow& want) {
+  const InodeAttr& g = got.attr;
+  const InodeAttr& w = want.attr;
+  EXPECT_EQ(g.ino, w.ino);
+  EXPECT_EQ(g.mode, w.mode);
+  EXPECT_EQ(g.uid, w.uid);
+  EXPECT_EQ(g.gid, w.gid);
+  EXPECT_EQ(g.size, w.size);
+  EXPECT_EQ(g.nlink, w.nlink);
+  EXPECT_EQ(g.rdev, w.rdev);
+  EXPECT_EQ(g.atime.sec, w.atime.sec);
+  EXPECT_EQ(g.atime.nsec, w.atime.nsec);
+  EXPECT_EQ(g.mtime.sec, w.mtime.sec);
+  EXPECT_EQ(g.mtime.nsec, w.mtime.nsec);
+  EXPECT_EQ(g.ctime.sec, w.ctime.sec);
+  EXPECT_EQ(g.ctime.nsec, w.ctime.nsec);
+  EXPECT_EQ(g.chunk_size, w.chunk_size);
+  EXPECT_EQ(g.generation, w.generation);
+  EXPECT_EQ(g.replicas, w.replicas);
+  EXPECT_EQ(g.placement, w.placement);
+  EXPECT_EQ(g.placement_nodes, w.placement_nodes);
+  EXPECT_EQ(got.target, want.target);
+  EXPECT_EQ(got.parent, want.parent);
+  EXPECT_EQ(got.entry_seq, want.entry_seq);
+}
+
+TEST_P(EngineContract, InodeRowsRoundTrip) {
+  InodeRow dir = SampleInode(10, S_IFDIR | 0755);
+  InodeRow link = SampleInode(11, S_IFLNK | 0777);
+  link.target = std::string("a\0b/\xff", 5);
+  {
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    ASSERT_OK(txn->PutInode(dir));
+    ASSERT_OK(txn->PutInode(link));
+    // A transaction reads its own writes.
+    auto got = txn->GetInode(InodeId(11));
+    ASSERT_OK(got);
+    ASSERT_TRUE(got->has_value());
+    ExpectSameInode(**got, link);
+    ASSERT_OK(txn->Commit());
+  }
+  auto txn = BeginReadTxn(*engine);
+  ASSERT_TRUE(txn);
+  auto got = txn->GetInode(InodeId(10));
+  ASSERT_OK(got);
+  ASSERT_TRUE(got->has_value());
+  ExpectSameInode(**got, dir);
+  auto missing = txn->GetInode(InodeId(12));
+  ASSERT_OK(missing);
+  EXPECT_FALSE(missing->has_value());
+  std::vector<uint64_t> order;
+  ASSERT_OK(txn->ScanInodes([&](const InodeRow& row) {
+    order.push_back(row.attr.ino.value());
+    return Status::Ok();
+  }));
+  EXPECT_EQ(order, (std::vector<uint64_t>{10, 11}));
+}
+
+TEST_P(EngineContract, PutReplacesAndDeleteRemoves) {
+  auto txn = BeginWriteTxn(*engine);
+  ASSERT_TRUE(txn);
+  InodeRow row = SampleInode(20, S_IFREG | 0644);
+  ASSERT_OK(txn->PutInode(row));
+  row.attr.size = 5;
+  row.attr.placement_nodes.clear();
+  ASSERT_OK(txn->PutInode(row));
+  auto got = txn->GetInode(InodeId(20));
+  ASSERT_OK(got);
+  ASSERT_TRUE(got->has_value());
+  ExpectSameInode(**got, row);
+  ASSERT_OK(txn->DeleteInode(InodeId(20)));
+  got = txn->GetInode(InodeId(20));
+  ASSERT_OK(got);
+  EXPECT_FALSE(got->has_value());
+}
+
+TEST_P(EngineContract, DentriesListBySeqAndScanByName) {
+  auto txn = BeginWriteTxn(*engine);
+  ASSERT_TRUE(txn);
+  ASSERT_OK(txn->PutInode(SampleInode(30, S_IFREG | 0644)));
+  const std::string nul_name("x\0y", 3);
+  ASSERT_OK(txn->PutDentry(DentryRow{InodeId(1), "b", InodeId(30), 1}));
+  ASSERT_OK(txn->PutDentry(DentryRow{InodeId(1), "a", InodeId(31), 2}));  // no inode row
+  ASSERT_OK(txn->PutDentry(DentryRow{InodeId(1), nul_name, InodeId(30), 3}));
+  ASSERT_OK(txn->PutDentry(DentryRow{InodeId(2), "a", InodeId(30), 1}));
+
+  auto all = txn->ListDir(InodeId(1), 0, 10, true);
+  ASSERT_OK(all);
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].dentry.name, "b");
+  ASSERT_TRUE((*all)[0].inode.has_value());
+  EXPECT_EQ((*all)[0].inode->attr.ino, InodeId(30));
+  EXPECT_EQ((*all)[1].dentry.name, "a");
+  EXPECT_FALSE((*all)[1].inode.has_value());  // a damaged store: the inode is missing
+  EXPECT_EQ((*all)[2].dentry.name, nul_name);
+  EXPECT_EQ((*all)[2].dentry.seq, 3u);
+
+  auto rest = txn->ListDir(InodeId(1), 1, 1, false);
+  ASSERT_OK(rest);
+  ASSERT_EQ(rest->size(), 1u);
+  EXPECT_EQ((*rest)[0].dentry.name, "a");
+  EXPECT_FALSE((*rest)[0].inode.has_value());
+
+  auto one = txn->GetDentry(InodeId(1), nul_name);
+  ASSERT_OK(one);
+  ASSERT_TRUE(one->has_value());
+  EXPECT_EQ((*one)->ino, InodeId(30));
+  auto prefix = txn->GetDentry(InodeId(1), "x");
+  ASSERT_OK(prefix);
+  EXPECT_FALSE(prefix->has_value());
+
+  // Repointing keeps the key; the row takes the new ino and seq.
+  ASSERT_OK(txn->PutDentry(DentryRow{InodeId(1), "b", InodeId(32), 1}));
+  std::vector<std::string> keys;
+  ASSERT_OK(txn->ScanDentries([&](const DentryRow& d) {
+    keys.push_back(std::to_string(d.parent.value()) + "/" + d.name + "=" +
+                   std::to_string(d.ino.value()));
+    return Status::Ok();
+  }));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"1/a=31", "1/b=32", "1/" + nul_name + "=30", "2/a=30"}));
+
+  ASSERT_OK(txn->DeleteDentry(InodeId(1), "a"));
+  auto after = txn->ListDir(InodeId(1), 0, 10, false);
+  ASSERT_OK(after);
+  EXPECT_EQ(after->size(), 2u);
+}
+
+TEST_P(EngineContract, ScanStopsOnVisitorError) {
+  auto txn = BeginWriteTxn(*engine);
+  ASSERT_TRUE(txn);
+  for (uint64_t ino = 40; ino < 45; ++ino) ASSERT_OK(txn->PutInode(SampleInode(ino, S_IFREG)));
+  int seen = 0;
+  Status st = txn->ScanInodes([&](const InodeRow&) {
+    return ++seen == 2 ? Status(StatusCode::kBusy, "enough") : Status::Ok();
+  });
+  EXPECT_CODE(st, kBusy);
+  EXPECT_EQ(seen, 2);
+}
+
+TEST_P(EngineContract, XattrsAreBytes) {
+  auto txn = BeginWriteTxn(*engine);
+  ASSERT_TRUE(txn);
+  const std::string value("\0\x01\xfe", 3);
+  ASSERT_OK(txn->PutXattr(InodeId(5), "user.b", value));
+  ASSERT_OK(txn->PutXattr(InodeId(5), "user.a", ""));
+  ASSERT_OK(txn->PutXattr(InodeId(6), "user.a", "other"));
+  auto got = txn->GetXattr(InodeId(5), "user.b");
+  ASSERT_OK(got);
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ(**got, value);
+  auto empty = txn->GetXattr(InodeId(5), "user.a");
+  ASSERT_OK(empty);
+  ASSERT_TRUE(empty->has_value());
+  EXPECT_EQ(**empty, "");
+  auto names = txn->ListXattrNames(InodeId(5));
+  ASSERT_OK(names);
+  EXPECT_EQ(*names, (std::vector<std::string>{"user.a", "user.b"}));
+  ASSERT_OK(txn->DeleteXattr(InodeId(5), "user.a"));
+  names = txn->ListXattrNames(InodeId(5));
+  ASSERT_OK(names);
+  EXPECT_EQ(*names, (std::vector<std::string>{"user.b"}));
+  ASSERT_OK(txn->DeleteXattrsOf(InodeId(5)));
+  names = txn->ListXattrNames(InodeId(5));
+  ASSERT_OK(names);
+  EXPECT_TRUE(names->empty());
+  int left = 0;
+  ASSERT_OK(txn->ScanXattrs([&](const XattrRow& row) {
+    EXPECT_EQ(row.ino, InodeId(6));
+    ++left;
+    return Status::Ok();
+  }));
+  EXPECT_EQ(left, 1);
+}
+
+TEST_P(EngineContract, ChunksCarryTheirReplicasInPosOrder) {
+  auto txn = BeginWriteTxn(*engine);
+  ASSERT_TRUE(txn);
+  for (uint64_t i = 0; i < 4; ++i) {
+    ASSERT_OK(txn->PutChunk(ChunkRow{ChunkId(100 + i), InodeId(7), i}));
+  }
+  ASSERT_OK(txn->PutReplica(
+      ReplicaRow{ChunkId(101), 1, NodeId(2), VolumeId(20), 5, ReplicaState::kPending}));
+  ASSERT_OK(txn->PutReplica(
+      ReplicaRow{ChunkId(101), 0, NodeId(1), VolumeId(10), 6, ReplicaState::kHealthy}));
+  auto chunk = txn->GetChunk(ChunkId(101));
+  ASSERT_OK(chunk);
+  ASSERT_TRUE(chunk->has_value());
+  EXPECT_EQ((*chunk)->chunk.ino, InodeId(7));
+  EXPECT_EQ((*chunk)->chunk.index, 1u);
+  ASSERT_EQ((*chunk)->replicas.size(), 2u);
+  EXPECT_EQ((*chunk)->replicas[0].node, NodeId(1));
+  EXPECT_EQ((*chunk)->replicas[0].version, 6u);
+  EXPECT_EQ((*chunk)->replicas[1].volume, VolumeId(20));
+  EXPECT_EQ((*chunk)->replicas[1].state, ReplicaState::kPending);
+
+  auto range = txn->ListChunksOf(InodeId(7), 1, 3);
+  ASSERT_OK(range);
+  ASSERT_EQ(range->size(), 2u);
+  EXPECT_EQ((*range)[0].chunk.id, ChunkId(101));
+  EXPECT_EQ((*range)[1].chunk.id, ChunkId(102));
+  EXPECT_TRUE((*range)[1].replicas.empty());
+
+  auto page = txn->ScanChunks(ChunkId(101), 2);
+  ASSERT_OK(page);
+  ASSERT_EQ(page->size(), 2u);
+  EXPECT_EQ((*page)[0].chunk.id, ChunkId(102));
+  EXPECT_EQ((*page)[1].chunk.id, ChunkId(103));
+
+  ASSERT_OK(txn->DeleteReplica(ChunkId(101), 1));
+  ASSERT_OK(txn->DeleteChunk(ChunkId(100)));
+  ASSERT_OK(txn->PutReplica(
+      ReplicaRow{ChunkId(102), 0, NodeId(3), VolumeId(30), 1, ReplicaState::kHealthy}));
+  ASSERT_OK(txn->DeleteChunk(ChunkId(102)));  // its replica rows go with it
+  int replicas = 0;
+  ASSERT_OK(txn->ScanReplicas([&](const ReplicaRow& r) {
+    EXPECT_EQ(r.chunk, ChunkId(101));
+    ++replicas;
+    return Status::Ok();
+  }));
+  EXPECT_EQ(replicas, 1);
+}
+
+TEST_P(EngineContract, GarbageQueue) {
+  auto txn = BeginWriteTxn(*engine);
+  ASSERT_TRUE(txn);
+  for (uint64_t i = 1; i <= 5; ++i) {
+    auto id = txn->NextId(Counter::kGarbage);
+    ASSERT_OK(id);
+    ASSERT_OK(txn->PutGarbage(GarbageRow{*id, ChunkId(200 + i % 2), InodeId(8), i % 2,
+                                         NodeId(i <= 3 ? 1 : 2), VolumeId(1), i}));
+  }
+  auto of_node = txn->ListGarbageOfNode(NodeId(1), 2);
+  ASSERT_OK(of_node);
+  ASSERT_EQ(of_node->size(), 2u);
+  EXPECT_LT((*of_node)[0].id, (*of_node)[1].id);
+  auto of_chunk = txn->ListGarbageOfChunk(ChunkId(200));
+  ASSERT_OK(of_chunk);
+  EXPECT_EQ(of_chunk->size(), 2u);
+  auto chunks = txn->ListGarbageChunks(ChunkId(), 10);
+  ASSERT_OK(chunks);
+  EXPECT_EQ(*chunks, (std::vector<ChunkId>{ChunkId(200), ChunkId(201)}));
+  ASSERT_OK(txn->DeleteGarbage((*of_node)[0].id));
+  int left = 0;
+  ASSERT_OK(txn->ScanGarbage([&](const GarbageRow&) {
+    ++left;
+    return Status::Ok();
+  }));
+  EXPECT_EQ(left, 4);
+}
+
+TEST_P(EngineContract, SessionsHandlesAndReplays) {
+  auto txn = BeginWriteTxn(*engine);
+  ASSERT_TRUE(txn);
+  ASSERT_OK(txn->PutSession(SessionRecord{SessionId(3), "client", "host", Timespec{10, 20}}));
+  ASSERT_OK(txn->PutHandle(HandleRow{HandleId(9), SessionId(3), InodeId(50), 0x241}));
+  ASSERT_OK(txn->PutHandle(HandleRow{HandleId(8), SessionId(3), InodeId(51), 0}));
+  ReplayRow replay{SessionId(3), 7,           99,          StatusCode::kExists,
+                   "it exists",  InodeId(50), HandleId(9), true};
+  ASSERT_OK(txn->PutReplay(replay));
+
+  auto session = txn->GetSession(SessionId(3));
+  ASSERT_OK(session);
+  ASSERT_TRUE(session->has_value());
+  EXPECT_EQ((*session)->client_name, "client");
+  EXPECT_EQ((*session)->last_renewed.nsec, 20u);
+  auto handle = txn->GetHandle(HandleId(9));
+  ASSERT_OK(handle);
+  ASSERT_TRUE(handle->has_value());
+  EXPECT_EQ((*handle)->flags, 0x241u);
+  auto of_session = txn->ListHandlesOfSession(SessionId(3));
+  ASSERT_OK(of_session);
+  ASSERT_EQ(of_session->size(), 2u);
+  EXPECT_EQ((*of_session)[0].id, HandleId(8));
+  auto of_inode = txn->ListHandlesOf(InodeId(50));
+  ASSERT_OK(of_inode);
+  EXPECT_EQ(of_inode->size(), 1u);
+  auto got = txn->GetReplay(SessionId(3), 7);
+  ASSERT_OK(got);
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ((*got)->seq, 99u);
+  EXPECT_EQ((*got)->code, StatusCode::kExists);
+  EXPECT_EQ((*got)->message, "it exists");
+  EXPECT_EQ((*got)->ino, InodeId(50));
+  EXPECT_EQ((*got)->handle, HandleId(9));
+  EXPECT_TRUE((*got)->flag);
+
+  ASSERT_OK(txn->DeleteReplaysOf(SessionId(3)));
+  got = txn->GetReplay(SessionId(3), 7);
+  ASSERT_OK(got);
+  EXPECT_FALSE(got->has_value());
+  ASSERT_OK(txn->DeleteHandle(HandleId(9)));
+  ASSERT_OK(txn->DeleteSession(SessionId(3)));
+  auto sessions = txn->ListSessions();
+  ASSERT_OK(sessions);
+  EXPECT_TRUE(sessions->empty());
+}
+
+TEST_P(EngineContract, NodesVolumesAndProperties) {
+  auto txn = BeginWriteTxn(*engine);
+  ASSERT_TRUE(txn);
+  ASSERT_OK(txn->PutNode(NodeRow{NodeId(2), NodeAdminState::kDraining, "h", "name", "127.0.0.1:1",
+                                 "/run/sock", Timespec{5, 6}}));
+  ASSERT_OK(txn->PutVolume(VolumeRecord{VolumeId(4), NodeId(2), "uuid-4", "/v", 100, 50, 3}));
+  auto node = txn->GetNode(NodeId(2));
+  ASSERT_OK(node);
+  ASSERT_TRUE(node->has_value());
+  EXPECT_EQ((*node)->admin_state, NodeAdminState::kDraining);
+  EXPECT_EQ((*node)->local_socket, "/run/sock");
+  auto volume = txn->GetVolume(VolumeId(4));
+  ASSERT_OK(volume);
+  ASSERT_TRUE(volume->has_value());
+  EXPECT_EQ((*volume)->uuid, "uuid-4");
+  EXPECT_EQ((*volume)->free_bytes, 50u);
+  auto nodes = txn->ListNodes();
+  ASSERT_OK(nodes);
+  EXPECT_EQ(nodes->size(), 1u);
+  auto volumes = txn->ListVolumes();
+  ASSERT_OK(volumes);
+  EXPECT_EQ(volumes->size(), 1u);
+
+  ASSERT_OK(txn->PutProperty("cluster_id", "abc"));
+  ASSERT_OK(txn->PutProperty("cluster_id", "def"));
+  auto prop = txn->GetProperty("cluster_id");
+  ASSERT_OK(prop);
+  ASSERT_TRUE(prop->has_value());
+  EXPECT_EQ(**prop, "def");
+  auto none = txn->GetProperty("nothing");
+  ASSERT_OK(none);
+  EXPECT_FALSE(none->has_value());
+}
+
+TEST_P(EngineContract, DroppedTransactionAppliesNothing) {
+  {
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    ASSERT_OK(txn->PutInode(SampleInode(60, S_IFREG)));
+    ASSERT_OK(txn->PutDentry(DentryRow{InodeId(1), "gone", InodeId(60), 1}));
+  }
+  auto txn = BeginReadTxn(*engine);
+  ASSERT_TRUE(txn);
+  auto inode = txn->GetInode(InodeId(60));
+  ASSERT_OK(inode);
+  EXPECT_FALSE(inode->has_value());
+  auto dentry = txn->GetDentry(InodeId(1), "gone");
+  ASSERT_OK(dentry);
+  EXPECT_FALSE(dentry->has_value());
+}
+
+TEST_P(EngineContract, CommitTwiceIsAnError) {
+  auto txn = BeginWriteTxn(*engine, /*durable=*/true);
+  ASSERT_TRUE(txn);
+  ASSERT_OK(txn->PutProperty("k", "v"));
+  ASSERT_OK(txn->Commit());
+  EXPECT_CODE(txn->Commit(), kInternal);
+}
+
+TEST_P(EngineContract, CountersNeverRepeatAcrossReopen) {
+  uint64_t last_inode = 0;
+  {
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    auto a = txn->NextId(Counter::kInode);
+    auto b = txn->NextId(Counter::kInode);
+    ASSERT_OK(a);
+    ASSERT_OK(b);
+    EXPECT_NE(*a, 0u);
+    EXPECT_GT(*b, *a);
+    ASSERT_OK(txn->ReserveId(Counter::kNode, 50));
+    ASSERT_OK(txn->ReserveId(Counter::kNode, 20));  // never lowers the counter
+    last_inode = *b;
+    ASSERT_OK(txn->Commit());
+  }
+  // The same store again (in memory: the same engine).
+  if (home->persistent()) {
+    ASSERT_TRUE(Reopen());
+  }
+  // An id taken in a dropped transaction may be handed out again: nothing
+  // of it was applied.
+  auto txn = BeginWriteTxn(*engine);
+  ASSERT_TRUE(txn);
+  auto next = txn->NextId(Counter::kInode);
+  ASSERT_OK(next);
+  EXPECT_GT(*next, last_inode);
+  auto node = txn->NextId(Counter::kNode);
+  ASSERT_OK(node);
+  EXPECT_GT(*node, 50u);
+  auto chunk = txn->NextId(Counter::kChunk);  // counters are independent
+  ASSERT_OK(chunk);
+  EXPECT_EQ(*chunk, 1u);
+  ASSERT_OK(txn->Commit());
+}
+
+TEST_P(EngineContract, TotalsCountRows) {
+  auto txn = BeginWriteTxn(*engine);
+  ASSERT_TRUE(txn);
+  InodeRow file = SampleInode(70, S_IFREG | 0644);
+  file.attr.size = 1000;
+  ASSERT_OK(txn->PutInode(file));
+  ASSERT_OK(txn->PutInode(SampleInode(71, S_IFDIR | 0755)));
+  ASSERT_OK(txn->PutInode(SampleInode(72, S_IFLNK | 0777)));
+  ASSERT_OK(txn->PutChunk(ChunkRow{ChunkId(1), InodeId(70), 0}));
+  auto totals = txn->Totals();
+  ASSERT_OK(totals);
+  EXPECT_EQ(totals->directories, 1u);  // a new engine has no root: the store makes it
+  EXPECT_EQ(totals->files, 2u);
+  EXPECT_EQ(totals->logical_bytes, 1000u);
+  EXPECT_EQ(totals->chunks, 1u);
+}
+
+TEST_P(EngineContract, NewStoreHasNoRows) {
+  auto txn = BeginReadTxn(*engine);
+  ASSERT_TRUE(txn);
+  int rows = 0;
+  auto count = [&](const auto&) {
+    ++rows;
+    return Status::Ok();
+  };
+  ASSERT_OK(txn->ScanInodes(count));
+  ASSERT_OK(txn->ScanDentries(count));
+  auto cluster = txn->GetProperty("cluster_id");
+  ASSERT_OK(cluster);
+  EXPECT_FALSE(cluster->has_value());  // the store above makes the root and the cluster id
+  EXPECT_EQ(rows, 0);
+}
+
+TEST_P(EngineContract, ReopenKeepsCommittedRows) {
+  if (!home->persistent()) GTEST_SKIP() << "in memory: nothing outlives the engine";
+  {
+    auto txn = BeginWriteTxn(*engine, /*durable=*/true);
+    ASSERT_TRUE(txn);
+    ASSERT_OK(txn->PutInode(SampleInode(80, S_IFDIR | 0755)));
+    ASSERT_OK(txn->PutProperty("cluster_id", "c-80"));
+    ASSERT_OK(txn->Commit());
+  }
+  ASSERT_TRUE(Reopen());
+  auto txn = BeginReadTxn(*engine);
+  ASSERT_TRUE(txn);
+  auto got = txn->GetInode(InodeId(80));
+  ASSERT_OK(got);
+  ASSERT_TRUE(got->has_value());
+  ExpectSameInode(**got, SampleInode(80, S_IFDIR | 0755));
+  auto cluster = txn->GetProperty("cluster_id");
+  ASSERT_OK(cluster);
+  ASSERT_TRUE(cluster->has_value());
+  EXPECT_EQ(**cluster, "c-80");
+}
+
+// Names order by unsigned bytes: "a" < "a\0" < "b" < "\x80" < "\xff".
+TEST_P(EngineContract, NamesOrderAsUnsignedBytes) {
+  auto txn = BeginWriteTxn(*engine);
+  ASSERT_TRUE(txn);
+  const std::vector<std::string> sorted = {"a", std::string("a\0", 2), "b", "\x80", "\xff"};
+  for (auto it = sorted.rbegin(); it != sorted.rend(); ++it) {
+    ASSERT_OK(txn->PutDentry(DentryRow{InodeId(1), *it, InodeId(2), 1}));
+    ASSERT_OK(txn->PutXattr(InodeId(3), *it, *it));
+  }
+  std::vector<std::string> names;
+  ASSERT_OK(txn->ScanDentries([&](const DentryRow& d) {
+    names.push_back(d.name);
+    return Status::Ok();
+  }));
+  EXPECT_EQ(names, sorted);
+  auto xattrs = txn->ListXattrNames(InodeId(3));
+  ASSERT_OK(xattrs);
+  EXPECT_EQ(*xattrs, sorted);
+}
+
+// Scans longer than an engine's page (PostgreSQL reads 1000 rows a
+// statement) see every row once, in order.
+TEST_P(EngineContract, LargeScansSeeEveryRowInOrder) {
+  constexpr uint64_t kRows = 2500;
+  {
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    for (uint64_t i = 1; i <= kRows; ++i) {
+      ASSERT_OK(txn->PutInode(SampleInode(i, S_IFREG | 0644)));
+      ASSERT_OK(
+          txn->PutDentry(DentryRow{InodeId(1 + i % 2), fmt::format("f{:05}", i), InodeId(i), i}));
+      ASSERT_OK(txn->PutReplica(ReplicaRow{ChunkId(1 + i / 3), static_cast<uint32_t>(i % 3),
+                                           NodeId(1), VolumeId(1), i, ReplicaState::kHealthy}));
+    }
+    ASSERT_OK(txn->Commit());
+  }
+  auto txn = BeginReadTxn(*engine);
+  ASSERT_TRUE(txn);
+  uint64_t inodes = 0;
+  ASSERT_OK(txn->ScanInodes([&](const InodeRow& row) {
+    EXPECT_EQ(row.attr.ino.value(), ++inodes);
+    return Status::Ok();
+  }));
+  EXPECT_EQ(inodes, kRows);
+  std::vector<std::pair<uint64_t, std::string>> dentries;
+  ASSERT_OK(txn->ScanDentries([&](const DentryRow& d) {
+    dentries.emplace_back(d.parent.value(), d.name);
+    return Status::Ok();
+  }));
+  EXPECT_EQ(dentries.size(), kRows);
+  EXPECT_TRUE(std::is_sorted(dentries.begin(), dentries.end()));
+  std::vector<std::pair<uint64_t, uint32_t>> replicas;
+  ASSERT_OK(txn->ScanReplicas([&](const ReplicaRow& r) {
+    replicas.emplace_back(r.chunk.value(), r.pos);
+    return Status::Ok();
+  }));
+  EXPECT_EQ(replicas.size(), kRows);
+  EXPECT_TRUE(std::is_sorted(replicas.begin(), replicas.end()));
+  EXPECT_EQ(std::adjacent_find(replicas.begin(), replicas.end()), replicas.end());
+}
+
+// Read-modify-write transactions from several threads, each retried on
+// kTryAgain as PosixStore does: no update is lost.
+TEST_P(EngineContract, ConcurrentWritersSerialise) {
+  constexpr int kThreads = 4;
+  constexpr int kIncrements = 25;
+  {
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    ASSERT_OK(txn->PutProperty("counter", "0"));
+    ASSERT_OK(txn->Commit());
+  }
+  std::atomic<int> retries{0};
+  std::atomic<int> failures{0};
+  auto increment = [&]() -> Status {
+    ASSIGN_OR_RETURN(auto txn, engine->BeginWrite(WriteOptions{}));
+    ASSIGN_OR_RETURN(auto value, txn->GetProperty("counter"));
+    const int next = std::stoi(value.value_or("0")) + 1;
+    RETURN_IF_ERROR(txn->PutProperty("counter", std::to_string(next)));
+    return txn->Commit();
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kIncrements; ++i) {
+        Status st = increment();
+        while (st.code() == StatusCode::kTryAgain) {
+          ++retries;
+          st = increment();
+        }
+        if (!st.ok()) {
+          ADD_FAILURE() << st.ToString();
+          ++failures;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_EQ(failures.load(), 0);
+  auto txn = BeginReadTxn(*engine);
+  ASSERT_TRUE(txn);
+  auto value = txn->GetProperty("counter");
+  ASSERT_OK(value);
+  ASSERT_TRUE(value->has_value());
+  EXPECT_EQ(**value, std::to_string(kThreads * kIncrements)) << retries.load() << " retries";
+}
+
+// Ids handed out by several threads at once never repeat, and a reserved id
+// is never handed out.
+TEST_P(EngineContract, ConcurrentNextIdNeverRepeats) {
+  constexpr int kThreads = 4;
+  constexpr int kIds = 50;
+  std::vector<std::vector<uint64_t>> got(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kIds; ++i) {
+        auto txn = engine->BeginWrite(WriteOptions{});
+        if (!txn.ok()) {
+          ADD_FAILURE() << txn.status().ToString();
+          return;
+        }
+        auto id = (*txn)->NextId(Counter::kInode);
+        if (t == 0 && i == kIds / 2) {
+          ASSERT_OK((*txn)->ReserveId(Counter::kInode, 100000));
+        }
+        if (id.ok() && (*txn)->Commit().ok()) got[t].push_back(*id);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::vector<uint64_t> all;
+  for (const auto& ids : got) all.insert(all.end(), ids.begin(), ids.end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end());
+  EXPECT_EQ(std::count(all.begin(), all.end(), 100000u), 0);
+  auto txn = BeginWriteTxn(*engine);
+  ASSERT_TRUE(txn);
+  auto next = txn->NextId(Counter::kInode);
+  ASSERT_OK(next);
+  EXPECT_GT(*next, 100000u);
+}
+
+}  // namespace
+}  // namespace t0fs::meta

@@ -1,0 +1,185 @@
+// PgTxn: chunks, their replicas, the garbage queue.
+#include "meta/store/pg/pg_txn.h"
+
+namespace t0fs::meta {
+
+using pgrows::Id64;
+using pgrows::Limit;
+using pgrows::Stmt;
+using pgrows::U;
+
+namespace {
+
+// A chunk joined with its replicas: one result row per replica (one row with
+// NULL replica columns for a chunk without any), in chunk order, then pos.
+#define T0FS_PG_CHUNK_JOIN                                                                     \
+  "SELECT c.id, c.ino, c.idx, r.pos, r.node, r.volume, r.version, r.state FROM chunks c LEFT " \
+  "JOIN "                                                                                      \
+  "replicas r ON r.chunk_id = c.id "
+#define T0FS_PG_GARBAGE_COLUMNS "id, chunk_id, ino, idx, node, volume, version"
+
+constexpr Stmt kGetChunk{"get_chunk", T0FS_PG_CHUNK_JOIN "WHERE c.id = $1 ORDER BY r.pos"};
+constexpr Stmt kListChunksOf{
+    "list_chunks_of",
+    T0FS_PG_CHUNK_JOIN "WHERE c.ino = $1 AND c.idx >= $2 AND c.idx < $3 ORDER BY c.idx, r.pos"};
+constexpr Stmt kScanChunks{
+    "scan_chunks", T0FS_PG_CHUNK_JOIN
+    "WHERE c.id IN (SELECT id FROM chunks WHERE id > $1 ORDER BY id LIMIT $2) "
+    "ORDER BY c.id, r.pos"};
+constexpr Stmt kScanReplicas{"scan_replicas",
+                             "SELECT chunk_id, pos, node, volume, version, state FROM replicas "
+                             "WHERE (chunk_id, pos) > ($1, $2) ORDER BY chunk_id, pos LIMIT $3"};
+constexpr Stmt kPutChunk{"put_chunk",
+                         "INSERT INTO chunks (id, ino, idx) VALUES ($1, $2, $3) "
+                         "ON CONFLICT (id) DO UPDATE SET ino = excluded.ino, idx = excluded.idx"};
+// One statement for the chunk row and its replica rows.
+constexpr Stmt kDeleteChunk{"delete_chunk",
+                            "WITH gone AS (DELETE FROM replicas WHERE chunk_id = $1) "
+                            "DELETE FROM chunks WHERE id = $1"};
+constexpr Stmt kPutReplica{
+    "put_replica",
+    "INSERT INTO replicas (chunk_id, pos, node, volume, version, state) "
+    "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (chunk_id, pos) DO UPDATE SET "
+    "node = excluded.node, volume = excluded.volume, version = excluded.version, "
+    "state = excluded.state"};
+constexpr Stmt kDeleteReplica{"delete_replica",
+                              "DELETE FROM replicas WHERE chunk_id = $1 AND pos = $2"};
+
+constexpr Stmt kGarbageOfNode{"garbage_of_node",
+                              "SELECT " T0FS_PG_GARBAGE_COLUMNS
+                              " FROM garbage WHERE node = $1 ORDER BY id LIMIT $2"};
+constexpr Stmt kGarbageOfChunk{"garbage_of_chunk", "SELECT " T0FS_PG_GARBAGE_COLUMNS
+                                                   " FROM garbage WHERE chunk_id = $1 ORDER BY id"};
+constexpr Stmt kGarbageChunks{
+    "garbage_chunks",
+    "SELECT DISTINCT chunk_id FROM garbage WHERE chunk_id > $1 ORDER BY chunk_id LIMIT $2"};
+constexpr Stmt kScanGarbage{"scan_garbage", "SELECT " T0FS_PG_GARBAGE_COLUMNS
+                                            " FROM garbage WHERE id > $1 ORDER BY id LIMIT $2"};
+constexpr Stmt kPutGarbage{
+    "put_garbage", "INSERT INTO garbage (" T0FS_PG_GARBAGE_COLUMNS
+                   ") VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO UPDATE SET "
+                   "chunk_id = excluded.chunk_id, ino = excluded.ino, idx = excluded.idx, "
+                   "node = excluded.node, volume = excluded.volume, version = excluded.version"};
+constexpr Stmt kDeleteGarbage{"delete_garbage", "DELETE FROM garbage WHERE id = $1"};
+
+std::vector<ChunkWithReplicas> ChunksOfRows(const pg::Rows& q) {
+  std::vector<ChunkWithReplicas> out;
+  for (int r = 0; r < q.size(); ++r) {
+    ChunkId id(q.UInt(r, 0));
+    if (out.empty() || out.back().chunk.id != id) {
+      out.push_back(ChunkWithReplicas{ChunkRow{id, InodeId(q.UInt(r, 1)), q.UInt(r, 2)}, {}});
+    }
+    if (q.IsNull(r, 3)) continue;
+    out.back().replicas.push_back(ReplicaRow{id, static_cast<uint32_t>(q.Int(r, 3)),
+                                             NodeId(q.UInt(r, 4)), VolumeId(q.UInt(r, 5)),
+                                             q.UInt(r, 6), static_cast<ReplicaState>(q.Int(r, 7))});
+  }
+  return out;
+}
+
+ReplicaRow ReplicaOfRow(const pg::Rows& q, int r) {
+  return ReplicaRow{ChunkId(q.UInt(r, 0)), static_cast<uint32_t>(q.Int(r, 1)),
+                    NodeId(q.UInt(r, 2)),  VolumeId(q.UInt(r, 3)),
+                    q.UInt(r, 4),          static_cast<ReplicaState>(q.Int(r, 5))};
+}
+std::vector<pg::Param> ReplicaKey(const ReplicaRow& row) {
+  return {Id64(row.chunk), U(row.pos)};
+}
+
+GarbageRow GarbageOfRow(const pg::Rows& q, int r) {
+  return GarbageRow{q.UInt(r, 0), ChunkId(q.UInt(r, 1)), InodeId(q.UInt(r, 2)),
+                    q.UInt(r, 3), NodeId(q.UInt(r, 4)),  VolumeId(q.UInt(r, 5)),
+                    q.UInt(r, 6)};
+}
+std::vector<pg::Param> GarbageKey(const GarbageRow& row) {
+  return {U(row.id)};
+}
+
+std::vector<GarbageRow> GarbageOfRows(const pg::Rows& q) {
+  std::vector<GarbageRow> out;
+  for (int r = 0; r < q.size(); ++r) out.push_back(GarbageOfRow(q, r));
+  return out;
+}
+
+}  // namespace
+
+// ---- chunks and replicas ----
+
+Result<std::optional<ChunkWithReplicas>> PgTxn::GetChunk(ChunkId chunk) {
+  ASSIGN_OR_RETURN(pg::Rows rows, Run(kGetChunk, {Id64(chunk)}));
+  std::vector<ChunkWithReplicas> chunks = ChunksOfRows(rows);
+  if (chunks.empty()) return std::optional<ChunkWithReplicas>();
+  return std::optional<ChunkWithReplicas>(std::move(chunks.front()));
+}
+
+Result<std::vector<ChunkWithReplicas>> PgTxn::ListChunksOf(InodeId ino, uint64_t first,
+                                                           uint64_t end) {
+  // Indices are stored as signed 64-bit integers.
+  constexpr uint64_t kMaxIndex = static_cast<uint64_t>(INT64_MAX);
+  if (first >= end || first > kMaxIndex) return std::vector<ChunkWithReplicas>();
+  ASSIGN_OR_RETURN(pg::Rows rows,
+                   Run(kListChunksOf, {Id64(ino), U(first), U(std::min(end, kMaxIndex))}));
+  return ChunksOfRows(rows);
+}
+
+Result<std::vector<ChunkWithReplicas>> PgTxn::ScanChunks(ChunkId after, size_t limit) {
+  ASSIGN_OR_RETURN(pg::Rows rows, Run(kScanChunks, {Id64(after), Limit(limit)}));
+  return ChunksOfRows(rows);
+}
+
+Status PgTxn::ScanReplicas(const RowVisitor<ReplicaRow>& visit) {
+  return ScanPaged<ReplicaRow>(kScanReplicas, {pg::Param(INT64_MIN), pg::Param(INT64_MIN)},
+                               ReplicaOfRow, ReplicaKey, visit);
+}
+
+Status PgTxn::PutChunk(const ChunkRow& row) {
+  return Exec(kPutChunk, {Id64(row.id), Id64(row.ino), U(row.index)});
+}
+
+Status PgTxn::DeleteChunk(ChunkId chunk) {
+  return Exec(kDeleteChunk, {Id64(chunk)});
+}
+
+Status PgTxn::PutReplica(const ReplicaRow& row) {
+  return Exec(kPutReplica, {Id64(row.chunk), U(row.pos), Id64(row.node), Id64(row.volume),
+                            U(row.version), U(static_cast<uint32_t>(row.state))});
+}
+
+Status PgTxn::DeleteReplica(ChunkId chunk, uint32_t pos) {
+  return Exec(kDeleteReplica, {Id64(chunk), U(pos)});
+}
+
+// ---- garbage ----
+
+Result<std::vector<GarbageRow>> PgTxn::ListGarbageOfNode(NodeId node, size_t limit) {
+  ASSIGN_OR_RETURN(pg::Rows rows, Run(kGarbageOfNode, {Id64(node), Limit(limit)}));
+  return GarbageOfRows(rows);
+}
+
+Result<std::vector<GarbageRow>> PgTxn::ListGarbageOfChunk(ChunkId chunk) {
+  ASSIGN_OR_RETURN(pg::Rows rows, Run(kGarbageOfChunk, {Id64(chunk)}));
+  return GarbageOfRows(rows);
+}
+
+Result<std::vector<ChunkId>> PgTxn::ListGarbageChunks(ChunkId after, size_t limit) {
+  ASSIGN_OR_RETURN(pg::Rows rows, Run(kGarbageChunks, {Id64(after), Limit(limit)}));
+  std::vector<ChunkId> out;
+  for (int r = 0; r < rows.size(); ++r) out.push_back(ChunkId(rows.UInt(r, 0)));
+  return out;
+}
+
+Status PgTxn::ScanGarbage(const RowVisitor<GarbageRow>& visit) {
+  return ScanPaged<GarbageRow>(kScanGarbage, {pg::Param(INT64_MIN)}, GarbageOfRow, GarbageKey,
+                               visit);
+}
+
+Status PgTxn::PutGarbage(const GarbageRow& row) {
+  return Exec(kPutGarbage, {U(row.id), Id64(row.chunk), Id64(row.ino), U(row.index), Id64(row.node),
+                            Id64(row.volume), U(row.version)});
+}
+
+Status PgTxn::DeleteGarbage(uint64_t id) {
+  return Exec(kDeleteGarbage, {U(id)});
+}
+
+}  // namespace t0fs::meta

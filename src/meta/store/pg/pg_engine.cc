@@ -1,0 +1,137 @@
+#include "meta/store/pg/pg_engine.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "common/logging.h"
+#include "meta/store/pg/pg_schema.h"
+#include "meta/store/pg/pg_txn.h"
+
+namespace t0fs::meta {
+namespace {
+
+constexpr std::array<std::string_view, 5> kSyncValues = {"off", "local", "remote_write", "on",
+                                                         "remote_apply"};
+
+// The URL without its password, for messages.
+std::string Redacted(const std::string& url) {
+  const size_t scheme = url.find("://");
+  const size_t at = url.find('@');
+  if (scheme == std::string::npos || at == std::string::npos || at < scheme) return url;
+  const size_t colon = url.find(':', scheme + 3);
+  if (colon == std::string::npos || colon > at) return url;
+  return url.substr(0, colon) + ":***" + url.substr(at);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PgEngine>> PgEngine::Open(const std::string& url, const PgOptions& opts) {
+  if (opts.pool_size == 0) {
+    return Status(StatusCode::kInvalidArgument, "PostgreSQL pool-size must be at least 1");
+  }
+  if (opts.synchronous_commit != "server" &&
+      std::find(kSyncValues.begin(), kSyncValues.end(), opts.synchronous_commit) ==
+          kSyncValues.end()) {
+    return Status(
+        StatusCode::kInvalidArgument,
+        fmt::format("PostgreSQL synchronous-commit must be server, off, local, remote_write, on or "
+                    "remote_apply, not '{}'",
+                    opts.synchronous_commit));
+  }
+  const std::string where = Redacted(url);
+  auto conn = pg::Connection::Open(url, opts.connect_timeout);
+  if (!conn.ok()) return conn.status().WithContext(where);
+  Status st = pgschema::Prepare(**conn, where);
+  if (!st.ok()) return st;
+  LOG_DEBUG("metadata store on PostgreSQL {} ({})", where, (*conn)->server());
+  return std::unique_ptr<PgEngine>(new PgEngine(url, opts, std::move(conn).value()));
+}
+
+PgEngine::PgEngine(std::string url, PgOptions opts, std::unique_ptr<pg::Connection> first)
+    : url_(std::move(url)), opts_(std::move(opts)) {
+  begin_write_ = "BEGIN ISOLATION LEVEL SERIALIZABLE";
+  if (opts_.synchronous_commit != "server") {
+    begin_write_ += fmt::format("; SET LOCAL synchronous_commit = {}", opts_.synchronous_commit);
+  }
+  idle_.push_back(std::move(first));
+  open_ = 1;
+}
+
+PgEngine::~PgEngine() {
+  std::lock_guard lock(mu_);
+  idle_.clear();  // every transaction has ended: the engine outlives them
+}
+
+Result<std::unique_ptr<pg::Connection>> PgEngine::Acquire() {
+  std::unique_ptr<pg::Connection> conn;
+  {
+    std::unique_lock lock(mu_);
+    released_.wait(lock, [&] { return !idle_.empty() || open_ < opts_.pool_size; });
+    if (!idle_.empty()) {
+      conn = std::move(idle_.back());
+      idle_.pop_back();
+    } else {
+      ++open_;
+    }
+  }
+  if (conn == nullptr) {
+    auto opened = pg::Connection::Open(url_, opts_.connect_timeout);
+    if (!opened.ok()) {
+      std::lock_guard lock(mu_);
+      --open_;
+      released_.notify_one();
+      return opened.status();
+    }
+    return std::move(opened).value();
+  }
+  if (!conn->healthy()) {
+    // Lost since its last transaction (a server restart, a failover): a
+    // fresh connection, to the primary of a multi-host URL.
+    Status st = conn->Reset();
+    if (!st.ok()) {
+      Release(std::move(conn));
+      return st;
+    }
+  }
+  return conn;
+}
+
+void PgEngine::Release(std::unique_ptr<pg::Connection> conn) {
+  std::lock_guard lock(mu_);
+  idle_.push_back(std::move(conn));
+  released_.notify_one();
+}
+
+Result<std::unique_ptr<PgTxn>> PgEngine::Begin(bool write, bool durable) {
+  ASSIGN_OR_RETURN(auto conn, Acquire());
+  std::string begin = write ? begin_write_ : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+  if (write && durable)
+    begin = "BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL synchronous_commit = on";
+  Status st = conn->ExecScript(begin);
+  if (!st.ok() && !conn->healthy()) {
+    // The connection died while idle (the server restarted, a failover):
+    // nothing was sent yet that matters, so once more on a fresh one.
+    st = conn->Reset();
+    if (st.ok()) st = conn->ExecScript(begin);
+  }
+  if (!st.ok()) {
+    conn->Rollback();
+    Release(std::move(conn));
+    return st;
+  }
+  return std::make_unique<PgTxn>(*this, std::move(conn));
+}
+
+Result<std::unique_ptr<ReadTxn>> PgEngine::BeginRead() {
+  ASSIGN_OR_RETURN(auto txn, Begin(false, false));
+  return std::unique_ptr<ReadTxn>(std::move(txn));
+}
+
+Result<std::unique_ptr<WriteTxn>> PgEngine::BeginWrite(const WriteOptions& options) {
+  ASSIGN_OR_RETURN(auto txn, Begin(true, options.durable));
+  return std::unique_ptr<WriteTxn>(std::move(txn));
+}
+
+}  // namespace t0fs::meta

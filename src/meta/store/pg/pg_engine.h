@@ -1,0 +1,122 @@
+// PgEngine: the metadata store's Engine on PostgreSQL 15 (issue 14), shared
+// by every meta server of a cluster.
+//
+// Open(url) connects with libpq (a URL or key=value string; several hosts
+// with target_session_attrs=read-write find the primary by themselves, see
+// src/pg/pg.h), creates the schema of an empty database in one transaction
+// under an advisory lock (two servers starting at once create it once), and
+// refuses a database that is not a t0fs store or whose schema is newer than
+// this build (kMetaSchema). Like SqliteEngine it creates no row: the store
+// above makes the root inode and the cluster id. The tables live in the
+// connection's current schema (search_path), so one database can hold
+// several stores. Layout: pg_schema.cc.
+//
+// Transactions take a connection from a small pool for their whole life:
+//  - write: BEGIN ISOLATION LEVEL SERIALIZABLE. PostgreSQL aborts whatever
+//    would break serializability (SQLSTATE 40001), deadlocks (40P01) and
+//    racing inserts (23505); those, a lost connection and a read-only server
+//    (a demoted primary) are kTryAgain, and the store retries the operation.
+//    A lost connection is re-opened when the pool hands it out next.
+//  - read: BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY (one snapshot).
+//  - A connection lost during COMMIT is kTryAgain too, although the commit
+//    may have been applied (engine.h reserves kTryAgain for "nothing
+//    applied"): the store's retry is then safe for operations that carry an
+//    OpToken, the others must be idempotent (issue 14 asks for retries on a
+//    lost connection).
+//  - After any failed statement the transaction is dead: every later call
+//    and Commit() return that first failure (PostgreSQL would turn COMMIT
+//    into a silent ROLLBACK).
+//
+// Durability. Ordinary commits keep the server's synchronous_commit (its
+// default `on`: a commit returns once its WAL is flushed, and with
+// synchronous standbys once they have it). We do not set `off` by default:
+// `off` loses the last acknowledged commits when the server crashes or a
+// standby is promoted, weaker than SQLite's normal mode, which survives a
+// process crash, and issue 14 requires that nothing acknowledged be lost at
+// a failover. Options.synchronous_commit lets an operator trade that for
+// latency. A durable write (a client's fsync) always runs with SET LOCAL
+// synchronous_commit = on.
+//
+// Counters are sequences (nextval never repeats, across rollbacks and
+// restarts). ReserveId raises one with setval under a lock that also holds
+// off nextval for the rest of the transaction, so no id at or below the
+// reserved one can be handed out.
+//
+// Cost: BEGIN is one round trip, each row access one prepared statement
+// (prepared once per connection), COMMIT one; full scans page by key
+// (pgrows::kScanPage rows a statement), so memory stays bounded on large stores.
+//
+// Thread safety: safe for concurrent use. mu_ guards the pool; it is never
+// held while talking to the server. A transaction owns its connection.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "meta/store/engine.h"
+#include "pg/pg.h"
+
+namespace t0fs::meta {
+
+class PgTxn;
+
+struct PgOptions {
+  uint32_t pool_size = 4;
+  Duration connect_timeout{std::chrono::seconds(5)};
+  // "server", or one of PostgreSQL's values (off, local, remote_write, on,
+  // remote_apply) set for each ordinary write transaction.
+  std::string synchronous_commit = "server";
+
+  template <class V>
+  void Visit(V& v) {
+    v("pool-size", pool_size,
+      "connections to PostgreSQL; as many transactions run at once (more: more parallel "
+      "metadata operations, more server backends and memory)");
+    v("connect-timeout", connect_timeout,
+      "how long opening a connection may take before the operation fails and is retried; "
+      "shorter notices a dead server sooner, longer rides out a slow failover");
+    v("synchronous-commit", synchronous_commit,
+      "'server' keeps the server's setting (on: nothing acknowledged is lost); 'off' makes "
+      "ordinary commits faster but a server crash or failover loses the last ones (fsync'd "
+      "writes stay durable)");
+  }
+};
+
+class PgEngine final : public Engine {
+ public:
+  // Connects to `url` and prepares the schema (see the header comment).
+  // kMetaSchema: not a t0fs store, or a newer schema. kTryAgain: the server
+  // is unreachable or read-only. kInvalidArgument: bad options.
+  static Result<std::unique_ptr<PgEngine>> Open(const std::string& url, const PgOptions& opts = {});
+  ~PgEngine() override;
+
+  Result<std::unique_ptr<ReadTxn>> BeginRead() override;
+  Result<std::unique_ptr<WriteTxn>> BeginWrite(const WriteOptions& options) override;
+  std::string_view name() const override { return "postgresql"; }
+
+ private:
+  friend class PgTxn;
+  PgEngine(std::string url, PgOptions opts, std::unique_ptr<pg::Connection> first);
+
+  // A connection for a new transaction (opened or re-opened as needed);
+  // waits while all pool_size are in use.
+  Result<std::unique_ptr<pg::Connection>> Acquire();
+  void Release(std::unique_ptr<pg::Connection> conn);
+  Result<std::unique_ptr<PgTxn>> Begin(bool write, bool durable);
+
+  const std::string url_;
+  const PgOptions opts_;
+  std::string begin_write_;  // the BEGIN script of an ordinary write transaction
+
+  std::mutex mu_;  // guards idle_ and open_
+  std::condition_variable released_;
+  std::vector<std::unique_ptr<pg::Connection>> idle_;
+  uint32_t open_ = 0;  // connections in idle_ or owned by a transaction
+};
+
+}  // namespace t0fs::meta

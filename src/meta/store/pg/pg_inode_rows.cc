@@ -1,0 +1,259 @@
+// PgTxn: inodes, directory entries, extended attributes.
+#include <fmt/format.h>
+
+#include "meta/store/pg/pg_txn.h"
+
+namespace t0fs::meta {
+
+using pgrows::Id64;
+using pgrows::Limit;
+using pgrows::Stmt;
+using pgrows::U;
+
+namespace {
+
+#define T0FS_PG_INODE_COLUMNS                                                                \
+  "ino, mode, uid, gid, size, nlink, rdev, atime_s, atime_ns, mtime_s, mtime_ns, ctime_s, "  \
+  "ctime_ns, chunk_size, generation, replicas, placement, placement_nodes, target, parent, " \
+  "entry_seq"
+#define T0FS_PG_JOINED_INODE_COLUMNS                                                         \
+  "i.ino, i.mode, i.uid, i.gid, i.size, i.nlink, i.rdev, i.atime_s, i.atime_ns, i.mtime_s, " \
+  "i.mtime_ns, i.ctime_s, i.ctime_ns, i.chunk_size, i.generation, i.replicas, i.placement, " \
+  "i.placement_nodes, i.target, i.parent, i.entry_seq"
+
+constexpr Stmt kGetInode{"get_inode",
+                         "SELECT " T0FS_PG_INODE_COLUMNS " FROM inodes WHERE ino = $1"};
+constexpr Stmt kScanInodes{"scan_inodes", "SELECT " T0FS_PG_INODE_COLUMNS
+                                          " FROM inodes WHERE ino > $1 ORDER BY ino LIMIT $2"};
+constexpr Stmt kPutInode{
+    "put_inode",
+    "INSERT INTO inodes (" T0FS_PG_INODE_COLUMNS
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, "
+    "$19, $20, $21) "
+    "ON CONFLICT (ino) DO UPDATE SET mode = excluded.mode, uid = excluded.uid, gid = excluded.gid, "
+    "size = excluded.size, nlink = excluded.nlink, rdev = excluded.rdev, atime_s = "
+    "excluded.atime_s, "
+    "atime_ns = excluded.atime_ns, mtime_s = excluded.mtime_s, mtime_ns = excluded.mtime_ns, "
+    "ctime_s = excluded.ctime_s, ctime_ns = excluded.ctime_ns, chunk_size = excluded.chunk_size, "
+    "generation = excluded.generation, replicas = excluded.replicas, placement = "
+    "excluded.placement, "
+    "placement_nodes = excluded.placement_nodes, target = excluded.target, parent = "
+    "excluded.parent, "
+    "entry_seq = excluded.entry_seq"};
+constexpr Stmt kDeleteInode{"delete_inode", "DELETE FROM inodes WHERE ino = $1"};
+
+constexpr Stmt kGetDentry{
+    "get_dentry", "SELECT parent, name, ino, seq FROM dentries WHERE parent = $1 AND name = $2"};
+constexpr Stmt kListDir{
+    "list_dir",
+    "SELECT parent, name, ino, seq FROM dentries WHERE parent = $1 AND seq > $2 "
+    "ORDER BY seq LIMIT $3"};
+constexpr Stmt kListDirInodes{"list_dir_inodes",
+                              "SELECT d.parent, d.name, d.ino, d.seq, " T0FS_PG_JOINED_INODE_COLUMNS
+                              " FROM dentries d LEFT JOIN inodes i ON i.ino = d.ino "
+                              "WHERE d.parent = $1 AND d.seq > $2 ORDER BY d.seq LIMIT $3"};
+constexpr Stmt kScanDentries{
+    "scan_dentries",
+    "SELECT parent, name, ino, seq FROM dentries WHERE (parent, name) > ($1, $2) "
+    "ORDER BY parent, name LIMIT $3"};
+constexpr Stmt kPutDentry{
+    "put_dentry",
+    "INSERT INTO dentries (parent, name, ino, seq) VALUES ($1, $2, $3, $4) "
+    "ON CONFLICT (parent, name) DO UPDATE SET ino = excluded.ino, seq = excluded.seq"};
+constexpr Stmt kDeleteDentry{"delete_dentry",
+                             "DELETE FROM dentries WHERE parent = $1 AND name = $2"};
+
+constexpr Stmt kGetXattr{"get_xattr", "SELECT value FROM xattrs WHERE ino = $1 AND name = $2"};
+constexpr Stmt kListXattrNames{"list_xattr_names",
+                               "SELECT name FROM xattrs WHERE ino = $1 ORDER BY name"};
+constexpr Stmt kScanXattrs{"scan_xattrs",
+                           "SELECT ino, name, value FROM xattrs WHERE (ino, name) > ($1, $2) "
+                           "ORDER BY ino, name LIMIT $3"};
+constexpr Stmt kPutXattr{"put_xattr",
+                         "INSERT INTO xattrs (ino, name, value) VALUES ($1, $2, $3) "
+                         "ON CONFLICT (ino, name) DO UPDATE SET value = excluded.value"};
+constexpr Stmt kDeleteXattr{"delete_xattr", "DELETE FROM xattrs WHERE ino = $1 AND name = $2"};
+constexpr Stmt kDeleteXattrsOf{"delete_xattrs_of", "DELETE FROM xattrs WHERE ino = $1"};
+
+// placement_nodes is a bigint[]: "{4,17}" in text form.
+std::string NodeArray(const std::vector<NodeId>& nodes) {
+  std::string out = "{";
+  for (NodeId n : nodes) out += fmt::format("{}{}", out.size() > 1 ? "," : "", n.value());
+  return out + "}";
+}
+
+std::vector<NodeId> NodesOfArray(std::string_view text) {
+  std::vector<NodeId> out;
+  uint64_t v = 0;
+  bool digits = false;
+  for (char ch : text) {
+    if (ch >= '0' && ch <= '9') {
+      v = v * 10 + static_cast<uint64_t>(ch - '0');
+      digits = true;
+    } else if (digits) {
+      out.push_back(NodeId(v));
+      v = 0;
+      digits = false;
+    }
+  }
+  return out;
+}
+
+InodeRow InodeAt(const pg::Rows& q, int r, int c) {
+  InodeRow row;
+  InodeAttr& a = row.attr;
+  a.ino = InodeId(q.UInt(r, c));
+  a.mode = static_cast<uint32_t>(q.Int(r, c + 1));
+  a.uid = static_cast<uint32_t>(q.Int(r, c + 2));
+  a.gid = static_cast<uint32_t>(q.Int(r, c + 3));
+  a.size = q.UInt(r, c + 4);
+  a.nlink = static_cast<uint32_t>(q.Int(r, c + 5));
+  a.rdev = static_cast<uint32_t>(q.Int(r, c + 6));
+  a.atime = Timespec{q.Int(r, c + 7), static_cast<uint32_t>(q.Int(r, c + 8))};
+  a.mtime = Timespec{q.Int(r, c + 9), static_cast<uint32_t>(q.Int(r, c + 10))};
+  a.ctime = Timespec{q.Int(r, c + 11), static_cast<uint32_t>(q.Int(r, c + 12))};
+  a.chunk_size = q.UInt(r, c + 13);
+  a.generation = q.UInt(r, c + 14);
+  a.replicas = static_cast<uint32_t>(q.Int(r, c + 15));
+  a.placement = static_cast<Placement>(q.Int(r, c + 16));
+  a.placement_nodes = NodesOfArray(q.Text(r, c + 17));
+  row.target = q.Bytes(r, c + 18);
+  row.parent = InodeId(q.UInt(r, c + 19));
+  row.entry_seq = q.UInt(r, c + 20);
+  return row;
+}
+
+InodeRow InodeOfRow(const pg::Rows& q, int r) {
+  return InodeAt(q, r, 0);
+}
+std::vector<pg::Param> InodeKey(const InodeRow& row) {
+  return {Id64(row.attr.ino)};
+}
+
+DentryRow DentryOfRow(const pg::Rows& q, int r) {
+  return DentryRow{InodeId(q.UInt(r, 0)), q.Bytes(r, 1), InodeId(q.UInt(r, 2)), q.UInt(r, 3)};
+}
+std::vector<pg::Param> DentryKey(const DentryRow& row) {
+  return {Id64(row.parent), pg::Param::Bytes(row.name)};
+}
+
+XattrRow XattrOfRow(const pg::Rows& q, int r) {
+  return XattrRow{InodeId(q.UInt(r, 0)), q.Bytes(r, 1), q.Bytes(r, 2)};
+}
+std::vector<pg::Param> XattrKey(const XattrRow& row) {
+  return {Id64(row.ino), pg::Param::Bytes(row.name)};
+}
+
+}  // namespace
+
+// ---- inodes ----
+
+Result<std::optional<InodeRow>> PgTxn::GetInode(InodeId ino) {
+  ASSIGN_OR_RETURN(pg::Rows rows, Run(kGetInode, {Id64(ino)}));
+  if (rows.size() == 0) return std::optional<InodeRow>();
+  return std::optional<InodeRow>(InodeAt(rows, 0, 0));
+}
+
+Status PgTxn::ScanInodes(const RowVisitor<InodeRow>& visit) {
+  return ScanPaged<InodeRow>(kScanInodes, {pg::Param(INT64_MIN)}, InodeOfRow, InodeKey, visit);
+}
+
+Status PgTxn::PutInode(const InodeRow& row) {
+  const InodeAttr& a = row.attr;
+  return Exec(kPutInode, {Id64(a.ino),
+                          U(a.mode),
+                          U(a.uid),
+                          U(a.gid),
+                          U(a.size),
+                          U(a.nlink),
+                          U(a.rdev),
+                          pg::Param(a.atime.sec),
+                          U(a.atime.nsec),
+                          pg::Param(a.mtime.sec),
+                          U(a.mtime.nsec),
+                          pg::Param(a.ctime.sec),
+                          U(a.ctime.nsec),
+                          U(a.chunk_size),
+                          U(a.generation),
+                          U(a.replicas),
+                          U(static_cast<uint32_t>(a.placement)),
+                          pg::Param(NodeArray(a.placement_nodes)),
+                          pg::Param::Bytes(row.target),
+                          Id64(row.parent),
+                          U(row.entry_seq)});
+}
+
+Status PgTxn::DeleteInode(InodeId ino) {
+  return Exec(kDeleteInode, {Id64(ino)});
+}
+
+// ---- dentries ----
+
+Result<std::optional<DentryRow>> PgTxn::GetDentry(InodeId parent, std::string_view name) {
+  ASSIGN_OR_RETURN(pg::Rows rows, Run(kGetDentry, {Id64(parent), pg::Param::Bytes(name)}));
+  if (rows.size() == 0) return std::optional<DentryRow>();
+  return std::optional<DentryRow>(DentryOfRow(rows, 0));
+}
+
+Result<std::vector<DirItem>> PgTxn::ListDir(InodeId parent, uint64_t after_seq, size_t limit,
+                                            bool with_inodes) {
+  std::vector<DirItem> out;
+  if (limit == 0) return out;
+  ASSIGN_OR_RETURN(pg::Rows rows, Run(with_inodes ? kListDirInodes : kListDir,
+                                      {Id64(parent), U(after_seq), Limit(limit)}));
+  out.reserve(static_cast<size_t>(rows.size()));
+  for (int r = 0; r < rows.size(); ++r) {
+    DirItem item{DentryOfRow(rows, r), std::nullopt};
+    if (with_inodes && !rows.IsNull(r, 4)) item.inode = InodeAt(rows, r, 4);
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+Status PgTxn::ScanDentries(const RowVisitor<DentryRow>& visit) {
+  return ScanPaged<DentryRow>(kScanDentries, {pg::Param(INT64_MIN), pg::Param::Bytes("")},
+                              DentryOfRow, DentryKey, visit);
+}
+
+Status PgTxn::PutDentry(const DentryRow& row) {
+  return Exec(kPutDentry,
+              {Id64(row.parent), pg::Param::Bytes(row.name), Id64(row.ino), U(row.seq)});
+}
+
+Status PgTxn::DeleteDentry(InodeId parent, std::string_view name) {
+  return Exec(kDeleteDentry, {Id64(parent), pg::Param::Bytes(name)});
+}
+
+// ---- xattrs ----
+
+Result<std::optional<std::string>> PgTxn::GetXattr(InodeId ino, std::string_view name) {
+  ASSIGN_OR_RETURN(pg::Rows rows, Run(kGetXattr, {Id64(ino), pg::Param::Bytes(name)}));
+  if (rows.size() == 0) return std::optional<std::string>();
+  return std::optional<std::string>(rows.Bytes(0, 0));
+}
+
+Result<std::vector<std::string>> PgTxn::ListXattrNames(InodeId ino) {
+  ASSIGN_OR_RETURN(pg::Rows rows, Run(kListXattrNames, {Id64(ino)}));
+  std::vector<std::string> names;
+  for (int r = 0; r < rows.size(); ++r) names.push_back(rows.Bytes(r, 0));
+  return names;
+}
+
+Status PgTxn::ScanXattrs(const RowVisitor<XattrRow>& visit) {
+  return ScanPaged<XattrRow>(kScanXattrs, {pg::Param(INT64_MIN), pg::Param::Bytes("")}, XattrOfRow,
+                             XattrKey, visit);
+}
+
+Status PgTxn::PutXattr(InodeId ino, std::string_view name, std::string_view value) {
+  return Exec(kPutXattr, {Id64(ino), pg::Param::Bytes(name), pg::Param::Bytes(value)});
+}
+
+Status PgTxn::DeleteXattr(InodeId ino, std::string_view name) {
+  return Exec(kDeleteXattr, {Id64(ino), pg::Param::Bytes(name)});
+}
+
+Status PgTxn::DeleteXattrsOf(InodeId ino) {
+  return Exec(kDeleteXattrsOf, {Id64(ino)});
+}
+
+}  // namespace t0fs::meta
