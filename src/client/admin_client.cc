@@ -39,7 +39,7 @@ class RpcAdminClient final : public AdminClient {
       req.set_parent(ino);
       req.set_name(std::string(part));
       pb::AttrRsp rsp;
-      RETURN_IF_ERROR(channel_.Call<rpc::Method::kLookup>(req, &rsp));
+      RETURN_IF_ERROR(CallMeta<rpc::Method::kLookup>(req, &rsp));
       ino = rsp.attr().ino();
     }
     return InodeId(ino);
@@ -49,7 +49,7 @@ class RpcAdminClient final : public AdminClient {
     pb::GetAttrReq req;
     req.set_ino(ino.value());
     pb::AttrRsp rsp;
-    RETURN_IF_ERROR(channel_.Call<rpc::Method::kGetAttr>(req, &rsp));
+    RETURN_IF_ERROR(CallMeta<rpc::Method::kGetAttr>(req, &rsp));
     return rpc::FromWire<Attr>(rsp.attr());
   }
 
@@ -61,7 +61,7 @@ class RpcAdminClient final : public AdminClient {
       req.set_first_index(first);
       req.set_count(4096);
       pb::LayoutRsp rsp;
-      RETURN_IF_ERROR(channel_.Call<rpc::Method::kGetLayout>(req, &rsp));
+      RETURN_IF_ERROR(CallMeta<rpc::Method::kGetLayout>(req, &rsp));
       if (rsp.layout().chunks_size() == 0) break;
       for (const pb::ChunkLayout& c : rsp.layout().chunks()) chunks.push_back(rpc::FromWire<ChunkInfo>(c));
       first = chunks.back().index + 1;
@@ -73,7 +73,7 @@ class RpcAdminClient final : public AdminClient {
     pb::ObjectiveReq req;
     req.set_ino(ino.value());
     pb::ObjectiveRsp rsp;
-    RETURN_IF_ERROR(channel_.Call<rpc::Method::kObjective>(req, &rsp));
+    RETURN_IF_ERROR(CallMeta<rpc::Method::kObjective>(req, &rsp));
     return rpc::FromWire<Objective>(rsp.objective());
   }
 
@@ -84,13 +84,13 @@ class RpcAdminClient final : public AdminClient {
     req.set_recursive(recursive);
     rpc::ToWire(objective, req.mutable_objective());
     pb::ObjectiveRsp rsp;
-    RETURN_IF_ERROR(channel_.Call<rpc::Method::kObjective>(req, &rsp));
+    RETURN_IF_ERROR(CallMeta<rpc::Method::kObjective>(req, &rsp));
     return ObjectiveSet{rpc::FromWire<Objective>(rsp.objective()), rsp.changed()};
   }
 
   Result<ClusterStatus> GetStatus() override {
     pb::ClusterStatusRsp rsp;
-    RETURN_IF_ERROR(channel_.Call<rpc::Method::kClusterStatus>(pb::Empty(), &rsp));
+    RETURN_IF_ERROR(CallMeta<rpc::Method::kClusterStatus>(pb::Empty(), &rsp));
     return rpc::FromWire<ClusterStatus>(rsp);
   }
 
@@ -99,7 +99,7 @@ class RpcAdminClient final : public AdminClient {
 
   Result<NamespaceCheck> CheckNamespace() override {
     pb::FsckRsp rsp;
-    RETURN_IF_ERROR(channel_.Call<rpc::Method::kFsck>(pb::Empty(), &rsp));
+    RETURN_IF_ERROR(CallMeta<rpc::Method::kFsck>(pb::Empty(), &rsp));
     NamespaceCheck check;
     check.inodes = rsp.inodes();
     check.chunks = rsp.chunks();
@@ -120,7 +120,7 @@ class RpcAdminClient final : public AdminClient {
       req.set_after(after);
       req.set_max(kChunkPage);
       pb::ChunkListRsp rsp;
-      RETURN_IF_ERROR(channel_.Call<rpc::Method::kChunkList>(req, &rsp));
+      RETURN_IF_ERROR(CallMeta<rpc::Method::kChunkList>(req, &rsp));
       for (const pb::ChunkRef& c : rsp.chunks()) {
         refs.push_back(ChunkRef{ChunkId(c.chunk()), NodeId(c.node()), VolumeId(c.volume()),
                                 c.version(), InodeId(c.ino()), c.index(), c.garbage()});
@@ -153,12 +153,26 @@ class RpcAdminClient final : public AdminClient {
   }
 
  private:
+  // One request to meta. With several meta servers a transport failure is
+  // tried once more on each of the others (the channel moves on by itself):
+  // every admin request may run twice without harm (reads, and objective
+  // and drain changes that set a state).
+  template <rpc::Method M>
+  Status CallMeta(const rpc::RequestOf<M>& req, rpc::ReplyOf<M>* rsp) {
+    Status st;
+    for (size_t i = 0; i < channel_.endpoint_count(); ++i) {
+      st = channel_.Call<M>(req, rsp);
+      if (!rpc::IsTransportError(st.code())) return st;
+    }
+    return st;
+  }
+
   Status SetAdminState(NodeId node, pb::NodeAdminState state) {
     pb::NodeAdminReq req;
     req.set_node(node.value());
     req.set_admin_state(state);
     pb::Empty rsp;
-    return channel_.Call<rpc::Method::kNodeAdmin>(req, &rsp);
+    return CallMeta<rpc::Method::kNodeAdmin>(req, &rsp);
   }
 
   // A channel to a data node, opened on first use and kept.

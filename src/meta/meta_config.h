@@ -55,8 +55,9 @@ struct MetaConfig {
   void Visit(V& v) {
     v("listen", listen, "host:port the meta service listens on");
     v("store", store,
-      "metadata store URL: sqlite:///abs/path.db, sqlite://rel/path.db or sqlite::memory: "
-      "(default sqlite://meta.db)");
+      "metadata store URL: sqlite:///abs/path.db, sqlite://rel/path.db, sqlite::memory: "
+      "(default sqlite://meta.db), or postgresql://user@host:5432/db (several meta servers may "
+      "share a PostgreSQL store; a password belongs in ~/.pgpass or PGPASSFILE, not the URL)");
     v("db", db, "metadata database file (SQLite); same as --store sqlite://PATH");
     v("secret-file", secret_file, "cluster secret file (mode 0600)");
     v("threads", threads, "server threads");

@@ -26,7 +26,7 @@ Result<std::unique_ptr<MetaService>> MetaService::Start(const MetaConfig& config
   // One meta service per database: a second one would corrupt nothing
   // (SQLite locks) but would hand out conflicting ids and sessions.
   std::optional<LockFile> lock;
-  if (location.path != ":memory:") {
+  if (location.engine == StoreLocation::Engine::kSqlite && location.path != ":memory:") {
     auto acquired =
         LockFile::Acquire(location.path + ".lock", "metadata database " + location.path);
     if (!acquired.ok()) return acquired.status();
@@ -94,7 +94,7 @@ Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfi
   s.shared_store_ = shared_store;
   s.server_id_ = fmt::format("{}@{}", rpc::HostName(), s.endpoint().ToString());
   s.housekeeping_ = std::thread([&s] { s.Housekeeping(); });
-  LOG_INFO("meta serving {} on {} (cluster {})", config.store.empty() ? "its store" : config.store, s.endpoint().ToString(), s.store_->cluster_id());
+  LOG_INFO("meta serving {} on {} (cluster {})", config.store.empty() ? std::string("its store") : RedactStoreUrl(config.store), s.endpoint().ToString(), s.store_->cluster_id());
   return svc;
 }
 

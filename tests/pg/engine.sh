@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The metadata store's engines against a real PostgreSQL 15 server
 # (tests/lib/postgres.sh): the engine contract suite, the PostgreSQL
-# engine's own tests and the engine-to-engine copy, each test binary given
+# engine's own tests, the engine-to-engine copy and the POSIX store suite
+# (PosixStore over PostgreSQL), each test binary given
 # as an argument and run with T0FS_PG_URL naming the server's database;
 # then the PostgreSQL engine across a failover to a streaming standby.
 set -euo pipefail

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <random>
 #include <thread>
 
 #include "common/logging.h"
@@ -84,14 +85,16 @@ PosixStore::PosixStore(std::unique_ptr<Engine> engine, PosixStoreOptions opts,
 PosixStore::~PosixStore() = default;
 
 Status PosixStore::Retry(const std::function<Status()>& attempt) {
+  // Full jitter over an exponential window (1 ms doubling, capped at 100 ms):
+  // writers that conflicted on one hot row (a shared directory) spread out
+  // instead of meeting again.
+  thread_local std::minstd_rand rng(std::random_device{}());
   Status st;
   for (int i = 0; i < std::max(opts_.max_attempts, 1); ++i) {
     if (i > 0) {
-      // 1, 2, 4 ... ms, capped; the jitter keeps two conflicting writers
-      // from meeting again.
-      auto pause = std::chrono::microseconds(std::min(1000 << std::min(i - 1, 6), 50000) +
-                                             static_cast<int>(RandomBytes(1)[0] & 0xff) * 4);
-      std::this_thread::sleep_for(pause);
+      const int window_us = std::min(1000 << std::min(i - 1, 7), 100000);
+      std::this_thread::sleep_for(std::chrono::microseconds(
+          std::uniform_int_distribution<int>(window_us / 2, window_us)(rng)));
     }
     st = attempt();
     if (st.code() != StatusCode::kTryAgain) return st;

@@ -14,7 +14,7 @@
 // POSIX error (kNotFound, kExists, ...) leaves no change: its transaction is
 // dropped and the outcome alone is recorded in a second one. An engine
 // conflict (kTryAgain) runs the whole operation again in a new transaction,
-// a few times with a growing pause, before it is returned.
+// with a growing, jittered pause, up to PosixStoreOptions::max_attempts.
 //
 // Thread safety: safe for concurrent use, as the engine is; a thread holds
 // at most one transaction at a time.
@@ -34,8 +34,9 @@ struct PosixStoreOptions {
   // A recursive SetObjective writes at most this many inodes per
   // transaction (not a user setting; tests make it small).
   size_t objective_batch = 1000;
-  // Attempts of one operation when the engine reports a conflict.
-  int max_attempts = 8;
+  // Attempts of one operation when the engine reports a conflict (about 3 s
+  // of pauses in all before kTryAgain reaches the caller).
+  int max_attempts = 40;
 };
 
 class PosixStore final : public MetaStore {

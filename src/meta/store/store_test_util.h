@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "meta/store/engine_test/pg_home.h"
 #include "meta/store/store_url.h"
 #include "meta/store/store_url.h"
 
@@ -109,18 +110,26 @@ inline std::vector<ReplicaTarget> RegisterTargets(MetaStore& store, uint64_t nod
 }
 
 // The stores every store test runs against: each engine, in each of its
-// forms (the parameter of StoreTest; see OpenStoreOf).
+// forms (the parameter of StoreTest; see OpenStoreOf). PostgreSQL needs
+// T0FS_PG_URL (tests/pg/engine.sh); without it those tests skip.
 inline std::vector<std::string> StoreKinds() {
-  return {"sqlite_memory", "sqlite_file"};
+  return {"sqlite_memory", "sqlite_file", "postgres"};
 }
 
-// A new, empty store of `kind`, opened by URL; a file store lives in `dir`.
-inline std::unique_ptr<MetaStore> OpenStoreOf(const std::string& kind, const TempDir& dir) {
+// A new, empty store of `kind`, opened by URL; a SQLite file store lives in
+// `dir`, a PostgreSQL store in the schema of `*pg` (made here; it must
+// outlive the store). nullptr for postgres without T0FS_PG_URL.
+inline std::unique_ptr<MetaStore> OpenStoreOf(const std::string& kind, const TempDir& dir,
+                                              std::unique_ptr<PgHome>* pg = nullptr) {
   std::string url;
   if (kind == "sqlite_memory") {
     url = "sqlite::memory:";
   } else if (kind == "sqlite_file") {
     url = "sqlite://" + dir.File("meta.db");
+  } else if (kind == "postgres") {
+    if (PgTestUrl().empty() || pg == nullptr) return nullptr;
+    *pg = std::make_unique<PgHome>();
+    url = (*pg)->url();
   } else {
     ADD_FAILURE() << "unknown store kind " << kind;
     return nullptr;
@@ -143,7 +152,10 @@ inline std::unique_ptr<MetaStore> OpenStoreOf(const std::string& kind, const Tem
 class StoreTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    store_ = OpenStoreOf(GetParam(), dir_);
+    if (GetParam() == "postgres" && PgTestUrl().empty()) {
+      GTEST_SKIP() << "no PostgreSQL server (T0FS_PG_URL; tests/pg/engine.sh sets it)";
+    }
+    store_ = OpenStoreOf(GetParam(), dir_, &pg_);
     ASSERT_NE(store_, nullptr);
   }
 
@@ -211,7 +223,8 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
   }
 
   static constexpr uint64_t kChunk = 100;
-  TempDir dir_;  // before store_: removed after the store is closed
+  TempDir dir_;                  // before store_: removed after the store is closed
+  std::unique_ptr<PgHome> pg_;   // likewise, the PostgreSQL schema
   std::unique_ptr<MetaStore> store_;
 };
 

@@ -6,7 +6,8 @@ namespace t0fs::meta {
 namespace {
 
 constexpr std::string_view kStoreUrlForms =
-    "sqlite:///abs/path.db, sqlite://rel/path.db or sqlite::memory:";
+    "sqlite:///abs/path.db, sqlite://rel/path.db, sqlite::memory: or "
+    "postgresql://user@host:port/database";
 
 Status BadStoreUrl(std::string_view url, std::string_view why) {
   return Status(StatusCode::kInvalidArgument,
@@ -26,9 +27,23 @@ Result<StoreLocation> ParseStoreUrl(std::string_view url) {
     return StoreLocation{StoreLocation::Engine::kSqlite, std::string(rest)};
   }
   if (scheme == "postgresql" || scheme == "postgres") {
-    return BadStoreUrl(url, "PostgreSQL metadata stores are not supported yet");
+    if (rest.empty()) return BadStoreUrl(url, "no server");
+    return StoreLocation{StoreLocation::Engine::kPostgres, std::string(url)};
   }
   return BadStoreUrl(url, fmt::format("unknown scheme '{}'", scheme));
+}
+
+std::string RedactStoreUrl(std::string_view url) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string_view::npos) return std::string(url);
+  const size_t at = url.find('@', scheme + 3);
+  const size_t slash = url.find('/', scheme + 3);
+  if (at == std::string_view::npos || (slash != std::string_view::npos && slash < at)) {
+    return std::string(url);
+  }
+  const size_t colon = url.find(':', scheme + 3);
+  if (colon == std::string_view::npos || colon > at) return std::string(url);
+  return fmt::format("{}***{}", url.substr(0, colon + 1), url.substr(at));
 }
 
 Result<std::string> StoreUrlFromFlags(std::string_view store, std::string_view db) {
@@ -52,6 +67,12 @@ Result<std::unique_ptr<MetaStore>> OpenStore(const StoreLocation& location,
   switch (location.engine) {
     case StoreLocation::Engine::kSqlite: {
       ASSIGN_OR_RETURN(std::unique_ptr<PosixStore> store, OpenSqliteStore(location.path, opts));
+      return std::unique_ptr<MetaStore>(std::move(store));
+    }
+    case StoreLocation::Engine::kPostgres: {
+      ASSIGN_OR_RETURN(std::unique_ptr<PgEngine> engine, PgEngine::Open(location.path, opts.pg));
+      ASSIGN_OR_RETURN(std::unique_ptr<PosixStore> store,
+                       PosixStore::Open(std::move(engine), opts.posix));
       return std::unique_ptr<MetaStore>(std::move(store));
     }
   }

@@ -3,10 +3,13 @@
 //   sqlite:///var/lib/t0fs/meta.db   a SQLite database file, absolute path
 //   sqlite://meta.db                 a SQLite database file, relative path
 //   sqlite::memory:                  a private in-memory store (tests)
+//   postgresql://user@host:5432/db   a PostgreSQL database (libpq's URL; also
+//                                    postgres://, several hosts and
+//                                    ?target_session_attrs=read-write)
 //
-// postgresql:// (and postgres://) is reserved for the PostgreSQL store, not
-// supported yet. Anything else is refused with one line naming the URL and
-// the forms above.
+// A SQLite store belongs to one meta server; a PostgreSQL store may be
+// served by several at once. Anything else is refused with one line naming
+// the URL and the forms above.
 #pragma once
 
 #include <memory>
@@ -15,15 +18,16 @@
 
 #include "common/status.h"
 #include "meta/store/meta_store.h"
+#include "meta/store/pg/pg_engine.h"
 #include "meta/store/posix_store.h"
 #include "meta/store/sqlite/sqlite_engine.h"
 
 namespace t0fs::meta {
 
 struct StoreLocation {
-  enum class Engine { kSqlite };
+  enum class Engine { kSqlite, kPostgres };
   Engine engine = Engine::kSqlite;
-  // kSqlite: the database file, or ":memory:".
+  // kSqlite: the database file, or ":memory:". kPostgres: the libpq URL.
   std::string path;
 };
 
@@ -39,8 +43,12 @@ Result<std::string> StoreUrlFromFlags(std::string_view store, std::string_view d
 // The options of every engine (each uses its own) and of the store above.
 struct StoreOptions {
   SqliteOptions sqlite;
+  PgOptions pg;
   PosixStoreOptions posix;
 };
+
+// `url` for logs: a password in it ("postgresql://u:secret@h/db") shown as "***".
+std::string RedactStoreUrl(std::string_view url);
 
 // Opens (or creates) the store at `location`: the POSIX store over the
 // location's engine.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "meta/store/engine.h"
+#include "meta/store/engine_test/pg_home.h"
 #include "meta/store/pg/pg_engine.h"
 #include "meta/store/sqlite/sqlite_engine.h"
 #include "meta/store/store_test_util.h"
@@ -26,21 +27,6 @@ namespace t0fs::meta::testing {
 inline std::vector<std::string> EngineKinds() {
   return {"sqlite_memory", "sqlite_file", "postgres"};
 }
-
-inline std::string PgTestUrl() {
-  const char* url = std::getenv("T0FS_PG_URL");
-  return url != nullptr ? url : "";
-}
-
-class EngineHome {
- public:
-  virtual ~EngineHome() = default;
-  // An engine on this home's store: the same store at every call, except
-  // in memory, where each call makes a new one.
-  virtual Result<std::unique_ptr<Engine>> Open() = 0;
-  // Whether Open() finds what an earlier engine committed.
-  virtual bool persistent() const = 0;
-};
 
 class SqliteHome final : public EngineHome {
  public:
@@ -55,46 +41,6 @@ class SqliteHome final : public EngineHome {
  private:
   const bool in_memory_;
   TempDir dir_;
-};
-
-// A schema of its own in the database of T0FS_PG_URL.
-class PgHome final : public EngineHome {
- public:
-  PgHome() {
-    static std::atomic<int> homes{0};
-    schema_ = fmt::format("t0fs_test_{}_{}", ::getpid(), homes++);
-    auto conn = pg::Connection::Open(PgTestUrl(), Duration{std::chrono::seconds(5)});
-    if (!conn.ok()) {
-      ADD_FAILURE() << conn.status().ToString();
-      return;
-    }
-    admin_ = std::move(conn).value();
-    Status st = admin_->Exec(fmt::format("CREATE SCHEMA {}", schema_)).status();
-    if (!st.ok()) ADD_FAILURE() << st.ToString();
-    const std::string& base = PgTestUrl();
-    url_ = base + (base.find('?') == std::string::npos ? "?" : "&") + "options=-csearch_path%3D" +
-           schema_;
-  }
-  ~PgHome() override {
-    if (admin_ != nullptr)
-      (void)admin_->Exec(fmt::format("DROP SCHEMA IF EXISTS {} CASCADE", schema_));
-  }
-  Result<std::unique_ptr<Engine>> Open() override {
-    ASSIGN_OR_RETURN(auto engine, PgEngine::Open(url_, options));
-    return std::unique_ptr<Engine>(std::move(engine));
-  }
-  bool persistent() const override { return true; }
-  const std::string& url() const { return url_; }
-  const std::string& schema() const { return schema_; }
-  // A connection outside the engine, for setting up or damaging a store.
-  pg::Connection& admin() { return *admin_; }
-
-  PgOptions options;
-
- private:
-  std::string schema_;
-  std::string url_;
-  std::unique_ptr<pg::Connection> admin_;
 };
 
 // A new home of `kind`; nullptr for postgres without T0FS_PG_URL (the

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Several meta servers on one PostgreSQL store: two `t0fs meta` serve one
+# PostgreSQL 15 database; a data node and a mount know both (--meta A,B).
+# Then meta A, the one both use, is killed with -9: the mount and the data
+# node move to B by themselves, I/O goes on with nothing lost, B takes over
+# the housekeeping lease, fsck is clean; A restarted serves the same
+# namespace to a mount that knows only A.
+set -euo pipefail
+source "$(dirname "$0")/../lib/cluster.sh"
+source "$(dirname "$0")/../lib/postgres.sh"
+if ! pg_usable; then echo "SKIP: needs root and Debian's postgresql-15"; exit 77; fi
+
+META2_PID="" MOUNT2_PID="" MNT2=""
+cleanup() {
+  local rc=$?
+  set +e
+  stop_pid "$MOUNT2_PID"
+  if [[ -n "$MNT2" ]] && is_mounted "$MNT2"; then umount -l "$MNT2"; fi
+  stop_pid "$META2_PID"
+  [[ -z "$CLUSTER_DIR" ]] || cp "$CLUSTER_DIR"/meta2.log "$CLUSTER_DIR"/meta-b.log 2>/dev/null
+  (exit "$rc")
+  cluster_stop
+  pg_stop_all
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+pg_start store
+STORE=$(pg_url store)
+CHUNK_SIZE=1M
+CLUSTER_DIR=$(mktemp -d /tmp/t0fs-test.XXXXXX)
+MNT="$CLUSTER_DIR/mnt"
+MNT2="$CLUSTER_DIR/mnt2"
+mkdir -p "$MNT" "$MNT2" "$CLUSTER_DIR/vol" "$CLUSTER_DIR/ref"
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$CLUSTER_DIR/secret"
+chmod 600 "$CLUSTER_DIR/secret"
+A="127.0.0.1:$(free_port)"
+B="127.0.0.1:$(free_port)"
+
+# start_meta ADDR LOG: a meta server on the shared store; prints its pid.
+start_meta() {
+  "$T0FS" meta --listen "$1" --store "$STORE" --secret-file "$CLUSTER_DIR/secret" \
+    --chunk-size 1M --local-chunk-size 1M --session-lease 20s --repair-interval 500ms \
+    >>"$CLUSTER_DIR/$2" 2>&1 &
+  echo $!
+}
+status_of() { "$T0FS" status --meta "$1" --secret-file "$CLUSTER_DIR/secret" >/dev/null; }
+META_PID=$(start_meta "$A" meta.log)
+META2_PID=$(start_meta "$B" meta2.log)
+wait_until 30 "meta A" status_of "$A"
+wait_until 30 "meta B" status_of "$B"
+grep -q "cluster" "$CLUSTER_DIR/meta.log"
+id_a=$(grep -o 'cluster [0-9a-f-]*' "$CLUSTER_DIR/meta.log" | head -n 1)
+id_b=$(grep -o 'cluster [0-9a-f-]*' "$CLUSTER_DIR/meta2.log" | head -n 1)
+[[ -n "$id_a" && "$id_a" == "$id_b" ]] || fail "the two meta servers serve different clusters: '$id_a' '$id_b'"
+! grep -q "s3cret\|password" "$CLUSTER_DIR/meta.log" || fail "a secret in the log"
+
+META_ADDR="$A,$B"  # data node, mount and admin commands know both
+DATA_ADDR="127.0.0.1:$(free_port)"
+data_start
+mount_start
+log "two meta servers ($A, $B) on $STORE; data $DATA_ADDR; mount $MNT"
+leader() { grep -l "now runs the repair planner" "$CLUSTER_DIR"/meta.log "$CLUSTER_DIR"/meta2.log 2>/dev/null | wc -l; }
+wait_until 20 "one meta server to take the housekeeping lease" bash -c "[[ \$(grep -l 'now runs the repair planner' $CLUSTER_DIR/meta.log $CLUSTER_DIR/meta2.log | wc -l) -ge 1 ]]"
+
+# write_batch FROM TO: files FROM..TO of random sizes, through the mount
+# and into the reference directory.
+SEED=${SEED:-$RANDOM}
+log "seed $SEED"
+RANDOM=$SEED
+write_batch() {
+  local i
+  for ((i = $1; i <= $2; i++)); do
+    head -c $((RANDOM * 97 + i)) /dev/urandom >"$CLUSTER_DIR/ref/f$i"
+    cp "$CLUSTER_DIR/ref/f$i" "$MNT/d/f$i"
+  done
+}
+compare_all() { # compare_all DIR: every reference file, byte for byte
+  local f
+  for f in "$CLUSTER_DIR"/ref/*; do cmp -s "$f" "$1/d/${f##*/}" || fail "${f##*/} differs in $1"; done
+  [[ $(ls "$1/d" | wc -l) == $(ls "$CLUSTER_DIR/ref" | wc -l) ]] || fail "$1/d lists the wrong number of files"
+}
+mkdir "$MNT/d"
+write_batch 1 20
+compare_all "$MNT"
+
+log "kill -9 meta A ($A)"
+kill9 "$META_PID"
+META_PID=""
+write_batch 21 40
+mv "$MNT/d/f1" "$MNT/d/f1.moved" && mv "$CLUSTER_DIR/ref/f1" "$CLUSTER_DIR/ref/f1.moved"
+rm "$MNT/d/f2" "$CLUSTER_DIR/ref/f2"
+compare_all "$MNT"
+grep -q "trying $B" "$CLUSTER_DIR/mount.log" || fail "the mount did not say it moved to $B"
+wait_until 30 "meta B to take over the housekeeping" grep -q "now runs the repair planner" "$CLUSTER_DIR/meta2.log"
+wait_until 30 "the data node up through meta B" node_up
+fsck_clean
+
+log "restart meta A; a mount that knows only A sees the same files"
+META_PID=$(start_meta "$A" meta.log)
+wait_until 30 "meta A again" status_of "$A"
+"$T0FS" mount "$A" "$MNT2" --secret-file "$CLUSTER_DIR/secret" --retry-timeout 60s \
+  >>"$CLUSTER_DIR/mount2.log" 2>&1 &
+MOUNT2_PID=$!
+wait_until 20 "mount via A" is_mounted "$MNT2"
+compare_all "$MNT2"
+echo "written via A" >"$MNT2/d/from-a"
+[[ "$(cat "$MNT/d/from-a")" == "written via A" ]] || fail "a file written via A is not seen via B"
+rm "$MNT2/d/from-a"
+fsck_clean
+log "PASS"
