@@ -145,7 +145,11 @@ Status MetaClient::Retry(rpc::Method method, const std::function<Status()>& atte
       if (listener) listener();
       continue;
     }
-    if (!rpc::IsTransportError(st.code()) || std::chrono::steady_clock::now() >= RetryDeadline(start)) {
+    // kTryAgain: meta's store could not finish the operation (a conflict it
+    // retried long enough, or its database failing over); safe to send again
+    // (op tokens), like a transport failure.
+    const bool again = rpc::IsTransportError(st.code()) || st.code() == StatusCode::kTryAgain;
+    if (!again || std::chrono::steady_clock::now() >= RetryDeadline(start)) {
       if (warned && st.ok()) LOG_INFO("meta {} is reachable again", options_.meta);
       return st;
     }

@@ -3,7 +3,8 @@
 //
 // - One session per Client, renewed in the background (lease/3). Renewal
 //   also refreshes which data node is local (it may register after us).
-// - Every call is retried on transport errors (meta restarting) until the
+// - Every call is retried on transport errors (meta restarting) and on
+//   kTryAgain (meta's database failing over) until the
 //   retry timeout, with backoff.
 // - Mutating calls carry an OpToken (session, slot, seq) so a retry after a
 //   lost reply is answered from meta's replay record instead of running
