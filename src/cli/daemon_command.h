@@ -17,12 +17,16 @@ namespace t0fs::cli {
 
 // Service must have `static Result<std::unique_ptr<Service>> Start(const Config&)`
 // and `void Stop()`; Config must have `log_level` and Visit().
+// Returns the subcommand, for subcommands of its own (`t0fs meta migrate`):
+// when one of them runs, the daemon does not start.
 template <typename Service, typename Config>
-void RegisterDaemon(CLI::App& app, int* exit_code, const std::string& name, const std::string& help) {
+CLI::App* RegisterDaemon(CLI::App& app, int* exit_code, const std::string& name,
+                         const std::string& help) {
   auto* cmd = app.add_subcommand(name, help);
   auto state = std::make_shared<Configured<Config>>();
   state->Register(cmd);
-  cmd->callback([state, exit_code, name] {
+  cmd->callback([cmd, state, exit_code, name] {
+    if (!cmd->get_subcommands().empty()) return;
     Status st = state->Resolve(name);
     if (st.ok()) st = CheckLogLevel(state->cfg.log_level);
     if (!st.ok()) {
@@ -45,6 +49,7 @@ void RegisterDaemon(CLI::App& app, int* exit_code, const std::string& name, cons
     (*svc)->Stop();
     *exit_code = 0;
   });
+  return cmd;
 }
 
 }  // namespace t0fs::cli

@@ -62,21 +62,28 @@ Result<std::unique_ptr<PosixStore>> OpenSqliteStore(const std::string& path,
   return PosixStore::Open(std::move(engine), opts.posix);
 }
 
-Result<std::unique_ptr<MetaStore>> OpenStore(const StoreLocation& location,
-                                             const StoreOptions& opts) {
+Result<std::unique_ptr<Engine>> OpenEngine(const StoreLocation& location,
+                                           const StoreOptions& opts) {
   switch (location.engine) {
     case StoreLocation::Engine::kSqlite: {
-      ASSIGN_OR_RETURN(std::unique_ptr<PosixStore> store, OpenSqliteStore(location.path, opts));
-      return std::unique_ptr<MetaStore>(std::move(store));
+      ASSIGN_OR_RETURN(std::unique_ptr<SqliteEngine> engine,
+                       SqliteEngine::Open(location.path, opts.sqlite));
+      return std::unique_ptr<Engine>(std::move(engine));
     }
     case StoreLocation::Engine::kPostgres: {
       ASSIGN_OR_RETURN(std::unique_ptr<PgEngine> engine, PgEngine::Open(location.path, opts.pg));
-      ASSIGN_OR_RETURN(std::unique_ptr<PosixStore> store,
-                       PosixStore::Open(std::move(engine), opts.posix));
-      return std::unique_ptr<MetaStore>(std::move(store));
+      return std::unique_ptr<Engine>(std::move(engine));
     }
   }
   return Status(StatusCode::kInternal, "unknown metadata store engine");
+}
+
+Result<std::unique_ptr<MetaStore>> OpenStore(const StoreLocation& location,
+                                             const StoreOptions& opts) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, OpenEngine(location, opts));
+  ASSIGN_OR_RETURN(std::unique_ptr<PosixStore> store,
+                   PosixStore::Open(std::move(engine), opts.posix));
+  return std::unique_ptr<MetaStore>(std::move(store));
 }
 
 }  // namespace t0fs::meta

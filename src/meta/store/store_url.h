@@ -50,6 +50,10 @@ struct StoreOptions {
 // `url` for logs: a password in it ("postgresql://u:secret@h/db") shown as "***".
 std::string RedactStoreUrl(std::string_view url);
 
+// Opens (or creates) the engine at `location` alone (t0fs meta migrate).
+Result<std::unique_ptr<Engine>> OpenEngine(const StoreLocation& location,
+                                           const StoreOptions& opts = {});
+
 // Opens (or creates) the store at `location`: the POSIX store over the
 // location's engine.
 Result<std::unique_ptr<MetaStore>> OpenStore(const StoreLocation& location,
