@@ -21,12 +21,16 @@
 //    committed state.
 //  - Conflicts: any call, Commit() included, may return kTryAgain when the
 //    engine had to abort the transaction (a serialization conflict, a
-//    transaction that grew too old). Nothing was applied; the caller drops
-//    the transaction and runs the whole operation again in a new one
-//    (PosixStore retries a few times). kTryAgain means nothing else.
+//    transaction that grew too old) or lost its database connection (a
+//    server restarting or failing over). The caller drops the transaction
+//    and runs the whole operation again in a new one (PosixStore retries,
+//    with pauses). Before Commit() nothing was applied; a connection lost
+//    during Commit() leaves the outcome unknown, so every operation must
+//    bear running twice: client operations carry an OpToken (the rerun is
+//    answered from the replay record), the others set a state or are
+//    harmless twice (a second session that expires unused).
 //  - Other failures are kMetaDatabase (or kInternal). After a failed
 //    Commit() the outcome is unknown: the operation may have been applied.
-//    Client operations carry an OpToken, so their retries are safe.
 //  - Orders: ids ascend numerically; names and xattr names ascend by bytes.
 //  - Counters: NextId never returns an id twice (across restarts, whatever
 //    rows were deleted) nor one at or below a ReserveId'd value; ids need not
