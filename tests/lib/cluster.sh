@@ -14,6 +14,10 @@
 #   NODE_ADDRS[i]  host:port of data node i (multi_start)
 #   LOCAL_CHUNK_SIZE  chunk size under placement=local (default: the cluster's
 #                  chunk size, so tests see small chunks; 64G = the product's)
+#   META_STORE     postgres: meta keeps its store in a PostgreSQL 15 server of
+#                  its own (tests/lib/postgres.sh), started with the cluster
+#                  and removed with it (skip (77) without postgresql-15);
+#                  unset: SQLite in CLUSTER_DIR
 #   FUSE_URING     on: mounts take requests through FUSE over io_uring (the
 #                  fuse module's enable_uring is turned on for the mount's
 #                  INIT and restored right after; skip (77) where the kernel
@@ -27,6 +31,25 @@ declare -a META_FLAGS=() NODE_FLAGS=() NODE_PIDS=() NODE_ADDRS=()
 NS_TAG=""  # set by multi_start with NETNS=1: namespaces t0h-TAG (meta, bridge) and t0n-TAG-i
 
 source "$(dirname "${BASH_SOURCE[0]}")/util.sh"
+META_PG_URL=""
+case "${META_STORE:-}" in
+  "") ;;
+  postgres) source "$(dirname "${BASH_SOURCE[0]}")/postgres.sh" ;;
+  *) fail "META_STORE must be postgres or unset" ;;
+esac
+
+# meta_store_start: the PostgreSQL server of META_STORE=postgres (after the
+# EXIT trap is set: cluster_stop removes it).
+meta_store_start() {
+  [[ "${META_STORE:-}" == postgres ]] || return 0
+  [[ -z "$NS_TAG" ]] || fail "META_STORE=postgres is not supported with NETNS=1"
+  if ! pg_usable; then
+    log "SKIP: META_STORE=postgres needs root and Debian's postgresql-15"
+    exit 77
+  fi
+  pg_start meta_store
+  META_PG_URL=$(pg_url meta_store)
+}
 
 is_mounted() { grep -q " $1 fuse.t0fs " /proc/mounts; }
 # in_hub CMD...: run where meta is (the hub namespace under NETNS=1).
@@ -40,7 +63,9 @@ meta_start() {
   # Not through the in_hub function: `$!` must be the daemon, not a subshell.
   local pre=()
   [[ -z "$NS_TAG" ]] || pre=(ip netns exec "t0h-$NS_TAG")
-  "${pre[@]}" "$T0FS" meta --listen "$META_ADDR" --db "$CLUSTER_DIR/meta.db" --secret-file "$CLUSTER_DIR/secret" \
+  local store=(--db "$CLUSTER_DIR/meta.db")
+  [[ -z "$META_PG_URL" ]] || store=(--store "$META_PG_URL")
+  "${pre[@]}" "$T0FS" meta --listen "$META_ADDR" "${store[@]}" --secret-file "$CLUSTER_DIR/secret" \
     --chunk-size "$CHUNK_SIZE" --local-chunk-size "${LOCAL_CHUNK_SIZE:-$CHUNK_SIZE}" --session-lease 20s \
     "${META_FLAGS[@]}" >>"$CLUSTER_DIR/meta.log" 2>&1 &
   META_PID=$!
@@ -115,6 +140,7 @@ cluster_stop() {
     done
   fi
   netns_remove
+  [[ -z "$META_PG_URL" ]] || pg_stop_all
   rm -rf "$CLUSTER_DIR"
   CLUSTER_DIR=""
   return $rc
@@ -133,6 +159,7 @@ cluster_start() {
   chmod 600 "$CLUSTER_DIR/secret"
   META_ADDR="127.0.0.1:$(free_port)"
   DATA_ADDR="127.0.0.1:$(free_port)"
+  meta_store_start
   meta_start
   data_start
   mount_start "$@"
@@ -230,6 +257,7 @@ multi_start() {
     META_ADDR="127.0.0.1:$(free_port)"
     for ((i = 1; i <= n; i++)); do NODE_ADDRS[$i]="127.0.0.1:$(free_port)"; done
   fi
+  meta_store_start
   meta_start
   for ((i = 1; i <= n; i++)); do node_start "$i"; done
   log "cluster up: meta $META_ADDR, $n data nodes${NS_TAG:+ in namespaces t0n-$NS_TAG-*}"
