@@ -13,12 +13,14 @@ source "$(dirname "$0")/../lib/cluster.sh"
 source "$(dirname "$0")/../lib/postgres.sh"
 if ! pg_usable; then echo "SKIP: needs root and Debian's postgresql-15"; exit 77; fi
 
-META2_PID="" MOUNT2_PID="" MNT2=""
+META2_PID="" MOUNT2_PID="" MNT2="" MOUNT3_PID="" MNT3=""
 cleanup() {
   local rc=$?
   set +e
   stop_pid "$MOUNT2_PID"
   if [[ -n "$MNT2" ]] && is_mounted "$MNT2"; then umount -l "$MNT2"; fi
+  stop_pid "$MOUNT3_PID"
+  if [[ -n "$MNT3" ]] && is_mounted "$MNT3"; then umount -l "$MNT3"; fi
   stop_pid "$META2_PID"
   [[ -z "$CLUSTER_DIR" ]] || cp "$CLUSTER_DIR"/meta2.log "$CLUSTER_DIR"/meta-b.log 2>/dev/null
   (exit "$rc")
@@ -40,7 +42,8 @@ CHUNK_SIZE=1M
 CLUSTER_DIR=$(mktemp -d /tmp/t0fs-test.XXXXXX)
 MNT="$CLUSTER_DIR/mnt"
 MNT2="$CLUSTER_DIR/mnt2"
-mkdir -p "$MNT" "$MNT2" "$CLUSTER_DIR/vol" "$CLUSTER_DIR/ref"
+MNT3="$CLUSTER_DIR/mnt3"
+mkdir -p "$MNT" "$MNT2" "$MNT3" "$CLUSTER_DIR/vol" "$CLUSTER_DIR/ref"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$CLUSTER_DIR/secret"
 chmod 600 "$CLUSTER_DIR/secret"
 A="127.0.0.1:$(free_port)"
@@ -92,6 +95,38 @@ compare_all() { # compare_all DIR: every reference file, byte for byte
 mkdir "$MNT/d"
 write_batch 1 20
 compare_all "$MNT"
+
+log "two clients through different meta servers race in one directory"
+"$T0FS" mount "$B,$A" "$MNT3" --secret-file "$CLUSTER_DIR/secret" --retry-timeout 60s \
+  >>"$CLUSTER_DIR/mount3.log" 2>&1 &
+MOUNT3_PID=$!
+wait_until 20 "mount via B" is_mounted "$MNT3"
+mkdir "$MNT/race"
+race() { # race MOUNT TAG: creates, renames over a shared name, renames away
+  local i
+  for ((i = 1; i <= 40; i++)); do
+    echo "$2 $i" >"$1/race/$2.tmp$i"
+    mv "$1/race/$2.tmp$i" "$1/race/$2.$i"
+    echo "$2 $i" >"$1/race/$2.s$i" && mv -f "$1/race/$2.s$i" "$1/race/shared"
+  done
+}
+race "$MNT" a &
+race_a=$!
+race "$MNT3" b &
+race_b=$!
+wait "$race_a" || fail "the client via A failed in the race"
+wait "$race_b" || fail "the client via B failed in the race"
+listing=$(ls "$MNT/race" | sort)
+expected=$( (for i in $(seq 1 40); do echo "a.$i"; echo "b.$i"; done; echo shared) | sort)
+[[ "$listing" == "$expected" ]] || fail "the raced directory lists $(wc -l <<<"$listing") names, not the 81 expected: $(diff <(echo "$expected") <(echo "$listing") | head)"
+[[ "$(ls "$MNT3/race" | sort)" == "$expected" ]] || fail "the two clients list the raced directory differently"
+for i in $(seq 1 40); do
+  [[ "$(cat "$MNT3/race/a.$i")" == "a $i" && "$(cat "$MNT/race/b.$i")" == "b $i" ]] || fail "race file $i has wrong contents"
+done
+grep -qE '^(a|b) [0-9]+$' "$MNT/race/shared" || fail "the shared name holds neither client's file"
+fsck_clean
+stop_pid "$MOUNT3_PID"
+MOUNT3_PID=""
 
 log "kill -9 meta A ($A)"
 kill9 "$META_PID"
