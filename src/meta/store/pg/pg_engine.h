@@ -19,10 +19,8 @@
 //    A lost connection is re-opened when the pool hands it out next.
 //  - read: BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY (one snapshot).
 //  - A connection lost during COMMIT is kTryAgain too, although the commit
-//    may have been applied (engine.h reserves kTryAgain for "nothing
-//    applied"): the store's retry is then safe for operations that carry an
-//    OpToken, the others must be idempotent (issue 14 asks for retries on a
-//    lost connection).
+//    may have been applied (engine.h: the outcome is then unknown, and every
+//    operation of the store bears a rerun).
 //  - After any failed statement the transaction is dead: every later call
 //    and Commit() return that first failure (PostgreSQL would turn COMMIT
 //    into a silent ROLLBACK).
