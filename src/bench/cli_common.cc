@@ -16,6 +16,7 @@
 #include "bench/stop_signal.h"
 #include "bench/table.h"
 #include "common/config.h"
+#include "common/host_name.h"
 
 namespace t0fs::bench {
 
@@ -77,9 +78,7 @@ ResultSet NewResultSet(std::string kind, std::string workload, const std::string
   set.kind = std::move(kind);
   set.workload = std::move(workload);
   set.label = label;
-  char host[256] = {};
-  ::gethostname(host, sizeof(host) - 1);
-  set.host = host;
+  set.host = HostName();
   std::time_t now = std::time(nullptr);
   std::tm tm{};
   gmtime_r(&now, &tm);

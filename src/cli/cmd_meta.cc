@@ -20,20 +20,17 @@ struct MigrateArgs {
   std::string to;
 };
 
-// A SQLite store in use by a meta server is locked (meta_service.cc): the
-// copy must not read a store that changes under it.
-Result<std::optional<LockFile>> LockIfSqlite(const meta::StoreLocation& location,
+// A store in use by a meta server is locked (LockStore): the copy must not
+// read a store that changes under it.
+Result<std::optional<LockFile>> LockOrSayWhy(const meta::StoreLocation& location,
                                              const std::string& url) {
-  if (location.engine != meta::StoreLocation::Engine::kSqlite || location.path == ":memory:") {
-    return std::optional<LockFile>();
-  }
-  auto lock = LockFile::Acquire(location.path + ".lock", "metadata database " + location.path);
+  auto lock = meta::LockStore(location);
   if (!lock.ok()) {
     return Status(StatusCode::kBusy, fmt::format("{} is in use by a running meta server ({}); stop "
                                                  "it first",
                                                  meta::RedactStoreUrl(url), lock.status().message()));
   }
-  return std::optional<LockFile>(std::move(lock).value());
+  return lock;
 }
 
 // The namespace check of one store; its problem lines (below-objective
@@ -55,8 +52,8 @@ Status Migrate(const MigrateArgs& args) {
   if (from.engine == to.engine && from.path == to.path) {
     return Status(StatusCode::kInvalidArgument, "--from and --to name the same store");
   }
-  ASSIGN_OR_RETURN(std::optional<LockFile> from_lock, LockIfSqlite(from, args.from));
-  ASSIGN_OR_RETURN(std::optional<LockFile> to_lock, LockIfSqlite(to, args.to));
+  ASSIGN_OR_RETURN(std::optional<LockFile> from_lock, LockOrSayWhy(from, args.from));
+  ASSIGN_OR_RETURN(std::optional<LockFile> to_lock, LockOrSayWhy(to, args.to));
   const std::string from_text = meta::RedactStoreUrl(args.from);
   const std::string to_text = meta::RedactStoreUrl(args.to);
   std::printf("checking %s\n", from_text.c_str());

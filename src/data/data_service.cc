@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/host_name.h"
 #include "common/io_backend.h"
 #include "common/logging.h"
 #include "common/secret.h"
@@ -125,7 +126,7 @@ Status DataService::Register() {
   req.set_host_id(rpc::LocalHostId());
   req.set_address(advertise_);
   req.set_local_socket(local_socket_);
-  req.set_hostname(rpc::HostName());
+  req.set_hostname(HostName());
   for (const Volume& vol : volumes_) {
     auto* v = req.add_volumes();
     v->set_volume(vol.identity().volume.value());

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/clock.h"
+#include "common/host_name.h"
 #include "common/logging.h"
 #include "common/secret.h"
 #include "meta/policy.h"
@@ -25,13 +26,7 @@ Result<std::unique_ptr<MetaService>> MetaService::Start(const MetaConfig& config
   ASSIGN_OR_RETURN(StoreLocation location, ParseStoreUrl(url));
   // One meta service per database: a second one would corrupt nothing
   // (SQLite locks) but would hand out conflicting ids and sessions.
-  std::optional<LockFile> lock;
-  if (location.engine == StoreLocation::Engine::kSqlite && location.path != ":memory:") {
-    auto acquired =
-        LockFile::Acquire(location.path + ".lock", "metadata database " + location.path);
-    if (!acquired.ok()) return acquired.status();
-    lock.emplace(std::move(acquired).value());
-  }
+  ASSIGN_OR_RETURN(std::optional<LockFile> lock, LockStore(location));
   StoreOptions opts;
   if (config.sync != "normal" && config.sync != "full") {
     return Status(StatusCode::kInvalidArgument, fmt::format("sync must be normal or full, not '{}'", config.sync));
@@ -92,7 +87,7 @@ Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfi
   RETURN_IF_ERROR(s.metrics_server_->Start(config.metrics.listen).WithContext("metrics-listen"));
   if (s.metrics_server_->running()) LOG_INFO("metrics on {}", s.metrics_server_->url());
   s.shared_store_ = shared_store;
-  s.server_id_ = fmt::format("{}@{}", rpc::HostName(), s.endpoint().ToString());
+  s.server_id_ = fmt::format("{}@{}", HostName(), s.endpoint().ToString());
   s.housekeeping_ = std::thread([&s] { s.Housekeeping(); });
   LOG_INFO("meta serving {} on {} (cluster {})", config.store.empty() ? std::string("its store") : RedactStoreUrl(config.store), s.endpoint().ToString(), s.store_->cluster_id());
   return svc;

@@ -365,10 +365,9 @@ bool IsTransportError(StatusCode code) {
          code == StatusCode::kRpcTimeout;
 }
 
-std::string HostName() {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  return host;
+Status MalformedReply(Method m, const Endpoint& from) {
+  return Status(StatusCode::kRpcMalformed,
+                fmt::format("cannot parse the {} reply from {}", MethodName(m), from.ToString()));
 }
 
 std::string LocalHostId() {

@@ -78,14 +78,8 @@ CallArgs MakeCallArgs(const RequestOf<M>& req, std::string* header, std::string*
   return args;
 }
 
-// Parses a serialized reply of method M into *rsp (when not null).
-template <Method M>
-Status ParseReply(const std::string& in, ReplyOf<M>* rsp, std::string_view from) {
-  if (rsp != nullptr && !rsp->ParseFromString(in)) {
-    return Status(StatusCode::kRpcMalformed, fmt::format("cannot parse the {} reply from {}", MethodName(M), from));
-  }
-  return Status::Ok();
-}
+// The error of a reply of method `m` from `from` that does not parse.
+Status MalformedReply(Method m, const Endpoint& from);
 
 class Connection {
  public:
@@ -138,7 +132,9 @@ class Channel {
   Status Call(const RequestOf<M>& req, ReplyOf<M>* rsp, const Bulk& bulk = {}) {
     std::string out, in;
     RETURN_IF_ERROR(Call(MakeCallArgs<M>(req, &out, &in, bulk)));
-    return ParseReply<M>(in, rsp, endpoint().ToString());
+    // The endpoint is named only in the error: nothing is formatted per call.
+    if (rsp != nullptr && !rsp->ParseFromString(in)) return MalformedReply(M, endpoint());
+    return Status::Ok();
   }
 
   // A pooled (or new) connection, for Send/Receive; give it back with Release.
@@ -172,7 +168,5 @@ bool IsTransportError(StatusCode code);
 // host id = boot id + network namespace inode: two processes share it iff they
 // run on the same kernel in the same network namespace.
 std::string LocalHostId();
-// This machine's host name (gethostname), for logs and node records.
-std::string HostName();
 
 }  // namespace t0fs::rpc

@@ -19,6 +19,9 @@ WORK=$(mktemp -d /tmp/t0fs-cli.XXXXXX)
 declare -a UP_PIDS=() CHILD_PIDS=() FAKE_FDS=()
 UP_PID=""
 
+# free_port, wait_until (and log, fail, redefined below: timestamps in ms,
+# the daemons' output on failure).
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/util.sh"
 log() { printf '[%s] %s\n' "$(date +%T.%N | cut -c1-12)" "$*" >&2; }
 fail() {
   log "FAIL: $*"
@@ -28,28 +31,6 @@ fail() {
   exit 1
 }
 
-# free_port [COUNT]: the first of COUNT consecutive free ports.
-free_port() {
-  local count=${1:-1} port i ok
-  while :; do
-    port=$((20000 + RANDOM % 20000))
-    ok=1
-    for ((i = 0; i < count; i++)); do
-      if ss -Htln "sport = :$((port + i))" | grep -q .; then ok=0; break; fi
-    done
-    ((ok)) && { echo "$port"; return; }
-  done
-}
-
-# wait_until SECONDS DESCRIPTION COMMAND...: polls COMMAND every 0.1 s.
-wait_until() {
-  local deadline=$((SECONDS + $1)) what=$2
-  shift 2
-  until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || fail "timed out waiting for $what"
-    sleep 0.1
-  done
-}
 
 is_mounted() { grep -q " $1 fuse" /proc/mounts; }
 alive() { kill -0 "$1" 2>/dev/null; }

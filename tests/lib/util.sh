@@ -1,15 +1,21 @@
-# Helpers every test library shares (cluster.sh, postgres.sh, ceph.sh):
+# Helpers every test library shares (cluster.sh, postgres.sh, ceph.sh,
+# cli/lib.sh):
 # log lines, failure, a free loopback port, polling with a deadline.
 # Functions only: sourcing it changes no shell option.
 
 log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
 fail() { log "FAIL: $*"; exit 1; }
 
+# free_port [COUNT]: the first of COUNT consecutive free loopback ports.
 free_port() {
-  local port
+  local count=${1:-1} port i ok
   while :; do
     port=$((20000 + RANDOM % 20000))
-    if ! ss -Htln "sport = :$port" | grep -q .; then echo "$port"; return; fi
+    ok=1
+    for ((i = 0; i < count; i++)); do
+      if ss -Htln "sport = :$((port + i))" | grep -q .; then ok=0; break; fi
+    done
+    ((ok)) && { echo "$port"; return; }
   done
 }
 

@@ -22,7 +22,6 @@ cleanup() {
   stop_pid "$MOUNT3_PID"
   if [[ -n "$MNT3" ]] && is_mounted "$MNT3"; then umount -l "$MNT3"; fi
   stop_pid "$META2_PID"
-  [[ -z "$CLUSTER_DIR" ]] || cp "$CLUSTER_DIR"/meta2.log "$CLUSTER_DIR"/meta-b.log 2>/dev/null
   (exit "$rc")
   cluster_stop
   pg_stop_all
@@ -61,7 +60,6 @@ META_PID=$(start_meta "$A" meta.log)
 META2_PID=$(start_meta "$B" meta2.log)
 wait_until 30 "meta A" status_of "$A"
 wait_until 30 "meta B" status_of "$B"
-grep -q "cluster" "$CLUSTER_DIR/meta.log"
 id_a=$(grep -o 'cluster [0-9a-f-]*' "$CLUSTER_DIR/meta.log" | head -n 1)
 id_b=$(grep -o 'cluster [0-9a-f-]*' "$CLUSTER_DIR/meta2.log" | head -n 1)
 [[ -n "$id_a" && "$id_a" == "$id_b" ]] || fail "the two meta servers serve different clusters: '$id_a' '$id_b'"
@@ -72,7 +70,6 @@ DATA_ADDR="127.0.0.1:$(free_port)"
 data_start
 mount_start
 log "two meta servers ($A, $B) on $STORE; data $DATA_ADDR; mount $MNT"
-leader() { grep -l "now runs the repair planner" "$CLUSTER_DIR"/meta.log "$CLUSTER_DIR"/meta2.log 2>/dev/null | wc -l; }
 wait_until 20 "one meta server to take the housekeeping lease" bash -c "[[ \$(grep -l 'now runs the repair planner' $CLUSTER_DIR/meta.log $CLUSTER_DIR/meta2.log | wc -l) -ge 1 ]]"
 
 # write_batch FROM TO: files FROM..TO of random sizes, through the mount

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "bench/mlperf/sizing.h"
+#include "common/host_name.h"
 
 namespace t0fs::bench::mlperf {
 
@@ -41,8 +42,7 @@ nlohmann::json SummaryJson(const TrainingResult& r, const TrainingSpec& spec) {
   using nlohmann::json;
   const auto& w = spec.workload;
   const RunMetrics& m = r.metrics;
-  char host[256] = {};
-  ::gethostname(host, sizeof(host) - 1);
+  const std::string host = HostName();
   double mem_gb = HostMemoryGib();
   double data_bytes = 0;
   // Mean file size × files used (the generated sizes are not listed).

@@ -18,6 +18,7 @@
 #include "bench/progress.h"
 #include "bench/stop_signal.h"
 #include "common/clock.h"
+#include "common/host_name.h"
 
 namespace t0fs::bench::mlperf {
 
@@ -292,10 +293,8 @@ Result<TrainingResult> RunTraining(const TrainingSpec& spec, Comm& comm,
     result.metrics = AggregateRun(per_rank_epochs, w.record_length, w.min_au);
   }
   // Totals over processes; hosts = distinct host names.
-  char host[256] = {};
-  ::gethostname(host, sizeof(host) - 1);
   nlohmann::json mine = {result.bytes, result.samples, result.cpu.user_s + result.cpu.sys_s,
-                         std::string(host)};
+                         HostName()};
   std::vector<std::string> all = comm.Gather(mine.dump());
   if (comm.rank() == 0) {
     result.bytes = result.samples = 0;

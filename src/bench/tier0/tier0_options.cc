@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "bench/option_values.h"
+#include "common/host_name.h"
 
 namespace t0fs::bench::tier0 {
 namespace {
@@ -40,8 +41,7 @@ Result<uint64_t> ParseId(const std::string& text, const std::string& what) {
 
 bool HostMount::IsLocal() const {
   if (host == "local" || host == "localhost" || host == "127.0.0.1") return true;
-  char name[256] = {};
-  return ::gethostname(name, sizeof(name) - 1) == 0 && host == name;
+  return host == HostName();
 }
 
 Result<uint64_t> ParseLinkRate(const std::string& text) {

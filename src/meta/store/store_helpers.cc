@@ -106,15 +106,16 @@ Status AddEntry(WriteTxn& txn, InodeRow& parent, std::string_view name, InodeId 
   return txn.PutDentry(DentryRow{parent.attr.ino, std::string(name), ino, parent.entry_seq});
 }
 
-Status DropLink(WriteTxn& txn, InodeId ino, Timespec now) {
-  ASSIGN_OR_RETURN(InodeRow row, LoadInode(txn, ino));
-  if (row.attr.nlink > 0) {
-    row.attr.nlink -= 1;
-    row.attr.ctime = now;
-    RETURN_IF_ERROR(txn.PutInode(row));
+Status DropLink(WriteTxn& txn, InodeRow file, Timespec now) {
+  if (file.attr.nlink > 0) {
+    file.attr.nlink -= 1;
+    file.attr.ctime = now;
   }
-  if (row.attr.nlink != 0) return Status::Ok();
-  return FreeIfOrphan(txn, ino);
+  if (file.attr.nlink == 0) {
+    ASSIGN_OR_RETURN(std::vector<HandleRow> handles, txn.ListHandlesOf(file.attr.ino));
+    if (handles.empty()) return FreeInode(txn, file.attr.ino);  // no write of a row that goes
+  }
+  return txn.PutInode(file);
 }
 
 Status RemoveDir(WriteTxn& txn, InodeId dir, InodeId parent, Timespec now) {

@@ -33,6 +33,15 @@ Result<StoreLocation> ParseStoreUrl(std::string_view url) {
   return BadStoreUrl(url, fmt::format("unknown scheme '{}'", scheme));
 }
 
+Result<std::optional<LockFile>> LockStore(const StoreLocation& location) {
+  if (location.engine != StoreLocation::Engine::kSqlite || location.path == ":memory:") {
+    return std::optional<LockFile>();
+  }
+  ASSIGN_OR_RETURN(LockFile lock, LockFile::Acquire(location.path + ".lock",
+                                                    "metadata database " + location.path));
+  return std::optional<LockFile>(std::move(lock));
+}
+
 std::string RedactStoreUrl(std::string_view url) {
   const size_t scheme = url.find("://");
   if (scheme == std::string_view::npos) return std::string(url);

@@ -13,9 +13,11 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "common/lock_file.h"
 #include "common/status.h"
 #include "meta/store/meta_store.h"
 #include "meta/store/pg/pg_engine.h"
@@ -46,6 +48,12 @@ struct StoreOptions {
   PgOptions pg;
   PosixStoreOptions posix;
 };
+
+// Keeps a SQLite store to one process (a meta server, `t0fs meta migrate`)
+// while the returned lock lives; fails, naming the lock, when another process
+// holds it. Nothing to hold for an in-memory store or a PostgreSQL one
+// (shared by design).
+Result<std::optional<LockFile>> LockStore(const StoreLocation& location);
 
 // `url` for logs: a password in it ("postgresql://u:secret@h/db") shown as "***".
 std::string RedactStoreUrl(std::string_view url);

@@ -76,9 +76,9 @@ inline void TouchDir(InodeRow& dir, Timespec now) {
   dir.attr.mtime = now;
   dir.attr.ctime = now;
 }
-// Drops one link of a non-directory (ctime = now), freeing it when it was
-// the last link and no handle is open.
-Status DropLink(WriteTxn& txn, InodeId ino, Timespec now);
+// Drops one link of non-directory `file` as loaded in this transaction
+// (ctime = now), freeing it when it was the last link and no handle is open.
+Status DropLink(WriteTxn& txn, InodeRow file, Timespec now);
 // Marks directory `dir` removed from `parent` (nlink 0, its own parent;
 // `parent` loses a link) and frees it unless it is open.
 Status RemoveDir(WriteTxn& txn, InodeId dir, InodeId parent, Timespec now);

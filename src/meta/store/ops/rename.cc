@@ -155,7 +155,8 @@ Status PosixStore::Rename(const OpToken& token, InodeId old_parent, std::string_
     if (!dst) return Status::Ok();
     // The replaced target loses its name, as in Unlink/Rmdir.
     if (dst_dir) return internal::RemoveDir(txn, dst->ino, new_parent, now);
-    return internal::DropLink(txn, dst->ino, now);
+    ASSIGN_OR_RETURN(InodeRow replaced, internal::LoadInode(txn, dst->ino));
+    return internal::DropLink(txn, std::move(replaced), now);
   });
 }
 

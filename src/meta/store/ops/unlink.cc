@@ -20,7 +20,7 @@ Status PosixStore::Unlink(const OpToken& token, InodeId parent, std::string_view
     RETURN_IF_ERROR(txn.DeleteDentry(parent, name));
     internal::TouchDir(dir, now);
     RETURN_IF_ERROR(txn.PutInode(dir));
-    return internal::DropLink(txn, file.attr.ino, now);
+    return internal::DropLink(txn, std::move(file), now);
   });
 }
 
