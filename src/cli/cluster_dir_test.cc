@@ -72,7 +72,7 @@ std::string Read(const std::string& path) {
 // cluster may hold).
 ClusterDirOptions FreeOptions() {
   ClusterDirOptions o;
-  auto meta = FindFreePorts("127.0.0.1", 30000 + static_cast<uint16_t>(::getpid() % 10000), 1);
+  auto meta = FindFreePorts("127.0.0.1", 20000 + static_cast<uint16_t>(::getpid() % 10000), 1);
   EXPECT_TRUE(meta.ok());
   auto data = FindFreePorts("127.0.0.1", *meta + 1, 2);
   EXPECT_TRUE(data.ok());

@@ -7,13 +7,17 @@ log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
 fail() { log "FAIL: $*"; exit 1; }
 
 # free_port [COUNT]: the first of COUNT consecutive free loopback ports.
+# Chosen below the kernel's ephemeral range (ip_local_port_range, 32768 up by
+# default): a port from that range can be taken between the check and the
+# bind by any outgoing connection, e.g. a meta server's to PostgreSQL.
 free_port() {
-  local count=${1:-1} port i ok
+  local count=${1:-1} port i ok low
+  low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
   while :; do
-    port=$((20000 + RANDOM % 20000))
+    port=$((10000 + RANDOM % (low - 10000 - count)))
     ok=1
     for ((i = 0; i < count; i++)); do
-      if ss -Htln "sport = :$((port + i))" | grep -q .; then ok=0; break; fi
+      if ss -Htan "sport = :$((port + i))" | grep -q .; then ok=0; break; fi
     done
     ((ok)) && { echo "$port"; return; }
   done
