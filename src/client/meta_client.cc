@@ -11,13 +11,16 @@ namespace t0fs::client {
 namespace {
 
 rpc::Channel MakeChannel(const ClientOptions& options, std::string secret) {
-  // Several meta servers ("a:7700,b:7700"): the channel moves on to the
-  // next when one fails, and the retries below follow it.
+  // Several meta servers ("a:7700,b:7700") over one store: each request
+  // goes to the next in turn (they keep nothing of a client between
+  // requests); one that fails is left out a while, and the retries below go
+  // to the others.
   auto eps = rpc::Endpoint::ParseList(options.meta);
   rpc::ClientOptions copts;
   copts.secret = std::move(secret);
   copts.role = "client";
   copts.io_timeout = options.rpc_timeout;
+  copts.spread = true;
   return rpc::Channel(eps.ok() ? *eps : std::vector<rpc::Endpoint>{}, copts);
 }
 

@@ -303,7 +303,13 @@ Status Connection::Receive(const CallArgs& args) {
 
 Channel::Channel(std::vector<Endpoint> endpoints, ClientOptions options)
     : endpoints_(endpoints.empty() ? std::vector<Endpoint>{Endpoint{}} : std::move(endpoints)),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      idle_(endpoints_.size()),
+      paused_until_(endpoints_.size()) {
+  // Spreading clients start at different servers, so that the first
+  // requests of many clients do not all land on the first one.
+  if (options_.spread) turn_ = static_cast<size_t>(::getpid());
+}
 
 Endpoint Channel::endpoint() const {
   std::lock_guard lock(mu_);
@@ -318,16 +324,28 @@ Status Channel::Call(const CallArgs& args) {
   return st;
 }
 
+size_t Channel::NextRoute() {
+  if (!options_.spread || endpoints_.size() < 2) return current_;
+  const auto now = std::chrono::steady_clock::now();
+  for (size_t tries = 0; tries < endpoints_.size(); ++tries) {
+    size_t route = turn_++ % endpoints_.size();
+    if (paused_until_[route] <= now) return current_ = route;
+  }
+  // Every one failed lately: try them in turn anyway.
+  return current_ = turn_++ % endpoints_.size();
+}
+
 Result<std::unique_ptr<Connection>> Channel::Acquire() {
   size_t route = 0;
   {
     std::lock_guard lock(mu_);
-    if (!idle_.empty()) {
-      auto conn = std::move(idle_.back());
-      idle_.pop_back();
+    route = NextRoute();
+    auto& idle = idle_[route];
+    if (!idle.empty()) {
+      auto conn = std::move(idle.back());
+      idle.pop_back();
       return conn;
     }
-    route = current_;
   }
   auto conn = Connection::Open(endpoints_[route], options_);
   if (!conn.ok()) {
@@ -341,21 +359,34 @@ Result<std::unique_ptr<Connection>> Channel::Acquire() {
 void Channel::Release(std::unique_ptr<Connection> conn) {
   if (!conn || conn->broken()) return;
   std::lock_guard lock(mu_);
-  if (conn->route() != current_) return;  // to a server the channel left
-  idle_.push_back(std::move(conn));
+  const size_t route = conn->route();
+  // Not to a server the channel left (one at a time) or paused (spreading).
+  if (options_.spread ? paused_until_[route] > std::chrono::steady_clock::now()
+                      : route != current_) {
+    return;
+  }
+  idle_[route].push_back(std::move(conn));
 }
 
 void Channel::Reset() {
   std::lock_guard lock(mu_);
-  idle_.clear();
+  for (auto& idle : idle_) idle.clear();
 }
 
 void Channel::Failover(size_t route, const Status& why) {
   if (endpoints_.size() < 2) return;
   std::lock_guard lock(mu_);
+  idle_[route].clear();
+  if (options_.spread) {
+    const auto now = std::chrono::steady_clock::now();
+    if (paused_until_[route] > now) return;  // another thread said so already
+    paused_until_[route] = now + kSpreadPause;
+    LOG_WARN("{}: {}; sending to the other servers for {} ms", endpoints_[route].ToString(),
+             why.ToString(), kSpreadPause.count());
+    return;
+  }
   if (route != current_) return;
   current_ = (current_ + 1) % endpoints_.size();
-  idle_.clear();
   LOG_WARN("{}: {}; trying {}", endpoints_[route].ToString(), why.ToString(),
            endpoints_[current_].ToString());
 }

@@ -1,8 +1,11 @@
 // rpc::Channel: the client side. A pool of blocking connections to one
 // endpoint; each connection carries one request at a time. Given several
 // endpoints (servers of one service, e.g. meta servers over one store), it
-// uses one at a time and moves to the next when a call fails in transport
-// (kRpcConnect/kRpcClosed/kRpcTimeout): the caller's retry goes there.
+// either uses one at a time and moves to the next when a call fails in
+// transport (kRpcConnect/kRpcClosed/kRpcTimeout), so that the caller's retry
+// goes there; or, with ClientOptions::spread, sends each request to the next
+// endpoint in turn, leaving one that failed in transport out for
+// kSpreadPause (the caller's retry goes to another).
 //
 // Why blocking sockets: the callers (FUSE worker threads, benchmark threads,
 // CLI) are threads that need the answer before they continue. Doing the
@@ -12,6 +15,7 @@
 // Thread safety: Channel is safe for concurrent use; a Connection is not.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -38,7 +42,15 @@ struct ClientOptions {
   // and its connection is dropped. Long enough for an fsync of a large chunk.
   Duration io_timeout{std::chrono::seconds(60)};
   FrameLimits limits;
+  // Several endpoints: spread the requests over them (round robin over the
+  // live ones) instead of using one until it fails. For servers that keep
+  // no per-client state between requests (meta servers over a shared store).
+  bool spread = false;
 };
+
+// How long a spreading channel leaves out an endpoint that failed in
+// transport before it tries it again.
+inline constexpr std::chrono::milliseconds kSpreadPause{2000};
 
 // The raw parts of a call beside its message (methods.h says which methods
 // carry them).
@@ -117,7 +129,7 @@ class Connection {
 class Channel {
  public:
   Channel(Endpoint endpoint, ClientOptions options)
-      : endpoints_{std::move(endpoint)}, options_(std::move(options)) {}
+      : Channel(std::vector<Endpoint>{std::move(endpoint)}, std::move(options)) {}
   // Several servers of one service, tried in this order (at least one).
   Channel(std::vector<Endpoint> endpoints, ClientOptions options);
 
@@ -141,22 +153,28 @@ class Channel {
   Result<std::unique_ptr<Connection>> Acquire();
   void Release(std::unique_ptr<Connection> conn);
 
-  // The endpoint in use.
+  // The endpoint in use (spreading: the one of the latest connection).
   Endpoint endpoint() const;
   size_t endpoint_count() const { return endpoints_.size(); }
   // Closes every idle connection (e.g. after the peer restarted).
   void Reset();
 
  private:
-  // A transport failure on `route`: the next endpoint becomes current
-  // (unless another thread moved on already) and idle connections go.
+  // A transport failure on `route`: its idle connections go; the next
+  // endpoint becomes current (unless another thread moved on already), or
+  // a spreading channel leaves `route` out for kSpreadPause.
   void Failover(size_t route, const Status& why);
+  // The endpoint for a new request (mu_ held): the current one, or
+  // spreading, the next live one in turn.
+  size_t NextRoute();
 
   const std::vector<Endpoint> endpoints_;
   ClientOptions options_;
-  mutable std::mutex mu_;  // guards idle_ and current_
-  std::vector<std::unique_ptr<Connection>> idle_;
+  mutable std::mutex mu_;  // guards what follows
+  std::vector<std::vector<std::unique_ptr<Connection>>> idle_;  // per endpoint
+  std::vector<std::chrono::steady_clock::time_point> paused_until_;  // per endpoint (spread)
   size_t current_ = 0;  // index into endpoints_
+  size_t turn_ = 0;     // spreading: requests sent so far, picks the next endpoint
 };
 
 // True for codes that mean the request may not have reached the server or

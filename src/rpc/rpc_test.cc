@@ -185,6 +185,53 @@ TEST_F(RpcTest, SeveralEndpointsFailOverToTheNextServer) {
   EXPECT_EQ(ch.endpoint().ToString(), tcp_.ToString());
 }
 
+TEST_F(RpcTest, SpreadingChannelSendsToEveryServerAndLeavesOutAFailedOne) {
+  // A second server that answers ino+100: replies say which server answered.
+  std::vector<std::pair<Method, Handler>> handlers;
+  handlers.push_back(Handle<Method::kGetAttr>(
+      [](const pb::GetAttrReq& req, pb::AttrRsp& rsp, Call&) {
+        rsp.mutable_attr()->set_ino(req.ino() + 100);
+        return Status::Ok();
+      }));
+  ServerOptions opts;
+  opts.name = "second";
+  opts.secret = kSecret;
+  opts.threads = 1;
+  opts.metrics = &registry_;
+  opts.listen = {*Endpoint::Parse("127.0.0.1:0")};
+  Server second(opts, std::move(handlers));
+  ASSERT_TRUE(second.Start().ok());
+
+  ClientOptions o = Client();
+  o.spread = true;
+  Channel ch(std::vector<Endpoint>{tcp_, second.bound(0)}, o);
+  pb::GetAttrReq req;
+  req.set_ino(1);
+  auto answers = [&](int calls) {
+    std::pair<int, int> by_server{0, 0};  // first, second
+    for (int i = 0; i < calls; ++i) {
+      pb::AttrRsp rsp;
+      Status st = ch.Call<Method::kGetAttr>(req, &rsp);
+      if (!st.ok()) {
+        EXPECT_TRUE(IsTransportError(st.code())) << st.ToString();
+        continue;
+      }
+      (rsp.attr().ino() == 2 ? by_server.first : by_server.second)++;
+    }
+    return by_server;
+  };
+  auto both = answers(10);
+  EXPECT_EQ(both.first, 5);
+  EXPECT_EQ(both.second, 5);
+
+  // The second server goes: at most one call fails in transport, the rest
+  // reach the first.
+  second.Stop();
+  auto after = answers(10);
+  EXPECT_GE(after.first, 9);
+  EXPECT_EQ(after.second, 0);
+}
+
 // The method table (methods.h): a call compiles only with its method's
 // request and reply, and so does a handler.
 template <Method M, class Req, class Rsp>
