@@ -6,12 +6,15 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <set>
 #include <regex>
 #include <sstream>
 
 #include "cli/ports.h"
 #include "common/config.h"
 #include "common/secret.h"
+#include "common/url_redact.h"
 #include "rpc/endpoint.h"
 
 namespace t0fs::cli {
@@ -19,19 +22,27 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string ConfigText(const std::string& root, const std::string& meta, const std::string& data,
-                       uint64_t chunk_size) {
+// `metas`: every meta server's address, comma-separated; `store` a URL,
+// or empty for SQLite in the directory.
+std::string ConfigText(const std::string& root, const std::string& meta, const std::string& metas,
+                       const std::string& data, const std::string& store, uint64_t chunk_size) {
+  const std::string store_line = store.empty() ? fmt::format("db = \"{}/meta.db\"", root)
+                                               : fmt::format("store = \"{}\"", store);
+  const std::string servers =
+      metas == meta ? ""
+                    : "# Meta server i listens on the [meta] listen port + i - 1; clients and data "
+                      "nodes know them all ([data] meta).\n";
   return fmt::format(
       "# A t0fs cluster of this machine, created by `t0fs up`. Edit, then restart `t0fs up`.\n"
       "# Every key is documented by `t0fs meta --help`, `t0fs data --help`, `t0fs mount --help`.\n"
-      "# Data node i (--nodes) listens on the [data] listen port + i - 1.\n\n"
+      "# Data node i (--nodes) listens on the [data] listen port + i - 1.\n{5}\n"
       "[meta]\n"
       "listen = \"{0}\"\n"
-      "db = \"{2}/meta.db\"\n"
+      "{4}\n"
       "secret-file = \"{2}/secret\"\n"
       "chunk-size = \"{3}\"\n\n"
       "[data]\n"
-      "meta = \"{0}\"\n"
+      "meta = \"{6}\"\n"
       "listen = \"{1}\"\n"
       "secret-file = \"{2}/secret\"\n"
       "volumes = [\"{2}/volume0\"]\n\n"
@@ -39,7 +50,22 @@ std::string ConfigText(const std::string& root, const std::string& meta, const s
       "local-bypass = true\n\n"
       "[mount]\n"
       "threads = 4\n",
-      meta, data, root, chunk_size);
+      meta, data, root, chunk_size, store_line, servers, metas);
+}
+
+// "h:p,h:p+1,…": `count` addresses from `first`.
+Result<std::string> AddressList(const std::string& first, uint32_t count) {
+  ASSIGN_OR_RETURN(rpc::Endpoint ep, rpc::Endpoint::Parse(first));
+  if (ep.port + count - 1 > 65535) {
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("meta port {} + {} is past 65535", ep.port, count - 1));
+  }
+  std::string out;
+  for (uint32_t idx = 0; idx < count; ++idx) {
+    if (idx > 0) out += ',';
+    out += fmt::format("{}:{}", ep.host, ep.port + idx);
+  }
+  return out;
 }
 
 Status WriteFile(const std::string& path, const std::string& text) {
@@ -123,10 +149,19 @@ Result<ClusterDir> ClusterDir::Open(const std::string& path) {
   try {
     toml::table t = toml::parse_file(dir.config());
     dir.meta_ = t["meta"]["listen"].value_or(std::string("127.0.0.1:7700"));
+    dir.metas_ = t["data"]["meta"].value_or(dir.meta_);
     dir.data_ = t["data"]["listen"].value_or(std::string("127.0.0.1:7701"));
+    if (auto store = t["meta"]["store"].value<std::string>()) {
+      dir.store_ = *store;
+    } else {
+      dir.store_ = "sqlite://" + t["meta"]["db"].value_or(dir.root_ + "/meta.db");
+    }
   } catch (const std::exception& e) {
     return Status(StatusCode::kInvalidArgument, fmt::format("{}: {}", dir.config(), e.what()));
   }
+  auto list = rpc::Endpoint::ParseList(dir.metas_);
+  if (!list.ok()) return list.status().WithContext(dir.config() + ": [data] meta");
+  for (const rpc::Endpoint& ep : *list) dir.meta_list_.push_back(ep.ToString());
   return dir;
 }
 
@@ -144,7 +179,11 @@ Result<std::string> ClusterDir::data_address(uint32_t idx) const {
 }
 
 Status ClusterDir::CheckPortsFree(uint32_t nodes) const {
-  std::vector<std::pair<std::string, std::string>> all = {{"meta", meta_}};
+  std::vector<std::pair<std::string, std::string>> all;
+  for (uint32_t idx = 0; idx < meta_servers(); ++idx) {
+    all.emplace_back(meta_servers() == 1 ? "meta" : fmt::format("meta server {}", idx + 1),
+                     meta_list_[idx]);
+  }
   for (uint32_t idx = 0; idx < nodes; ++idx) {
     ASSIGN_OR_RETURN(std::string address, data_address(idx));
     all.emplace_back(fmt::format("data node {}", idx + 1), address);
@@ -162,6 +201,26 @@ Status ClusterDir::CheckPortsFree(uint32_t nodes) const {
   return Status::Ok();
 }
 
+// An established (or unfinished) cluster keeps its store and its number of
+// meta servers: asked for others, `up` says so instead of changing them.
+Status CheckKept(const ClusterDir& dir, const ClusterDirOptions& options) {
+  if (!options.store.empty() && options.store != dir.store()) {
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("{} keeps its metadata in {} (t0fs.toml), not in --store {}; to move "
+                              "it, stop the cluster and run `t0fs meta migrate`",
+                              dir.root(), RedactUrlPassword(dir.store()),
+                              RedactUrlPassword(options.store)));
+  }
+  if (options.meta_servers != 0 && options.meta_servers != dir.meta_servers()) {
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("{} runs {} meta server{} ([data] meta in {}), not --meta-servers {}; "
+                              "edit t0fs.toml to change it",
+                              dir.root(), dir.meta_servers(), dir.meta_servers() == 1 ? "" : "s",
+                              dir.config(), options.meta_servers));
+  }
+  return Status::Ok();
+}
+
 Result<ClusterDir> ClusterDir::OpenOrCreate(const std::string& path,
                                             const ClusterDirOptions& options,
                                             ClusterDirOrigin* origin,
@@ -172,7 +231,9 @@ Result<ClusterDir> ClusterDir::OpenOrCreate(const std::string& path,
   bool fresh = !fs::exists(root) || fs::is_empty(root, ec);
   if (!fresh && fs::exists(root + "/volume0/volume.json") && fs::exists(config)) {
     *origin = ClusterDirOrigin::kReused;
-    return Open(root);
+    ASSIGN_OR_RETURN(ClusterDir dir, Open(root));
+    RETURN_IF_ERROR(CheckKept(dir, options));
+    return dir;
   }
   if (!fresh && !fs::exists(config)) {
     if (!fs::is_directory(root)) {
@@ -188,6 +249,34 @@ Result<ClusterDir> ClusterDir::OpenOrCreate(const std::string& path,
       }
     }
   }
+  // An unfinished directory: its config is kept (it may have been edited)
+  // unless it is for another store or number of meta servers than asked for
+  // now (a first start that failed on a wrong --store, say): then written anew.
+  std::optional<ClusterDir> previous;
+  bool rewrite = false;
+  std::string store = options.store;
+  uint32_t meta_servers = std::max<uint32_t>(options.meta_servers, 1);
+  if (fs::exists(config)) {
+    ASSIGN_OR_RETURN(previous, Open(root));
+    const std::string default_store = "sqlite://" + root + "/meta.db";
+    if (CheckKept(*previous, options).ok()) {
+      store = previous->store() == default_store ? "" : previous->store();
+      meta_servers = previous->meta_servers();
+    } else {
+      rewrite = true;
+      notes->push_back(fmt::format("t0fs.toml of the unfinished cluster was for {} on {}; "
+                                   "written anew for the store and meta servers asked for now",
+                                   previous->meta_servers() == 1 ? "a meta server" : "meta servers",
+                                   RedactUrlPassword(previous->store())));
+    }
+  }
+  if (meta_servers > 1 && (store.empty() || store.starts_with("sqlite:"))) {
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("{} meta servers need a store they can share: give --store "
+                              "postgresql://USER@HOST:PORT/DB (SQLite is one server's)",
+                              meta_servers));
+  }
+
   *origin = fresh ? ClusterDirOrigin::kCreated : ClusterDirOrigin::kCompleted;
   fs::create_directories(root, ec);
   if (ec) return Status(StatusCode::kIoError, fmt::format("create {}: {}", root, ec.message()));
@@ -204,22 +293,33 @@ Result<ClusterDir> ClusterDir::OpenOrCreate(const std::string& path,
 
   // Addresses: the recorded ones of an unfinished directory, unless given now.
   std::string meta = options.meta_listen, data = options.data_listen;
-  std::string old_text;
-  if (fs::exists(config)) {
-    ASSIGN_OR_RETURN(ClusterDir previous, Open(root));
-    old_text = ReadFile(config);
-    if (!options.meta_listen_given) meta = previous.meta_address();
-    if (!options.data_listen_given) data = previous.data_address();
+  if (previous) {
+    if (!options.meta_listen_given) meta = previous->meta_listen(0);
+    if (!options.data_listen_given) data = previous->data_address();
   }
-  ASSIGN_OR_RETURN(meta, ChooseAddress("meta", meta, options.meta_listen_given, 1, {}, notes));
+  ASSIGN_OR_RETURN(meta, ChooseAddress("meta", meta, options.meta_listen_given, meta_servers, {},
+                                       notes));
   ASSIGN_OR_RETURN(rpc::Endpoint meta_ep, rpc::Endpoint::Parse(meta));
+  std::set<uint16_t> meta_ports;
+  for (uint32_t idx = 0; idx < meta_servers; ++idx) {
+    meta_ports.insert(static_cast<uint16_t>(meta_ep.port + idx));
+  }
+  if (!options.data_listen_given) {
+    // The default data port follows the meta servers' ports.
+    ASSIGN_OR_RETURN(rpc::Endpoint data_ep, rpc::Endpoint::Parse(data));
+    if (meta_ports.count(data_ep.port) != 0) {
+      data = fmt::format("{}:{}", data_ep.host, meta_ep.port + meta_servers);
+    }
+  }
   ASSIGN_OR_RETURN(data, ChooseAddress("data", data, options.data_listen_given, options.data_nodes,
-                                       {meta_ep.port}, notes));
-  if (old_text.empty()) {
-    RETURN_IF_ERROR(WriteFile(config, ConfigText(root, meta, data, options.chunk_size)));
+                                       meta_ports, notes));
+  ASSIGN_OR_RETURN(std::string metas, AddressList(meta, meta_servers));
+  if (!previous || rewrite) {
+    RETURN_IF_ERROR(
+        WriteFile(config, ConfigText(root, meta, metas, data, store, options.chunk_size)));
   } else {
     // Keep the file (it may have been edited); only its addresses move.
-    ASSIGN_OR_RETURN(ClusterDir previous, Open(root));
+    const std::string old_text = ReadFile(config);
     std::string text = old_text;
     auto replace = [&text](const std::string& from, const std::string& to) {
       const std::string quoted_from = "\"" + from + "\"", quoted_to = "\"" + to + "\"";
@@ -229,8 +329,11 @@ Result<ClusterDir> ClusterDir::OpenOrCreate(const std::string& path,
       }
     };
     // Through placeholders: the new meta address may be the old data one.
-    replace(previous.meta_address(), "\001meta");
-    replace(previous.data_address(), "\001data");
+    // The list first: with one server it is the meta address itself.
+    replace(previous->meta_address(), "\001metas");
+    replace(previous->meta_listen(0), "\001meta");
+    replace(previous->data_address(), "\001data");
+    replace("\001metas", metas);
     replace("\001meta", meta);
     replace("\001data", data);
     if (text != old_text) RETURN_IF_ERROR(WriteFile(config, text));

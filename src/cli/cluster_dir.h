@@ -2,7 +2,8 @@
 //
 //   <dir>/secret      cluster secret (0600)
 //   <dir>/t0fs.toml   the config of meta, data and mount (written once; edit it)
-//   <dir>/meta.db     metadata (SQLite, WAL)
+//   <dir>/meta.db     metadata (SQLite, WAL), unless the cluster keeps it
+//                     in a store given by URL (--store postgresql://…)
 //   <dir>/volume<i>/  chunk files of data node i+1
 //   <dir>/logs/       one log per daemon
 //
@@ -29,6 +30,13 @@ struct ClusterDirOptions {
   // busy). Defaults move to the next free ports when busy.
   bool meta_listen_given = false;
   bool data_listen_given = false;
+  // The metadata store by URL; empty: SQLite in <dir>/meta.db. Only for a
+  // new cluster: an established one keeps the store it has.
+  std::string store;
+  // Meta servers of the cluster: server i listens on the meta port + i, so
+  // this many consecutive ports must be free. More than one needs a shared
+  // store (PostgreSQL). 0: as recorded (1 for a new cluster).
+  uint32_t meta_servers = 0;
   // Data nodes of the cluster: node i listens on the data port + i, so this
   // many consecutive ports must be free.
   uint32_t data_nodes = 1;
@@ -56,21 +64,31 @@ class ClusterDir {
   std::string config() const { return root_ + "/t0fs.toml"; }
   std::string logs() const { return root_ + "/logs"; }
   std::string volume(uint32_t idx) const { return root_ + "/volume" + std::to_string(idx); }
-  // The meta address recorded in the config.
-  const std::string& meta_address() const { return meta_; }
+  // The meta address clients use (the config's [data] meta): one server's,
+  // or all of them, comma-separated ("a:7700,a:7701").
+  const std::string& meta_address() const { return metas_; }
+  // How many meta servers the cluster runs, and the address of server
+  // `idx` (0-based).
+  uint32_t meta_servers() const { return static_cast<uint32_t>(meta_list_.size()); }
+  const std::string& meta_listen(uint32_t idx) const { return meta_list_.at(idx); }
+  // The metadata store as recorded: a URL, or "sqlite://<dir>/meta.db".
+  const std::string& store() const { return store_; }
   // The (first) data node address recorded in the config.
   const std::string& data_address() const { return data_; }
   // The address of data node `idx` (0-based): the data port + idx.
   Result<std::string> data_address(uint32_t idx) const;
   bool established() const;
 
-  // Every port the cluster's meta and `nodes` data nodes listen on is free;
+  // Every port the cluster's meta servers and `nodes` data nodes listen on is free;
   // otherwise an error naming the busy address and where it is configured.
   Status CheckPortsFree(uint32_t nodes) const;
 
  private:
   std::string root_;
-  std::string meta_;
+  std::string meta_;   // [meta] listen: the first meta server's address
+  std::string metas_;  // [data] meta: every meta server's
+  std::vector<std::string> meta_list_;
+  std::string store_;
   std::string data_;
 };
 

@@ -2,6 +2,7 @@
 // the cluster directory of `t0fs up`, and moving off busy ports.
 #include "cli/cluster_dir.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -221,6 +222,104 @@ TEST(ClusterDir, AnEstablishedClusterKeepsItsAddresses) {
   auto second = dir->data_address(1);
   ASSERT_TRUE(second.ok());
   EXPECT_NE(*second, dir->data_address());
+}
+
+TEST(ClusterDir, SeveralMetaServersOverAStoreByUrl) {
+  TempDir tmp;
+  ClusterDirOptions o = FreeOptions();
+  auto meta = FindFreePorts("127.0.0.1", 20000 + static_cast<uint16_t>(::getpid() % 10000), 4);
+  ASSERT_TRUE(meta.ok());
+  o.meta_listen = fmt::format("127.0.0.1:{}", *meta);
+  o.data_listen = fmt::format("127.0.0.1:{}", *meta + 1);  // the default shape: meta + 1
+  o.store = "postgresql://t0fs:pw@127.0.0.1:5432/t0fs";
+  o.meta_servers = 2;
+  ClusterDirOrigin origin;
+  std::vector<std::string> notes;
+  auto dir = ClusterDir::OpenOrCreate(tmp / "c", o, &origin, &notes);
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  EXPECT_TRUE(notes.empty());
+  ASSERT_EQ(dir->meta_servers(), 2u);
+  const std::string second = fmt::format("127.0.0.1:{}", *meta + 1);
+  EXPECT_EQ(dir->meta_listen(0), o.meta_listen);
+  EXPECT_EQ(dir->meta_listen(1), second);
+  EXPECT_EQ(dir->meta_address(), o.meta_listen + "," + second);
+  // Data moved past the meta servers' ports.
+  EXPECT_EQ(dir->data_address(), fmt::format("127.0.0.1:{}", *meta + 2));
+  EXPECT_EQ(dir->store(), o.store);
+  const std::string text = Read(dir->config());
+  EXPECT_NE(text.find("store = \"" + o.store + "\""), std::string::npos) << text;
+  EXPECT_EQ(text.find("meta.db"), std::string::npos) << text;
+  EXPECT_TRUE(dir->CheckPortsFree(1).ok());
+}
+
+TEST(ClusterDir, SeveralMetaServersNeedASharedStoreAndNothingIsWritten) {
+  TempDir tmp;
+  ClusterDirOptions o = FreeOptions();
+  o.meta_servers = 2;
+  ClusterDirOrigin origin;
+  std::vector<std::string> notes;
+  auto dir = ClusterDir::OpenOrCreate(tmp / "c", o, &origin, &notes);
+  ASSERT_FALSE(dir.ok());
+  EXPECT_NE(dir.status().message().find("--store postgresql://"), std::string::npos)
+      << dir.status().ToString();
+  EXPECT_FALSE(std::filesystem::exists(tmp / "c"));
+}
+
+TEST(ClusterDir, AnEstablishedClusterKeepsItsStoreAndMetaServers) {
+  TempDir tmp;
+  ClusterDirOptions o = FreeOptions();
+  ClusterDirOrigin origin;
+  std::vector<std::string> notes;
+  auto created = ClusterDir::OpenOrCreate(tmp / "c", o, &origin, &notes);
+  ASSERT_TRUE(created.ok());
+  EXPECT_EQ(created->store(), "sqlite://" + created->root() + "/meta.db");
+  EXPECT_EQ(created->meta_servers(), 1u);
+  { std::ofstream(tmp / "c/volume0/volume.json") << "{}"; }
+  const std::string before = Read(created->config());
+
+  ClusterDirOptions other = FreeOptions();
+  other.store = "postgresql://t0fs:pw@db:5432/t0fs";
+  auto moved = ClusterDir::OpenOrCreate(tmp / "c", other, &origin, &notes);
+  ASSERT_FALSE(moved.ok());
+  EXPECT_NE(moved.status().message().find("t0fs meta migrate"), std::string::npos)
+      << moved.status().ToString();
+  EXPECT_EQ(moved.status().message().find("pw"), std::string::npos) << "a password in a message";
+
+  other = FreeOptions();
+  other.meta_servers = 3;
+  auto more = ClusterDir::OpenOrCreate(tmp / "c", other, &origin, &notes);
+  ASSERT_FALSE(more.ok());
+  EXPECT_NE(more.status().message().find("runs 1 meta server"), std::string::npos)
+      << more.status().ToString();
+  EXPECT_EQ(Read(created->config()), before);
+
+  other.meta_servers = 1;  // as recorded: fine
+  EXPECT_TRUE(ClusterDir::OpenOrCreate(tmp / "c", other, &origin, &notes).ok());
+}
+
+TEST(ClusterDir, AnUnfinishedClusterTakesTheStoreAskedForNow) {
+  // A first start on a wrong --store failed before any data node registered:
+  // the next `up` with the right one is not refused.
+  TempDir tmp;
+  ClusterDirOptions o = FreeOptions();
+  o.store = "postgresql://t0fs@127.0.0.1:1/wrong";
+  ClusterDirOrigin origin;
+  std::vector<std::string> notes;
+  ASSERT_TRUE(ClusterDir::OpenOrCreate(tmp / "c", o, &origin, &notes).ok());
+  o.store = "postgresql://t0fs@127.0.0.1:5432/right";
+  auto dir = ClusterDir::OpenOrCreate(tmp / "c", o, &origin, &notes);
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  EXPECT_EQ(origin, ClusterDirOrigin::kCompleted);
+  EXPECT_EQ(dir->store(), o.store);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("written anew"), std::string::npos) << notes[0];
+  // Asked for nothing in particular, it keeps what it has.
+  notes.clear();
+  o.store.clear();
+  dir = ClusterDir::OpenOrCreate(tmp / "c", o, &origin, &notes);
+  ASSERT_TRUE(dir.ok());
+  EXPECT_EQ(dir->store(), "postgresql://t0fs@127.0.0.1:5432/right");
+  EXPECT_TRUE(notes.empty());
 }
 
 TEST(ClusterDir, CheckPortsFreeNamesTheBusyAddress) {

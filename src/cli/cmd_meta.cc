@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/daemon_command.h"
 #include "common/lock_file.h"
+#include "common/url_redact.h"
 #include "meta/meta_service.h"
 #include "meta/store/copy/engine_copy.h"
 #include "meta/store/store_url.h"
@@ -28,7 +29,7 @@ Result<std::optional<LockFile>> LockOrSayWhy(const meta::StoreLocation& location
   if (!lock.ok()) {
     return Status(StatusCode::kBusy, fmt::format("{} is in use by a running meta server ({}); stop "
                                                  "it first",
-                                                 meta::RedactStoreUrl(url), lock.status().message()));
+                                                 RedactUrlPassword(url), lock.status().message()));
   }
   return lock;
 }
@@ -41,7 +42,7 @@ Result<size_t> CheckStore(const meta::StoreLocation& location, const std::string
   size_t problems = 0;
   for (const std::string& line : lines) {
     if (line.starts_with(meta::MetaStore::kBelowObjective)) continue;
-    if (++problems <= 10) std::fprintf(stderr, "  %s: %s\n", meta::RedactStoreUrl(url).c_str(), line.c_str());
+    if (++problems <= 10) std::fprintf(stderr, "  %s: %s\n", RedactUrlPassword(url).c_str(), line.c_str());
   }
   return problems;
 }
@@ -54,8 +55,8 @@ Status Migrate(const MigrateArgs& args) {
   }
   ASSIGN_OR_RETURN(std::optional<LockFile> from_lock, LockOrSayWhy(from, args.from));
   ASSIGN_OR_RETURN(std::optional<LockFile> to_lock, LockOrSayWhy(to, args.to));
-  const std::string from_text = meta::RedactStoreUrl(args.from);
-  const std::string to_text = meta::RedactStoreUrl(args.to);
+  const std::string from_text = RedactUrlPassword(args.from);
+  const std::string to_text = RedactUrlPassword(args.to);
   std::printf("checking %s\n", from_text.c_str());
   ASSIGN_OR_RETURN(size_t before, CheckStore(from, args.from));
   if (before > 0) {

@@ -2,8 +2,9 @@
 //
 // Creates the cluster directory on first use (cluster_dir.h), makes the mount
 // point ready (mount_point.h: a live mount there is refused, a dead one
-// detached), then runs `t0fs meta`, `t0fs data` (one per --nodes) and
-// `t0fs mount` as child processes (supervisor.h), each logging to
+// detached), then runs `t0fs meta` (one per --meta-servers, over the store
+// of --store), `t0fs data` (one per --nodes) and `t0fs mount` as child
+// processes (supervisor.h), each logging to
 // <dir>/logs/, each started once the previous one is ready.
 //
 // While it runs, a child that dies is reported and restarted after a
@@ -34,6 +35,8 @@
 #include "cli/supervisor.h"
 #include "common/config.h"
 #include "common/lock_file.h"
+#include "common/url_redact.h"
+#include "meta/store/store_url.h"
 #include "t0fs/admin.h"
 
 namespace t0fs::cli {
@@ -61,6 +64,8 @@ struct UpOptions {
   std::string log_level = "info";
   std::string restart = "always";
   uint32_t nodes = 1;
+  std::string store;          // empty: SQLite in the cluster directory
+  uint32_t meta_servers = 0;  // 0: as recorded (1 for a new cluster)
 };
 
 // The stop signals (SIGINT, SIGTERM, SIGHUP), blocked in every thread since
@@ -120,6 +125,9 @@ class Up {
   // The ordered stop; returns the exit code.
   int StopAll(bool after_failure);
   std::vector<ChildProcess*> DataNodes();
+  std::vector<ChildProcess*> MetaServers();
+  // Every child: meta servers, data nodes, the mount.
+  std::vector<ChildProcess*> All();
 
   const UpOptions& o_;
   ClusterDir dir_;
@@ -127,7 +135,8 @@ class Up {
   RestartPolicy policy_;
   AdminTarget admin_;
   Signals signals_;
-  std::unique_ptr<ChildProcess> meta_, mount_;
+  std::vector<std::unique_ptr<ChildProcess>> metas_;
+  std::unique_ptr<ChildProcess> mount_;
   std::vector<std::unique_ptr<ChildProcess>> data_;
   std::vector<std::string> addresses_;
   uint64_t mount_node_ = 0;
@@ -177,15 +186,42 @@ std::vector<ChildProcess*> Up::DataNodes() {
   return out;
 }
 
+std::vector<ChildProcess*> Up::MetaServers() {
+  std::vector<ChildProcess*> out;
+  for (auto& m : metas_) out.push_back(m.get());
+  return out;
+}
+
+std::vector<ChildProcess*> Up::All() {
+  std::vector<ChildProcess*> out = MetaServers();
+  for (ChildProcess* d : DataNodes()) out.push_back(d);
+  if (mount_) out.push_back(mount_.get());
+  return out;
+}
+
 int Up::Start() {
   const std::string config = dir_.config();
-  meta_ = std::make_unique<ChildProcess>(
-      "meta",
-      std::vector<std::string>{"t0fs", "meta", "--config", config, "--log-level", o_.log_level},
-      dir_.logs() + "/meta.log");
-  Status st = StartChild(*meta_);
-  if (st.ok()) {
-    st = WaitReady(*meta_, [&] { return admin_.admin->GetStatus().ok(); });
+  // Meta servers one after the other: the first creates the store's schema.
+  Status st;
+  for (uint32_t idx = 0; st.ok() && idx < dir_.meta_servers(); ++idx) {
+    const std::string& address = dir_.meta_listen(idx);
+    std::string name = dir_.meta_servers() == 1 ? "meta" : fmt::format("meta{}", idx + 1);
+    metas_.push_back(std::make_unique<ChildProcess>(
+        name,
+        std::vector<std::string>{"t0fs", "meta", "--config", config, "--log-level", o_.log_level,
+                                 "--listen", address},
+        dir_.logs() + "/" + name + ".log"));
+    st = StartChild(*metas_.back());
+    if (!st.ok()) break;
+    AdminOptions one;
+    one.dir = dir_.root();
+    one.meta = address;
+    auto admin = ConnectAdmin(one);
+    if (!admin.ok()) {
+      st = admin.status();
+      break;
+    }
+    st = WaitReady(*metas_.back(), [&] { return admin->admin->GetStatus().ok(); });
   }
   // Data nodes: node i keeps volume<i> and listens on the data port + i.
   for (uint32_t idx = 0; st.ok() && idx < o_.nodes; ++idx) {
@@ -226,6 +262,12 @@ int Up::Start() {
   }
 
   fmt::print("t0fs up: mounted at {}\n", mountpoint_);
+  if (dir_.meta_servers() > 1) {
+    fmt::print("  {} meta servers on {} over {}\n", dir_.meta_servers(), dir_.meta_address(),
+               RedactUrlPassword(dir_.store()));
+  } else if (!dir_.store().starts_with("sqlite:")) {
+    fmt::print("  metadata in {}\n", RedactUrlPassword(dir_.store()));
+  }
   if (o_.nodes == 1) {
     fmt::print("  meta {}, data node {} on {}, logs in {}\n", dir_.meta_address(), mount_node_,
                addresses_.front(), dir_.logs());
@@ -276,10 +318,7 @@ void Up::DetachDeadMount() {
 }
 
 void Up::StartDueRestarts() {
-  std::vector<ChildProcess*> all = DataNodes();
-  all.push_back(meta_.get());
-  all.push_back(mount_.get());
-  for (ChildProcess* child : all) {
+  for (ChildProcess* child : All()) {
     if (child->running() || !child->restart_at || Clock::now() < *child->restart_at) continue;
     ++child->restarts;
     if (child == mount_.get()) DetachDeadMount();
@@ -308,10 +347,7 @@ int Up::Run() {
       std::fflush(stdout);
       return StopAll(false);
     }
-    std::vector<ChildProcess*> all = DataNodes();
-    all.push_back(meta_.get());
-    all.push_back(mount_.get());
-    for (ChildProcess* child : all) {
+    for (ChildProcess* child : All()) {
       if (auto code = child->Reap()) OnDeath(*child, *code);
     }
     StartDueRestarts();
@@ -337,7 +373,7 @@ int Up::StopAll(bool after_failure) {
   bool detached = DetachIfStillMounted(mountpoint_, mount_id_);
   mount_id_ = 0;
   stop(DataNodes(), deadline - kMetaStopShare);
-  stop({meta_.get()}, deadline);
+  stop(MetaServers(), deadline);
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   for (const std::string& name : killed) {
     fmt::print(stderr, "t0fs up: {} did not stop in time; killed it (see {}/{}.log)\n", name,
@@ -357,6 +393,11 @@ int RunUp(const UpOptions& o) {
   if (!chunk.ok()) return Fail("up", chunk.status().WithContext("--chunk-size"));
   auto policy = ParseRestartPolicy(o.restart);
   if (!policy.ok()) return Fail("up", policy.status());
+  if (!o.store.empty()) {
+    if (auto store = meta::ParseStoreUrl(o.store); !store.ok()) {
+      return Fail("up", store.status().WithContext("--store"));
+    }
+  }
 
   // The mount point first: a live mount there is refused before anything
   // is created or started.
@@ -374,6 +415,8 @@ int RunUp(const UpOptions& o) {
   dir_opts.data_listen_given = o.data_listen_given;
   dir_opts.data_nodes = o.nodes;
   dir_opts.chunk_size = chunk->bytes;
+  dir_opts.store = o.store;
+  dir_opts.meta_servers = o.meta_servers;
   ClusterDirOrigin origin = ClusterDirOrigin::kReused;
   auto dir = ClusterDir::OpenOrCreate(o.dir, dir_opts, &origin, &notes);
   if (!dir.ok()) return Fail("up", dir.status());
@@ -425,6 +468,13 @@ void RegisterUp(CLI::App& app, int* exit_code) {
                   "data nodes to run on this machine (own volume and port each)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
+  cmd->add_option("--store", o->store,
+                  "metadata store URL for a new cluster (default: SQLite in --dir); e.g. "
+                  "postgresql://t0fs@127.0.0.1:5432/t0fs, a database you created");
+  cmd->add_option("--meta-servers", o->meta_servers,
+                  "meta servers for a new cluster, on consecutive ports from --meta-listen "
+                  "(default 1; more need a PostgreSQL --store); clients spread over them")
+      ->check(CLI::Range(1, 16));
   cmd->add_option(
          "--restart", o->restart,
          "when a child dies: always (restart it, with a back-off) or never (leave it down)")

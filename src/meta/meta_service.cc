@@ -6,6 +6,7 @@
 #include "common/host_name.h"
 #include "common/logging.h"
 #include "common/secret.h"
+#include "common/url_redact.h"
 #include "meta/policy.h"
 #include "meta/store/store_url.h"
 #include "metrics/process_metrics.h"
@@ -89,7 +90,7 @@ Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfi
   s.shared_store_ = shared_store;
   s.server_id_ = fmt::format("{}@{}", HostName(), s.endpoint().ToString());
   s.housekeeping_ = std::thread([&s] { s.Housekeeping(); });
-  LOG_INFO("meta serving {} on {} (cluster {})", config.store.empty() ? std::string("its store") : RedactStoreUrl(config.store), s.endpoint().ToString(), s.store_->cluster_id());
+  LOG_INFO("meta serving {} on {} (cluster {})", config.store.empty() ? std::string("its store") : RedactUrlPassword(config.store), s.endpoint().ToString(), s.store_->cluster_id());
   return svc;
 }
 

@@ -42,19 +42,6 @@ Result<std::optional<LockFile>> LockStore(const StoreLocation& location) {
   return std::optional<LockFile>(std::move(lock));
 }
 
-std::string RedactStoreUrl(std::string_view url) {
-  const size_t scheme = url.find("://");
-  if (scheme == std::string_view::npos) return std::string(url);
-  const size_t at = url.find('@', scheme + 3);
-  const size_t slash = url.find('/', scheme + 3);
-  if (at == std::string_view::npos || (slash != std::string_view::npos && slash < at)) {
-    return std::string(url);
-  }
-  const size_t colon = url.find(':', scheme + 3);
-  if (colon == std::string_view::npos || colon > at) return std::string(url);
-  return fmt::format("{}***{}", url.substr(0, colon + 1), url.substr(at));
-}
-
 Result<std::string> StoreUrlFromFlags(std::string_view store, std::string_view db) {
   if (!store.empty() && !db.empty()) {
     return Status(

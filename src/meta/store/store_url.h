@@ -55,9 +55,6 @@ struct StoreOptions {
 // (shared by design).
 Result<std::optional<LockFile>> LockStore(const StoreLocation& location);
 
-// `url` for logs: a password in it ("postgresql://u:secret@h/db") shown as "***".
-std::string RedactStoreUrl(std::string_view url);
-
 // Opens (or creates) the engine at `location` alone (t0fs meta migrate).
 Result<std::unique_ptr<Engine>> OpenEngine(const StoreLocation& location,
                                            const StoreOptions& opts = {});

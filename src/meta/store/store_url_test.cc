@@ -1,5 +1,6 @@
 // Store URLs: the accepted forms, the old --db flag, and one clear error line
 // for everything else.
+#include "common/url_redact.h"
 #include "meta/store/store_url.h"
 
 #include "meta/store/store_test_util.h"
@@ -34,10 +35,10 @@ TEST(StoreUrl, RefusedWithOneLine) {
 }
 
 TEST(StoreUrl, PasswordsStayOutOfLogs) {
-  EXPECT_EQ(RedactStoreUrl("postgresql://t0fs:s3cret@db:5432/t0fs"), "postgresql://t0fs:***@db:5432/t0fs");
-  EXPECT_EQ(RedactStoreUrl("postgresql://t0fs@db:5432/t0fs"), "postgresql://t0fs@db:5432/t0fs");
-  EXPECT_EQ(RedactStoreUrl("sqlite:///var/lib/t0fs/meta.db"), "sqlite:///var/lib/t0fs/meta.db");
-  EXPECT_EQ(RedactStoreUrl("sqlite::memory:"), "sqlite::memory:");
+  EXPECT_EQ(RedactUrlPassword("postgresql://t0fs:s3cret@db:5432/t0fs"), "postgresql://t0fs:***@db:5432/t0fs");
+  EXPECT_EQ(RedactUrlPassword("postgresql://t0fs@db:5432/t0fs"), "postgresql://t0fs@db:5432/t0fs");
+  EXPECT_EQ(RedactUrlPassword("sqlite:///var/lib/t0fs/meta.db"), "sqlite:///var/lib/t0fs/meta.db");
+  EXPECT_EQ(RedactUrlPassword("sqlite::memory:"), "sqlite::memory:");
 }
 
 TEST(StoreUrl, PostgresKeepsTheWholeUrl) {

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# `t0fs up --store postgresql://… --meta-servers 2`: a cluster of this machine
+# with two meta servers over one PostgreSQL 15 store. The mount spreads its
+# requests over both (each serves some); kill -9 of one meta server: I/O goes
+# on through the other, `up` restarts it; Ctrl-C stops everything. Bad
+# input is one clear line and a non-zero exit, with nothing started: an
+# unreachable store, a malformed URL, two meta servers on SQLite, another
+# store for an established cluster.
+source "$(dirname "$0")/../cli/lib.sh"
+source "$(dirname "$0")/../lib/postgres.sh"
+if ! pg_usable; then echo "SKIP: needs root and Debian's postgresql-15"; exit 77; fi
+trap 'pg_stop_all; cli_cleanup' EXIT
+
+pg_start store
+STORE=$(pg_url store)
+base=$(free_port 4)
+args=(--dir "$WORK/data" --mount "$WORK/mnt" --meta-listen "127.0.0.1:$base")
+M="$WORK/mnt"
+child() { pgrep -P "$UP_PID" -f -- "$1"; }
+says() { grep -q -- "$2" "$WORK/$1.out"; }
+requests_of() { # requests_of META_LOG: the meta server's metrics address, then its request count
+  local url
+  url=$(sed -n 's/.*metrics on \(http[^ ]*\).*/\1/p' "$1" | tail -n 1)
+  curl -s "$url" | awk '/^t0fs_rpc_server_requests_total/ {s += $2} END {print s + 0}'
+}
+
+log "bad input: nothing is started, one clear line"
+out=$("$T0FS" up "${args[@]}" --meta-servers 2 2>&1) && fail "two meta servers on SQLite were accepted"
+grep -q "need a store they can share" <<<"$out" || fail "unclear: $out"
+[[ $(wc -l <<<"$out") == 1 ]] || fail "more than one line: $out"
+[[ -e "$WORK/data" ]] && fail "a cluster directory was created for a refused start"
+out=$("$T0FS" up "${args[@]}" --store "mysql://x" 2>&1) && fail "a mysql:// store was accepted"
+grep -q -- "--store" <<<"$out" || fail "unclear: $out"
+[[ -e "$WORK/data" ]] && fail "a cluster directory was created for a malformed --store"
+dead=$(free_port)
+out=$(timeout 60 "$T0FS" up "${args[@]}" --store "postgresql://t0fs@127.0.0.1:$dead/t0fs" 2>&1) &&
+  fail "an unreachable store was accepted"
+grep -q "127.0.0.1:$dead" <<<"$out" || fail "the unreachable store is not named: $out"
+is_mounted "$M" && fail "mounted over an unreachable store"
+
+log "two meta servers over $STORE"
+up_start up1 "${args[@]}" --store "$STORE" --meta-servers 2
+up_wait up1
+says up1 "2 meta servers on 127.0.0.1:$base,127.0.0.1:$((base + 1))" || fail "up does not name its meta servers"
+grep -q 'store = "postgresql://' "$WORK/data/t0fs.toml" || fail "t0fs.toml does not record the store"
+head -c $((2 << 20)) /dev/urandom >"$WORK/ref"
+mkdir "$M/d"
+for i in $(seq 1 30); do cp "$WORK/ref" "$M/d/f$i"; done
+a=$(requests_of "$WORK/data/logs/meta1.log")
+b=$(requests_of "$WORK/data/logs/meta2.log")
+log "requests served: meta1 $a, meta2 $b"
+((a > 30 && b > 30)) || fail "the mount did not spread its requests (meta1 $a, meta2 $b)"
+"$T0FS" status --dir "$WORK/data" >/dev/null || fail "status over two meta servers"
+
+log "kill -9 of meta server 1: I/O goes on, up restarts it"
+kill -9 "$(child "--listen 127.0.0.1:$base")"
+for i in $(seq 31 40); do cp "$WORK/ref" "$M/d/f$i"; done
+for i in $(seq 1 40); do cmp -s "$WORK/ref" "$M/d/f$i" || fail "f$i differs after the kill"; done
+wait_until 30 "meta1 restarted" says up1 "restarted meta1"
+wait_until 30 "meta1 answering" "$T0FS" status --meta "127.0.0.1:$base" --secret-file "$WORK/data/secret"
+"$T0FS" fsck --dir "$WORK/data" | grep -q clean || fail "fsck is not clean"
+up_stop "$UP_PID" INT || fail "up exited non-zero"
+is_mounted "$M" && fail "still mounted after Ctrl-C"
+
+log "a restart without --store uses the recorded one"
+up_start up2 "${args[@]}"
+up_wait up2
+for i in $(seq 1 40); do cmp -s "$WORK/ref" "$M/d/f$i" || fail "f$i differs after the restart"; done
+up_stop "$UP_PID" INT || fail "up exited non-zero"
+log "the established cluster keeps its store"
+out=$("$T0FS" up "${args[@]}" --store "sqlite://$WORK/other.db" 2>&1) && fail "another store was accepted"
+grep -q "t0fs meta migrate" <<<"$out" || fail "unclear: $out"
+log "PASS"
