@@ -49,6 +49,13 @@ Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfi
                                                                  std::string secret,
                                                                  bool shared_store) {
   RETURN_IF_ERROR(ValidateChunkSizes(config));
+  // Refused before anything else is written: a store of another cluster.
+  const Digest fingerprint = HmacSha256(secret, "t0fs store owner");
+  RETURN_IF_ERROR(store->ClaimSecret(HexEncode(std::string_view(
+                                         reinterpret_cast<const char*>(fingerprint.data()), 16)))
+                      .WithContext(fmt::format("{} with the secret of {}",
+                                               RedactUrlPassword(config.store),
+                                               config.secret_file)));
   std::unique_ptr<MetaService> svc(new MetaService(config, std::move(store)));
   MetaService& s = *svc;
   ASSIGN_OR_RETURN(s.cap_key_, s.store_->CapabilityKey());

@@ -3,9 +3,11 @@
 # with two meta servers over one PostgreSQL 15 store. The mount spreads its
 # requests over both (each serves some); kill -9 of one meta server: I/O goes
 # on through the other, `up` restarts it; Ctrl-C stops everything. Bad
-# input is one clear line and a non-zero exit, with nothing started: an
-# unreachable store, a malformed URL, two meta servers on SQLite, another
-# store for an established cluster.
+# input is one clear line and a non-zero exit, with nothing started or
+# written: for `up`, an unreachable store, a malformed URL, two meta servers
+# on SQLite, another store for an established cluster; for `t0fs meta`, an
+# unreachable server, a database that does not exist, the store of another
+# cluster (another secret) and a schema from a newer t0fs.
 source "$(dirname "$0")/../cli/lib.sh"
 source "$(dirname "$0")/../lib/postgres.sh"
 if ! pg_usable; then echo "SKIP: needs root and Debian's postgresql-15"; exit 77; fi
@@ -70,4 +72,31 @@ up_stop "$UP_PID" INT || fail "up exited non-zero"
 log "the established cluster keeps its store"
 out=$("$T0FS" up "${args[@]}" --store "sqlite://$WORK/other.db" 2>&1) && fail "another store was accepted"
 grep -q "t0fs meta migrate" <<<"$out" || fail "unclear: $out"
+# meta_refuses WHAT EXPECTED ARGS...: `t0fs meta ARGS` exits non-zero with
+# one line that contains EXPECTED.
+meta_refuses() {
+  local what=$1 expected=$2 out
+  shift 2
+  out=$(timeout 60 "$T0FS" meta --listen "127.0.0.1:$(free_port)" "$@" 2>&1) &&
+    fail "t0fs meta accepted $what"
+  grep -q -- "$expected" <<<"$out" || fail "$what: unclear: $out"
+  [[ $(wc -l <<<"$out") == 1 ]] || fail "$what: more than one line: $out"
+}
+dump() { as_postgres "$PG_BIN/pg_dump" --data-only -h 127.0.0.1 -p "${PG_PORT[store]}" t0fs | md5sum; }
+log "t0fs meta: bad stores are refused in one line, nothing written"
+meta_refuses "an unreachable server" "127.0.0.1:$dead" --secret-file "$WORK/data/secret" \
+  --store "postgresql://t0fs@127.0.0.1:$dead/t0fs"
+meta_refuses "a missing database" 'database "nosuch" does not exist' --secret-file "$WORK/data/secret" \
+  --store "$(pg_url store nosuch)"
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$WORK/other-secret"
+chmod 600 "$WORK/other-secret"
+before=$(dump)
+meta_refuses "another cluster's store" "holds the metadata of cluster" \
+  --secret-file "$WORK/other-secret" --store "$STORE"
+[[ "$(dump)" == "$before" ]] || fail "a refused meta server wrote to the store"
+pg_sql store "INSERT INTO t0fs_schema (version) VALUES (99)" >/dev/null
+before=$(dump)
+meta_refuses "a newer schema" "version 99 is newer than this build" \
+  --secret-file "$WORK/data/secret" --store "$STORE"
+[[ "$(dump)" == "$before" ]] || fail "a refused meta server wrote to a newer store"
 log "PASS"

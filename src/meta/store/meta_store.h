@@ -367,6 +367,11 @@ class MetaStore {
   virtual Status SetNodeAdminState(NodeId node, NodeAdminState state) = 0;
   // The key meta signs chunk capabilities with (created with the store).
   virtual Result<std::string> CapabilityKey() = 0;
+  // A store belongs to the cluster of one secret: the first meta server
+  // records `fingerprint` (derived from the secret, never the secret); a
+  // meta server with another fingerprint (another cluster's secret, or a
+  // store meant for another cluster) gets kInvalidArgument.
+  virtual Status ClaimSecret(std::string_view fingerprint) = 0;
   // True when `session` holds a handle open for writing on `ino`.
   virtual Result<bool> HasWriteHandle(SessionId session, InodeId ino) = 0;
 

@@ -102,6 +102,7 @@ class PosixStore final : public MetaStore {
   Status DropReplica(ChunkId chunk, NodeId node) override;
   Status SetNodeAdminState(NodeId node, NodeAdminState state) override;
   Result<std::string> CapabilityKey() override;
+  Status ClaimSecret(std::string_view fingerprint) override;
   Result<bool> HasWriteHandle(SessionId session, InodeId ino) override;
   Result<bool> AcquireLease(std::string_view name, std::string_view holder, Timespec now,
                             std::chrono::milliseconds ttl) override;

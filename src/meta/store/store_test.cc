@@ -607,5 +607,14 @@ TEST_P(StoreTest, LeaseHasOneHolderUntilItExpires) {
   EXPECT_TRUE(CheckProblems().empty());
 }
 
+TEST_P(StoreTest, TheFirstSecretClaimsTheStore) {
+  ASSERT_OK(store_->ClaimSecret("aaaa"));
+  ASSERT_OK(store_->ClaimSecret("aaaa"));  // the same cluster, restarted
+  Status other = store_->ClaimSecret("bbbb");
+  EXPECT_EQ(other.code(), StatusCode::kInvalidArgument) << other.ToString();
+  EXPECT_NE(other.message().find(store_->cluster_id()), std::string::npos) << other.ToString();
+  ASSERT_OK(store_->ClaimSecret("aaaa"));  // a refusal changed nothing
+}
+
 }  // namespace
 }  // namespace t0fs::meta

@@ -251,6 +251,19 @@ Result<std::string> PosixStore::CapabilityKey() {
   return key;
 }
 
+Status PosixStore::ClaimSecret(std::string_view fingerprint) {
+  constexpr std::string_view kKey = "secret_fingerprint";
+  return Write([&](WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(std::optional<std::string> found, txn.GetProperty(kKey));
+    if (!found) return txn.PutProperty(kKey, fingerprint);
+    if (*found == fingerprint) return Status::Ok();
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("the store holds the metadata of cluster {}, which has another "
+                              "secret: give that cluster's secret file, or a store of this cluster",
+                              cluster_id()));
+  });
+}
+
 Result<bool> PosixStore::HasWriteHandle(SessionId session, InodeId ino) {
   bool found = false;
   RETURN_IF_ERROR(Read([&](ReadTxn& txn) -> Status {
