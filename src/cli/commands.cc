@@ -7,6 +7,7 @@
 #include "cli/cli_docs.h"
 #include "cli/signals.h"
 #include "cli/version_info.h"
+#include "common/logging.h"
 
 namespace t0fs::cli {
 
@@ -30,6 +31,10 @@ void RegisterVersion(CLI::App& app, int* exit_code) {
 int Main(int argc, char** argv) {
   // Before any thread exists: stop signals are taken by sigwait only.
   BlockStopSignals();
+  // Warnings of the libraries (a meta server that failed, the next one
+  // tried) go to stderr: stdout is the command's output (--json). Daemons
+  // set up their own logging.
+  InitLogging("t0fs", "warn");
   CLI::App app("t0fs: a Tier 0 parallel file system over the NVMe drives of GPU servers,\n"
                "and the benchmarks that prove it. Quick start: t0fs up");
   app.require_subcommand(1);

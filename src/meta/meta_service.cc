@@ -148,8 +148,13 @@ void MetaService::RefreshHealth() {
     LOG_WARN("reading node heartbeats: {}", nodes.status().ToString());
     return;
   }
+  NoteStoredHeartbeats(*nodes);
+}
+
+void MetaService::NoteStoredHeartbeats(const std::vector<NodeRecord>& nodes) {
+  if (!shared_store_) return;
   const Timespec now = WallNow();
-  for (const NodeRecord& node : *nodes) {
+  for (const NodeRecord& node : nodes) {
     const int64_t age_ms = (now.sec - node.last_heartbeat.sec) * 1000 +
                            (static_cast<int64_t>(now.nsec) - node.last_heartbeat.nsec) / 1000000;
     if (health_.SeenElsewhere(node.node, std::chrono::milliseconds(std::max<int64_t>(0, age_ms)))) {

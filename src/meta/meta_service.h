@@ -73,6 +73,9 @@ class MetaService {
   void Housekeeping();
   // Node health from the heartbeats stored by every meta server.
   void RefreshHealth();
+  // The same from node rows just read (placement reads them anyway): a node
+  // that registered through another server is usable here at once.
+  void NoteStoredHeartbeats(const std::vector<NodeRecord>& nodes);
   // True when this server should run the housekeeping now: always on a store
   // of its own, while it holds the lease on a shared one.
   bool LeadsHousekeeping();

@@ -70,6 +70,7 @@ void MetaService::AddFileHandlers(HandlerList& h) {
         }
         ASSIGN_OR_RETURN(InodeAttr attr, store_->GetAttr(InodeId(req.ino())));
         ASSIGN_OR_RETURN(auto nodes, store_->ListNodes());
+        NoteStoredHeartbeats(nodes);
         std::vector<NodeChoice> choices;
         for (const NodeRecord& node : nodes) {
           choices.push_back(NodeChoice{&node, IsUp(node.node) && node.admin_state == NodeAdminState::kActive,
