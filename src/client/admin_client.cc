@@ -12,10 +12,6 @@
 namespace t0fs::client {
 namespace {
 
-// Meta marks the lines of its check that name a chunk below its objective
-// with this prefix (meta::MetaStore::kBelowObjective; admin_client_test
-// checks that they agree).
-constexpr std::string_view kBelowObjectivePrefix = "below objective: ";
 // Entries per page of a chunk listing.
 constexpr uint32_t kChunkPage = 10000;
 
@@ -103,13 +99,8 @@ class RpcAdminClient final : public AdminClient {
     NamespaceCheck check;
     check.inodes = rsp.inodes();
     check.chunks = rsp.chunks();
-    for (const std::string& line : rsp.problems()) {
-      if (line.rfind(kBelowObjectivePrefix, 0) == 0) {
-        check.below_objective.push_back(line.substr(kBelowObjectivePrefix.size()));
-      } else {
-        check.problems.push_back(line);
-      }
-    }
+    check.problems.assign(rsp.problems().begin(), rsp.problems().end());
+    check.below_objective.assign(rsp.below_objective().begin(), rsp.below_objective().end());
     return check;
   }
 

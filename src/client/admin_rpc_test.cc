@@ -5,7 +5,6 @@
 
 #include <mutex>
 
-#include "meta/store/meta_store.h"
 #include "rpc/proto/data.pb.h"
 #include "rpc/proto/meta.pb.h"
 #include "rpc/server.h"
@@ -66,7 +65,7 @@ class AdminRpcTest : public ::testing::Test {
       rsp.set_inodes(4);
       rsp.set_chunks(3);
       rsp.add_problems("dentry 5 points to no inode");
-      rsp.add_problems(std::string(meta::MetaStore::kBelowObjective) + "chunk 9 has 1 of 2");
+      rsp.add_below_objective("chunk 9 has 1 of 2");
       return Status::Ok();
     }));
     h.push_back(rpc::Handle<Method::kChunkList>(

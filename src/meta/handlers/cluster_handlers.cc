@@ -131,7 +131,13 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
   h.push_back(Handle<Method::kFsck>(
       [this](const pb::Empty&, pb::FsckRsp& rsp, Call&) -> Status {
         ASSIGN_OR_RETURN(auto problems, store_->Check());
-        for (auto& p : problems) rsp.add_problems(std::move(p));
+        for (auto& p : problems) {
+          if (p.starts_with(MetaStore::kBelowObjective)) {
+            rsp.add_below_objective(p.substr(MetaStore::kBelowObjective.size()));
+          } else {
+            rsp.add_problems(std::move(p));
+          }
+        }
         ASSIGN_OR_RETURN(StoreCounts counts, store_->Counts());
         rsp.set_inodes(counts.files + counts.directories);
         rsp.set_chunks(counts.chunks);
