@@ -9,6 +9,9 @@
 //    failed queued write makes it fail with that write's status.
 //  - Commit() queues COMMIT and waits once. So a transaction with N reads
 //    costs N+1 round trips, a read transaction N.
+//  - Inode rows read or written are kept for the transaction (one
+//    snapshot: reading them again would give the same), and GetDentry
+//    reads its entry's inode with it: a lookup's next GetInode is free.
 //  - The end of a transaction not committed (every read transaction) queues
 //    ROLLBACK and does not wait: the connection reads that result at its
 //    next use, before anything of the next transaction.
@@ -25,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "meta/store/engine.h"
@@ -158,6 +162,10 @@ class PgTxn final : public WriteTxn {
   bool open_ = true;                      // neither committed nor rolled back
   bool begun_ = false;                    // BEGIN queued on conn_
   bool synced_ = false;                   // a batch came back: the connection was alive
+  // Every inode row this transaction read (GetInode, and the inode of
+  // GetDentry's entry) or wrote, by ino; nullopt: none. One snapshot for the
+  // whole transaction, so a second read would give the same.
+  std::unordered_map<uint64_t, std::optional<InodeRow>> inodes_;
   // The statements of the first batch, kept for its one resend.
   std::vector<std::pair<pgrows::Stmt, std::vector<pg::Param>>> first_batch_;
 };
