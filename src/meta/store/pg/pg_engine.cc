@@ -53,7 +53,8 @@ PgEngine::PgEngine(std::string url, PgOptions opts, std::unique_ptr<pg::Connecti
     : url_(std::move(url)), opts_(std::move(opts)) {
   begin_write_ = {"BEGIN ISOLATION LEVEL SERIALIZABLE"};
   if (opts_.synchronous_commit != "server") {
-    begin_write_.push_back(fmt::format("SET LOCAL synchronous_commit = {}", opts_.synchronous_commit));
+    begin_write_.push_back(
+        fmt::format("SET LOCAL synchronous_commit = {}", opts_.synchronous_commit));
   }
   idle_.push_back(std::move(first));
   open_ = 1;

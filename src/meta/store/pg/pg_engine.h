@@ -138,7 +138,7 @@ class PgEngine final : public Engine {
   const PgOptions opts_;
   std::vector<std::string> begin_write_;  // the statements that begin an ordinary write transaction
 
-  std::mutex ids_mu_;  // guards blocks_; never held while talking to the server
+  std::mutex ids_mu_;              // guards blocks_; never held while talking to the server
   std::array<IdBlock, 7> blocks_;  // by Counter
 
   std::mutex mu_;  // guards idle_ and open_

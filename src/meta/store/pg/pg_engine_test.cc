@@ -232,13 +232,12 @@ TEST(PgEngine, IdBlocksOfTwoEnginesNeverOverlap) {
 TEST(PgEngine, SchemaVersion1IsMigrated) {
   REQUIRE_SERVER();
   PgHome home;
-  {
-    ASSERT_OK(home.Open());
-  }
+  { ASSERT_OK(home.Open()); }
   // Back to what version 1 made, with ids handed out up to 500.
-  std::string v1 = fmt::format("SET search_path TO {}; DELETE FROM t0fs_schema WHERE version = 2; "
-                               "INSERT INTO t0fs_schema (version) VALUES (1) ON CONFLICT DO NOTHING;",
-                               home.schema());
+  std::string v1 = fmt::format(
+      "SET search_path TO {}; DELETE FROM t0fs_schema WHERE version = 2; "
+      "INSERT INTO t0fs_schema (version) VALUES (1) ON CONFLICT DO NOTHING;",
+      home.schema());
   for (const char* seq : {"inode_ids", "chunk_ids", "garbage_ids", "session_ids", "handle_ids"}) {
     v1 += fmt::format("ALTER SEQUENCE {} INCREMENT BY 1; SELECT setval('{}', 500);", seq, seq);
   }
@@ -288,7 +287,8 @@ TEST(PgEngine, FailedStatementKillsTheTransaction) {
   ASSERT_OK((*txn)->PutProperty("k", "v"));
   auto read = (*txn)->GetProperty("k");
   EXPECT_CODE(read, kTryAgain);
-  EXPECT_NE(read.status().message().find("put_chunk"), std::string::npos) << read.status().ToString();
+  EXPECT_NE(read.status().message().find("put_chunk"), std::string::npos)
+      << read.status().ToString();
   EXPECT_CODE((*txn)->PutProperty("k", "v"), kTryAgain);
   EXPECT_CODE((*txn)->Commit(), kTryAgain);
   txn->reset();

@@ -11,8 +11,7 @@ namespace t0fs::meta {
 using pgrows::Stmt;
 using pgrows::U;
 
-PgTxn::PgTxn(PgEngine& engine, std::unique_ptr<pg::Connection> conn,
-             std::vector<std::string> begin)
+PgTxn::PgTxn(PgEngine& engine, std::unique_ptr<pg::Connection> conn, std::vector<std::string> begin)
     : engine_(engine), conn_(std::move(conn)), begin_(std::move(begin)) {}
 
 PgTxn::~PgTxn() {
