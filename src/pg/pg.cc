@@ -127,7 +127,15 @@ Connection::~Connection() {
   if (conn_ != nullptr) PQfinish(conn_);
 }
 
-bool Connection::healthy() const { return conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK && !read_only_; }
+bool Connection::healthy() const {
+  return conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK && !read_only_ && !broken_;
+}
+
+bool Connection::Alive() {
+  // libpq's socket is non-blocking underneath: this reads only what is there.
+  if (conn_ != nullptr && PQconsumeInput(conn_) == 0) return false;
+  return healthy();
+}
 
 std::string Connection::server() const {
   if (conn_ == nullptr) return "";
@@ -149,6 +157,9 @@ Status Connection::Reset() {
   conn_ = fresh;
   prepared_.clear();
   read_only_ = false;
+  broken_ = false;
+  pipeline_ = false;
+  (void)Drop(Status::Ok());
   return Status::Ok();
 }
 
@@ -194,6 +205,7 @@ Wire ToWire(const std::vector<Param>& params) {
 
 Result<Rows> Connection::Exec(std::string_view sql, const std::vector<Param>& params) {
   if (conn_ == nullptr) return Status(StatusCode::kTryAgain, "PostgreSQL: not connected");
+  RETURN_IF_ERROR(LeavePipeline());
   const std::string text(sql);
   Wire w = ToWire(params);
   pg_result* res = PQexecParams(conn_, text.c_str(), static_cast<int>(params.size()), nullptr, w.values.data(),
@@ -203,6 +215,7 @@ Result<Rows> Connection::Exec(std::string_view sql, const std::vector<Param>& pa
 
 Result<Rows> Connection::Prepared(const std::string& name, std::string_view sql, const std::vector<Param>& params) {
   if (conn_ == nullptr) return Status(StatusCode::kTryAgain, "PostgreSQL: not connected");
+  RETURN_IF_ERROR(LeavePipeline());
   if (!prepared_.count(name)) {
     const std::string text(sql);
     pg_result* res = PQprepare(conn_, name.c_str(), text.c_str(), static_cast<int>(params.size()), nullptr);
@@ -218,8 +231,143 @@ Result<Rows> Connection::Prepared(const std::string& name, std::string_view sql,
 
 Status Connection::ExecScript(std::string_view sql) {
   if (conn_ == nullptr) return Status(StatusCode::kTryAgain, "PostgreSQL: not connected");
+  RETURN_IF_ERROR(LeavePipeline());
   const std::string text(sql);
   return Check(PQexec(conn_, text.c_str()), "script").status();
+}
+
+// ---------------------------------------------------------------- pipelines
+
+Status Connection::Drop(Status st) {
+  due_.clear();
+  batch_ = 0;
+  dropped_ = 0;
+  return st;
+}
+
+Status Connection::Broken(std::string_view what) {
+  broken_ = true;
+  if (PQstatus(conn_) != CONNECTION_OK) return Drop(ConnectionError(conn_, what));
+  return Drop(Status(StatusCode::kTryAgain, fmt::format("{}: PostgreSQL pipeline out of step", what)));
+}
+
+Status Connection::EnterPipeline() {
+  if (pipeline_) return Status::Ok();
+  if (PQenterPipelineMode(conn_) == 0) return Broken("enter pipeline mode");
+  pipeline_ = true;
+  return Status::Ok();
+}
+
+Status Connection::LeavePipeline() {
+  if (!pipeline_) return Status::Ok();
+  if (batch_ > 0) SyncLater();  // a batch nobody synced: its results are not wanted either
+  while (dropped_ > 0) {
+    --dropped_;
+    auto dropped = ReadBatch();
+    if (!dropped.ok() && !healthy()) return dropped.status();
+  }
+  if (PQexitPipelineMode(conn_) == 0) return Broken("leave pipeline mode");
+  pipeline_ = false;
+  return Status::Ok();
+}
+
+Status Connection::Queue(const std::string& name, std::string_view sql, const std::vector<Param>& params) {
+  if (conn_ == nullptr) return Status(StatusCode::kTryAgain, "PostgreSQL: not connected");
+  if (broken_) return Status(StatusCode::kTryAgain, "PostgreSQL: connection out of step");
+  RETURN_IF_ERROR(EnterPipeline());
+  if (!prepared_.count(name)) {
+    const std::string text(sql);
+    if (PQsendPrepare(conn_, name.c_str(), text.c_str(), static_cast<int>(params.size()), nullptr) == 0) {
+      return Broken("prepare " + name);
+    }
+    prepared_[name] = true;  // erased again if the prepare fails (ReadBatch)
+    due_.push_back(Due{Due::kPrepare, name});
+  }
+  Wire w = ToWire(params);
+  if (PQsendQueryPrepared(conn_, name.c_str(), static_cast<int>(params.size()), w.values.data(), w.lengths.data(),
+                          w.formats.data(), 0) == 0) {
+    return Broken(name);
+  }
+  due_.push_back(Due{Due::kStatement, name});
+  ++batch_;
+  return Status::Ok();
+}
+
+Status Connection::QueueSql(std::string_view sql) {
+  if (conn_ == nullptr) return Status(StatusCode::kTryAgain, "PostgreSQL: not connected");
+  if (broken_) return Status(StatusCode::kTryAgain, "PostgreSQL: connection out of step");
+  RETURN_IF_ERROR(EnterPipeline());
+  const std::string text(sql);
+  if (PQsendQueryParams(conn_, text.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) == 0) return Broken(text);
+  due_.push_back(Due{Due::kStatement, text});
+  ++batch_;
+  return Status::Ok();
+}
+
+Result<Rows> Connection::Sync() {
+  if (!pipeline_ || broken_) return Status(StatusCode::kTryAgain, "PostgreSQL: no pipeline to sync");
+  if (PQpipelineSync(conn_) == 0) return Broken("sync");
+  due_.push_back(Due{Due::kSync, "sync"});
+  batch_ = 0;
+  while (dropped_ > 0) {
+    --dropped_;
+    auto dropped = ReadBatch();
+    if (!dropped.ok() && !healthy()) return dropped.status();
+  }
+  return ReadBatch();
+}
+
+void Connection::SyncLater() {
+  if (!pipeline_ || broken_ || conn_ == nullptr) return;
+  if (PQpipelineSync(conn_) == 0) {
+    (void)Broken("sync");
+    return;
+  }
+  due_.push_back(Due{Due::kSync, "sync"});
+  batch_ = 0;
+  ++dropped_;
+}
+
+Result<Rows> Connection::ReadBatch() {
+  Status first;  // the batch's first failure
+  Rows last;
+  while (!due_.empty()) {
+    Due due = std::move(due_.front());
+    due_.pop_front();
+    pg_result* res = PQgetResult(conn_);
+    if (due.kind == Due::kSync) {
+      const bool synced = res != nullptr && PQresultStatus(res) == PGRES_PIPELINE_SYNC;
+      if (res != nullptr) PQclear(res);
+      if (!synced) return Broken(due.what);
+      if (!first.ok()) return first;
+      return last;
+    }
+    if (res == nullptr) return Broken(due.what);
+    if (PQresultStatus(res) == PGRES_PIPELINE_ABORTED) {
+      // Skipped after an earlier failure of the batch.
+      PQclear(res);
+      if (due.kind == Due::kPrepare) prepared_.erase(due.what);
+    } else {
+      auto rows = Check(res, due.kind == Due::kPrepare ? "prepare " + due.what : due.what);
+      if (!rows.ok()) {
+        if (due.kind == Due::kPrepare) prepared_.erase(due.what);
+        if (first.ok()) first = rows.status();
+        if (PQstatus(conn_) != CONNECTION_OK) {
+          broken_ = true;
+          return Drop(first);
+        }
+      } else if (due.kind == Due::kStatement) {
+        last = std::move(rows).value();
+      }
+    }
+    // Each statement's results end with a null result.
+    pg_result* end = PQgetResult(conn_);
+    if (end != nullptr) {
+      PQclear(end);
+      return Broken(due.what);
+    }
+  }
+  return Broken("pipeline without sync");
 }
 
 Status Connection::Begin(Isolation isolation) {

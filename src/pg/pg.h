@@ -18,10 +18,21 @@
 // and target_session_attrs=read-write, Open and Reset find the primary by
 // themselves (after a failover: the promoted standby).
 //
+// Pipelines (libpq pipeline mode): Queue() sends a statement without
+// waiting for it; Sync() ends the batch, reads every result in order and
+// returns the first failure or the rows of the batch's last statement, so a
+// batch of any length costs one round trip. SyncLater() ends a batch whose
+// results nobody wants (a ROLLBACK): they are read, and dropped, at the next
+// use of the connection, before anything else. In a batch, the statements
+// after a failed one are skipped by the server (PGRES_PIPELINE_ABORTED).
+// The plain calls (Exec, Prepared, ExecScript, Begin, Commit) leave pipeline
+// mode first, reading what is still due.
+//
 // Thread safety: a Connection is used by one thread at a time.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -110,6 +121,22 @@ class Connection {
   // Several statements without parameters (schema scripts).
   Status ExecScript(std::string_view sql);
 
+  // ---- pipelines (see the header comment) ----
+  // Queues prepared statement `name` (prepared in the same batch on its
+  // first use on this connection). Fails only if the connection is broken.
+  Status Queue(const std::string& name, std::string_view sql, const std::vector<Param>& params);
+  // Queues `sql`, one statement without parameters (BEGIN, COMMIT).
+  Status QueueSql(std::string_view sql);
+  // Statements queued since the last Sync/SyncLater.
+  size_t queued() const { return batch_; }
+  // Ends the batch and waits for it: the first failure of the batch, else
+  // the rows of its last statement. Earlier batches of SyncLater are read
+  // (and dropped) first.
+  Result<Rows> Sync();
+  // Ends the batch and sends it without waiting; its results are dropped.
+  // A connection that cannot send is left unhealthy.
+  void SyncLater();
+
   Status Begin(Isolation isolation = Isolation::kReadCommitted);
   Status Commit();
   // Best effort; never fails the caller (a broken connection is reset later).
@@ -120,6 +147,9 @@ class Connection {
   // being demoted) makes the connection unhealthy too: with several hosts,
   // only a new connection finds the writable one.
   bool healthy() const;
+  // healthy(), after reading what the server sent meanwhile without waiting
+  // (a connection the server closed while idle is found here).
+  bool Alive();
   Status Reset();
   // host:port of the server we are connected to.
   std::string server() const;
@@ -127,12 +157,35 @@ class Connection {
  private:
   explicit Connection(pg_conn* conn, std::string conninfo, Duration timeout);
   Result<Rows> Check(pg_result* res, std::string_view what);
+  Status EnterPipeline();
+  // Reads every result due, through the end of the last batch; leaves
+  // pipeline mode. For the plain calls.
+  Status LeavePipeline();
+  // Reads the results of the oldest batch due, through its sync: its first
+  // failure, else the rows of its last statement.
+  Result<Rows> ReadBatch();
+  // Forgets every result due (the connection is lost or broken) and returns `st`.
+  Status Drop(Status st);
+  // The connection can no longer be trusted (a result missing from a
+  // pipeline): healthy() is false until Reset.
+  Status Broken(std::string_view what);
+
+  // One statement of a pipeline whose results are still due.
+  struct Due {
+    enum Kind { kPrepare, kStatement, kSync } kind;
+    std::string what;  // statement name or text, for messages
+  };
 
   pg_conn* conn_;
   const std::string conninfo_;
   const Duration timeout_;
   std::unordered_map<std::string, bool> prepared_;  // statement names prepared on this connection
   bool read_only_ = false;                           // the server said it cannot write (25006)
+  bool broken_ = false;                              // see Broken()
+  bool pipeline_ = false;                            // in libpq pipeline mode
+  std::deque<Due> due_;                              // results still to read, in order
+  size_t batch_ = 0;                                 // statements queued since the last sync
+  size_t dropped_ = 0;  // batches of SyncLater at the front of due_ (a Sync reads its own at once)
 };
 
 // Whether a caller should retry after `status` (see the header comment).

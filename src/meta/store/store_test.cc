@@ -251,7 +251,9 @@ TEST_P(StoreTest, InodeNumbersAreNeverReused) {
   InodeId prev = kRootInode;
   for (int round = 0; round < 20; ++round) {
     InodeId ino = MkFile(kRootInode, "f");
-    EXPECT_EQ(ino.value(), prev.value() + 1);  // the highest number was freed, yet not reused
+    // The highest number was freed, yet not reused (engine.h: ids ascend but
+    // need not be dense; PostgreSQL hands them out from blocks).
+    EXPECT_GT(ino.value(), prev.value());
     prev = ino;
     ASSERT_OK(store_->Unlink(OpToken{}, kRootInode, "f", T(101)));
   }

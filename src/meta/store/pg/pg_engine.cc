@@ -51,9 +51,10 @@ Result<std::unique_ptr<PgEngine>> PgEngine::Open(const std::string& url, const P
 
 PgEngine::PgEngine(std::string url, PgOptions opts, std::unique_ptr<pg::Connection> first)
     : url_(std::move(url)), opts_(std::move(opts)) {
-  begin_write_ = "BEGIN ISOLATION LEVEL SERIALIZABLE";
+  begin_write_ = {"BEGIN ISOLATION LEVEL SERIALIZABLE"};
   if (opts_.synchronous_commit != "server") {
-    begin_write_ += fmt::format("; SET LOCAL synchronous_commit = {}", opts_.synchronous_commit);
+    begin_write_.push_back(
+        fmt::format("SET LOCAL synchronous_commit = {}", opts_.synchronous_commit));
   }
   idle_.push_back(std::move(first));
   open_ = 1;
@@ -86,7 +87,7 @@ Result<std::unique_ptr<pg::Connection>> PgEngine::Acquire() {
     }
     return std::move(opened).value();
   }
-  if (!conn->healthy()) {
+  if (!conn->Alive()) {
     // Lost since its last transaction (a server restart, a failover): a
     // fresh connection, to the primary of a multi-host URL.
     Status st = conn->Reset();
@@ -106,22 +107,35 @@ void PgEngine::Release(std::unique_ptr<pg::Connection> conn) {
 
 Result<std::unique_ptr<PgTxn>> PgEngine::Begin(bool write, bool durable) {
   ASSIGN_OR_RETURN(auto conn, Acquire());
-  std::string begin = write ? begin_write_ : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
-  if (write && durable)
-    begin = "BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL synchronous_commit = on";
-  Status st = conn->ExecScript(begin);
-  if (!st.ok() && !conn->healthy()) {
-    // The connection died while idle (the server restarted, a failover):
-    // nothing was sent yet that matters, so once more on a fresh one.
-    st = conn->Reset();
-    if (st.ok()) st = conn->ExecScript(begin);
+  // Nothing is sent yet: PgTxn queues these ahead of its first statement.
+  std::vector<std::string> begin = {"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"};
+  if (write) begin = begin_write_;
+  if (write && durable) {
+    begin = {"BEGIN ISOLATION LEVEL SERIALIZABLE", "SET LOCAL synchronous_commit = on"};
   }
-  if (!st.ok()) {
-    conn->Rollback();
-    Release(std::move(conn));
-    return st;
-  }
-  return std::make_unique<PgTxn>(*this, std::move(conn));
+  return std::make_unique<PgTxn>(*this, std::move(conn), std::move(begin));
+}
+
+std::optional<uint64_t> PgEngine::TakeId(Counter counter) {
+  std::lock_guard lock(ids_mu_);
+  IdBlock& block = blocks_[static_cast<size_t>(counter)];
+  if (block.next >= block.end) return std::nullopt;
+  return block.next++;
+}
+
+uint64_t PgEngine::AddBlock(Counter counter, uint64_t first) {
+  std::lock_guard lock(ids_mu_);
+  IdBlock& block = blocks_[static_cast<size_t>(counter)];
+  // Two threads that found the block empty at once both fetched one: keep
+  // the higher, so this engine's ids keep ascending (the rest of the other
+  // is never handed out; ids need not be dense).
+  if (first + 1 > block.next) block = IdBlock{first + 1, first + pgschema::kIdBlock};
+  return first;
+}
+
+void PgEngine::DropBlock(Counter counter) {
+  std::lock_guard lock(ids_mu_);
+  blocks_[static_cast<size_t>(counter)] = IdBlock{};
 }
 
 Result<std::unique_ptr<ReadTxn>> PgEngine::BeginRead() {

@@ -36,22 +36,36 @@
 // synchronous_commit = on.
 //
 // Counters are sequences (nextval never repeats, across rollbacks and
-// restarts). ReserveId raises one with setval under a lock that also holds
-// off nextval for the rest of the transaction, so no id at or below the
-// reserved one can be handed out.
+// restarts). Those of every create and open (pgschema::InBlocks: inodes,
+// chunks, handles, sessions, garbage rows) step by pgschema::kIdBlock: one
+// nextval gives this engine a block of ids it hands out from memory, so
+// NextId costs a round trip once per block; ids stay unique across the
+// engines of several servers on one database, and ascend within one engine
+// (not across engines). ReserveId raises a sequence with setval under a
+// lock that also holds off nextval for the rest of the transaction, so no
+// id at or below the reserved one can be handed out -- by blocks fetched
+// after it: on a block counter it binds this engine and the blocks others
+// fetch later, not a block another engine holds already. It is only used on
+// those at store creation and copy (nothing else runs); nodes and volumes,
+// reserved while servers run, are not in blocks and stay exact.
 //
-// Cost: BEGIN is one round trip, each row access one prepared statement
-// (prepared once per connection), COMMIT one; full scans page by key
-// (pgrows::kScanPage rows a statement), so memory stays bounded on large stores.
+// Cost (PgTxn, pipeline mode): BEGIN is queued with the first statement,
+// writes are queued, each read is one round trip carrying the writes before
+// it, COMMIT one; the ROLLBACK that ends a read transaction is not waited
+// for. Statements are prepared once per connection, in the same batch as
+// their first use. Full scans page by key (pgrows::kScanPage rows a
+// statement), so memory stays bounded on large stores.
 //
 // Thread safety: safe for concurrent use. mu_ guards the pool; it is never
 // held while talking to the server. A transaction owns its connection.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -107,9 +121,25 @@ class PgEngine final : public Engine {
   void Release(std::unique_ptr<pg::Connection> conn);
   Result<std::unique_ptr<PgTxn>> Begin(bool write, bool durable);
 
+  // The id blocks of pgschema::InBlocks counters (see the header comment).
+  // TakeId: the next id of `counter`'s block, none when it is used up.
+  // AddBlock: a block fetched from the sequence (first .. first+kIdBlock-1);
+  // returns `first`, keeps the rest. DropBlock: forget the block (ReserveId).
+  std::optional<uint64_t> TakeId(Counter counter);
+  uint64_t AddBlock(Counter counter, uint64_t first);
+  void DropBlock(Counter counter);
+
+  struct IdBlock {
+    uint64_t next = 0;  // ids next .. end-1 are this engine's to hand out
+    uint64_t end = 0;
+  };
+
   const std::string url_;
   const PgOptions opts_;
-  std::string begin_write_;  // the BEGIN script of an ordinary write transaction
+  std::vector<std::string> begin_write_;  // the statements that begin an ordinary write transaction
+
+  std::mutex ids_mu_;              // guards blocks_; never held while talking to the server
+  std::array<IdBlock, 7> blocks_;  // by Counter
 
   std::mutex mu_;  // guards idle_ and open_
   std::condition_variable released_;

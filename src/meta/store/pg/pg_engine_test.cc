@@ -6,9 +6,12 @@
 
 #include <sys/stat.h>
 
+#include <map>
+#include <set>
 #include <thread>
 
 #include "meta/store/engine_test/engine_homes.h"
+#include "meta/store/pg/pg_schema.h"
 
 namespace t0fs::meta {
 namespace {
@@ -87,7 +90,9 @@ TEST(PgEngine, LostConnectionIsTryAgainThenRecovers) {
     auto txn = (*engine)->BeginWrite(WriteOptions{});
     ASSERT_OK(txn);
     ASSERT_OK((*txn)->PutProperty("k", "1"));
+    ASSERT_OK((*txn)->GetProperty("k"));  // the transaction is under way on the server
     KillEngineConnections(home);
+    ASSERT_OK((*txn)->PutProperty("k", "3"));  // queued: fails at the next read
     EXPECT_CODE((*txn)->GetProperty("k"), kTryAgain);
     EXPECT_CODE((*txn)->Commit(), kTryAgain);  // the transaction stays dead
   }
@@ -100,12 +105,169 @@ TEST(PgEngine, LostConnectionIsTryAgainThenRecovers) {
   }
   // A connection lost while idle in the pool is replaced at begin.
   KillEngineConnections(home);
-  auto txn = (*engine)->BeginRead();
+  {
+    auto txn = (*engine)->BeginRead();
+    ASSERT_OK(txn);
+    auto value = (*txn)->GetProperty("k");
+    ASSERT_OK(value);
+    ASSERT_TRUE(value->has_value());
+    EXPECT_EQ(**value, "2");
+  }
+  // Lost idle, and not noticed before the first batch (the kill lands after
+  // the begin): that batch is sent again on a fresh connection.
+  auto txn = (*engine)->BeginWrite(WriteOptions{});
   ASSERT_OK(txn);
+  KillEngineConnections(home);
+  ASSERT_OK((*txn)->PutProperty("k", "4"));
   auto value = (*txn)->GetProperty("k");
   ASSERT_OK(value);
-  ASSERT_TRUE(value->has_value());
-  EXPECT_EQ(**value, "2");
+  EXPECT_EQ(value->value_or(""), "4");
+  ASSERT_OK((*txn)->Commit());
+}
+
+// A read transaction ends without a waited round trip (its ROLLBACK is read
+// at the connection's next use); the next user of the connection starts
+// clean, whatever the last one left: reads, a failed write, no commit.
+TEST(PgEngine, PooledConnectionsStartClean) {
+  REQUIRE_SERVER();
+  PgHome home;
+  home.options.pool_size = 1;
+  auto engine = home.Open();
+  ASSERT_OK(engine);
+  for (int round = 0; round < 3; ++round) {
+    {
+      auto read = (*engine)->BeginRead();
+      ASSERT_OK(read);
+      ASSERT_OK((*read)->GetProperty("k"));
+    }
+    {
+      auto write = (*engine)->BeginWrite(WriteOptions{});
+      ASSERT_OK(write);
+      ASSERT_OK((*write)->PutProperty("k", fmt::format("dropped {}", round)));  // never committed
+    }
+    {
+      auto write = (*engine)->BeginWrite(WriteOptions{});
+      ASSERT_OK(write);
+      ASSERT_OK((*write)->PutChunk(ChunkRow{ChunkId(1), InodeId(5), 0}));
+      ASSERT_OK((*write)->PutChunk(ChunkRow{ChunkId(2), InodeId(5), 0}));  // fails at the read
+      EXPECT_CODE((*write)->GetChunk(ChunkId(1)), kTryAgain);
+    }
+    auto write = (*engine)->BeginWrite(WriteOptions{});
+    ASSERT_OK(write);
+    ASSERT_OK((*write)->PutProperty("k", fmt::format("round {}", round)));
+    ASSERT_OK((*write)->Commit());
+  }
+  auto read = (*engine)->BeginRead();
+  ASSERT_OK(read);
+  auto value = (*read)->GetProperty("k");
+  ASSERT_OK(value);
+  EXPECT_EQ(value->value_or(""), "round 2");
+  auto chunk = (*read)->GetChunk(ChunkId(1));
+  ASSERT_OK(chunk);
+  EXPECT_FALSE(chunk->has_value());
+}
+
+// More queued writes than one batch holds (PgTxn::kMaxQueued), then a
+// failing one far down: every write before it lands in order, the failure
+// is the failing write's own status.
+TEST(PgEngine, LongRunsOfQueuedWrites) {
+  REQUIRE_SERVER();
+  PgHome home;
+  auto engine = home.Open();
+  ASSERT_OK(engine);
+  {
+    auto txn = (*engine)->BeginWrite(WriteOptions{});
+    ASSERT_OK(txn);
+    for (int i = 0; i < 300; ++i) ASSERT_OK((*txn)->PutProperty(fmt::format("p{}", i), "x"));
+    ASSERT_OK((*txn)->PutProperty("p7", "last"));
+    ASSERT_OK((*txn)->Commit());
+  }
+  auto txn = (*engine)->BeginWrite(WriteOptions{});
+  ASSERT_OK(txn);
+  auto value = (*txn)->GetProperty("p7");
+  ASSERT_OK(value);
+  EXPECT_EQ(value->value_or(""), "last");
+  ASSERT_OK((*txn)->PutChunk(ChunkRow{ChunkId(1), InodeId(5), 0}));
+  Status st;
+  for (int i = 0; i < 200 && st.ok(); ++i) st = (*txn)->PutProperty(fmt::format("q{}", i), "y");
+  if (st.ok()) st = (*txn)->PutChunk(ChunkRow{ChunkId(2), InodeId(5), 0});
+  if (st.ok()) st = (*txn)->Commit();
+  EXPECT_CODE(st, kTryAgain);
+  EXPECT_NE(st.message().find("put_chunk"), std::string::npos) << st.ToString();
+}
+
+// Two engines on one database (two meta servers) hand out ids from blocks:
+// interleaved, no id twice, each engine's ids ascending.
+TEST(PgEngine, IdBlocksOfTwoEnginesNeverOverlap) {
+  REQUIRE_SERVER();
+  PgHome home;
+  auto a = home.Open();
+  auto b = home.Open();
+  ASSERT_OK(a);
+  ASSERT_OK(b);
+  for (Counter counter : {Counter::kInode, Counter::kChunk, Counter::kHandle, Counter::kSession,
+                          Counter::kGarbage, Counter::kNode}) {
+    std::set<uint64_t> seen;
+    std::map<Engine*, uint64_t> last;
+    for (int i = 0; i < 3000; ++i) {
+      // Mostly alternating, with runs on one engine that cross block ends.
+      Engine* engine = (i / 7) % 3 == 0 ? a->get() : b->get();
+      auto txn = engine->BeginWrite(WriteOptions{});
+      ASSERT_OK(txn);
+      auto id = (*txn)->NextId(counter);
+      ASSERT_OK(id);
+      if (i % 5 != 0) {
+        ASSERT_OK((*txn)->Commit());  // ids of rolled-back transactions are never reused either
+      }
+      EXPECT_NE(*id, 0u);
+      EXPECT_TRUE(seen.insert(*id).second) << "id " << *id << " handed out twice";
+      EXPECT_GT(*id, last[engine]) << "ids of one engine descend";
+      last[engine] = *id;
+    }
+  }
+}
+
+// A store of schema version 1 (sequences stepping by 1) opened by this
+// build becomes version 2 and hands out ids above every id of before.
+TEST(PgEngine, SchemaVersion1IsMigrated) {
+  REQUIRE_SERVER();
+  PgHome home;
+  { ASSERT_OK(home.Open()); }
+  // Back to what version 1 made, with ids handed out up to 500.
+  std::string v1 = fmt::format(
+      "SET search_path TO {}; DELETE FROM t0fs_schema WHERE version = 2; "
+      "INSERT INTO t0fs_schema (version) VALUES (1) ON CONFLICT DO NOTHING;",
+      home.schema());
+  for (const char* seq : {"inode_ids", "chunk_ids", "garbage_ids", "session_ids", "handle_ids"}) {
+    v1 += fmt::format("ALTER SEQUENCE {} INCREMENT BY 1; SELECT setval('{}', 500);", seq, seq);
+  }
+  ASSERT_OK(home.admin().ExecScript(v1));
+  ASSERT_OK(home.admin().Exec("RESET search_path"));
+
+  auto engine = home.Open();
+  ASSERT_OK(engine);
+  auto version =
+      home.admin().Exec(fmt::format("SELECT max(version) FROM {}.t0fs_schema", home.schema()));
+  ASSERT_OK(version);
+  EXPECT_EQ(version->Int(0, 0), pgschema::kSchemaVersion);
+  auto step = home.admin().Exec(fmt::format(
+      "SELECT increment_by FROM pg_sequences WHERE schemaname = '{}' AND sequencename = "
+      "'inode_ids'",
+      home.schema()));
+  ASSERT_OK(step);
+  EXPECT_EQ(step->Int(0, 0), static_cast<int64_t>(pgschema::kIdBlock));
+  uint64_t previous = 500;
+  for (int i = 0; i < 2 * static_cast<int>(pgschema::kIdBlock) + 3; ++i) {
+    auto txn = (*engine)->BeginWrite(WriteOptions{});
+    ASSERT_OK(txn);
+    auto id = (*txn)->NextId(Counter::kInode);
+    ASSERT_OK(id);
+    ASSERT_GT(*id, previous);
+    previous = *id;
+    ASSERT_OK((*txn)->Commit());
+  }
+  // And a second open finds version 2 as it is.
+  ASSERT_OK(home.Open());
 }
 
 TEST(PgEngine, FailedStatementKillsTheTransaction) {
@@ -118,14 +280,21 @@ TEST(PgEngine, FailedStatementKillsTheTransaction) {
   // chunks are unique by (ino, index): a second chunk at the same place is
   // refused (23505, reported as kTryAgain: a racing insert), and nothing of
   // the transaction is applied afterwards.
+  // The writes are queued: the failure shows at the next read (or commit),
+  // as the failing write's own status.
   ASSERT_OK((*txn)->PutChunk(ChunkRow{ChunkId(1), InodeId(5), 0}));
-  EXPECT_CODE((*txn)->PutChunk(ChunkRow{ChunkId(2), InodeId(5), 0}), kTryAgain);
+  ASSERT_OK((*txn)->PutChunk(ChunkRow{ChunkId(2), InodeId(5), 0}));
+  ASSERT_OK((*txn)->PutProperty("k", "v"));
+  auto read = (*txn)->GetProperty("k");
+  EXPECT_CODE(read, kTryAgain);
+  EXPECT_NE(read.status().message().find("put_chunk"), std::string::npos)
+      << read.status().ToString();
   EXPECT_CODE((*txn)->PutProperty("k", "v"), kTryAgain);
   EXPECT_CODE((*txn)->Commit(), kTryAgain);
   txn->reset();
-  auto read = (*engine)->BeginRead();
-  ASSERT_OK(read);
-  auto chunk = (*read)->GetChunk(ChunkId(1));
+  auto after = (*engine)->BeginRead();
+  ASSERT_OK(after);
+  auto chunk = (*after)->GetChunk(ChunkId(1));
   ASSERT_OK(chunk);
   EXPECT_FALSE(chunk->has_value());
 }

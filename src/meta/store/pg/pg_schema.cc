@@ -149,13 +149,26 @@ CREATE TABLE volumes (
 );
 CREATE INDEX volumes_by_node ON volumes (node);
 
-CREATE SEQUENCE inode_ids;
-CREATE SEQUENCE chunk_ids;
-CREATE SEQUENCE garbage_ids;
-CREATE SEQUENCE session_ids;
-CREATE SEQUENCE handle_ids;
+CREATE SEQUENCE inode_ids INCREMENT BY 1024;
+CREATE SEQUENCE chunk_ids INCREMENT BY 1024;
+CREATE SEQUENCE garbage_ids INCREMENT BY 1024;
+CREATE SEQUENCE session_ids INCREMENT BY 1024;
+CREATE SEQUENCE handle_ids INCREMENT BY 1024;
 CREATE SEQUENCE node_ids;
 CREATE SEQUENCE volume_ids;
+)sql";
+static_assert(kIdBlock == 1024, "the sequences above and kMigrateTo2 step by kIdBlock");
+
+// Version 1 to 2: the counters of InBlocks step by kIdBlock. A sequence at
+// last_value L (ids up to L handed out) then gives L + kIdBlock, whose block
+// lies above every id handed out before.
+const char* const kMigrateTo2 = R"sql(
+ALTER SEQUENCE inode_ids INCREMENT BY 1024;
+ALTER SEQUENCE chunk_ids INCREMENT BY 1024;
+ALTER SEQUENCE garbage_ids INCREMENT BY 1024;
+ALTER SEQUENCE session_ids INCREMENT BY 1024;
+ALTER SEQUENCE handle_ids INCREMENT BY 1024;
+INSERT INTO t0fs_schema (version) VALUES (2);
 )sql";
 
 // pg_advisory_xact_lock key of schema creation ("t0fsschm").
@@ -190,7 +203,11 @@ Status PrepareLocked(pg::Connection& conn, const std::string& where) {
                     fmt::format("{}: unknown metadata schema version {} (this build knows {})",
                                 where, version, kSchemaVersion));
     }
-    return Status::Ok();  // version 1 is the first: nothing to migrate yet
+    if (version < 2) {
+      RETURN_IF_ERROR(conn.ExecScript(kMigrateTo2));
+      LOG_INFO("{}: migrated the metadata schema from version {} to {}", where, version, 2);
+    }
+    return Status::Ok();
   }
   if (found.Int(0, 2) > 0) {
     return Status(
@@ -240,6 +257,21 @@ const char* CounterSequence(Counter counter) {
       return "volume_ids";
   }
   return "";
+}
+
+bool InBlocks(Counter counter) {
+  switch (counter) {
+    case Counter::kInode:
+    case Counter::kChunk:
+    case Counter::kGarbage:
+    case Counter::kSession:
+    case Counter::kHandle:
+      return true;
+    case Counter::kNode:
+    case Counter::kVolume:
+      return false;
+  }
+  return false;
 }
 
 }  // namespace t0fs::meta::pgschema

@@ -11,35 +11,89 @@ namespace t0fs::meta {
 using pgrows::Stmt;
 using pgrows::U;
 
-PgTxn::PgTxn(PgEngine& engine, std::unique_ptr<pg::Connection> conn)
-    : engine_(engine), conn_(std::move(conn)) {}
+PgTxn::PgTxn(PgEngine& engine, std::unique_ptr<pg::Connection> conn, std::vector<std::string> begin)
+    : engine_(engine), conn_(std::move(conn)), begin_(std::move(begin)) {}
 
 PgTxn::~PgTxn() {
-  if (open_) conn_->Rollback();  // best effort; a broken connection is re-opened at its next use
+  // Not committed: roll back without waiting (the connection reads the
+  // result at its next use, ahead of the next transaction's). A broken
+  // connection is re-opened at its next use instead.
+  if (open_ && begun_ && conn_->healthy() && conn_->QueueSql("ROLLBACK").ok()) conn_->SyncLater();
   engine_.Release(std::move(conn_));
+}
+
+Status PgTxn::Queue(const Stmt* stmt, const std::vector<pg::Param>& params) {
+  if (!begun_) {
+    for (const std::string& sql : begin_) RETURN_IF_ERROR(conn_->QueueSql(sql));
+    begun_ = true;
+  }
+  if (stmt == nullptr) return conn_->QueueSql("COMMIT");
+  if (!synced_) first_batch_.emplace_back(*stmt, params);
+  return conn_->Queue(stmt->name, stmt->sql, params);
+}
+
+Result<pg::Rows> PgTxn::Sync(bool committing) {
+  auto rows = conn_->Sync();
+  if (!rows.ok() && !synced_ && !committing && !conn_->healthy()) {
+    // Lost before this transaction had anything back, and before COMMIT:
+    // the server applied none of it. Once more on a fresh connection.
+    LOG_DEBUG("PostgreSQL connection lost at the start of a transaction ({}); resending",
+              rows.status().ToString());
+    if (conn_->Reset().ok()) {
+      begun_ = false;
+      auto batch = std::move(first_batch_);
+      first_batch_.clear();
+      Status queued;
+      for (const auto& [stmt, params] : batch) {
+        queued = Queue(&stmt, params);
+        if (!queued.ok()) break;
+      }
+      rows = queued.ok() ? conn_->Sync() : Result<pg::Rows>(queued);
+    }
+  }
+  synced_ = true;
+  first_batch_.clear();
+  return rows;
 }
 
 Result<pg::Rows> PgTxn::Run(const Stmt& stmt, const std::vector<pg::Param>& params) {
   if (!failed_.ok()) return failed_;
   if (!open_) return Status(StatusCode::kInternal, "transaction already committed");
-  auto rows = conn_->Prepared(stmt.name, stmt.sql, params);
-  if (!rows.ok()) failed_ = rows.status();
+  Status queued = Queue(&stmt, params);
+  if (!queued.ok()) return Fail(queued);
+  auto rows = Sync(/*committing=*/false);
+  if (!rows.ok()) return Fail(rows.status());
   return rows;
+}
+
+Status PgTxn::Exec(const Stmt& stmt, const std::vector<pg::Param>& params) {
+  if (!failed_.ok()) return failed_;
+  if (!open_) return Status(StatusCode::kInternal, "transaction already committed");
+  Status queued = Queue(&stmt, params);
+  if (!queued.ok()) return Fail(queued);
+  if (conn_->queued() >= kMaxQueued) {
+    auto rows = Sync(/*committing=*/false);
+    if (!rows.ok()) return Fail(rows.status());
+  }
+  return Status::Ok();
 }
 
 Status PgTxn::Commit() {
   if (!open_) return Status(StatusCode::kInternal, "transaction already committed");
   if (!failed_.ok()) return failed_;
-  // With no failure before it, a COMMIT that fails (a serialization failure
-  // found at commit, a lost connection) has its own status; a lost
-  // connection leaves the outcome unknown, as engine.h says.
-  Status st = conn_->Commit();
-  if (!st.ok()) {
-    failed_ = st;
-    return st;
+  if (!begun_) {
+    open_ = false;  // nothing was sent: nothing to apply
+    return Status::Ok();
   }
+  // The first failure of the batch wins: a queued write's, else COMMIT's
+  // own (a serialization failure found at commit, a lost connection: the
+  // outcome is then unknown, as engine.h says).
+  Status queued = Queue(nullptr, {});
+  if (!queued.ok()) return Fail(queued);
+  auto done = Sync(/*committing=*/true);
+  if (!done.ok()) return Fail(done.status());
   open_ = false;
-  return st;
+  return Status::Ok();
 }
 
 // ---- counters ----
@@ -74,15 +128,28 @@ const CounterStmts& StmtsOf(Counter counter) {
 }  // namespace
 
 Result<uint64_t> PgTxn::NextId(Counter counter) {
+  if (!failed_.ok()) return failed_;
+  const bool blocked = pgschema::InBlocks(counter);
+  if (blocked) {
+    if (std::optional<uint64_t> id = engine_.TakeId(counter)) return *id;
+  }
   const CounterStmts& s = StmtsOf(counter);
   ASSIGN_OR_RETURN(pg::Rows rows, Run(Stmt{s.next_name.c_str(), s.next_sql.c_str()}, {}));
-  return rows.UInt(0, 0);
+  const uint64_t first = rows.UInt(0, 0);
+  // nextval is not undone by a rollback: the block is this engine's whatever
+  // becomes of this transaction.
+  if (blocked) return engine_.AddBlock(counter, first);
+  return first;
 }
 
 Status PgTxn::ReserveId(Counter counter, uint64_t id) {
   const CounterStmts& s = StmtsOf(counter);
   RETURN_IF_ERROR(Exec(Stmt{s.lock_name.c_str(), s.lock_sql.c_str()}, {}));
-  return Exec(Stmt{s.reserve_name.c_str(), s.reserve_sql.c_str()}, {U(id)});
+  RETURN_IF_ERROR(Exec(Stmt{s.reserve_name.c_str(), s.reserve_sql.c_str()}, {U(id)}));
+  // This engine's next block comes from the raised sequence (pg_engine.h:
+  // blocks other engines hold already are not affected).
+  if (pgschema::InBlocks(counter)) engine_.DropBlock(counter);
+  return Status::Ok();
 }
 
 }  // namespace t0fs::meta

@@ -1,9 +1,26 @@
 // PgTxn: one transaction of PgEngine, read or write, on a connection of the
 // engine's pool that it owns from begin to end. Every call is one prepared
-// statement (full scans: one per page of PgEngine::kScanPage rows). The
-// first failure kills the transaction: later calls and Commit() return it.
-// Dropped without Commit(), it rolls back. A read transaction is handed out
-// as a ReadTxn only. The methods live in pg_*_rows.cc by row kind.
+// statement (full scans: one per page of pgrows::kScanPage rows), sent in
+// pipeline mode (src/pg/pg.h):
+//  - BEGIN is queued ahead of the first statement, not a round trip.
+//  - Writes (Put*, Delete*, ReserveId) are queued and return Ok at once
+//    (at most kMaxQueued wait; then they are sent and checked).
+//  - A read sends what is queued with it and waits: one round trip. A
+//    failed queued write makes it fail with that write's status.
+//  - Commit() queues COMMIT and waits once. So a transaction with N reads
+//    costs N+1 round trips, a read transaction N.
+//  - Inode rows read or written are kept for the transaction (one
+//    snapshot: reading them again would give the same), and GetDentry
+//    reads its entry's inode with it: a lookup's next GetInode is free.
+//  - The end of a transaction not committed (every read transaction) queues
+//    ROLLBACK and does not wait: the connection reads that result at its
+//    next use, before anything of the next transaction.
+// The first failure kills the transaction: later calls and Commit() return
+// it. If the connection turns out lost in the transaction's first batch
+// (before any COMMIT was sent: it died idle in the pool, or the server
+// restarted), the batch is sent again once on a fresh connection. A read
+// transaction is handed out as a ReadTxn only. The methods live in
+// pg_*_rows.cc by row kind.
 #pragma once
 
 #include <algorithm>
@@ -11,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "meta/store/engine.h"
@@ -48,7 +66,8 @@ inline pg::Param Limit(size_t n) {
 
 class PgTxn final : public WriteTxn {
  public:
-  PgTxn(PgEngine& engine, std::unique_ptr<pg::Connection> conn);
+  // `begin`: the statements that open the transaction (BEGIN ..., SET LOCAL ...).
+  PgTxn(PgEngine& engine, std::unique_ptr<pg::Connection> conn, std::vector<std::string> begin);
   ~PgTxn() override;
 
   Result<std::optional<InodeRow>> GetInode(InodeId ino) override;
@@ -111,10 +130,23 @@ class PgTxn final : public WriteTxn {
   Status Commit() override;
 
  private:
-  // Runs `stmt` unless the transaction already failed; a failure kills it.
+  // Writes queued before a batch is sent without a read (they are small:
+  // their replies never fill the socket buffers while we are still sending).
+  static constexpr size_t kMaxQueued = 64;
+
+  // Runs `stmt` with what is queued and waits for its rows, unless the
+  // transaction already failed; a failure kills it.
   Result<pg::Rows> Run(const pgrows::Stmt& stmt, const std::vector<pg::Param>& params);
-  Status Exec(const pgrows::Stmt& stmt, const std::vector<pg::Param>& params) {
-    return Run(stmt, params).status();
+  // Queues `stmt` (a write: its rows are not wanted); Ok unless the
+  // transaction already failed. Its own failure shows at the next Run or Commit.
+  Status Exec(const pgrows::Stmt& stmt, const std::vector<pg::Param>& params);
+  // Queues BEGIN if not yet done, then `stmt` (nullptr: COMMIT).
+  Status Queue(const pgrows::Stmt* stmt, const std::vector<pg::Param>& params);
+  // Sends the batch and waits (see the class comment for the resend).
+  Result<pg::Rows> Sync(bool committing);
+  Status Fail(Status st) {
+    if (failed_.ok()) failed_ = st;
+    return st;
   }
   // A full scan by key, page by page: `stmt` takes the key after which to
   // go on (`start` first, then `key_of` the last row seen) and a limit last.
@@ -125,8 +157,17 @@ class PgTxn final : public WriteTxn {
 
   PgEngine& engine_;
   std::unique_ptr<pg::Connection> conn_;  // returned to the engine's pool at the end
+  const std::vector<std::string> begin_;  // queued ahead of the first statement
   Status failed_;                         // the first failure, once there was one
-  bool open_ = true;                      // BEGIN done, neither committed nor rolled back
+  bool open_ = true;                      // neither committed nor rolled back
+  bool begun_ = false;                    // BEGIN queued on conn_
+  bool synced_ = false;                   // a batch came back: the connection was alive
+  // Every inode row this transaction read (GetInode, and the inode of
+  // GetDentry's entry) or wrote, by ino; nullopt: none. One snapshot for the
+  // whole transaction, so a second read would give the same.
+  std::unordered_map<uint64_t, std::optional<InodeRow>> inodes_;
+  // The statements of the first batch, kept for its one resend.
+  std::vector<std::pair<pgrows::Stmt, std::vector<pg::Param>>> first_batch_;
 };
 
 template <typename Row>
