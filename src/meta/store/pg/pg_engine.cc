@@ -6,6 +6,7 @@
 #include <array>
 
 #include "common/logging.h"
+#include "common/url_redact.h"
 #include "meta/store/pg/pg_schema.h"
 #include "meta/store/pg/pg_txn.h"
 
@@ -14,16 +15,6 @@ namespace {
 
 constexpr std::array<std::string_view, 5> kSyncValues = {"off", "local", "remote_write", "on",
                                                          "remote_apply"};
-
-// The URL without its password, for messages.
-std::string Redacted(const std::string& url) {
-  const size_t scheme = url.find("://");
-  const size_t at = url.find('@');
-  if (scheme == std::string::npos || at == std::string::npos || at < scheme) return url;
-  const size_t colon = url.find(':', scheme + 3);
-  if (colon == std::string::npos || colon > at) return url;
-  return url.substr(0, colon) + ":***" + url.substr(at);
-}
 
 }  // namespace
 
@@ -40,7 +31,7 @@ Result<std::unique_ptr<PgEngine>> PgEngine::Open(const std::string& url, const P
                     "remote_apply, not '{}'",
                     opts.synchronous_commit));
   }
-  const std::string where = Redacted(url);
+  const std::string where = RedactUrlPassword(url);
   auto conn = pg::Connection::Open(url, opts.connect_timeout);
   if (!conn.ok()) return conn.status().WithContext(where);
   Status st = pgschema::Prepare(**conn, where);
