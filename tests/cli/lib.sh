@@ -1,8 +1,9 @@
 # Shared by the tests of `t0fs up` and the admin commands. Source it: it
 # makes a work directory and, on any exit, stops every `t0fs up` started with
 # up_start (and its children, by pid), unmounts whatever is mounted below the
-# work directory (test mounts only: dead, fake or left behind by a failure)
-# and removes it.
+# work directory (test mounts only: dead, fake or left behind by a failure),
+# calls CLI_CLEANUP_HOOK if set, and removes the directory. Do not replace
+# its EXIT trap: set CLI_CLEANUP_HOOK for more cleanup.
 #
 #   WORK             the work directory
 #   up_start NAME ARGS...   `t0fs up ARGS` as a terminal runs it: its own
@@ -18,6 +19,7 @@ T0FS=${T0FS:?set T0FS to the t0fs binary}
 WORK=$(mktemp -d /tmp/t0fs-cli.XXXXXX)
 declare -a UP_PIDS=() CHILD_PIDS=() FAKE_FDS=()
 UP_PID=""
+CLI_CLEANUP_HOOK=""  # a function cli_cleanup calls after stopping every `up`
 
 # free_port, wait_until (and log, fail, redefined below: timestamps in ms,
 # the daemons' output on failure).
@@ -81,6 +83,8 @@ cli_cleanup() {
   for m in $(awk -v w="$WORK/" 'index($5, w) == 1 {print $5}' /proc/self/mountinfo | sort -r); do
     umount -l "$m"
   done
+  # What a script started besides (e.g. pg_stop_all), once the clusters are down.
+  [[ -n "$CLI_CLEANUP_HOOK" ]] && "$CLI_CLEANUP_HOOK"
   rm -rf "$WORK"
   exit $rc
 }

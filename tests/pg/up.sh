@@ -14,7 +14,7 @@
 source "$(dirname "$0")/../cli/lib.sh"
 source "$(dirname "$0")/../lib/postgres.sh"
 if ! pg_usable; then echo "SKIP: needs root and Debian's postgresql-15"; exit 77; fi
-trap 'rc=$?; pg_stop_all; (exit $rc); cli_cleanup' EXIT  # cli_cleanup exits with rc
+CLI_CLEANUP_HOOK=pg_stop_all
 
 pg_start store
 STORE=$(pg_url store)
