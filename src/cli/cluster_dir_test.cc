@@ -203,14 +203,23 @@ TEST(ClusterDir, ATornSecretIsReplaced) {
   EXPECT_TRUE(LoadSecret(dir->secret()).ok());
 }
 
+// A cluster directory at `path` as a first `up` leaves it once its data
+// node registered.
+Result<ClusterDir> Established(const std::string& path, const ClusterDirOptions& o) {
+  ClusterDirOrigin origin;
+  std::vector<std::string> notes;
+  auto created = ClusterDir::OpenOrCreate(path, o, &origin, &notes);
+  if (created.ok()) std::ofstream(path + "/volume0/volume.json") << "{}";
+  return created;
+}
+
 TEST(ClusterDir, AnEstablishedClusterKeepsItsAddresses) {
   TempDir tmp;
   ClusterDirOptions o = FreeOptions();
   ClusterDirOrigin origin;
   std::vector<std::string> notes;
-  auto created = ClusterDir::OpenOrCreate(tmp / "c", o, &origin, &notes);
+  auto created = Established(tmp / "c", o);
   ASSERT_TRUE(created.ok());
-  { std::ofstream(tmp / "c/volume0/volume.json") << "{}"; }
   ClusterDirOptions other = FreeOptions();
   other.meta_listen = "127.0.0.1:1";
   other.meta_listen_given = true;
@@ -267,14 +276,12 @@ TEST(ClusterDir, SeveralMetaServersNeedASharedStoreAndNothingIsWritten) {
 
 TEST(ClusterDir, AnEstablishedClusterKeepsItsStoreAndMetaServers) {
   TempDir tmp;
-  ClusterDirOptions o = FreeOptions();
   ClusterDirOrigin origin;
   std::vector<std::string> notes;
-  auto created = ClusterDir::OpenOrCreate(tmp / "c", o, &origin, &notes);
+  auto created = Established(tmp / "c", FreeOptions());
   ASSERT_TRUE(created.ok());
   EXPECT_EQ(created->store(), "sqlite://" + created->root() + "/meta.db");
   EXPECT_EQ(created->meta_servers(), 1u);
-  { std::ofstream(tmp / "c/volume0/volume.json") << "{}"; }
   const std::string before = Read(created->config());
 
   ClusterDirOptions other = FreeOptions();

@@ -22,6 +22,12 @@ using testing::PgHome;
   if (testing::PgTestUrl().empty()) \
   GTEST_SKIP() << "T0FS_PG_URL is not set (tests/pg/engine.sh sets it)"
 
+void ExpectNoChunk(ReadTxn& txn, ChunkId id) {
+  auto chunk = txn.GetChunk(id);
+  ASSERT_OK(chunk);
+  EXPECT_FALSE(chunk->has_value()) << "chunk " << id.value();
+}
+
 TEST(PgEngine, OpenRefusesBadOptions) {
   PgOptions opts;
   opts.pool_size = 0;
@@ -162,9 +168,7 @@ TEST(PgEngine, PooledConnectionsStartClean) {
   auto value = (*read)->GetProperty("k");
   ASSERT_OK(value);
   EXPECT_EQ(value->value_or(""), "round 2");
-  auto chunk = (*read)->GetChunk(ChunkId(1));
-  ASSERT_OK(chunk);
-  EXPECT_FALSE(chunk->has_value());
+  ExpectNoChunk(**read, ChunkId(1));
 }
 
 // More queued writes than one batch holds (PgTxn::kMaxQueued), then a
@@ -294,9 +298,7 @@ TEST(PgEngine, FailedStatementKillsTheTransaction) {
   txn->reset();
   auto after = (*engine)->BeginRead();
   ASSERT_OK(after);
-  auto chunk = (*after)->GetChunk(ChunkId(1));
-  ASSERT_OK(chunk);
-  EXPECT_FALSE(chunk->has_value());
+  ExpectNoChunk(**after, ChunkId(1));
 }
 
 TEST(PgEngine, OrdinaryCommitsMayRelaxSynchronousCommit) {
