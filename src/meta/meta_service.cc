@@ -13,6 +13,17 @@
 #include "rpc/channel.h"
 
 namespace t0fs::meta {
+namespace {
+
+// How long ago `node` last sent a heartbeat that was stored (never negative).
+std::chrono::milliseconds HeartbeatAge(const NodeRecord& node, Timespec now) {
+  const int64_t age_ms = (now.sec - node.last_heartbeat.sec) * 1000 +
+                         (static_cast<int64_t>(now.nsec) - node.last_heartbeat.nsec) / 1000000;
+  return std::chrono::milliseconds(std::max<int64_t>(0, age_ms));
+}
+
+}  // namespace
+
 
 MetaService::MetaService(MetaConfig config, std::unique_ptr<MetaStore> store)
     : config_(std::move(config)),
@@ -67,9 +78,7 @@ Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfi
   ASSIGN_OR_RETURN(auto nodes, s.store_->ListNodes());
   Timespec now = WallNow();
   for (const NodeRecord& node : nodes) {
-    int64_t age_ms = (now.sec - node.last_heartbeat.sec) * 1000 +
-                     (static_cast<int64_t>(now.nsec) - node.last_heartbeat.nsec) / 1000000;
-    s.health_.SeenAgo(node.node, std::chrono::milliseconds(std::max<int64_t>(0, age_ms)));
+    s.health_.SeenAgo(node.node, HeartbeatAge(node, now));
     s.planner_->RequestCheck(node.node);
   }
   HandlerList handlers;
@@ -143,25 +152,21 @@ void MetaService::Housekeeping() {
 
 void MetaService::RefreshHealth() {
   if (!shared_store_) return;  // every heartbeat comes here
-  auto nodes = store_->ListNodes();
-  if (!nodes.ok()) {
-    LOG_WARN("reading node heartbeats: {}", nodes.status().ToString());
-    return;
-  }
-  NoteStoredHeartbeats(*nodes);
+  auto nodes = ListNodes();
+  if (!nodes.ok()) LOG_WARN("reading node heartbeats: {}", nodes.status().ToString());
 }
 
-void MetaService::NoteStoredHeartbeats(const std::vector<NodeRecord>& nodes) {
-  if (!shared_store_) return;
+Result<std::vector<NodeRecord>> MetaService::ListNodes() {
+  ASSIGN_OR_RETURN(std::vector<NodeRecord> nodes, store_->ListNodes());
+  if (!shared_store_) return nodes;
   const Timespec now = WallNow();
   for (const NodeRecord& node : nodes) {
-    const int64_t age_ms = (now.sec - node.last_heartbeat.sec) * 1000 +
-                           (static_cast<int64_t>(now.nsec) - node.last_heartbeat.nsec) / 1000000;
-    if (health_.SeenElsewhere(node.node, std::chrono::milliseconds(std::max<int64_t>(0, age_ms)))) {
+    if (health_.SeenElsewhere(node.node, HeartbeatAge(node, now))) {
       LOG_INFO("node {} is up (heartbeats via another meta server)", node.node);
       planner_->RequestCheck(node.node);
     }
   }
+  return nodes;
 }
 
 bool MetaService::LeadsHousekeeping() {

@@ -73,9 +73,10 @@ class MetaService {
   void Housekeeping();
   // Node health from the heartbeats stored by every meta server.
   void RefreshHealth();
-  // The same from node rows just read (placement reads them anyway): a node
-  // that registered through another server is usable here at once.
-  void NoteStoredHeartbeats(const std::vector<NodeRecord>& nodes);
+  // The node rows, with their stored heartbeats taken into this server's
+  // health on a shared store: a node that registered through another
+  // server is usable here at once (placement, statfs, status read these).
+  Result<std::vector<NodeRecord>> ListNodes();
   // True when this server should run the housekeeping now: always on a store
   // of its own, while it holds the lease on a shared one.
   bool LeadsHousekeeping();

@@ -85,8 +85,7 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
 
   h.push_back(Handle<Method::kClusterStatus>(
       [this](const pb::Empty&, pb::ClusterStatusRsp& rsp, Call&) -> Status {
-        ASSIGN_OR_RETURN(auto nodes, store_->ListNodes());
-        NoteStoredHeartbeats(nodes);
+        ASSIGN_OR_RETURN(auto nodes, ListNodes());
         ASSIGN_OR_RETURN(StoreCounts counts, store_->Counts());
         RepairStats repair = planner_->Stats();
         Timespec now = WallNow();

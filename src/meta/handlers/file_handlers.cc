@@ -69,8 +69,7 @@ void MetaService::AddFileHandlers(HandlerList& h) {
           return Status(StatusCode::kInvalidArgument, fmt::format("allocate 1..{} chunks per call", kMaxAllocate));
         }
         ASSIGN_OR_RETURN(InodeAttr attr, store_->GetAttr(InodeId(req.ino())));
-        ASSIGN_OR_RETURN(auto nodes, store_->ListNodes());
-        NoteStoredHeartbeats(nodes);
+        ASSIGN_OR_RETURN(auto nodes, ListNodes());
         std::vector<NodeChoice> choices;
         for (const NodeRecord& node : nodes) {
           choices.push_back(NodeChoice{&node, IsUp(node.node) && node.admin_state == NodeAdminState::kActive,

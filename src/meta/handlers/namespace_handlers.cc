@@ -125,8 +125,7 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
 
   h.push_back(Handle<Method::kStatFs>(
       [this](const pb::Empty&, pb::StatFsRsp& rsp, Call&) -> Status {
-        ASSIGN_OR_RETURN(auto nodes, store_->ListNodes());
-        NoteStoredHeartbeats(nodes);
+        ASSIGN_OR_RETURN(auto nodes, ListNodes());
         uint64_t total = 0, free = 0;
         for (const NodeRecord& node : nodes) {
           if (!IsUp(node.node)) continue;  // its space is not usable now
