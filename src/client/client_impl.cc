@@ -95,21 +95,24 @@ Result<Attr> ClientImpl::Mknod(InodeId parent, std::string_view name, uint32_t m
   }
   NewNode node = NewNode::Of(parent, name, (mode & S_IFMT) == 0 ? (mode | S_IFREG) : mode, caller);
   node.rdev = rdev;
-  ASSIGN_OR_RETURN(auto made, meta_.MakeNode(node));
-  return made.first;
+  return MakeNode(node);
 }
 
 Result<Attr> ClientImpl::Mkdir(InodeId parent, std::string_view name, uint32_t mode, const Caller& caller) {
-  ASSIGN_OR_RETURN(auto made, meta_.MakeNode(NewNode::Of(parent, name, S_IFDIR | (mode & 07777), caller)));
-  return made.first;
+  return MakeNode(NewNode::Of(parent, name, S_IFDIR | (mode & 07777), caller));
 }
 
 Result<Attr> ClientImpl::Symlink(InodeId parent, std::string_view name, std::string_view target,
                                  const Caller& caller) {
   NewNode node = NewNode::Of(parent, name, S_IFLNK | 0777, caller);
   node.link_target = target;
-  ASSIGN_OR_RETURN(auto made, meta_.MakeNode(node));
-  return made.first;
+  return MakeNode(node);
+}
+
+Result<Attr> ClientImpl::MakeNode(const NewNode& node) {
+  ASSIGN_OR_RETURN(MadeNode made, meta_.MakeNode(node));
+  if (made.parent) open_.NoteDirChanged(*made.parent);
+  return made.attr;
 }
 
 Status ClientImpl::Unlink(InodeId parent, std::string_view name) {
@@ -119,7 +122,9 @@ Status ClientImpl::Unlink(InodeId parent, std::string_view name) {
 }
 
 Status ClientImpl::Rmdir(InodeId parent, std::string_view name) {
-  return meta_.Rmdir(parent, name);
+  RETURN_IF_ERROR(meta_.Rmdir(parent, name));
+  open_.ForgetMetaAttr(parent);
+  return Status::Ok();
 }
 
 Status ClientImpl::Rename(InodeId old_parent, std::string_view old_name, InodeId new_parent,
@@ -131,6 +136,7 @@ Status ClientImpl::Rename(InodeId old_parent, std::string_view old_name, InodeId
 
 Result<Attr> ClientImpl::Link(InodeId ino, InodeId new_parent, std::string_view new_name) {
   ASSIGN_OR_RETURN(Attr attr, meta_.Link(ino, new_parent, new_name));
+  open_.ForgetMetaAttr(new_parent);
   return open_.FromMeta(attr);
 }
 
@@ -214,12 +220,30 @@ Result<std::unique_ptr<File>> ClientImpl::Create(InodeId parent, std::string_vie
                                                  int flags, const Caller& caller, bool* created) {
   NewNode node = NewNode::Of(parent, name, S_IFREG | (mode & 07777), caller);
   node.exclusive = (flags & O_EXCL) != 0;
-  ASSIGN_OR_RETURN(auto made, meta_.MakeNode(node));
-  auto& [attr, is_new] = made;
+  // Created and opened in one round trip. A writer on a host with a data
+  // node gets chunk 0 there with it: its writes go to that replica (through
+  // passthrough under FUSE), so no Allocate follows.
+  const bool write = (flags & O_ACCMODE) != O_RDONLY;
+  ASSIGN_OR_RETURN(CreatedFile made, meta_.CreateOpen(node, flags, /*first_chunk=*/write));
+  if (made.parent) open_.NoteDirChanged(*made.parent);
+  const OpenReply& opened = made.opened;
+  const bool is_new = made.created;
   if (created != nullptr) *created = is_new;
-  // A new file is empty: O_TRUNC would only cost a transaction.
-  int open_flags = is_new ? (flags & ~O_TRUNC) : flags;
-  return Open(attr.ino, open_flags);
+  ASSIGN_OR_RETURN(std::unique_ptr<File> file, OpenWith(opened, flags & ~O_TRUNC));
+  if (!is_new && (flags & O_TRUNC) && write && S_ISREG(opened.attr.mode)) {
+    // O_TRUNC of an existing file: this client's truncation, which keeps a
+    // chunk 0 that passthrough holds here (Open).
+    std::shared_ptr<InodeState> st = open_.Find(opened.attr.ino);
+    std::unique_lock<std::mutex> setup;
+    if (st) setup = std::unique_lock(st->passthrough_mu);
+    Status truncated = commits_.Truncate(opened.attr.ino, st.get(), 0, /*setup_locked=*/st != nullptr).status();
+    if (!truncated.ok()) {
+      setup = {};
+      (void)file->Close();
+      return truncated;
+    }
+  }
+  return file;
 }
 
 Result<LayoutInfo> ClientImpl::GetLayout(InodeId ino) {
@@ -237,7 +261,8 @@ Result<LayoutInfo> ClientImpl::GetLayout(InodeId ino) {
 }
 
 Status ClientImpl::ReleaseHandle(HandleId handle) {
-  return meta_.Release(handle);
+  meta_.ReleaseLater(handle);
+  return Status::Ok();
 }
 
 // ---------------------------------------------------------------- paths

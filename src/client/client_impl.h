@@ -91,6 +91,8 @@ class ClientImpl final : public Client {
   Passthrough& passthrough() { return passthrough_; }
 
  private:
+  // meta_.MakeNode (mknod, mkdir, symlink), noting the directory's new attributes.
+  Result<Attr> MakeNode(const NewNode& node);
   Result<std::unique_ptr<File>> OpenWith(const OpenReply& opened, int flags);
   Result<std::pair<Attr, std::string>> ResolveParent(std::string_view path);
 

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/logging.h"
@@ -35,6 +37,7 @@ Status MetaClient::Connect() {
   RETURN_IF_ERROR(rpc::Endpoint::ParseList(options_.meta).status());
   RETURN_IF_ERROR(OpenSession(SessionId()));
   renewer_ = std::thread([this] { RenewLoop(); });
+  releaser_ = std::thread([this] { ReleaseLoop(); });
   return Status::Ok();
 }
 
@@ -44,6 +47,12 @@ void MetaClient::Close() {
     if (stopping_) return;
     stopping_ = true;
   }
+  {
+    std::lock_guard lock(release_mu_);
+    release_stop_ = true;
+  }
+  release_cv_.notify_all();
+  if (releaser_.joinable()) releaser_.join();  // after sending what is queued
   cv_.notify_all();
   if (renewer_.joinable()) renewer_.join();
   SessionId s = session();
@@ -52,6 +61,44 @@ void MetaClient::Close() {
     req.set_session(s.value());
     pb::Empty rsp;
     (void)channel_.Call<rpc::Method::kCloseSession>(req, &rsp);  // best effort: the lease expires otherwise
+  }
+}
+
+namespace {
+// Closes wait this long for others to join their batch, or until it is full.
+constexpr auto kReleaseLinger = std::chrono::milliseconds(2);
+constexpr size_t kReleaseBatch = 256;
+}  // namespace
+
+void MetaClient::ReleaseLater(HandleId handle) {
+  {
+    std::lock_guard lock(release_mu_);
+    if (!release_stop_ && releaser_.joinable()) {
+      releases_.push_back(handle);
+      if (releases_.size() == 1 || releases_.size() == kReleaseBatch) release_cv_.notify_all();
+      return;
+    }
+  }
+  Status st = Release(handle);  // not connected, or closing
+  if (!st.ok()) LOG_WARN("release of handle {}: {}", handle, st.ToString());
+}
+
+void MetaClient::ReleaseLoop() {
+  std::unique_lock lock(release_mu_);
+  for (;;) {
+    release_cv_.wait(lock, [&] { return release_stop_ || !releases_.empty(); });
+    if (releases_.empty()) return;  // stopping, and nothing left to send
+    if (!release_stop_ && releases_.size() < kReleaseBatch) {
+      release_cv_.wait_for(lock, kReleaseLinger,
+                           [&] { return release_stop_ || releases_.size() >= kReleaseBatch; });
+    }
+    const size_t n = std::min(releases_.size(), kReleaseBatch);
+    std::vector<HandleId> batch(releases_.begin(), releases_.begin() + static_cast<ptrdiff_t>(n));
+    releases_.erase(releases_.begin(), releases_.begin() + static_cast<ptrdiff_t>(n));
+    lock.unlock();
+    Status st = ReleaseBatch(batch);
+    if (!st.ok()) LOG_WARN("release of {} handle(s) from {}: {}", batch.size(), batch.front(), st.ToString());
+    lock.lock();
   }
 }
 

@@ -54,6 +54,20 @@ struct NewNode {
   }
 };
 
+// What MakeNode answers.
+struct MadeNode {
+  Attr attr;
+  bool created = true;         // false: an existing regular file (a non-exclusive create)
+  std::optional<Attr> parent;  // the directory after the change (meta servers before 0.3 do not say)
+};
+
+// What CreateOpen answers.
+struct CreatedFile {
+  OpenReply opened;
+  bool created = true;
+  std::optional<Attr> parent;
+};
+
 class MetaClient final : public MetaApi {
  public:
   MetaClient(const ClientOptions& options, std::string secret);
@@ -69,9 +83,12 @@ class MetaClient final : public MetaApi {
   Result<Attr> GetAttr(InodeId ino) override;
   // Changes the attributes `args.mask` names other than the size (see Truncate).
   Result<Attr> SetAttr(InodeId ino, const SetAttrArgs& args);
-  // The new node's attributes, and whether it was created (false: an
-  // existing regular file, for a non-exclusive create).
-  Result<std::pair<Attr, bool>> MakeNode(const NewNode& node);
+  Result<MadeNode> MakeNode(const NewNode& node);
+  // A regular file created (or found: `node.exclusive` false) and opened in
+  // one round trip; O_TRUNC in `flags` is not applied to an existing file.
+  // With `first_chunk`, a new file comes with chunk 0 placed for this
+  // client's node.
+  Result<CreatedFile> CreateOpen(const NewNode& node, int flags, bool first_chunk);
   Status Unlink(InodeId parent, std::string_view name);
   Status Rmdir(InodeId parent, std::string_view name);
   Status Rename(InodeId old_parent, std::string_view old_name, InodeId new_parent, std::string_view new_name,
@@ -89,6 +106,10 @@ class MetaClient final : public MetaApi {
   // Registers a handle of this session; open(2) `flags` (O_TRUNC truncates).
   Result<OpenReply> Open(InodeId ino, int flags);
   Status Release(HandleId handle);
+  // Release, batched in the background with the closes of other threads
+  // (one transaction for all); Close sends what is left first. Failures are
+  // logged: the session's end releases every handle it still has.
+  void ReleaseLater(HandleId handle);
   Result<std::vector<CachedChunk>> GetLayout(InodeId ino, uint64_t first, uint64_t count, bool write) override;
   Result<std::vector<CachedChunk>> Allocate(InodeId ino, const std::vector<uint64_t>& indices) override;
   Result<Attr> Commit(const CommitRequest& req) override;
@@ -130,6 +151,8 @@ class MetaClient final : public MetaApi {
   Slot AcquireSlot();
   void ReleaseSlot(Slot slot);
   void RenewLoop();
+  void ReleaseLoop();
+  Status ReleaseBatch(const std::vector<HandleId>& handles);
 
   const ClientOptions options_;
   rpc::Channel channel_;
@@ -146,6 +169,11 @@ class MetaClient final : public MetaApi {
   bool stopping_ = false;
   std::condition_variable cv_;
   std::thread renewer_;
+  std::mutex release_mu_;  // guards releases_, release_stop_
+  std::condition_variable release_cv_;
+  std::vector<HandleId> releases_;
+  bool release_stop_ = false;
+  std::thread releaser_;
   // LimitRetries: steady-clock nanoseconds after which retries stop (0: none).
   std::atomic<int64_t> retry_limit_ns_{0};
 };

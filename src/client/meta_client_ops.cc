@@ -87,7 +87,9 @@ Result<Attr> MetaClient::SetAttr(InodeId ino, const SetAttrArgs& args) {
   return rpc::FromWire<Attr>(rsp.attr());
 }
 
-Result<std::pair<Attr, bool>> MetaClient::MakeNode(const NewNode& node) {
+namespace {
+
+pb::MakeNodeReq MakeNodeReqOf(const NewNode& node) {
   pb::MakeNodeReq req;
   req.set_parent(node.parent.value());
   req.set_name(std::string(node.name));
@@ -97,9 +99,34 @@ Result<std::pair<Attr, bool>> MetaClient::MakeNode(const NewNode& node) {
   req.set_rdev(node.rdev);
   req.set_exclusive(node.exclusive);
   if (!node.link_target.empty()) req.set_link_target(std::string(node.link_target));
+  return req;
+}
+
+std::optional<Attr> ParentOf(const pb::MakeNodeRsp& rsp) {
+  if (!rsp.has_parent()) return std::nullopt;
+  return rpc::FromWire<Attr>(rsp.parent());
+}
+
+}  // namespace
+
+Result<MadeNode> MetaClient::MakeNode(const NewNode& node) {
+  pb::MakeNodeReq req = MakeNodeReqOf(node);
   pb::MakeNodeRsp rsp;
   RETURN_IF_ERROR(Mutate<rpc::Method::kMakeNode>(req, &rsp));
-  return std::pair(rpc::FromWire<Attr>(rsp.attr()), rsp.created());
+  return MadeNode{rpc::FromWire<Attr>(rsp.attr()), rsp.created(), ParentOf(rsp)};
+}
+
+Result<CreatedFile> MetaClient::CreateOpen(const NewNode& node, int flags, bool first_chunk) {
+  pb::MakeNodeReq req = MakeNodeReqOf(node);
+  req.set_open_session(session().value());
+  req.set_open_flags(static_cast<uint32_t>(flags & ~O_TRUNC));
+  req.set_first_chunk(first_chunk && local_node().valid());
+  req.set_writer_node(local_node().value());
+  pb::MakeNodeRsp rsp;
+  RETURN_IF_ERROR(Mutate<rpc::Method::kMakeNode>(req, &rsp));
+  if (rsp.handle() == 0) return Status(StatusCode::kIoError, "meta created the file but did not open it (an older meta server?)");
+  OpenReply opened{HandleId(rsp.handle()), rpc::FromWire<Attr>(rsp.attr()), LayoutFromWire(rsp.layout(), local_node())};
+  return CreatedFile{std::move(opened), rsp.created(), ParentOf(rsp)};
 }
 
 Status MetaClient::Unlink(InodeId parent, std::string_view name) {
@@ -231,6 +258,16 @@ Status MetaClient::Release(HandleId handle) {
   req.set_handle(handle.value());
   pb::Empty rsp;
   return Mutate<rpc::Method::kRelease>(req, &rsp);
+}
+
+Status MetaClient::ReleaseBatch(const std::vector<HandleId>& handles) {
+  pb::ReleaseReq req;
+  req.set_handle(handles.front().value());
+  for (size_t i = 1; i < handles.size(); ++i) req.add_more(handles[i].value());
+  pb::Empty rsp;
+  Status st = Mutate<rpc::Method::kRelease>(req, &rsp);
+  if (st.code() == StatusCode::kBadHandle) return Status::Ok();  // gone with a replaced session
+  return st;
 }
 
 Result<std::vector<CachedChunk>> MetaClient::GetLayout(InodeId ino, uint64_t first, uint64_t count, bool write) {

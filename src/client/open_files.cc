@@ -21,6 +21,14 @@ Result<Attr> OpenFiles::GetAttr(InodeId ino) {
     }
     if (cached) return WithOpenState(*cached);
   }
+  if (!st && attr_cache_.value.count() > 0) {
+    std::lock_guard lock(dirs_mu_);
+    auto it = dirs_.find(ino);
+    if (it != dirs_.end()) {
+      if (std::chrono::steady_clock::now() - it->second.at < attr_cache_.value) return it->second.attr;
+      dirs_.erase(it);
+    }
+  }
   ASSIGN_OR_RETURN(Attr attr, meta_.GetAttr(ino));
   if (st) NoteMetaAttr(*st, attr);
   return WithOpenState(attr);
@@ -32,7 +40,19 @@ void OpenFiles::NoteMetaAttr(InodeState& st, const Attr& attr) {
   st.meta_attr_at = std::chrono::steady_clock::now();
 }
 
+void OpenFiles::NoteDirChanged(const Attr& dir) {
+  if (attr_cache_.value.count() == 0) return;
+  constexpr size_t kMaxDirs = 4096;  // directories changed within attr_cache: a few
+  std::lock_guard lock(dirs_mu_);
+  if (dirs_.size() >= kMaxDirs) dirs_.clear();
+  dirs_[dir.ino] = DirAttr{dir, std::chrono::steady_clock::now()};
+}
+
 void OpenFiles::ForgetMetaAttr(InodeId ino) {
+  {
+    std::lock_guard lock(dirs_mu_);
+    dirs_.erase(ino);
+  }
   if (std::shared_ptr<InodeState> st = Find(ino)) {
     std::lock_guard lock(st->mu);
     st->meta_attr.reset();
@@ -40,6 +60,10 @@ void OpenFiles::ForgetMetaAttr(InodeId ino) {
 }
 
 void OpenFiles::ForgetMetaAttrs() {
+  {
+    std::lock_guard lock(dirs_mu_);
+    dirs_.clear();
+  }
   std::vector<std::shared_ptr<InodeState>> open;
   {
     std::lock_guard lock(inodes_mu_);
@@ -121,6 +145,11 @@ std::shared_ptr<InodeState> OpenFiles::Find(InodeId ino) {
 
 Attr OpenFiles::FromMeta(const Attr& attr) {
   if (std::shared_ptr<InodeState> st = Find(attr.ino)) NoteMetaAttr(*st, attr);
+  if (S_ISDIR(attr.mode)) {
+    std::lock_guard lock(dirs_mu_);
+    auto it = dirs_.find(attr.ino);
+    if (it != dirs_.end()) it->second = DirAttr{attr, std::chrono::steady_clock::now()};
+  }
   return WithOpenState(attr);
 }
 

@@ -8,7 +8,8 @@
 //   of a LOOKUP or READDIRPLUS answer as it takes GETATTR's, so all of them
 //   pass through here.
 // - Attribute cache: the attributes meta last gave for an open inode
-//   (InodeState::meta_attr); GetAttr answers from them for up to
+//   (InodeState::meta_attr), and those of a directory this client just
+//   changed (NoteDirChanged); GetAttr answers from them for up to
 //   `attr_cache`, with the overlay. Namespace changes of this client forget
 //   them (they may change nlink or ctime).
 //
@@ -16,6 +17,7 @@
 // taken before any InodeState::mu, and neither is held across a meta call.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -45,6 +47,12 @@ class OpenFiles {
   // not commit yet.
   Attr WithOpenState(Attr attr);
   static void NoteMetaAttr(InodeState& st, const Attr& attr);
+  // A directory's attributes as meta returned them with a change this
+  // client made in it (a create): the kernel drops its cached attributes of
+  // the directory at such a change and asks again (for the permission check
+  // of the next lookup); GetAttr answers that from here for `attr_cache`.
+  void NoteDirChanged(const Attr& dir);
+  // Forget the cached attributes of `ino` (open file or directory), or of all.
   void ForgetMetaAttr(InodeId ino);
   void ForgetMetaAttrs();
 
@@ -53,6 +61,12 @@ class OpenFiles {
   const Duration attr_cache_;
   std::mutex inodes_mu_;  // guards inodes_ (taken before any InodeState::mu)
   std::unordered_map<InodeId, std::weak_ptr<InodeState>> inodes_;
+  struct DirAttr {
+    Attr attr;
+    std::chrono::steady_clock::time_point at;
+  };
+  std::mutex dirs_mu_;  // guards dirs_ (taken alone)
+  std::unordered_map<InodeId, DirAttr> dirs_;
 };
 
 }  // namespace t0fs::client

@@ -157,18 +157,27 @@ Status Passthrough::Hold(InodeState& st, const std::shared_ptr<ChunkFile>& file,
     std::lock_guard lock(st.mu);
     first_writer = write && st.passthrough.writers == 0;
   }
+  struct stat empty {};
+  bool starts_empty = false;
   if (first_writer) {
     // Before the kernel can write: checksums stop being enforced, and the
     // writer byte tells the scrubber someone is alive.
     RETURN_IF_ERROR(file->MarkChecksumsPending());
     RETURN_IF_ERROR(file->HoldWriter());
+    // An empty chunk file (a new file) changes size at the kernel's first
+    // write, so a close without writes needs no commit. Any other starts as
+    // written: an overwrite of the same size may keep the ctime on kernels
+    // without fine-grained timestamps.
+    ASSIGN_OR_RETURN(empty, StatChunkData(*file));
+    starts_empty = empty.st_size == 0;
   }
   std::lock_guard lock(st.mu);
   LOG_DEBUG("inode {}: {} joins passthrough ({} open, {} writers before)", st.ino, write ? "writer" : "reader",
             st.passthrough.opens, st.passthrough.writers);
   if (st.passthrough.opens++ == 0) st.passthrough.file = file;
-  if (write) {
-    if (st.passthrough.writers++ == 0) st.passthrough.seen_size = -1;
+  if (write && st.passthrough.writers++ == 0) {
+    st.passthrough.seen_size = starts_empty ? 0 : -1;
+    st.passthrough.seen_ctime = starts_empty ? CtimeOf(empty) : Timespec{};
   }
   stats_.passthrough_opens++;
   return Status::Ok();

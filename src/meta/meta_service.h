@@ -87,6 +87,10 @@ class MetaService {
   bool IsUp(NodeId node) const { return health_.Of(node) != Health::kDown; }
   // Signs every chunk of `layout` with `rights`.
   void SignLayout(pb::Layout* layout, uint32_t rights) const;
+  // Where a new chunk of a file with `attr`'s objective and chunk size goes:
+  // placement over the usable nodes, the first replica on `writer` under
+  // placement=local.
+  Result<std::vector<ReplicaTarget>> PlaceChunk(const InodeAttr& attr, NodeId writer);
 
   MetaConfig config_;
   std::unique_ptr<metrics::Registry> registry_ = std::make_unique<metrics::Registry>();

@@ -18,10 +18,28 @@ using rpc::Handle;
 using rpc::ToWire;
 
 namespace {
-// Chunks in the layout handed out at open; the client fetches more on demand.
-constexpr uint64_t kOpenLayoutChunks = 1024;
 constexpr size_t kMaxAllocate = 1024;
+constexpr size_t kMaxReleaseBatch = 4096;
 }  // namespace
+
+Result<std::vector<ReplicaTarget>> MetaService::PlaceChunk(const InodeAttr& attr, NodeId writer) {
+  ASSIGN_OR_RETURN(auto nodes, ListNodes());
+  std::vector<NodeChoice> choices;
+  for (const NodeRecord& node : nodes) {
+    choices.push_back(NodeChoice{&node, IsUp(node.node) && node.admin_state == NodeAdminState::kActive,
+                                 planner_->LoadOf(node.node)});
+  }
+  PlacementRequest place;
+  place.writer = writer;
+  place.replicas = attr.replicas;
+  place.placement = attr.placement;
+  place.allowed = attr.placement_nodes;
+  place.chunk_size = attr.chunk_size;
+  // With fewer usable nodes than the objective asks, the chunk starts with
+  // what there is and repair adds the rest when nodes return.
+  place.allow_fewer = true;
+  return ChooseTargets(choices, place);
+}
 
 void MetaService::AddFileHandlers(HandlerList& h) {
   h.push_back(Handle<Method::kOpen>(
@@ -44,7 +62,13 @@ void MetaService::AddFileHandlers(HandlerList& h) {
 
   h.push_back(Handle<Method::kRelease>(
       [this](const pb::ReleaseReq& req, pb::Empty&, Call&) {
-        return store_->Release(FromWire<OpToken>(req.token()), HandleId(req.handle()));
+        if (req.more_size() == 0) return store_->Release(FromWire<OpToken>(req.token()), HandleId(req.handle()));
+        if (static_cast<size_t>(req.more_size()) > kMaxReleaseBatch) {
+          return Status(StatusCode::kInvalidArgument, fmt::format("release 1..{} handles per call", kMaxReleaseBatch));
+        }
+        std::vector<HandleId> handles{HandleId(req.handle())};
+        for (uint64_t h : req.more()) handles.push_back(HandleId(h));
+        return store_->ReleaseMany(FromWire<OpToken>(req.token()), handles);
       }));
 
   h.push_back(Handle<Method::kGetLayout>(
@@ -69,22 +93,7 @@ void MetaService::AddFileHandlers(HandlerList& h) {
           return Status(StatusCode::kInvalidArgument, fmt::format("allocate 1..{} chunks per call", kMaxAllocate));
         }
         ASSIGN_OR_RETURN(InodeAttr attr, store_->GetAttr(InodeId(req.ino())));
-        ASSIGN_OR_RETURN(auto nodes, ListNodes());
-        std::vector<NodeChoice> choices;
-        for (const NodeRecord& node : nodes) {
-          choices.push_back(NodeChoice{&node, IsUp(node.node) && node.admin_state == NodeAdminState::kActive,
-                                       planner_->LoadOf(node.node)});
-        }
-        PlacementRequest place;
-        place.writer = NodeId(req.writer_node());
-        place.replicas = attr.replicas;
-        place.placement = attr.placement;
-        place.allowed = attr.placement_nodes;
-        place.chunk_size = attr.chunk_size;
-        // With fewer usable nodes than the objective asks, the chunk starts
-        // with what there is and repair adds the rest when nodes return.
-        place.allow_fewer = true;
-        ASSIGN_OR_RETURN(auto targets, ChooseTargets(choices, place));
+        ASSIGN_OR_RETURN(auto targets, PlaceChunk(attr, NodeId(req.writer_node())));
         std::vector<uint64_t> indices(req.indices().begin(), req.indices().end());
         ASSIGN_OR_RETURN(auto chunks, store_->Allocate(FromWire<OpToken>(req.token()), attr.ino, indices, targets));
         auto* layout = rsp.mutable_layout();

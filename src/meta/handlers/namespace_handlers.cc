@@ -1,6 +1,7 @@
 // Namespace operations: thin conversions between the wire and the store,
 // which implements the POSIX semantics (src/meta/store/ops/).
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "rpc/convert.h"
@@ -67,10 +68,31 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
           // answer then (kNotFound, or the replay of a retried create).
           auto dir = store_->GetAttr(args.parent);
           args.chunk_size = dir.ok() ? NewFileChunkSize(*dir, config_) : config_.chunk_size.bytes;
+          args.open_session = SessionId(req.open_session());
+          args.open_flags = req.open_flags();
+          if (args.open_session.valid() && req.first_chunk() && dir.ok()) {
+            // The new file takes its directory's objective (MakeNode). No
+            // place now (no usable node, full volumes): the writer's own
+            // Allocate reports why.
+            InodeAttr file = *dir;
+            file.chunk_size = args.chunk_size;
+            auto targets = PlaceChunk(file, NodeId(req.writer_node()));
+            if (targets.ok()) args.first_chunk = std::move(targets).value();
+          }
         }
         ASSIGN_OR_RETURN(MakeNodeResult made, store_->MakeNode(FromWire<OpToken>(req.token()), args, WallNow()));
         ToWire(made.attr, rsp.mutable_attr());
         rsp.set_created(made.created);
+        ToWire(made.parent, rsp.mutable_parent());
+        if (made.handle.valid()) {
+          rsp.set_handle(made.handle.value());
+          auto* layout = rsp.mutable_layout();
+          layout->set_ino(made.attr.ino.value());
+          layout->set_chunk_size(made.attr.chunk_size);
+          for (const ChunkLayout& c : made.layout) ToWire(c, layout->add_chunks());
+          const bool write = (req.open_flags() & O_ACCMODE) != O_RDONLY;
+          SignLayout(layout, write ? kCapRead | kCapWrite : kCapRead);
+        }
         return Status::Ok();
       }));
 

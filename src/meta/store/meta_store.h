@@ -118,11 +118,25 @@ struct MakeNodeArgs {
   // policy (the store does not know the cluster defaults). Directories
   // inherit their parent's chunk size; other types have none.
   uint64_t chunk_size = 0;
+  // S_IFREG only, valid: the create also opens the file in its transaction
+  // (a handle of this session with `open_flags`; O_TRUNC is not applied to
+  // an existing file: the caller truncates) and returns the first chunks of
+  // its layout. A new file gets chunk 0 on `first_chunk` when that is set.
+  SessionId open_session{};
+  uint32_t open_flags = 0;
+  std::vector<ReplicaTarget> first_chunk{};
 };
+
+// Chunks of the layout a create or an open hands out; the client fetches
+// more on demand.
+inline constexpr uint64_t kOpenLayoutChunks = 1024;
 
 struct MakeNodeResult {
   InodeAttr attr;
   bool created = true;
+  InodeAttr parent;                 // the directory after the change
+  HandleId handle;                  // when the create opened the file
+  std::vector<ChunkLayout> layout;  // when it opened: chunks [0, kOpenLayoutChunks)
 };
 
 struct SetAttrArgs {
@@ -293,6 +307,9 @@ class MetaStore {
                                   uint32_t flags, Timespec now) = 0;
   // Drops a handle; frees an unlinked inode when it was the last one.
   virtual Status Release(const OpToken& token, HandleId handle) = 0;
+  // Several handles of a client in one transaction (its batched closes);
+  // handles that are not open (any more) are skipped.
+  virtual Status ReleaseMany(const OpToken& token, const std::vector<HandleId>& handles) = 0;
   // Allocated chunks with index in [first, first + count), ascending.
   virtual Result<std::vector<ChunkLayout>> GetLayout(InodeId ino, uint64_t first, uint64_t count) = 0;
   // Allocates the chunks at `indices` with one replica per target (the same

@@ -73,6 +73,7 @@ class PosixStore final : public MetaStore {
   Result<OpenResult> Open(const OpToken& token, SessionId session, InodeId ino, uint32_t flags,
                           Timespec now) override;
   Status Release(const OpToken& token, HandleId handle) override;
+  Status ReleaseMany(const OpToken& token, const std::vector<HandleId>& handles) override;
   Result<std::vector<ChunkLayout>> GetLayout(InodeId ino, uint64_t first, uint64_t count) override;
   Result<std::vector<ChunkLayout>> Allocate(const OpToken& token, InodeId ino,
                                             const std::vector<uint64_t>& indices,

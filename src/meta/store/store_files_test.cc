@@ -105,6 +105,77 @@ TEST_P(FilesTest, UnlinkWhileOpenKeepsTheInodeUntilLastRelease) {
   EXPECT_TRUE(CheckProblems().empty());
 }
 
+TEST_P(FilesTest, CreateOpensInItsTransaction) {
+  MakeNodeArgs a{kRootInode, "f", S_IFREG | 0644, 0, 0, 0, true, "", 4096};
+  a.open_session = session_;
+  a.open_flags = O_WRONLY | O_CREAT;
+  a.first_chunk = {targets_[0]};
+  OpToken tok{session_, 3, 1};
+  auto made = store_->MakeNode(tok, a, T(100));
+  ASSERT_OK(made);
+  EXPECT_TRUE(made->created);
+  EXPECT_TRUE(made->handle.valid());
+  EXPECT_EQ(made->parent.ino, kRootInode);
+  EXPECT_EQ(made->parent.mtime, T(100));
+  ASSERT_EQ(made->layout.size(), 1u);  // chunk 0, on the writer's target
+  EXPECT_EQ(made->layout[0].index, 0u);
+  ASSERT_EQ(made->layout[0].replicas.size(), 1u);
+  EXPECT_EQ(made->layout[0].replicas[0].node, targets_[0].node);
+  EXPECT_EQ(Counts().open_handles, 1u);
+  // A retry returns the same handle and layout, and runs nothing again.
+  auto again = store_->MakeNode(tok, a, T(200));
+  ASSERT_OK(again);
+  EXPECT_EQ(again->handle, made->handle);
+  EXPECT_EQ(again->layout.size(), 1u);
+  EXPECT_EQ(Counts().open_handles, 1u);
+  EXPECT_EQ(Counts().chunks, 1u);
+
+  // An existing file (non-exclusive): opened with its layout as it is; no
+  // new chunk, and O_TRUNC is the caller's.
+  ASSERT_OK(store_->Commit(OpToken{}, CommitArgs{made->attr.ino, made->handle, 10, T(110), {}}, false, T(110)));
+  MakeNodeArgs b = a;
+  b.exclusive = false;
+  b.open_flags = O_RDWR | O_CREAT | O_TRUNC;
+  b.first_chunk = {targets_[1]};
+  auto found = store_->MakeNode(OpToken{}, b, T(300));
+  ASSERT_OK(found);
+  EXPECT_FALSE(found->created);
+  EXPECT_EQ(found->attr.size, 10u);
+  EXPECT_NE(found->handle, made->handle);
+  ASSERT_EQ(found->layout.size(), 1u);
+  EXPECT_EQ(found->layout[0].replicas[0].node, targets_[0].node);
+  EXPECT_EQ(Counts().chunks, 1u);
+
+  // Only regular files are opened; the session must be open.
+  MakeNodeArgs d{kRootInode, "d", S_IFDIR | 0755, 0, 0, 0, true, "", 0};
+  d.open_session = session_;
+  EXPECT_CODE(store_->MakeNode(OpToken{}, d, T(400)), kInvalidArgument);
+  MakeNodeArgs g{kRootInode, "g", S_IFREG | 0644, 0, 0, 0, true, "", 4096};
+  g.open_session = SessionId(999);
+  EXPECT_CODE(store_->MakeNode(OpToken{}, g, T(400)), kMetaNoSession);
+  EXPECT_CODE(store_->Lookup(kRootInode, "g"), kNotFound);  // nothing left of it
+  EXPECT_TRUE(CheckProblems().empty());
+}
+
+TEST_P(FilesTest, ReleaseManyClosesEveryHandleInOneGo) {
+  InodeId f = MkFile(kRootInode, "f");
+  InodeId g = MkFile(kRootInode, "g");
+  ASSERT_OK(store_->Allocate(OpToken{}, f, {0}, targets_));
+  auto h1 = OpenFile(f);
+  auto h2 = OpenFile(g, O_RDONLY);
+  ASSERT_OK(h1);
+  ASSERT_OK(h2);
+  ASSERT_OK(store_->Unlink(OpToken{}, kRootInode, "f", T(200)));
+  // An unknown handle in a batch is skipped; the others are closed, and the
+  // unlinked file goes with its last handle.
+  ASSERT_OK(store_->ReleaseMany(OpToken{}, {h1->handle, HandleId(999), h2->handle}));
+  EXPECT_EQ(Counts().open_handles, 0u);
+  EXPECT_CODE(store_->GetAttr(f), kNotFound);
+  EXPECT_EQ(Counts().garbage_chunks, 3u);
+  EXPECT_OK(store_->GetAttr(g));
+  EXPECT_TRUE(CheckProblems().empty());
+}
+
 // ---- sessions ----
 
 TEST_P(FilesTest, SessionLifecycle) {

@@ -89,6 +89,47 @@ Result<std::vector<ChunkLayout>> LoadLayouts(ReadTxn& txn, InodeId ino,
   return out;
 }
 
+Result<std::vector<ChunkLayout>> LoadLayoutRange(ReadTxn& txn, InodeId ino, uint64_t first, uint64_t end) {
+  ASSIGN_OR_RETURN(std::vector<ChunkWithReplicas> chunks, txn.ListChunksOf(ino, first, end));
+  std::vector<ChunkLayout> out;
+  out.reserve(chunks.size());
+  for (const ChunkWithReplicas& c : chunks) {
+    if (!c.replicas.empty()) out.push_back(LayoutOf(c));
+  }
+  return out;
+}
+
+Status CheckTargets(ReadTxn& txn, const std::vector<ReplicaTarget>& targets) {
+  if (targets.empty()) return Status(StatusCode::kInvalidArgument, "no replica targets");
+  for (const ReplicaTarget& t : targets) {
+    ASSIGN_OR_RETURN(std::optional<NodeRow> node, txn.GetNode(t.node));
+    if (!node) return Status(StatusCode::kMetaNoNode, fmt::format("node {}", t.node));
+    ASSIGN_OR_RETURN(std::optional<VolumeRecord> vol, txn.GetVolume(t.volume));
+    if (!vol || vol->node != t.node) {
+      return Status(StatusCode::kInvalidArgument,
+                    fmt::format("volume {} is not a volume of node {}", t.volume, t.node));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<HandleId> AddHandle(WriteTxn& txn, SessionId session, InodeId ino, uint32_t flags) {
+  ASSIGN_OR_RETURN(uint64_t id, txn.NextId(Counter::kHandle));
+  RETURN_IF_ERROR(txn.PutHandle(HandleRow{HandleId(id), session, ino, flags}));
+  return HandleId(id);
+}
+
+Status AddChunk(WriteTxn& txn, InodeId ino, uint64_t index, const std::vector<ReplicaTarget>& targets) {
+  ASSIGN_OR_RETURN(uint64_t id, txn.NextId(Counter::kChunk));
+  const ChunkId chunk(id);
+  RETURN_IF_ERROR(txn.PutChunk(ChunkRow{chunk, ino, index}));
+  for (size_t pos = 0; pos < targets.size(); ++pos) {
+    RETURN_IF_ERROR(txn.PutReplica(
+        ReplicaRow{chunk, static_cast<uint32_t>(pos), targets[pos].node, targets[pos].volume, 0, ReplicaState::kHealthy}));
+  }
+  return Status::Ok();
+}
+
 Status RequireSession(ReadTxn& txn, SessionId session) {
   ASSIGN_OR_RETURN(std::optional<SessionRecord> found, txn.GetSession(session));
   if (!found) return Status(StatusCode::kMetaNoSession, fmt::format("session {}", session));

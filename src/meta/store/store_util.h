@@ -62,8 +62,12 @@ ChunkLayout LayoutOf(const ChunkWithReplicas& chunk);
 // The layouts of the allocated chunks among `indices` (ascending, distinct).
 Result<std::vector<ChunkLayout>> LoadLayouts(ReadTxn& txn, InodeId ino,
                                              const std::vector<uint64_t>& indices);
+// The layouts of the allocated chunks with index in [first, end), ascending.
+Result<std::vector<ChunkLayout>> LoadLayoutRange(ReadTxn& txn, InodeId ino, uint64_t first, uint64_t end);
 // kMetaNoSession when `session` is not open.
 Status RequireSession(ReadTxn& txn, SessionId session);
+// Every target is a registered volume of a registered node.
+Status CheckTargets(ReadTxn& txn, const std::vector<ReplicaTarget>& targets);
 
 // ---- writes ----
 // Loads inode `ino`, applies `change` and writes it back.
@@ -71,6 +75,11 @@ Status UpdateInode(WriteTxn& txn, InodeId ino, const std::function<void(InodeRow
 // A new entry (parent, name) → ino, last in the directory's listing order:
 // takes the next seq of `parent` (the caller writes `parent` back).
 Status AddEntry(WriteTxn& txn, InodeRow& parent, std::string_view name, InodeId ino);
+// A new open handle of `session` on `ino` (the caller checked the session).
+Result<HandleId> AddHandle(WriteTxn& txn, SessionId session, InodeId ino, uint32_t flags);
+// A new chunk of `ino` at `index` with one empty healthy replica per target
+// (the caller checked the targets and that the index is free).
+Status AddChunk(WriteTxn& txn, InodeId ino, uint64_t index, const std::vector<ReplicaTarget>& targets);
 // mtime and ctime of a directory whose entries changed.
 inline void TouchDir(InodeRow& dir, Timespec now) {
   dir.attr.mtime = now;

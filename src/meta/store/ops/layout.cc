@@ -33,33 +33,11 @@ Result<std::vector<ChunkLayout>> PosixStore::GetLayout(InodeId ino, uint64_t fir
     if (count == 0 || first > internal::kMaxFileSize) return Status::Ok();
     uint64_t end =
         std::min(internal::kMaxFileSize, first + std::min(count, internal::kMaxFileSize));
-    ASSIGN_OR_RETURN(std::vector<ChunkWithReplicas> chunks, txn.ListChunksOf(ino, first, end));
-    for (const ChunkWithReplicas& c : chunks) {
-      if (!c.replicas.empty()) out.push_back(internal::LayoutOf(c));
-    }
+    ASSIGN_OR_RETURN(out, internal::LoadLayoutRange(txn, ino, first, end));
     return Status::Ok();
   }));
   return out;
 }
-
-namespace {
-
-// Every target is a registered volume of a registered node.
-Status CheckTargets(ReadTxn& txn, const std::vector<ReplicaTarget>& targets) {
-  if (targets.empty()) return Status(StatusCode::kInvalidArgument, "no replica targets");
-  for (const ReplicaTarget& t : targets) {
-    ASSIGN_OR_RETURN(std::optional<NodeRow> node, txn.GetNode(t.node));
-    if (!node) return Status(StatusCode::kMetaNoNode, fmt::format("node {}", t.node));
-    ASSIGN_OR_RETURN(std::optional<VolumeRecord> vol, txn.GetVolume(t.volume));
-    if (!vol || vol->node != t.node) {
-      return Status(StatusCode::kInvalidArgument,
-                    fmt::format("volume {} is not a volume of node {}", t.volume, t.node));
-    }
-  }
-  return Status::Ok();
-}
-
-}  // namespace
 
 Result<std::vector<ChunkLayout>> PosixStore::Allocate(const OpToken& token, InodeId ino,
                                                       const std::vector<uint64_t>& indices,
@@ -92,17 +70,10 @@ Result<std::vector<ChunkLayout>> PosixStore::Allocate(const OpToken& token, Inod
       ASSIGN_OR_RETURN(std::vector<ChunkWithReplicas> existing, txn.ListChunksOf(ino, idx, idx + 1));
       if (!existing.empty()) continue;
       if (!targets_checked) {
-        RETURN_IF_ERROR(CheckTargets(txn, targets));
+        RETURN_IF_ERROR(internal::CheckTargets(txn, targets));
         targets_checked = true;
       }
-      ASSIGN_OR_RETURN(uint64_t id, txn.NextId(Counter::kChunk));
-      const ChunkId chunk(id);
-      RETURN_IF_ERROR(txn.PutChunk(ChunkRow{chunk, ino, idx}));
-      for (size_t pos = 0; pos < targets.size(); ++pos) {
-        RETURN_IF_ERROR(txn.PutReplica(ReplicaRow{chunk, static_cast<uint32_t>(pos),
-                                                  targets[pos].node, targets[pos].volume, 0,
-                                                  ReplicaState::kHealthy}));
-      }
+      RETURN_IF_ERROR(internal::AddChunk(txn, ino, idx, targets));
     }
     ASSIGN_OR_RETURN(result, internal::LoadLayouts(txn, ino, sorted));
     return Status::Ok();

@@ -1,5 +1,6 @@
 // MakeNode: mknod, mkdir, symlink and create.
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "meta/store/posix_store.h"
@@ -41,11 +42,24 @@ Status CheckNodeArgs(const MakeNodeArgs& args) {
   }
 }
 
+// The open half of a create (MakeNodeArgs::open_session) of regular file
+// `made.attr`, in the create's transaction.
+Status OpenMade(WriteTxn& txn, const MakeNodeArgs& args, MakeNodeResult& made) {
+  if (!args.open_session.valid()) return Status::Ok();
+  RETURN_IF_ERROR(internal::RequireSession(txn, args.open_session));
+  ASSIGN_OR_RETURN(made.handle, internal::AddHandle(txn, args.open_session, made.attr.ino, args.open_flags & ~O_TRUNC));
+  ASSIGN_OR_RETURN(made.layout, internal::LoadLayoutRange(txn, made.attr.ino, 0, kOpenLayoutChunks));
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<MakeNodeResult> PosixStore::MakeNode(const OpToken& token, const MakeNodeArgs& args,
                                             Timespec now) {
   RETURN_IF_ERROR(CheckNodeArgs(args));
+  if (args.open_session.valid() && (args.mode & S_IFMT) != S_IFREG) {
+    return Status(StatusCode::kInvalidArgument, "only a regular file is opened at its create");
+  }
   const uint32_t type = args.mode & S_IFMT;
   MakeNodeResult result;
   auto body = [&](WriteTxn& txn, Outcome& out) -> Status {
@@ -58,9 +72,13 @@ Result<MakeNodeResult> PosixStore::MakeNode(const OpToken& token, const MakeNode
           return Status(StatusCode::kIsDirectory, fmt::format("{} is a directory", args.name));
         }
         if (internal::IsReg(found.attr.mode)) {
-          result = MakeNodeResult{found.attr, false};
+          result.attr = found.attr;
+          result.parent = parent.attr;
+          result.created = false;
           out.ino = found.attr.ino;
           out.flag = false;
+          RETURN_IF_ERROR(OpenMade(txn, args, result));
+          out.handle = result.handle;
           return Status::Ok();
         }
       }
@@ -98,15 +116,29 @@ Result<MakeNodeResult> PosixStore::MakeNode(const OpToken& token, const MakeNode
     if (is_dir) parent.attr.nlink += 1;
     internal::TouchDir(parent, now);
     RETURN_IF_ERROR(txn.PutInode(parent));
-    result = MakeNodeResult{a, true};
+    result.attr = a;
+    result.parent = parent.attr;
+    result.created = true;
     out.ino = a.ino;
     out.flag = true;
+    if (args.open_session.valid() && !args.first_chunk.empty()) {
+      RETURN_IF_ERROR(internal::CheckTargets(txn, args.first_chunk));
+      RETURN_IF_ERROR(internal::AddChunk(txn, a.ino, 0, args.first_chunk));
+    }
+    RETURN_IF_ERROR(OpenMade(txn, args, result));
+    out.handle = result.handle;
     return Status::Ok();
   };
   auto replay = [&](ReadTxn& txn, const Outcome& out) -> Status {
     ASSIGN_OR_RETURN(InodeRow row, internal::LoadInode(txn, out.ino));
     result.attr = std::move(row.attr);
     result.created = out.flag;
+    ASSIGN_OR_RETURN(InodeRow parent, internal::LoadInode(txn, args.parent));
+    result.parent = std::move(parent.attr);
+    result.handle = out.handle;
+    if (out.handle.valid()) {
+      ASSIGN_OR_RETURN(result.layout, internal::LoadLayoutRange(txn, out.ino, 0, kOpenLayoutChunks));
+    }
     return Status::Ok();
   };
   RETURN_IF_ERROR(Mutate(token, body, replay));

@@ -24,9 +24,7 @@ Result<OpenResult> PosixStore::Open(const OpToken& token, SessionId session, Ino
       RETURN_IF_ERROR(internal::Truncate(txn, row, 0, now));
       RETURN_IF_ERROR(txn.PutInode(row));
     }
-    ASSIGN_OR_RETURN(uint64_t id, txn.NextId(Counter::kHandle));
-    result.handle = HandleId(id);
-    RETURN_IF_ERROR(txn.PutHandle(HandleRow{result.handle, session, ino, flags}));
+    ASSIGN_OR_RETURN(result.handle, internal::AddHandle(txn, session, ino, flags));
     result.attr = row.attr;
     out.ino = ino;
     out.handle = result.handle;
@@ -42,19 +40,39 @@ Result<OpenResult> PosixStore::Open(const OpToken& token, SessionId session, Ino
   return result;
 }
 
+namespace {
+
+// Closes open handle `found`: the inode loses it, and is freed when it was
+// the last of an unlinked inode.
+Status DropHandle(WriteTxn& txn, const HandleRow& found) {
+  RETURN_IF_ERROR(txn.DeleteHandle(found.id));
+  // The last writer is gone: chunks allocated ahead past the end of the
+  // file and never written leave the layout.
+  ASSIGN_OR_RETURN(std::vector<HandleRow> others, txn.ListHandlesOf(found.ino));
+  const bool writers = std::any_of(others.begin(), others.end(), [](const HandleRow& h) {
+    return internal::OpensForWrite(h.flags);
+  });
+  if (!writers) RETURN_IF_ERROR(internal::DropUnwrittenTail(txn, found.ino));
+  return internal::FreeIfOrphan(txn, found.ino);
+}
+
+}  // namespace
+
 Status PosixStore::Release(const OpToken& token, HandleId handle) {
   return Mutate(token, [&](WriteTxn& txn, Outcome&) -> Status {
     ASSIGN_OR_RETURN(std::optional<HandleRow> found, txn.GetHandle(handle));
     if (!found) return Status(StatusCode::kBadHandle, fmt::format("handle {}", handle));
-    RETURN_IF_ERROR(txn.DeleteHandle(handle));
-    // The last writer is gone: chunks allocated ahead past the end of the
-    // file and never written leave the layout.
-    ASSIGN_OR_RETURN(std::vector<HandleRow> others, txn.ListHandlesOf(found->ino));
-    const bool writers = std::any_of(others.begin(), others.end(), [](const HandleRow& h) {
-      return internal::OpensForWrite(h.flags);
-    });
-    if (!writers) RETURN_IF_ERROR(internal::DropUnwrittenTail(txn, found->ino));
-    return internal::FreeIfOrphan(txn, found->ino);
+    return DropHandle(txn, *found);
+  });
+}
+
+Status PosixStore::ReleaseMany(const OpToken& token, const std::vector<HandleId>& handles) {
+  return Mutate(token, [&](WriteTxn& txn, Outcome&) -> Status {
+    for (HandleId handle : handles) {
+      ASSIGN_OR_RETURN(std::optional<HandleRow> found, txn.GetHandle(handle));
+      if (found) RETURN_IF_ERROR(DropHandle(txn, *found));
+    }
+    return Status::Ok();
   });
 }
 
