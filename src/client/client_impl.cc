@@ -116,14 +116,16 @@ Result<Attr> ClientImpl::MakeNode(const NewNode& node) {
 }
 
 Status ClientImpl::Unlink(InodeId parent, std::string_view name) {
-  RETURN_IF_ERROR(meta_.Unlink(parent, name));
+  ASSIGN_OR_RETURN(std::optional<Attr> dir, meta_.Unlink(parent, name));
   open_.ForgetMetaAttrs();  // the unlinked inode's nlink and ctime changed
+  if (dir) open_.NoteDirChanged(*dir);
   return Status::Ok();
 }
 
 Status ClientImpl::Rmdir(InodeId parent, std::string_view name) {
-  RETURN_IF_ERROR(meta_.Rmdir(parent, name));
+  ASSIGN_OR_RETURN(std::optional<Attr> dir, meta_.Rmdir(parent, name));
   open_.ForgetMetaAttr(parent);
+  if (dir) open_.NoteDirChanged(*dir);
   return Status::Ok();
 }
 

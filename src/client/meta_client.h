@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <optional>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -89,8 +90,10 @@ class MetaClient final : public MetaApi {
   // With `first_chunk`, a new file comes with chunk 0 placed for this
   // client's node.
   Result<CreatedFile> CreateOpen(const NewNode& node, int flags, bool first_chunk);
-  Status Unlink(InodeId parent, std::string_view name);
-  Status Rmdir(InodeId parent, std::string_view name);
+  // Unlink and Rmdir answer the directory's attributes after the change
+  // (when meta sends them).
+  Result<std::optional<Attr>> Unlink(InodeId parent, std::string_view name);
+  Result<std::optional<Attr>> Rmdir(InodeId parent, std::string_view name);
   Status Rename(InodeId old_parent, std::string_view old_name, InodeId new_parent, std::string_view new_name,
                 uint32_t flags);
   Result<Attr> Link(InodeId ino, InodeId new_parent, std::string_view new_name);

@@ -129,20 +129,24 @@ Result<CreatedFile> MetaClient::CreateOpen(const NewNode& node, int flags, bool 
   return CreatedFile{std::move(opened), rsp.created(), ParentOf(rsp)};
 }
 
-Status MetaClient::Unlink(InodeId parent, std::string_view name) {
+Result<std::optional<Attr>> MetaClient::Unlink(InodeId parent, std::string_view name) {
   pb::RemoveReq req;
   req.set_parent(parent.value());
   req.set_name(std::string(name));
-  pb::Empty rsp;
-  return Mutate<rpc::Method::kUnlink>(req, &rsp);
+  pb::RemoveRsp rsp;
+  RETURN_IF_ERROR(Mutate<rpc::Method::kUnlink>(req, &rsp));
+  if (!rsp.has_parent()) return std::optional<Attr>();
+  return std::optional<Attr>(rpc::FromWire<Attr>(rsp.parent()));
 }
 
-Status MetaClient::Rmdir(InodeId parent, std::string_view name) {
+Result<std::optional<Attr>> MetaClient::Rmdir(InodeId parent, std::string_view name) {
   pb::RemoveReq req;
   req.set_parent(parent.value());
   req.set_name(std::string(name));
-  pb::Empty rsp;
-  return Mutate<rpc::Method::kRmdir>(req, &rsp);
+  pb::RemoveRsp rsp;
+  RETURN_IF_ERROR(Mutate<rpc::Method::kRmdir>(req, &rsp));
+  if (!rsp.has_parent()) return std::optional<Attr>();
+  return std::optional<Attr>(rpc::FromWire<Attr>(rsp.parent()));
 }
 
 Status MetaClient::Rename(InodeId old_parent, std::string_view old_name, InodeId new_parent,

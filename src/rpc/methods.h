@@ -27,6 +27,7 @@ class SetAttrReq;
 class MakeNodeReq;
 class MakeNodeRsp;
 class RemoveReq;
+class RemoveRsp;
 class RenameReq;
 class LinkReq;
 class ReadLinkRsp;
@@ -143,8 +144,8 @@ template <> struct MethodTypes<Method::kLookup>        : Messages<pb::LookupReq,
 template <> struct MethodTypes<Method::kGetAttr>       : Messages<pb::GetAttrReq, pb::AttrRsp> {};
 template <> struct MethodTypes<Method::kSetAttr>       : Messages<pb::SetAttrReq, pb::AttrRsp> {};
 template <> struct MethodTypes<Method::kMakeNode>      : Messages<pb::MakeNodeReq, pb::MakeNodeRsp> {};
-template <> struct MethodTypes<Method::kUnlink>        : Messages<pb::RemoveReq, pb::Empty> {};
-template <> struct MethodTypes<Method::kRmdir>         : Messages<pb::RemoveReq, pb::Empty> {};
+template <> struct MethodTypes<Method::kUnlink>        : Messages<pb::RemoveReq, pb::RemoveRsp> {};
+template <> struct MethodTypes<Method::kRmdir>         : Messages<pb::RemoveReq, pb::RemoveRsp> {};
 template <> struct MethodTypes<Method::kRename>        : Messages<pb::RenameReq, pb::Empty> {};
 template <> struct MethodTypes<Method::kLink>          : Messages<pb::LinkReq, pb::AttrRsp> {};
 template <> struct MethodTypes<Method::kReadLink>      : Messages<pb::GetAttrReq, pb::ReadLinkRsp> {};

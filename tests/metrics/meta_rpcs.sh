@@ -10,7 +10,8 @@
 #      create's answer, not by meta.
 #   2. N creates with a 100-byte write each: N make_node, N commits, still no
 #      open or allocate; the files read back.
-#   3. N unlinks: N unlink RPCs.
+#   3. N unlinks: N unlink RPCs, the directory's GETATTR answered by the
+#      mount from the unlink's answer.
 #   4. Two mounts: a name created on one is seen by the other at once (no
 #      cached negative entry), a rename and a removal within the documented
 #      1 s of the kernel's entry cache, a chmod within its 1 s attribute cache.
@@ -92,6 +93,7 @@ snapshot
 for i in $(seq 0 $((N - 1))); do rm "$MNT/d/e$i"; done
 report "$N unlinks"
 (( $(delta unlink) == N )) || fail "expected $N unlink RPCs, got $(delta unlink)"
+(( $(delta get_attr) <= N / 2 )) || fail "the directory's GETATTR reached meta $(delta get_attr) times in $N unlinks"
 
 # --- 4. a second mount
 other="$CLUSTER_DIR/other"

@@ -97,13 +97,19 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
       }));
 
   h.push_back(Handle<Method::kUnlink>(
-      [this](const pb::RemoveReq& req, pb::Empty&, Call&) {
-        return store_->Unlink(FromWire<OpToken>(req.token()), InodeId(req.parent()), req.name(), WallNow());
+      [this](const pb::RemoveReq& req, pb::RemoveRsp& rsp, Call&) -> Status {
+        InodeAttr dir;
+        RETURN_IF_ERROR(store_->Unlink(FromWire<OpToken>(req.token()), InodeId(req.parent()), req.name(), WallNow(), &dir));
+        if (dir.ino.valid()) ToWire(dir, rsp.mutable_parent());
+        return Status::Ok();
       }));
 
   h.push_back(Handle<Method::kRmdir>(
-      [this](const pb::RemoveReq& req, pb::Empty&, Call&) {
-        return store_->Rmdir(FromWire<OpToken>(req.token()), InodeId(req.parent()), req.name(), WallNow());
+      [this](const pb::RemoveReq& req, pb::RemoveRsp& rsp, Call&) -> Status {
+        InodeAttr dir;
+        RETURN_IF_ERROR(store_->Rmdir(FromWire<OpToken>(req.token()), InodeId(req.parent()), req.name(), WallNow(), &dir));
+        if (dir.ino.valid()) ToWire(dir, rsp.mutable_parent());
+        return Status::Ok();
       }));
 
   h.push_back(Handle<Method::kRename>(

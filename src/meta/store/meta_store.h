@@ -279,8 +279,12 @@ class MetaStore {
   // Removes a non-directory entry. When the last link goes and no handle is
   // open, the inode and its chunks are freed (chunks → garbage queue); when a
   // handle is open the inode lives on with nlink 0 until the last Release.
-  virtual Status Unlink(const OpToken& token, InodeId parent, std::string_view name, Timespec now) = 0;
-  virtual Status Rmdir(const OpToken& token, InodeId parent, std::string_view name, Timespec now) = 0;
+  // `dir_after`: set to the directory's attributes after the change (not
+  // on a replay of a recorded outcome).
+  virtual Status Unlink(const OpToken& token, InodeId parent, std::string_view name, Timespec now,
+                        InodeAttr* dir_after = nullptr) = 0;
+  virtual Status Rmdir(const OpToken& token, InodeId parent, std::string_view name, Timespec now,
+                       InodeAttr* dir_after = nullptr) = 0;
   // rename(2)/renameat2(2): replacing a file (freed as in Unlink) or an empty
   // directory; kNoReplace; kExchange (both must exist, types may differ);
   // a directory cannot move below itself (kInvalidArgument); renaming onto a

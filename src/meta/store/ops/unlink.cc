@@ -7,7 +7,7 @@
 namespace t0fs::meta {
 
 Status PosixStore::Unlink(const OpToken& token, InodeId parent, std::string_view name,
-                          Timespec now) {
+                          Timespec now, InodeAttr* dir_after) {
   RETURN_IF_ERROR(internal::CheckName(name));
   return Mutate(token, [&](WriteTxn& txn, Outcome&) -> Status {
     ASSIGN_OR_RETURN(InodeRow dir, internal::LoadDir(txn, parent));
@@ -20,12 +20,13 @@ Status PosixStore::Unlink(const OpToken& token, InodeId parent, std::string_view
     RETURN_IF_ERROR(txn.DeleteDentry(parent, name));
     internal::TouchDir(dir, now);
     RETURN_IF_ERROR(txn.PutInode(dir));
+    if (dir_after != nullptr) *dir_after = dir.attr;
     return internal::DropLink(txn, std::move(file), now);
   });
 }
 
 Status PosixStore::Rmdir(const OpToken& token, InodeId parent, std::string_view name,
-                         Timespec now) {
+                         Timespec now, InodeAttr* dir_after) {
   RETURN_IF_ERROR(internal::CheckName(name));
   return Mutate(token, [&](WriteTxn& txn, Outcome&) -> Status {
     ASSIGN_OR_RETURN(InodeRow dir, internal::LoadDir(txn, parent));
@@ -41,7 +42,11 @@ Status PosixStore::Rmdir(const OpToken& token, InodeId parent, std::string_view 
     RETURN_IF_ERROR(txn.DeleteDentry(parent, name));
     internal::TouchDir(dir, now);
     RETURN_IF_ERROR(txn.PutInode(dir));
-    return internal::RemoveDir(txn, child.attr.ino, parent, now);
+    RETURN_IF_ERROR(internal::RemoveDir(txn, child.attr.ino, parent, now));
+    if (dir_after == nullptr) return Status::Ok();
+    ASSIGN_OR_RETURN(InodeRow after, internal::LoadInode(txn, parent));  // RemoveDir took a link
+    *dir_after = after.attr;
+    return Status::Ok();
   });
 }
 
