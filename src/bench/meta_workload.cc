@@ -88,7 +88,9 @@ class MetaRun {
 Result<PhaseResult> MetaRun::Phase(const std::string& name, const Op& op, const Count& count) {
   const uint32_t threads = spec_.threads;
   std::vector<uint64_t> counts(threads);
-  for (uint32_t idx = 0; idx < threads; ++idx) counts[idx] = count ? count(Global(idx)) : spec_.items;
+  for (uint32_t idx = 0; idx < threads; ++idx) {
+    counts[idx] = count ? count(Global(idx)) : spec_.items;
+  }
   const uint64_t total = std::accumulate(counts.begin(), counts.end(), uint64_t{0});
   struct Worker {
     Histogram lat;

@@ -53,7 +53,7 @@ TEST(Meta, SharedDirectoryIsListedOnceWhole) {
   auto run = RunMeta(spec, WorldComm());
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   EXPECT_EQ(PhaseNames(*run), (std::vector<std::string>{"file-create", "dir-list", "file-stat",
-                                                         "file-rename", "file-remove"}));
+                                                        "file-rename", "file-remove"}));
   const PhaseResult& list = Find(*run, "dir-list");
   EXPECT_EQ(list.last_done.ops, 30u);  // every thread's files, by one lister
   EXPECT_EQ(list.workers, 1u);
@@ -74,8 +74,8 @@ TEST(Meta, ListAndRenameCanBeLeftOut) {
   spec.write_bytes = 100;
   auto run = RunMeta(spec, WorldComm());
   ASSERT_TRUE(run.ok()) << run.status().ToString();
-  EXPECT_EQ(PhaseNames(*run), (std::vector<std::string>{"file-create", "file-stat", "file-read",
-                                                         "file-remove"}));
+  EXPECT_EQ(PhaseNames(*run),
+            (std::vector<std::string>{"file-create", "file-stat", "file-read", "file-remove"}));
   EXPECT_TRUE(std::filesystem::is_empty(dir.path())) << "files left behind";
 }
 
