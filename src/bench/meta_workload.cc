@@ -177,29 +177,29 @@ Status Errno(std::string_view what, const std::string& path) {
 }
 
 // One entry of `ls -l`: the next name from readdir (the directory opened at
-// the first item, closed after the last) and its lstat(). The listing must
-// hold exactly the entries the thread expects; "." and ".." are not counted.
+// the first item, closed after the last) and its lstat(). A listing that
+// ends before the entries the thread expects is an error; "." and ".." are
+// not counted. The path is formatted only on the first item and on errors.
 Status MetaRun::ListNext(uint32_t global, uint64_t item) {
   DirStream& dir = listing_[global - Global(0)];
-  const std::string path = Dir(global);
   const uint64_t expected = ListCount(global);
   if (item == 0) {
-    dir.reset(::opendir(path.c_str()));
-    if (!dir) return Errno("opendir", path);
+    dir.reset(::opendir(Dir(global).c_str()));
+    if (!dir) return Errno("opendir", Dir(global));
   }
   for (;;) {
     errno = 0;
     const dirent* entry = ::readdir(dir.get());
     if (entry == nullptr) {
-      if (errno != 0) return Errno("readdir", path);
-      return Status(StatusCode::kIoError,
-                    fmt::format("{}: {} entries listed, {} expected", path, item, expected));
+      if (errno != 0) return Errno("readdir", Dir(global));
+      return Status(StatusCode::kIoError, fmt::format("{}: {} entries listed, {} expected",
+                                                      Dir(global), item, expected));
     }
     std::string_view name = entry->d_name;
     if (name == "." || name == "..") continue;
     struct stat st {};
     if (::fstatat(::dirfd(dir.get()), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      return Errno("lstat", fmt::format("{}/{}", path, name));
+      return Errno("lstat", fmt::format("{}/{}", Dir(global), name));
     }
     break;
   }
