@@ -192,8 +192,8 @@ Status MetaRun::ListNext(uint32_t global, uint64_t item) {
     const dirent* entry = ::readdir(dir.get());
     if (entry == nullptr) {
       if (errno != 0) return Errno("readdir", Dir(global));
-      return Status(StatusCode::kIoError, fmt::format("{}: {} entries listed, {} expected",
-                                                      Dir(global), item, expected));
+      return Status(StatusCode::kIoError,
+                    fmt::format("{}: {} entries listed, {} expected", Dir(global), item, expected));
     }
     std::string_view name = entry->d_name;
     if (name == "." || name == "..") continue;
