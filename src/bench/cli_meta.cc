@@ -24,6 +24,13 @@ void AddMetaOptions(CLI::App* cmd, MetaCliOptions* o) {
                   "Bytes written to each file at create and read back (mdtest -w/-e)");
   cmd->add_flag("--neighbor", o->neighbor,
                 "Stat and read the next thread's items, not your own (mdtest -N 1)");
+  cmd->add_flag("--no-list", o->no_list,
+                "Leave out the dir-list phase (on by default, not in mdtest): after file-create, "
+                "`ls -l` of the directory (readdir + lstat of every entry; rate in entries/s); "
+                "with --shared-dir one thread lists the whole shared directory");
+  cmd->add_flag("--no-rename", o->no_rename,
+                "Leave out the file-rename phase (on by default, not in mdtest): before "
+                "file-remove, each thread renames each of its files in the same directory");
 }
 
 Result<MetaSpec> ToMetaSpec(const MetaCliOptions& o, bool keep, bool progress) {
@@ -39,6 +46,8 @@ Result<MetaSpec> ToMetaSpec(const MetaCliOptions& o, bool keep, bool progress) {
   spec.dirs = !o.files_only;
   ASSIGN_OR_RETURN(spec.write_bytes, ParseSizeOption("--write-bytes", o.write_bytes));
   spec.neighbor = o.neighbor;
+  spec.list = !o.no_list;
+  spec.rename = !o.no_rename;
   spec.keep = keep;
   spec.progress = progress;
   RETURN_IF_ERROR(ValidateMetaSpec(spec));
@@ -48,7 +57,8 @@ Result<MetaSpec> ToMetaSpec(const MetaCliOptions& o, bool keep, bool progress) {
 void RegisterMeta(CLI::App* bench, int* exit_code) {
   auto* cmd = AddBenchSubcommand(
       bench, "meta",
-      "mdtest-style metadata rates: create / stat / read / remove of files and directories");
+      "mdtest-style metadata rates: create / stat / remove of directories, then create / "
+      "list (ls -l) / stat / read / rename / remove of files");
   auto meta = std::make_shared<MetaCliOptions>();
   auto common = std::make_shared<CommonOptions>();
   AddMetaOptions(cmd, meta.get());
@@ -67,7 +77,8 @@ void RegisterMeta(CLI::App* bench, int* exit_code) {
     set.params = {{"path", spec->path},     {"threads", spec->threads},
                   {"items", spec->items},   {"unique_dirs", spec->unique_dirs},
                   {"files", spec->files},   {"dirs", spec->dirs},
-                  {"write_bytes", spec->write_bytes}, {"neighbor", spec->neighbor}};
+                  {"write_bytes", spec->write_bytes}, {"neighbor", spec->neighbor},
+                  {"list", spec->list},     {"rename", spec->rename}};
     return Execute(std::move(set), *common, [&] { return RunMeta(*spec, WorldComm()); });
   });
 }

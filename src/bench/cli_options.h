@@ -112,6 +112,8 @@ struct MetaCliOptions {
   bool dirs_only = false;
   std::string write_bytes = "0";
   bool neighbor = false;
+  bool no_list = false;
+  bool no_rename = false;
 };
 void AddMetaOptions(CLI::App* cmd, MetaCliOptions* opts);
 Result<MetaSpec> ToMetaSpec(const MetaCliOptions& opts, bool keep, bool progress);

@@ -160,6 +160,18 @@ TEST(Cli, SweepAndMeta) {
   MetaCliOptions m;
   ASSERT_TRUE(Parse(&m, AddMetaOptions, {"/tmp", "-n", "10", "-F", "-D"}));
   EXPECT_FALSE(ToMetaSpec(m, false, false).ok());
+  MetaCliOptions dflt;
+  ASSERT_TRUE(Parse(&dflt, AddMetaOptions, {"/tmp"}));
+  auto with = ToMetaSpec(dflt, false, false);
+  ASSERT_TRUE(with.ok()) << with.status().ToString();
+  EXPECT_TRUE(with->list);
+  EXPECT_TRUE(with->rename);
+  MetaCliOptions plain;
+  ASSERT_TRUE(Parse(&plain, AddMetaOptions, {"/tmp", "--no-list", "--no-rename"}));
+  auto without = ToMetaSpec(plain, false, false);
+  ASSERT_TRUE(without.ok()) << without.status().ToString();
+  EXPECT_FALSE(without->list);
+  EXPECT_FALSE(without->rename);
 }
 
 TEST(Cli, EverySubcommandHasHelpWithDefaults) {

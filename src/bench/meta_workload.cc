@@ -1,13 +1,17 @@
 #include "bench/meta_workload.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <numeric>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -40,6 +44,11 @@ Status ValidateMetaSpec(const MetaSpec& spec) {
 
 namespace {
 
+struct DirCloser {
+  void operator()(DIR* dir) const { ::closedir(dir); }
+};
+using DirStream = std::unique_ptr<DIR, DirCloser>;
+
 class MetaRun {
  public:
   MetaRun(const MetaSpec& spec, Comm& comm) : spec_(spec), comm_(comm) {}
@@ -47,7 +56,18 @@ class MetaRun {
 
  private:
   using Op = std::function<Status(uint32_t global, uint64_t item, AlignedBuffer& buf)>;
-  Result<PhaseResult> Phase(const std::string& name, const Op& op);
+  // How many operations a thread does in a phase (default: spec_.items).
+  using Count = std::function<uint64_t(uint32_t global)>;
+  Result<PhaseResult> Phase(const std::string& name, const Op& op, const Count& count);
+  uint32_t Global(uint32_t idx) const {
+    return static_cast<uint32_t>(comm_.rank()) * spec_.threads + idx;
+  }
+  // dir-list: the entries thread `global` lists (0: it lists nothing).
+  uint64_t ListCount(uint32_t global) const {
+    if (spec_.unique_dirs) return spec_.items;
+    return global == 0 ? spec_.items * spec_.threads * static_cast<uint64_t>(comm_.size()) : 0;
+  }
+  Status ListNext(uint32_t global, uint64_t item);
   std::string Dir(uint32_t global) const {
     return spec_.unique_dirs ? fmt::format("{}/t{}", root_, global) : root_ + "/shared";
   }
@@ -62,10 +82,16 @@ class MetaRun {
   const MetaSpec& spec_;
   Comm& comm_;
   std::string root_;
+  std::vector<DirStream> listing_;  // dir-list: each thread's open directory, by thread index
 };
 
-Result<PhaseResult> MetaRun::Phase(const std::string& name, const Op& op) {
+Result<PhaseResult> MetaRun::Phase(const std::string& name, const Op& op, const Count& count) {
   const uint32_t threads = spec_.threads;
+  std::vector<uint64_t> counts(threads);
+  for (uint32_t idx = 0; idx < threads; ++idx) {
+    counts[idx] = count ? count(Global(idx)) : spec_.items;
+  }
+  const uint64_t total = std::accumulate(counts.begin(), counts.end(), uint64_t{0});
   struct Worker {
     Histogram lat;
     uint64_t end_ns = 0;
@@ -82,11 +108,11 @@ Result<PhaseResult> MetaRun::Phase(const std::string& name, const Op& op) {
       Worker& w = workers[idx];
       AlignedBuffer buf(AlignUp(std::max<uint64_t>(spec_.write_bytes, 1), kPageSize));
       FillRandom(buf.span(), idx + 1);
-      uint32_t global = static_cast<uint32_t>(comm_.rank()) * threads + idx;
+      uint32_t global = Global(idx);
       gate.Ready();
       gate.WaitGo();
       for (uint64_t item = 0;
-           item < spec_.items && !abort.load(std::memory_order_relaxed) && !StopRequested();
+           item < counts[idx] && !abort.load(std::memory_order_relaxed) && !StopRequested();
            ++item) {
         uint64_t t0 = MonoNanos();
         Status st = op(global, item, buf);
@@ -100,7 +126,10 @@ Result<PhaseResult> MetaRun::Phase(const std::string& name, const Op& op) {
       }
       w.end_ns = MonoNanos();
       uint64_t expected = 0;
-      if (w.status.ok() && first_ns.compare_exchange_strong(expected, w.end_ns)) {
+      // A thread with nothing to do (dir-list of a shared directory) is not
+      // the first done.
+      if (w.status.ok() && counts[idx] > 0 &&
+          first_ns.compare_exchange_strong(expected, w.end_ns)) {
         uint64_t ops = 0;
         for (const Worker& other : workers) ops += other.done.load(std::memory_order_relaxed);
         first_ops.store(ops);
@@ -115,7 +144,7 @@ Result<PhaseResult> MetaRun::Phase(const std::string& name, const Op& op) {
   line.emplace(spec_.progress && comm_.rank() == 0, name, [&] {
     ProgressSnapshot s;
     for (const Worker& w : workers) s.ops += w.done.load(std::memory_order_relaxed);
-    s.fraction = static_cast<double>(s.ops) / static_cast<double>(spec_.items * threads);
+    s.fraction = total > 0 ? static_cast<double>(s.ops) / static_cast<double>(total) : 1.0;
     return s;
   });
   for (auto& t : pool) t.join();
@@ -124,7 +153,8 @@ Result<PhaseResult> MetaRun::Phase(const std::string& name, const Op& op) {
   PhaseResult p;
   p.name = name;
   p.has_bytes = false;
-  p.workers = threads;
+  p.workers = static_cast<uint32_t>(
+      std::count_if(counts.begin(), counts.end(), [](uint64_t n) { return n > 0; }));
   uint64_t last_ns = begin.wall_ns;
   for (Worker& w : workers) {
     if (!w.status.ok()) return w.status;
@@ -133,7 +163,8 @@ Result<PhaseResult> MetaRun::Phase(const std::string& name, const Op& op) {
     last_ns = std::max(last_ns, w.end_ns);
   }
   p.last_done.elapsed_s = static_cast<double>(last_ns - begin.wall_ns) / 1e9;
-  p.first_done.elapsed_s = static_cast<double>(first_ns.load() - begin.wall_ns) / 1e9;
+  p.first_done.elapsed_s =
+      first_ns.load() > 0 ? static_cast<double>(first_ns.load() - begin.wall_ns) / 1e9 : 0.0;
   p.first_done.ops = first_ops.load();
   p.cpu = CpuBetween(begin, end);
   p.peak_rss = PeakRssBytes();
@@ -143,6 +174,37 @@ Result<PhaseResult> MetaRun::Phase(const std::string& name, const Op& op) {
 
 Status Errno(std::string_view what, const std::string& path) {
   return Status::FromErrno(errno, fmt::format("{} {}", what, path));
+}
+
+// One entry of `ls -l`: the next name from readdir (the directory opened at
+// the first item, closed after the last) and its lstat(). A listing that
+// ends before the entries the thread expects is an error; "." and ".." are
+// not counted. The path is formatted only on the first item and on errors.
+Status MetaRun::ListNext(uint32_t global, uint64_t item) {
+  DirStream& dir = listing_[global - Global(0)];
+  const uint64_t expected = ListCount(global);
+  if (item == 0) {
+    dir.reset(::opendir(Dir(global).c_str()));
+    if (!dir) return Errno("opendir", Dir(global));
+  }
+  for (;;) {
+    errno = 0;
+    const dirent* entry = ::readdir(dir.get());
+    if (entry == nullptr) {
+      if (errno != 0) return Errno("readdir", Dir(global));
+      return Status(StatusCode::kIoError,
+                    fmt::format("{}: {} entries listed, {} expected", Dir(global), item, expected));
+    }
+    std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    struct stat st {};
+    if (::fstatat(::dirfd(dir.get()), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      return Errno("lstat", fmt::format("{}/{}", Dir(global), name));
+    }
+    break;
+  }
+  if (item + 1 == expected) dir.reset();
+  return Status::Ok();
 }
 
 Result<RunResult> MetaRun::Run() {
@@ -166,12 +228,12 @@ Result<RunResult> MetaRun::Run() {
   }
   RunResult run;
   Status failed;
-  auto phase = [&](const std::string& name, const Op& op) {
+  auto phase = [&](const std::string& name, const Op& op, const Count& count = {}) {
     // A stop ends the phase that runs and skips the rest (collective, so
     // every rank skips alike); the run's directory is removed below.
     if (run.stopped_early) return;
     bool local_bad = !failed.ok();
-    Result<PhaseResult> p = local_bad ? Result<PhaseResult>(failed) : Phase(name, op);
+    Result<PhaseResult> p = local_bad ? Result<PhaseResult>(failed) : Phase(name, op, count);
     if (!p.ok() && failed.ok()) failed = p.status();
     if (comm_.AnyFailed(!failed.ok())) {
       if (failed.ok()) failed = Status(StatusCode::kIoError, "another rank failed");
@@ -207,6 +269,13 @@ Result<RunResult> MetaRun::Run() {
         }
         return owner.Close();
       });
+      if (spec_.list) {
+        listing_.resize(spec_.threads);
+        phase(
+            "dir-list", [&](uint32_t g, uint64_t i, AlignedBuffer&) { return ListNext(g, i); },
+            [&](uint32_t g) { return ListCount(g); });
+        listing_.clear();
+      }
       phase("file-stat", [&](uint32_t g, uint64_t i, AlignedBuffer&) {
         std::string p = Item('f', Target(g), i);
         struct stat st {};
@@ -223,8 +292,15 @@ Result<RunResult> MetaRun::Run() {
           return owner.Close();
         });
       }
+      if (spec_.rename) {
+        phase("file-rename", [&](uint32_t g, uint64_t i, AlignedBuffer&) {
+          std::string from = Item('f', g, i);
+          std::string to = Item('r', g, i);
+          return ::rename(from.c_str(), to.c_str()) == 0 ? Status::Ok() : Errno("rename", from);
+        });
+      }
       phase("file-remove", [&](uint32_t g, uint64_t i, AlignedBuffer&) {
-        std::string p = Item('f', g, i);
+        std::string p = Item(spec_.rename ? 'r' : 'f', g, i);
         return ::unlink(p.c_str()) == 0 ? Status::Ok() : Errno("unlink", p);
       });
     }

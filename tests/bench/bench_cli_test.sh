@@ -142,11 +142,15 @@ sweep)
   ;;
 meta)
   "$T0FS" bench meta "$D" --threads 2 --items 50 --write-bytes 3901 --json "$WORK/m.json" -q >/dev/null
-  json "$WORK/m.json" "[p['name'] for p in r['runs'][0]['phases']]==['dir-create','dir-stat','dir-remove','file-create','file-stat','file-read','file-remove']"
+  json "$WORK/m.json" "[p['name'] for p in r['runs'][0]['phases']]==['dir-create','dir-stat','dir-remove','file-create','dir-list','file-stat','file-read','file-rename','file-remove']"
   json "$WORK/m.json" "all(p['last_done']['ops']==100 for p in r['runs'][0]['phases'])"
   "$T0FS" bench meta "$D" --threads 2 --items 20 --shared-dir --files-only --neighbor \
     --json "$WORK/m2.json" -q >/dev/null
-  json "$WORK/m2.json" "[p['name'] for p in r['runs'][0]['phases']]==['file-create','file-stat','file-remove']"
+  json "$WORK/m2.json" "[p['name'] for p in r['runs'][0]['phases']]==['file-create','dir-list','file-stat','file-rename','file-remove']"
+  json "$WORK/m2.json" "[p['last_done']['ops'] for p in r['runs'][0]['phases'] if p['name']=='dir-list']==[40]"
+  "$T0FS" bench meta "$D" --items 5 --files-only --no-list --no-rename --csv "$WORK/m3.csv" -q >/dev/null
+  ! grep -qE "dir-list|file-rename" "$WORK/m3.csv" || fail "--no-list/--no-rename ran the phases"
+  grep -q "file-remove" "$WORK/m3.csv" || fail "no file-remove row in the CSV"
   no_files_left
   ;;
 report)
