@@ -124,7 +124,7 @@ Status ClientImpl::Unlink(InodeId parent, std::string_view name) {
 
 Status ClientImpl::Rmdir(InodeId parent, std::string_view name) {
   ASSIGN_OR_RETURN(std::optional<Attr> dir, meta_.Rmdir(parent, name));
-  open_.ForgetMetaAttr(parent);
+  open_.ForgetMetaAttrs();  // the removed directory's nlink changed too
   if (dir) open_.NoteDirChanged(*dir);
   return Status::Ok();
 }
