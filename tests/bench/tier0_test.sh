@@ -164,8 +164,9 @@ sigint)
 hosts)
   netns_ok || skip "needs root"
   source "$(dirname "$0")/../lib/cluster.sh"
+  trap 'rm -rf "$WORK"' EXIT
+  multi_start 2 64M  # sets its own EXIT trap (cluster_stop): ours again after it
   trap 'cluster_stop; rm -rf "$WORK"' EXIT
-  multi_start 2 64M
   MNT="$CLUSTER_DIR/mnt"
   mkdir -p "$MNT"
   mount_start --node-id 1
