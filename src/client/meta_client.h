@@ -150,6 +150,9 @@ class MetaClient final : public MetaApi {
   template <rpc::Method M>
   Status Mutate(rpc::RequestOf<M>& req, rpc::ReplyOf<M>* rsp);
   Status Retry(rpc::Method method, const std::function<Status()>& attempt);
+  // Unlink or Rmdir.
+  template <rpc::Method M>
+  Result<std::optional<Attr>> Remove(InodeId parent, std::string_view name);
   Status OpenSession(SessionId resume);
   Slot AcquireSlot();
   void ReleaseSlot(Slot slot);

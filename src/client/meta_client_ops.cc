@@ -102,7 +102,9 @@ pb::MakeNodeReq MakeNodeReqOf(const NewNode& node) {
   return req;
 }
 
-std::optional<Attr> ParentOf(const pb::MakeNodeRsp& rsp) {
+// The directory's attributes after a change, when meta sent them.
+template <typename Rsp>
+std::optional<Attr> ParentOf(const Rsp& rsp) {
   if (!rsp.has_parent()) return std::nullopt;
   return rpc::FromWire<Attr>(rsp.parent());
 }
@@ -129,24 +131,22 @@ Result<CreatedFile> MetaClient::CreateOpen(const NewNode& node, int flags, bool 
   return CreatedFile{std::move(opened), rsp.created(), ParentOf(rsp)};
 }
 
-Result<std::optional<Attr>> MetaClient::Unlink(InodeId parent, std::string_view name) {
+template <rpc::Method M>
+Result<std::optional<Attr>> MetaClient::Remove(InodeId parent, std::string_view name) {
   pb::RemoveReq req;
   req.set_parent(parent.value());
   req.set_name(std::string(name));
   pb::RemoveRsp rsp;
-  RETURN_IF_ERROR(Mutate<rpc::Method::kUnlink>(req, &rsp));
-  if (!rsp.has_parent()) return std::optional<Attr>();
-  return std::optional<Attr>(rpc::FromWire<Attr>(rsp.parent()));
+  RETURN_IF_ERROR(Mutate<M>(req, &rsp));
+  return ParentOf(rsp);
+}
+
+Result<std::optional<Attr>> MetaClient::Unlink(InodeId parent, std::string_view name) {
+  return Remove<rpc::Method::kUnlink>(parent, name);
 }
 
 Result<std::optional<Attr>> MetaClient::Rmdir(InodeId parent, std::string_view name) {
-  pb::RemoveReq req;
-  req.set_parent(parent.value());
-  req.set_name(std::string(name));
-  pb::RemoveRsp rsp;
-  RETURN_IF_ERROR(Mutate<rpc::Method::kRmdir>(req, &rsp));
-  if (!rsp.has_parent()) return std::optional<Attr>();
-  return std::optional<Attr>(rpc::FromWire<Attr>(rsp.parent()));
+  return Remove<rpc::Method::kRmdir>(parent, name);
 }
 
 Status MetaClient::Rename(InodeId old_parent, std::string_view old_name, InodeId new_parent,

@@ -9,6 +9,7 @@
 #include "common/url_redact.h"
 #include "meta/policy.h"
 #include "meta/store/store_url.h"
+#include "rpc/convert.h"
 #include "metrics/process_metrics.h"
 #include "rpc/channel.h"
 
@@ -199,9 +200,13 @@ void MetaService::NodeSeen(NodeId node) {
   }
 }
 
-void MetaService::SignLayout(pb::Layout* layout, uint32_t rights) const {
+void MetaService::LayoutToWire(InodeId ino, uint64_t chunk_size, const std::vector<ChunkLayout>& chunks,
+                               uint32_t rights, pb::Layout* out) const {
+  out->set_ino(ino.value());
+  out->set_chunk_size(chunk_size);
+  for (const ChunkLayout& c : chunks) rpc::ToWire(c, out->add_chunks());
   uint64_t expiry = WallMillis() + static_cast<uint64_t>(config_.capability_ttl.value.count());
-  for (pb::ChunkLayout& chunk : *layout->mutable_chunks()) {
+  for (pb::ChunkLayout& chunk : *out->mutable_chunks()) {
     if (chunk.replicas().empty()) continue;
     Capability cap = SignCapability(cap_key_, ChunkId(chunk.replicas(0).chunk()), rights, expiry);
     chunk.mutable_cap()->set_mac(cap.mac);

@@ -85,8 +85,12 @@ class MetaService {
   void NodeSeen(NodeId node);
   // Usable for new data: up or suspect.
   bool IsUp(NodeId node) const { return health_.Of(node) != Health::kDown; }
-  // Signs every chunk of `layout` with `rights`.
-  void SignLayout(pb::Layout* layout, uint32_t rights) const;
+  // `out` = the chunks of inode `ino` (chunk size `chunk_size`), each
+  // signed with `rights`: capabilities scope what a client may touch to the
+  // chunks meta showed it, for a limited time (permissions themselves are
+  // checked at open, by the kernel for FUSE clients).
+  void LayoutToWire(InodeId ino, uint64_t chunk_size, const std::vector<ChunkLayout>& chunks, uint32_t rights,
+                    pb::Layout* out) const;
   // Where a new chunk of a file with `attr`'s objective and chunk size goes:
   // placement over the usable nodes, the first replica on `writer` under
   // placement=local.

@@ -48,15 +48,9 @@ void MetaService::AddFileHandlers(HandlerList& h) {
                                                          InodeId(req.ino()), req.flags(), WallNow()));
         rsp.set_handle(opened.handle.value());
         ToWire(opened.attr, rsp.mutable_attr());
-        auto* layout = rsp.mutable_layout();
-        layout->set_ino(req.ino());
-        layout->set_chunk_size(opened.attr.chunk_size);
-        if (S_ISREG(opened.attr.mode)) {
-          ASSIGN_OR_RETURN(auto chunks, store_->GetLayout(opened.attr.ino, 0, kOpenLayoutChunks));
-          for (const ChunkLayout& c : chunks) ToWire(c, layout->add_chunks());
-          bool write = (req.flags() & O_ACCMODE) != O_RDONLY;
-          SignLayout(layout, write ? kCapRead | kCapWrite : kCapRead);
-        }
+        const bool write = (req.flags() & O_ACCMODE) != O_RDONLY;
+        LayoutToWire(opened.attr.ino, opened.attr.chunk_size, opened.layout, write ? kCapRead | kCapWrite : kCapRead,
+                     rsp.mutable_layout());
         return Status::Ok();
       }));
 
@@ -76,14 +70,8 @@ void MetaService::AddFileHandlers(HandlerList& h) {
         ASSIGN_OR_RETURN(InodeAttr attr, store_->GetAttr(InodeId(req.ino())));
         uint64_t count = std::min<uint64_t>(req.count() == 0 ? kOpenLayoutChunks : req.count(), 65536);
         ASSIGN_OR_RETURN(auto chunks, store_->GetLayout(InodeId(req.ino()), req.first_index(), count));
-        auto* layout = rsp.mutable_layout();
-        layout->set_ino(req.ino());
-        layout->set_chunk_size(attr.chunk_size);
-        for (const ChunkLayout& c : chunks) ToWire(c, layout->add_chunks());
-        // Capabilities scope what a client may touch to the chunks meta
-        // showed it, for a limited time; permissions themselves are checked
-        // at open (by the kernel for FUSE clients).
-        SignLayout(layout, req.write() ? kCapRead | kCapWrite : kCapRead);
+        LayoutToWire(attr.ino, attr.chunk_size, chunks, req.write() ? kCapRead | kCapWrite : kCapRead,
+                     rsp.mutable_layout());
         return Status::Ok();
       }));
 
@@ -96,11 +84,7 @@ void MetaService::AddFileHandlers(HandlerList& h) {
         ASSIGN_OR_RETURN(auto targets, PlaceChunk(attr, NodeId(req.writer_node())));
         std::vector<uint64_t> indices(req.indices().begin(), req.indices().end());
         ASSIGN_OR_RETURN(auto chunks, store_->Allocate(FromWire<OpToken>(req.token()), attr.ino, indices, targets));
-        auto* layout = rsp.mutable_layout();
-        layout->set_ino(req.ino());
-        layout->set_chunk_size(attr.chunk_size);
-        for (const ChunkLayout& c : chunks) ToWire(c, layout->add_chunks());
-        SignLayout(layout, kCapRead | kCapWrite);
+        LayoutToWire(attr.ino, attr.chunk_size, chunks, kCapRead | kCapWrite, rsp.mutable_layout());
         return Status::Ok();
       }));
 

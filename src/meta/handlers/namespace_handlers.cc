@@ -86,12 +86,9 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
         ToWire(made.parent, rsp.mutable_parent());
         if (made.handle.valid()) {
           rsp.set_handle(made.handle.value());
-          auto* layout = rsp.mutable_layout();
-          layout->set_ino(made.attr.ino.value());
-          layout->set_chunk_size(made.attr.chunk_size);
-          for (const ChunkLayout& c : made.layout) ToWire(c, layout->add_chunks());
           const bool write = (req.open_flags() & O_ACCMODE) != O_RDONLY;
-          SignLayout(layout, write ? kCapRead | kCapWrite : kCapRead);
+          LayoutToWire(made.attr.ino, made.attr.chunk_size, made.layout, write ? kCapRead | kCapWrite : kCapRead,
+                       rsp.mutable_layout());
         }
         return Status::Ok();
       }));

@@ -173,6 +173,7 @@ struct XattrFlags {
 struct OpenResult {
   HandleId handle;
   InodeAttr attr;
+  std::vector<ChunkLayout> layout;  // regular files: chunks [0, kOpenLayoutChunks)
 };
 
 // One chunk a client wrote since its last commit.

@@ -26,6 +26,9 @@ Result<OpenResult> PosixStore::Open(const OpToken& token, SessionId session, Ino
     }
     ASSIGN_OR_RETURN(result.handle, internal::AddHandle(txn, session, ino, flags));
     result.attr = row.attr;
+    if (internal::IsReg(row.attr.mode)) {
+      ASSIGN_OR_RETURN(result.layout, internal::LoadLayoutRange(txn, ino, 0, kOpenLayoutChunks));
+    }
     out.ino = ino;
     out.handle = result.handle;
     return Status::Ok();
@@ -34,6 +37,9 @@ Result<OpenResult> PosixStore::Open(const OpToken& token, SessionId session, Ino
     result.handle = out.handle;
     ASSIGN_OR_RETURN(InodeRow row, internal::LoadInode(txn, out.ino));
     result.attr = std::move(row.attr);
+    if (internal::IsReg(result.attr.mode)) {
+      ASSIGN_OR_RETURN(result.layout, internal::LoadLayoutRange(txn, out.ino, 0, kOpenLayoutChunks));
+    }
     return Status::Ok();
   };
   RETURN_IF_ERROR(Mutate(token, body, replay));
