@@ -26,6 +26,7 @@ std::vector<std::string_view> PathComponents(std::string_view path) {
   return parts;
 }
 
+constexpr uint32_t kRenameExchange = 2;  // renameat2's RENAME_EXCHANGE
 
 }  // namespace
 
@@ -66,10 +67,30 @@ Status ClientImpl::Connect() {
 
 IoCounters ClientImpl::counters() const { return stats_.Snapshot(); }
 
+Result<ChangeBatch> ClientImpl::PollChanges() {
+  ASSIGN_OR_RETURN(ChangeBatch batch, meta_.PollChanges());
+  // Our own caches follow the same changes as the kernel's.
+  if (!batch.complete) {
+    open_.ForgetMetaAttrs();
+    known_.ForgetAll();
+    return batch;
+  }
+  for (const NamespaceChange& c : batch.changes) {
+    if (c.ino.valid()) open_.ForgetMetaAttr(c.ino);
+    if (!c.name.empty()) {
+      open_.ForgetMetaAttr(c.parent);
+      known_.Forget(c.parent);
+    }
+  }
+  known_.Heard();
+  return batch;
+}
+
 
 // ---------------------------------------------------------------- namespace
 
 Result<Attr> ClientImpl::Lookup(InodeId parent, std::string_view name) {
+  if (known_.Missing(parent, name)) return Status(StatusCode::kNotFound, "no such name");
   ASSIGN_OR_RETURN(Attr attr, meta_.Lookup(parent, name));
   return open_.FromMeta(attr);
 }
@@ -109,37 +130,69 @@ Result<Attr> ClientImpl::Symlink(InodeId parent, std::string_view name, std::str
   return MakeNode(node);
 }
 
+// A change of ours in a known directory (KnownDirs) that failed may or may
+// not have happened (a lost reply): the directory is not known any more.
 Result<Attr> ClientImpl::MakeNode(const NewNode& node) {
-  ASSIGN_OR_RETURN(MadeNode made, meta_.MakeNode(node));
-  if (made.parent) open_.NoteDirChanged(*made.parent);
-  return made.attr;
+  auto made = meta_.MakeNode(node);
+  if (!made.ok()) {
+    known_.Forget(node.parent);
+    return made.status();
+  }
+  known_.Added(node.parent, node.name);
+  if (S_ISDIR(made->attr.mode) && made->created) known_.Made(made->attr.ino);
+  if (made->parent) open_.NoteDirChanged(*made->parent);
+  return made->attr;
 }
 
 Status ClientImpl::Unlink(InodeId parent, std::string_view name) {
-  ASSIGN_OR_RETURN(std::optional<Attr> dir, meta_.Unlink(parent, name));
+  auto dir = meta_.Unlink(parent, name);
+  if (!dir.ok()) {
+    known_.Forget(parent);
+    return dir.status();
+  }
+  known_.Removed(parent, name);
   open_.ForgetMetaAttrs();  // the unlinked inode's nlink and ctime changed
-  if (dir) open_.NoteDirChanged(*dir);
+  if (*dir) open_.NoteDirChanged(**dir);
   return Status::Ok();
 }
 
 Status ClientImpl::Rmdir(InodeId parent, std::string_view name) {
-  ASSIGN_OR_RETURN(std::optional<Attr> dir, meta_.Rmdir(parent, name));
+  auto dir = meta_.Rmdir(parent, name);
+  if (!dir.ok()) {
+    known_.Forget(parent);
+    return dir.status();
+  }
+  known_.Removed(parent, name);
   open_.ForgetMetaAttrs();  // the removed directory's nlink changed too
-  if (dir) open_.NoteDirChanged(*dir);
+  if (*dir) open_.NoteDirChanged(**dir);
   return Status::Ok();
 }
 
 Status ClientImpl::Rename(InodeId old_parent, std::string_view old_name, InodeId new_parent,
                           std::string_view new_name, uint32_t flags) {
-  RETURN_IF_ERROR(meta_.Rename(old_parent, old_name, new_parent, new_name, flags));
+  Status st = meta_.Rename(old_parent, old_name, new_parent, new_name, flags);
+  if (!st.ok()) {
+    known_.Forget(old_parent);
+    known_.Forget(new_parent);
+    return st;
+  }
+  if ((flags & kRenameExchange) == 0) {  // an exchange keeps both names
+    known_.Removed(old_parent, old_name);
+    known_.Added(new_parent, new_name);
+  }
   open_.ForgetMetaAttrs();  // a replaced target's nlink, the moved inode's ctime
   return Status::Ok();
 }
 
 Result<Attr> ClientImpl::Link(InodeId ino, InodeId new_parent, std::string_view new_name) {
-  ASSIGN_OR_RETURN(Attr attr, meta_.Link(ino, new_parent, new_name));
+  auto attr = meta_.Link(ino, new_parent, new_name);
+  if (!attr.ok()) {
+    known_.Forget(new_parent);
+    return attr.status();
+  }
+  known_.Added(new_parent, new_name);
   open_.ForgetMetaAttr(new_parent);
-  return open_.FromMeta(attr);
+  return open_.FromMeta(*attr);
 }
 
 Result<std::string> ClientImpl::ReadLink(InodeId ino) {
@@ -226,7 +279,13 @@ Result<std::unique_ptr<File>> ClientImpl::Create(InodeId parent, std::string_vie
   // node gets chunk 0 there with it: its writes go to that replica (through
   // passthrough under FUSE), so no Allocate follows.
   const bool write = (flags & O_ACCMODE) != O_RDONLY;
-  ASSIGN_OR_RETURN(CreatedFile made, meta_.CreateOpen(node, flags, /*first_chunk=*/write));
+  auto created_open = meta_.CreateOpen(node, flags, /*first_chunk=*/write);
+  if (!created_open.ok()) {
+    known_.Forget(parent);
+    return created_open.status();
+  }
+  CreatedFile& made = *created_open;
+  known_.Added(parent, name);
   if (made.parent) open_.NoteDirChanged(*made.parent);
   const OpenReply& opened = made.opened;
   const bool is_new = made.created;

@@ -28,6 +28,7 @@
 #include "client/data_client.h"
 #include "client/inode_state.h"
 #include "client/io_stats.h"
+#include "client/known_dirs.h"
 #include "client/layout_cache.h"
 #include "client/meta_client.h"
 #include "client/open_files.h"
@@ -76,6 +77,7 @@ class ClientImpl final : public Client {
   NodeId local_node() const override { return meta_.local_node(); }
   std::string cluster_id() const override { return meta_.cluster_id(); }
   IoCounters counters() const override;
+  Result<ChangeBatch> PollChanges() override;
 
   // ---- used by FileImpl (client_data.cc) ----
   // The layout room: chunks, capabilities, allocation.
@@ -105,6 +107,7 @@ class ClientImpl final : public Client {
   Passthrough passthrough_;
   OpenFiles open_;
   CommitTruncate commits_;
+  KnownDirs known_;  // directories whose every name we know (lookups of others' names: no meta call)
 
 
 };

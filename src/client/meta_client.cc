@@ -12,6 +12,11 @@
 namespace t0fs::client {
 namespace {
 
+// A change poll waits this long for a meta server's answer at most.
+constexpr auto kChangesTimeout = std::chrono::seconds(5);
+// Pages of changes taken from one server in one poll at most.
+constexpr int kChangePages = 16;
+
 rpc::Channel MakeChannel(const ClientOptions& options, std::string secret) {
   // Several meta servers ("a:7700,b:7700") over one store: each request
   // goes to the next in turn (they keep nothing of a client between
@@ -29,7 +34,16 @@ rpc::Channel MakeChannel(const ClientOptions& options, std::string secret) {
 }  // namespace
 
 MetaClient::MetaClient(const ClientOptions& options, std::string secret)
-    : options_(options), channel_(MakeChannel(options, std::move(secret))) {}
+    : options_(options), channel_(MakeChannel(options, secret)) {
+  auto eps = rpc::Endpoint::ParseList(options.meta);
+  if (!eps.ok()) return;
+  rpc::ClientOptions copts;
+  copts.secret = std::move(secret);
+  copts.role = "client";
+  copts.io_timeout = Duration{std::min<std::chrono::milliseconds>(options.rpc_timeout.value, kChangesTimeout)};
+  copts.connect_timeout = copts.io_timeout;
+  for (const rpc::Endpoint& ep : *eps) feeds_.push_back(Feed{std::make_unique<rpc::Channel>(ep, copts)});
+}
 
 MetaClient::~MetaClient() { Close(); }
 
@@ -238,6 +252,38 @@ void MetaClient::RenewLoop() {
       if (listener) listener();
     }
   }
+}
+
+Result<ChangeBatch> MetaClient::PollChanges() {
+  ChangeBatch batch;
+  const SessionId me = session();
+  std::lock_guard lock(feeds_mu_);
+  if (feeds_.empty()) return Status(StatusCode::kInvalidArgument, "no meta server to ask for changes");
+  for (Feed& feed : feeds_) {
+    for (int page = 0; page < kChangePages; ++page) {
+      pb::ChangesReq req;
+      req.set_session(me.value());
+      req.set_epoch(feed.epoch);
+      req.set_after(feed.next);
+      pb::ChangesRsp rsp;
+      Status st = feed.channel->Call<rpc::Method::kChanges>(req, &rsp);
+      if (!st.ok()) {
+        LOG_DEBUG("changes from {}: {}", feed.channel->endpoint().ToString(), st.ToString());
+        batch.complete = false;
+        break;
+      }
+      // A first answer starts the feed; a new epoch (the server restarted) or
+      // a gap (we fell behind) loses what happened meanwhile.
+      if (!rsp.complete()) batch.complete = false;
+      feed.epoch = rsp.epoch();
+      feed.next = rsp.next();
+      for (pb::Change& c : *rsp.mutable_changes()) {
+        batch.changes.push_back(NamespaceChange{InodeId(c.parent()), std::move(*c.mutable_name()), InodeId(c.ino())});
+      }
+      if (!rsp.more()) break;
+    }
+  }
+  return batch;
 }
 
 }  // namespace t0fs::client

@@ -119,6 +119,11 @@ class MetaClient final : public MetaApi {
   Result<Attr> Truncate(InodeId ino, uint64_t size, uint64_t keep_chunks) override;
   Status ReportReplica(const ReplicaInfo& replica, ReplicaProblem problem, const Status& why) override;
 
+  // ---- other clients' changes (Client::PollChanges)
+  // Asks every meta server once, without retries: one that does not answer
+  // makes the batch incomplete.
+  Result<ChangeBatch> PollChanges();
+
   // ---- cluster
   // Every data node meta knows and its TCP address.
   Result<std::vector<std::pair<NodeId, std::string>>> NodeAddresses();
@@ -180,6 +185,14 @@ class MetaClient final : public MetaApi {
   std::vector<HandleId> releases_;
   bool release_stop_ = false;
   std::thread releaser_;
+  // PollChanges: a channel of its own per meta server, and where its feed is.
+  struct Feed {
+    std::unique_ptr<rpc::Channel> channel;
+    uint64_t epoch = 0;  // 0: not asked yet
+    uint64_t next = 0;
+  };
+  std::mutex feeds_mu_;  // guards feeds_ (one poll at a time)
+  std::vector<Feed> feeds_;
   // LimitRetries: steady-clock nanoseconds after which retries stop (0: none).
   std::atomic<int64_t> retry_limit_ns_{0};
 };

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "common/logging.h"
+#include "fuse/change_watcher.h"
 #include "fuse/ops/fuse_ops.h"
 #include "fuse/protocol/session.h"
 #include "fuse/protocol/uring.h"
@@ -94,6 +95,11 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(client::Client& client,
       LOG_WARN("fuse: FUSE over io_uring not used ({}); requests come through /dev/fuse reads",
                server->uring_error_);
     }
+  }
+
+  if (config.cache_timeout.value.count() > 0) {
+    server->watcher_ = std::make_unique<ChangeWatcher>(client, server->session_->device(), config.change_interval,
+                                                       server->ops_->timeouts());
   }
 
   // From mountinfo, never from a stat of the path: the server does not send
@@ -185,6 +191,12 @@ void FuseServer::AddGauges(metrics::Registry& registry) {
                        [uring = uring_.get()](metrics::SampleSink& sink) {
                          sink.Add(uring != nullptr ? static_cast<double>(uring->requests()) : 0.0);
                        });
+  registry.AddCallback(metrics::MetricType::kCounter, kGaugeNames[9],
+                       "Names and inodes the kernel forgot because another client changed them (notifications "
+                       "it took; it ignores those of what it does not cache).", {},
+                       [watcher = watcher_.get()](metrics::SampleSink& sink) {
+                         sink.Add(watcher != nullptr ? static_cast<double>(watcher->invalidations()) : 0.0);
+                       });
 }
 
 Status FuseServer::Run() {
@@ -206,6 +218,7 @@ void FuseServer::Stop() {
     Status st_unmount = mount_.Unmount();
     if (!st_unmount.ok()) LOG_WARN("fuse: unmount {}: {}", mount_.path(), st_unmount.ToString());
   }
+  if (watcher_) watcher_->Stop();  // writes to the device: before it closes
   session_->Stop();
   if (uring_) {
     uring_->Stop();

@@ -37,6 +37,7 @@
 
 namespace t0fs::fuse {
 
+class ChangeWatcher;
 class UringQueues;
 
 class FuseOps;
@@ -95,7 +96,8 @@ class FuseServer {
                                                  "t0fs_fuse_open_files", "t0fs_fuse_threads",
                                                  "t0fs_fuse_passthrough_enabled", "t0fs_fuse_opens_total",
                                                  "t0fs_fuse_passthrough_backing_files", "t0fs_fuse_io_uring",
-                                                 "t0fs_fuse_io_uring_requests_total"};
+                                                 "t0fs_fuse_io_uring_requests_total",
+                                                 "t0fs_fuse_invalidations_total"};
   void TuneReadahead() const;
 
   const MountConfig config_;
@@ -106,6 +108,7 @@ class FuseServer {
   dev_t dev_ = 0;  // the mount's device number (0: unknown)
   std::unique_ptr<FuseOps> ops_;
   std::unique_ptr<Session> session_;
+  std::unique_ptr<ChangeWatcher> watcher_;  // other clients' changes; stopped before the session
   std::unique_ptr<UringQueues> uring_;  // FUSE over io_uring, when in use (destroyed before session_)
   std::string uring_error_;             // why it could not start
   std::mutex stop_mu_;  // serializes Stop()

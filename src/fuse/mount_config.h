@@ -17,14 +17,23 @@ struct MountConfig {
   // requests in flight. More hides meta/data latency; each costs ~2 MiB of
   // buffers and adds contention on a 2-core host.
   uint32_t threads = 4;
-  // How long the kernel may cache attributes and names before asking again.
-  // Longer means fewer GETATTR/LOOKUP round trips and a staler view of other
-  // clients' changes (close-to-open still holds: open refetches).
+  // How long the kernel may cache attributes and names before asking again
+  // when other clients' changes are not heard (cache_timeout below is 0, or
+  // a meta server is unreachable). Longer means fewer GETATTR/LOOKUP round
+  // trips and a staler view of other clients' changes.
   Duration attr_timeout{std::chrono::seconds(1)};
   Duration entry_timeout{std::chrono::seconds(1)};
   // How long "no such name" may be cached. 0 asks meta every time; longer
   // speeds up PATH-style searches but hides files created by other clients.
   Duration negative_timeout{std::chrono::milliseconds(0)};
+  // The cache time of names, missing names and attributes while the mount
+  // hears of every other client's change: it asks each meta server every
+  // `change_interval` and tells the kernel what to forget, so another
+  // client's create, rename, removal, chmod or write is seen within about
+  // that interval. The times above apply when it cannot hear (a meta server
+  // unreachable). 0 turns this off (the times above always).
+  Duration cache_timeout{std::chrono::seconds(30)};
+  Duration change_interval{std::chrono::milliseconds(250)};
   // Let users other than the mounter use the mount (needs root or
   // user_allow_other in /etc/fuse.conf). Permissions are still checked.
   bool allow_other = false;
@@ -63,6 +72,9 @@ struct MountConfig {
     v("attr-timeout", attr_timeout, "kernel attribute cache time; longer = fewer GETATTR, staler");
     v("entry-timeout", entry_timeout, "kernel name cache time; longer = fewer LOOKUP, staler");
     v("negative-timeout", negative_timeout, "cache time of missing names; 0 = always ask");
+    v("cache-timeout", cache_timeout,
+      "kernel cache time while other clients' changes are heard (invalidation); 0 = off, use the times above");
+    v("change-interval", change_interval, "how often meta servers are asked for other clients' changes");
     v("allow-other", allow_other, "let other users access the mount (permissions still apply)");
     v("read-only", read_only, "mount read-only (mount option ro)");
     v("no-exec", no_exec, "do not allow executing programs from the mount (mount option noexec)");
@@ -83,6 +95,10 @@ inline Status MountConfig::Validate() const {
   }
   if (max_background == 0 || max_background > 65535) {
     return Status(StatusCode::kInvalidArgument, "mount max-background must be 1..65535");
+  }
+  if (cache_timeout.value.count() > 0 &&
+      (change_interval.value.count() < 10 || change_interval.value > std::chrono::seconds(10))) {
+    return Status(StatusCode::kInvalidArgument, "mount change-interval must be 10ms..10s");
   }
   if (max_readahead.bytes > (uint64_t(1) << 30)) {
     return Status(StatusCode::kInvalidArgument, "mount max-readahead must be at most 1G");

@@ -28,6 +28,7 @@
 
 #include "common/capability.h"
 #include "common/lock_file.h"
+#include "meta/change_feed.h"
 #include "meta/health.h"
 #include "meta/meta_config.h"
 #include "meta/meta_metrics.h"
@@ -105,6 +106,10 @@ class MetaService {
   NodeHealth health_;
   std::unique_ptr<RepairPlanner> planner_;
   NodeReports node_reports_;  // traffic and metrics address from heartbeats
+  // What clients changed through this server, for other clients' mounts.
+  ChangeFeed changes_;
+  static ChangeFeed::Change NameChange(InodeId parent, std::string name) { return {parent, std::move(name), {}}; }
+  static ChangeFeed::Change InodeChange(InodeId ino) { return {{}, {}, ino}; }
   std::unique_ptr<metrics::MetricsServer> metrics_server_;  // stopped first: its callbacks read the members
 
   std::mutex stop_mu_;  // guards stopping_

@@ -69,6 +69,7 @@ std::string_view MethodName(Method m) {
     case Method::kOpenSession: return "OpenSession";
     case Method::kRenewSession: return "RenewSession";
     case Method::kCloseSession: return "CloseSession";
+    case Method::kChanges: return "Changes";
     case Method::kLookup: return "Lookup";
     case Method::kGetAttr: return "GetAttr";
     case Method::kSetAttr: return "SetAttr";

@@ -28,6 +28,8 @@ class MakeNodeReq;
 class MakeNodeRsp;
 class RemoveReq;
 class RemoveRsp;
+class ChangesReq;
+class ChangesRsp;
 class RenameReq;
 class LinkReq;
 class ReadLinkRsp;
@@ -79,6 +81,7 @@ enum class Method : uint16_t {
   kOpenSession = 10,
   kRenewSession = 11,
   kCloseSession = 12,
+  kChanges = 13,
   // meta: namespace
   kLookup = 20,
   kGetAttr = 21,
@@ -140,6 +143,7 @@ template <> struct MethodTypes<Method::kHello>         : Messages<pb::Hello, pb:
 template <> struct MethodTypes<Method::kOpenSession>   : Messages<pb::OpenSessionReq, pb::OpenSessionRsp> {};
 template <> struct MethodTypes<Method::kRenewSession>  : Messages<pb::SessionReq, pb::Empty> {};
 template <> struct MethodTypes<Method::kCloseSession>  : Messages<pb::SessionReq, pb::Empty> {};
+template <> struct MethodTypes<Method::kChanges>       : Messages<pb::ChangesReq, pb::ChangesRsp> {};
 template <> struct MethodTypes<Method::kLookup>        : Messages<pb::LookupReq, pb::AttrRsp> {};
 template <> struct MethodTypes<Method::kGetAttr>       : Messages<pb::GetAttrReq, pb::AttrRsp> {};
 template <> struct MethodTypes<Method::kSetAttr>       : Messages<pb::SetAttrReq, pb::AttrRsp> {};

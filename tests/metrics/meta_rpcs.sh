@@ -4,7 +4,8 @@
 # of the first one's changes.
 #   1. N empty creates (open O_CREAT|O_WRONLY, close) through the mount:
 #      meta serves N make_node and no open, allocate or commit: a create is
-#      one meta RPC (the kernel's LOOKUP of the new name is its own FUSE op);
+#      one meta RPC. The kernel's LOOKUP of each new name is answered by the
+#      mount, which made the directory and knows all its names (no lookup);
 #      closes reach meta in batches (release <= N); the directory's GETATTR
 #      the kernel sends after each change is answered by the mount from the
 #      create's answer, not by meta.
@@ -12,9 +13,13 @@
 #      open or allocate; the files read back.
 #   3. N unlinks: N unlink RPCs, the directory's GETATTR answered by the
 #      mount from the unlink's answer.
-#   4. Two mounts: a name created on one is seen by the other at once (no
-#      cached negative entry), a rename and a removal within the documented
-#      1 s of the kernel's entry cache, a chmod within its 1 s attribute cache.
+#   4. Two mounts, names and attributes cached for 30 s (the default
+#      cache-timeout), kept true by meta's change feed: a name created on
+#      one is seen by the other although it had cached its absence; a
+#      rename, an append, a chmod and a removal are seen long before the
+#      30 s (the waits below give up at 10 s); repeated stats of a cached
+#      name reach meta at most a few times; the second mount counts the
+#      invalidations the kernel took.
 # Counts, not timings: every assertion holds on a slow machine.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -62,6 +67,7 @@ for m in open allocate commit; do
   (( $(delta $m) == 0 )) || fail "an empty create cost $m RPCs: $(delta $m) for $N creates"
 done
 (( $(delta release) >= 1 && $(delta release) <= N )) || fail "release RPCs: $(delta release)"
+(( $(delta lookup) <= N / 2 )) || fail "the lookups of new names in a directory this mount made reached meta $(delta lookup) times"
 (( $(delta get_attr) <= N / 2 )) || fail "the directory's GETATTR reached meta $(delta get_attr) times in $N creates"
 
 # --- 2. creates with data
@@ -98,15 +104,39 @@ report "$N unlinks"
 # --- 4. a second mount
 other="$CLUSTER_DIR/other"
 extra_mount_start "$other" "$CLUSTER_DIR/other.log"
-[[ ! -e "$other/d/new" ]] || fail "new exists before it was created"
+other_url=$(grep -o 'metrics on http://[^ ]*' "$CLUSTER_DIR/other.log" | head -1 | cut -d' ' -f3)
+wait_until 10 "the second mount to hear the change feed" grep -q "hearing other clients' changes" "$CLUSTER_DIR/other.log"
+[[ ! -e "$other/d/new" ]] || fail "new exists before it was created"  # its absence is now cached (30 s)
 echo hello >"$MNT/d/new"
-[[ "$(cat "$other/d/new")" == hello ]] || fail "the other mount does not see a name created on the first at once"
-stat "$other/d/new" >/dev/null
+wait_until 10 "the other mount to see a name created on the first (its absence was cached)" test -e "$other/d/new"
+[[ "$(cat "$other/d/new")" == hello ]] || fail "the other mount reads '$(cat "$other/d/new")' from new"
+snapshot
+for i in $(seq 1 100); do stat "$other/d/new" >/dev/null; done
+(( $(delta lookup) + $(delta get_attr) <= 5 )) ||
+  fail "100 stats of a cached name reached meta $(( $(delta lookup) + $(delta get_attr) )) times"
 mv "$MNT/d/new" "$MNT/d/moved"
-wait_until 5 "the other mount to see the rename" test -e "$other/d/moved"
-wait_until 5 "the other mount to lose the old name" bash -c "! test -e '$other/d/new'"
+wait_until 10 "the other mount to see the rename" test -e "$other/d/moved"
+wait_until 10 "the other mount to lose the old name" bash -c "! test -e '$other/d/new'"
+stat "$other/d/moved" >/dev/null
+echo more >>"$MNT/d/moved"
+wait_until 10 "the other mount to see the append" bash -c "[[ \$(stat -c %s '$other/d/moved') == 11 ]]"
+[[ "$(cat "$other/d/moved")" == $'hello\nmore' ]] || fail "the other mount reads '$(cat "$other/d/moved")' after the append"
 chmod 600 "$MNT/d/moved"
-wait_until 5 "the other mount to see the chmod" bash -c "[[ \$(stat -c %a '$other/d/moved') == 600 ]]"
+wait_until 10 "the other mount to see the chmod" bash -c "[[ \$(stat -c %a '$other/d/moved') == 600 ]]"
 rm "$MNT/d/moved"
-wait_until 5 "the other mount to see the removal" bash -c "! test -e '$other/d/moved'"
+wait_until 10 "the other mount to see the removal" bash -c "! test -e '$other/d/moved'"
+# A directory this mount made, whose names it answers for, learns of a
+# name the other mount creates in it.
+mkdir "$MNT/k"
+touch "$MNT/k/mine"
+[[ ! -e "$MNT/k/theirs" ]] || fail "k/theirs exists before it was created"
+wait_until 10 "the other mount to see k/mine" test -e "$other/k/mine"
+echo x >"$other/k/theirs"
+wait_until 10 "the first mount to see a name the other created in a directory it made" test -e "$MNT/k/theirs"
+[[ "$(cat "$MNT/k/theirs")" == x ]] || fail "k/theirs reads '$(cat "$MNT/k/theirs")'"
+if [[ -n "$other_url" ]]; then
+  inval=$(metric "$other_url" t0fs_fuse_invalidations_total)
+  log "the second mount's kernel took ${inval:-0} invalidations"
+  (( ${inval:-0} >= 4 )) || fail "the second mount counted ${inval:-0} invalidations"
+fi
 log "PASS"

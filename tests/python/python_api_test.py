@@ -35,6 +35,17 @@ def check(cond, what):
         raise AssertionError(what)
 
 
+def eventually(cond, what, timeout=10.0):
+    """cond() must become true: the mount sees another client's change (this
+    module is one) once it heard of it from meta, within about one
+    change-interval (docs/fuse.md, "Consistency and caching")."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} (not within {timeout:.0f} s)")
+        time.sleep(0.05)
+
+
 def expect_oserror(err, path, fn, *args):
     """fn(*args) must raise OSError with errno `err` naming `path`."""
     try:
@@ -137,9 +148,9 @@ def test_files(fs, rng, mnt):
     fs.remove("/py/a/over.bin")
     fs.remove("/py/a/new.log")
     fs.truncate("/py/a/two.bin", 5)
-    check(os.path.getsize(f"{mnt}/py/a/two.bin") == 5, "Client.truncate")
+    eventually(lambda: os.path.getsize(f"{mnt}/py/a/two.bin") == 5, "Client.truncate")
     fs.chmod("/py/a/two.bin", 0o604)
-    check(stat.S_IMODE(os.stat(f"{mnt}/py/a/two.bin").st_mode) == 0o604, "Client.chmod")
+    eventually(lambda: stat.S_IMODE(os.stat(f"{mnt}/py/a/two.bin").st_mode) == 0o604, "Client.chmod")
     check(stat.S_ISREG(fs.stat("/py/a/two.bin").st_mode), "chmod keeps the file type")
 
     # Text mode, x mode.
@@ -182,22 +193,22 @@ def test_files(fs, rng, mnt):
 
     # rename/remove through the module, seen through the mount and back.
     fs.rename("/py/a/one.bin", "/py/a/b/moved.bin")
-    check(not os.path.exists(f"{mnt}/py/a/one.bin"), "renamed away on the mount")
+    eventually(lambda: not os.path.exists(f"{mnt}/py/a/one.bin"), "renamed away on the mount")
     with open(f"{mnt}/py/a/b/moved.bin", "rb") as f:
         check(f.read() == data, "renamed content on the mount")
     fs.rename("/py/a/two.bin", "/py/a/b/moved.bin")  # replaces, as rename(2)
-    check(os.path.getsize(f"{mnt}/py/a/b/moved.bin") == 5, "rename replaces")
+    eventually(lambda: os.path.getsize(f"{mnt}/py/a/b/moved.bin") == 5, "rename replaces")
     os.rename(f"{mnt}/py/a/from_mount", f"{mnt}/py/a/b/m2")
     check(fs.exists("/py/a/b/m2") and not fs.exists("/py/a/from_mount"), "mount rename seen by module")
     fs.remove("/py/a/b/m2")
-    check(not os.path.exists(f"{mnt}/py/a/b/m2"), "remove seen on the mount")
+    eventually(lambda: not os.path.exists(f"{mnt}/py/a/b/m2"), "remove seen on the mount")
     os.remove(f"{mnt}/py/a/note.txt")
     check(not fs.exists("/py/a/note.txt"), "mount remove seen by module")
     check(sorted(fs.listdir("/py/a/b")) == sorted(os.listdir(f"{mnt}/py/a/b")) == ["moved.bin"],
           "final listdir")
     fs.remove("/py/a/b/moved.bin")
     fs.rmdir("/py/a/b")
-    check(not os.path.exists(f"{mnt}/py/a/b"), "rmdir seen on the mount")
+    eventually(lambda: not os.path.exists(f"{mnt}/py/a/b"), "rmdir seen on the mount")
     log("files: write/read/stat/listdir/rename/remove agree with the mount")
 
 

@@ -28,10 +28,11 @@ abi::EntryOut MakeEntry(const OpContext& ctx, const client::Attr& attr) {
   abi::EntryOut e{};
   e.nodeid = attr.ino.value();
   e.generation = attr.generation;
-  e.entry_valid = ctx.entry_timeout.sec;
-  e.entry_valid_nsec = ctx.entry_timeout.nsec;
-  e.attr_valid = ctx.attr_timeout.sec;
-  e.attr_valid_nsec = ctx.attr_timeout.nsec;
+  const WireTimeout entry = ctx.timeouts.entry(), attr_time = ctx.timeouts.attr();
+  e.entry_valid = entry.sec;
+  e.entry_valid_nsec = entry.nsec;
+  e.attr_valid = attr_time.sec;
+  e.attr_valid_nsec = attr_time.nsec;
   e.attr = ToWireAttr(attr);
   return e;
 }
@@ -42,10 +43,16 @@ void ReplyEntry(const OpContext& ctx, Reply& reply, const Result<client::Attr>& 
   reply.Send(MakeEntry(ctx, *attr));
 }
 
+void FailInode(Reply& reply, const Status& status) {
+  if (status.code() == StatusCode::kNotFound) return reply.Error(ESTALE);
+  reply.Fail(status);
+}
+
 void ReplyAttr(const OpContext& ctx, Reply& reply, const client::Attr& attr) {
   abi::AttrOut out{};
-  out.attr_valid = ctx.attr_timeout.sec;
-  out.attr_valid_nsec = ctx.attr_timeout.nsec;
+  const WireTimeout valid = ctx.timeouts.attr();
+  out.attr_valid = valid.sec;
+  out.attr_valid_nsec = valid.nsec;
   out.attr = ToWireAttr(attr);
   reply.Send(out);
 }

@@ -20,6 +20,12 @@ abi::EntryOut MakeEntry(const OpContext& ctx, const client::Attr& attr);
 void ReplyEntry(const OpContext& ctx, Reply& reply, const Result<client::Attr>& attr);
 // Answers GETATTR/SETATTR.
 void ReplyAttr(const OpContext& ctx, Reply& reply, const client::Attr& attr);
+// Fails a request on the inode the kernel named (GETATTR, SETATTR, OPEN,
+// READLINK): "not found" means that inode is gone (removed or replaced by
+// another client while the kernel still had the name cached), which is
+// ESTALE, so that the kernel looks the path up again (the VFS retries stat,
+// open, chmod, ... once with LOOKUP_REVAL) instead of failing with ENOENT.
+void FailInode(Reply& reply, const Status& status);
 // The caller of a request (owner of what it creates).
 inline client::Caller CallerOf(const Request& req) {
   return client::Caller{req.header.uid, req.header.gid};

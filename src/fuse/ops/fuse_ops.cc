@@ -77,7 +77,10 @@ void FuseOps::CloseAll() {
   ctx_.dirs.Drain();
 }
 
+thread_local uint64_t CacheTimeouts::t_generation = 0;
+
 void FuseOps::Handle(Request& req, Reply& reply) {
+  ctx_.timeouts.BeginRequest();
   const uint32_t opcode = req.opcode();
   OpHandler handler = opcode < kHandlers.size() ? kHandlers[opcode] : &OpUnsupported;
   handler(ctx_, req, reply);

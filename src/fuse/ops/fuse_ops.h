@@ -27,6 +27,7 @@ class FuseOps : public RequestHandler {
   size_t open_dirs() const { return ctx_.dirs.size(); }
   PassthroughTable& passthrough() { return ctx_.passthrough; }
   client::Client& client() { return ctx_.client; }
+  CacheTimeouts& timeouts() { return ctx_.timeouts; }
   // Closes (commits) every File the kernel did not release; after the
   // connection ended. Also done by the destructor.
   void CloseAll();

@@ -18,7 +18,7 @@ void OpGetattr(OpContext& ctx, Request& req, Reply& reply) {
       return ReplyAttr(ctx, reply, file->attr());
     }
   }
-  if (!attr.ok()) return reply.Fail(attr.status());
+  if (!attr.ok()) return FailInode(reply, attr.status());
   ReplyAttr(ctx, reply, *attr);
 }
 

@@ -12,13 +12,15 @@ void OpLookup(OpContext& ctx, Request& req, Reply& reply) {
   std::string_view name;
   if (!args.ReadName(&name)) return reply.Error(EINVAL);
   auto attr = ctx.client.Lookup(InodeId(req.nodeid()), name);
-  if (!attr.ok() && attr.status().code() == StatusCode::kNotFound &&
-      !ctx.negative_timeout.zero()) {
-    // nodeid 0: the kernel caches the absence for entry_valid.
-    abi::EntryOut negative{};
-    negative.entry_valid = ctx.negative_timeout.sec;
-    negative.entry_valid_nsec = ctx.negative_timeout.nsec;
-    return reply.Send(negative);
+  if (!attr.ok() && attr.status().code() == StatusCode::kNotFound) {
+    const WireTimeout valid = ctx.timeouts.negative();
+    if (!valid.zero()) {
+      // nodeid 0: the kernel caches the absence for entry_valid.
+      abi::EntryOut negative{};
+      negative.entry_valid = valid.sec;
+      negative.entry_valid_nsec = valid.nsec;
+      return reply.Send(negative);
+    }
   }
   ReplyEntry(ctx, reply, attr);
 }

@@ -10,6 +10,8 @@
 // is read-only after construction.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -33,6 +35,48 @@ struct WireTimeout {
   bool zero() const { return sec == 0 && nsec == 0; }
 };
 
+// The kernel cache times replies carry: MountConfig::cache_timeout while
+// the ChangeWatcher hears of every other client's change (it says until
+// when, WatchedUntil) and none reached the kernel while the request was
+// served (a LOOKUP answered before a create elsewhere must not cache the
+// old answer long); the short configured times otherwise.
+class CacheTimeouts {
+ public:
+  explicit CacheTimeouts(const MountConfig& cfg)
+      : attr_(WireTimeout::From(cfg.attr_timeout)),
+        entry_(WireTimeout::From(cfg.entry_timeout)),
+        negative_(WireTimeout::From(cfg.negative_timeout)),
+        long_(WireTimeout::From(cfg.cache_timeout)) {}
+
+  // A request starts on this thread (FuseOps::Handle).
+  void BeginRequest() const { t_generation = generation_.load(std::memory_order_acquire); }
+  WireTimeout attr() const { return Long() ? long_ : attr_; }
+  WireTimeout entry() const { return Long() ? long_ : entry_; }
+  WireTimeout negative() const { return Long() ? long_ : negative_; }
+
+  // The watcher: other clients' changes are known until `until`.
+  void WatchedUntil(std::chrono::steady_clock::time_point until) {
+    watched_until_ns_.store(until.time_since_epoch().count(), std::memory_order_release);
+  }
+  // The watcher, before it tells the kernel to forget something.
+  void Invalidating() { generation_.fetch_add(1, std::memory_order_acq_rel); }
+
+ private:
+  bool Long() const {
+    if (long_.zero()) return false;
+    if (std::chrono::steady_clock::now().time_since_epoch().count() >=
+        watched_until_ns_.load(std::memory_order_acquire)) {
+      return false;
+    }
+    return generation_.load(std::memory_order_acquire) == t_generation;
+  }
+
+  const WireTimeout attr_, entry_, negative_, long_;
+  std::atomic<int64_t> watched_until_ns_{0};
+  std::atomic<uint64_t> generation_{1};
+  static thread_local uint64_t t_generation;  // generation_ when this thread's request began
+};
+
 // An open directory: the part of a listing fetched from the Client but not
 // yet returned to the kernel, so one Client::ReadDir feeds many READDIRs.
 struct DirHandle {
@@ -49,18 +93,11 @@ struct DirHandle {
 };
 
 struct OpContext {
-  OpContext(client::Client& c, const MountConfig& cfg)
-      : client(c),
-        config(cfg),
-        attr_timeout(WireTimeout::From(cfg.attr_timeout)),
-        entry_timeout(WireTimeout::From(cfg.entry_timeout)),
-        negative_timeout(WireTimeout::From(cfg.negative_timeout)) {}
+  OpContext(client::Client& c, const MountConfig& cfg) : client(c), config(cfg), timeouts(cfg) {}
 
   client::Client& client;
   const MountConfig config;
-  const WireTimeout attr_timeout;
-  const WireTimeout entry_timeout;
-  const WireTimeout negative_timeout;
+  CacheTimeouts timeouts;
   HandleTable<client::File> files;
   HandleTable<DirHandle> dirs;
   PassthroughTable passthrough;

@@ -3,6 +3,7 @@
 
 #include <cerrno>
 
+#include "fuse/ops/attr_convert.h"
 #include "fuse/ops/ops.h"
 
 namespace t0fs::fuse {
@@ -15,7 +16,7 @@ void OpOpen(OpContext& ctx, Request& req, Reply& reply) {
   ArgReader args(req.args);
   if (!args.Read(&in)) return reply.Error(EINVAL);
   auto file = ctx.client.Open(InodeId(req.nodeid()), static_cast<int>(in.flags));
-  if (!file.ok()) return reply.Fail(file.status());
+  if (!file.ok()) return FailInode(reply, file.status());
   if (in.open_flags & abi::kOpenKillSuidgid) {  // O_TRUNC by a caller without CAP_FSETID
     Status st = DropSetIdBits(ctx, (*file)->attr(), req.header.gid);
     if (!st.ok()) return reply.Fail(st);

@@ -1,3 +1,4 @@
+#include "fuse/ops/attr_convert.h"
 #include "fuse/ops/ops.h"
 
 namespace t0fs::fuse {
@@ -6,7 +7,7 @@ namespace t0fs::fuse {
 // (FUSE_CACHE_SYMLINKS): symlinks never change.
 void OpReadlink(OpContext& ctx, Request& req, Reply& reply) {
   auto target = ctx.client.ReadLink(InodeId(req.nodeid()));
-  if (!target.ok()) return reply.Fail(target.status());
+  if (!target.ok()) return FailInode(reply, target.status());
   reply.SendBytes(std::as_bytes(std::span(target->data(), target->size())));
 }
 

@@ -50,7 +50,7 @@ void OpSetattr(OpContext& ctx, Request& req, Reply& reply) {
   }
   const InodeId ino(req.nodeid());
   auto attr = ctx.client.SetAttr(ino, set);
-  if (!attr.ok()) return reply.Fail(attr.status());
+  if (!attr.ok()) return FailInode(reply, attr.status());
   // KILL_SUIDGID (truncate or chown by a caller without CAP_FSETID), unless
   // the request sets the mode itself.
   if ((in.valid & abi::kFattrKillSuidgid) && !(in.valid & abi::kFattrMode) &&

@@ -205,6 +205,20 @@ struct OutHeader {
   uint64_t unique;
 };
 
+// ---- notifications: written by the server unasked, with unique 0 and the
+// code in OutHeader::error
+enum class NotifyCode : int32_t { kInvalInode = 2, kInvalEntry = 3 };
+struct NotifyInvalInodeOut {
+  uint64_t ino;
+  int64_t off;  // first byte of page cache to drop; negative: attributes only
+  int64_t len;  // 0 or less: to the end
+};
+struct NotifyInvalEntryOut {  // followed by the name and a NUL
+  uint64_t parent;
+  uint32_t namelen;
+  uint32_t flags;
+};
+
 // ---- INIT ----
 struct InitIn {  // 16 bytes before minor 36; 64 from 36 on
   uint32_t major;
@@ -500,6 +514,8 @@ inline constexpr unsigned long kDevIocBackingClose = _IOW(kDevIocMagic, 2, uint3
 
 static_assert(sizeof(InHeader) == 40);
 static_assert(sizeof(OutHeader) == 16);
+static_assert(sizeof(NotifyInvalInodeOut) == 24);
+static_assert(sizeof(NotifyInvalEntryOut) == 16);
 static_assert(sizeof(InitIn) == 64);
 static_assert(sizeof(InitOut) == 64);
 static_assert(sizeof(Attr) == 88);

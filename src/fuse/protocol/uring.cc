@@ -135,6 +135,8 @@ void PrepareCommand(io_uring_sqe* sqe, int device, uint32_t cmd_op, uint16_t qid
 
 }  // namespace
 
+UringQueues::UringQueues(RequestProcessor& processor, int device) : processor_(processor), device_(device) {}
+
 Result<std::unique_ptr<UringQueues>> UringQueues::Start(int device, RequestProcessor& processor,
                                                          const UringOptions& options) {
   std::unique_ptr<UringQueues> q(new UringQueues(processor, device));

@@ -73,7 +73,7 @@ class UringQueues {
 
  private:
   struct Worker;
-  UringQueues(RequestProcessor& processor, int device) : processor_(processor), device_(device) {}
+  UringQueues(RequestProcessor& processor, int device);  // in uring.cc, where Worker is complete
   void Run(Worker& w);
   void Fail(const Status& st);
 

@@ -46,6 +46,7 @@ void MetaService::AddFileHandlers(HandlerList& h) {
       [this](const pb::OpenReq& req, pb::OpenRsp& rsp, Call&) -> Status {
         ASSIGN_OR_RETURN(OpenResult opened, store_->Open(FromWire<OpToken>(req.token()), SessionId(req.session()),
                                                          InodeId(req.ino()), req.flags(), WallNow()));
+        if (req.flags() & O_TRUNC) changes_.Add(SessionId(req.session()), {InodeChange(opened.attr.ino)});
         rsp.set_handle(opened.handle.value());
         ToWire(opened.attr, rsp.mutable_attr());
         const bool write = (req.flags() & O_ACCMODE) != O_RDONLY;
@@ -100,7 +101,9 @@ void MetaService::AddFileHandlers(HandlerList& h) {
           for (uint64_t node : w.nodes()) chunk.nodes.push_back(NodeId(node));
           args.written.push_back(std::move(chunk));
         }
-        ASSIGN_OR_RETURN(InodeAttr attr, store_->Commit(FromWire<OpToken>(req.token()), args, req.durable(), WallNow()));
+        const OpToken token = FromWire<OpToken>(req.token());
+        ASSIGN_OR_RETURN(InodeAttr attr, store_->Commit(token, args, req.durable(), WallNow()));
+        changes_.Add(token.session, {InodeChange(args.ino)});
         ToWire(attr, rsp.mutable_attr());
         return Status::Ok();
       }));

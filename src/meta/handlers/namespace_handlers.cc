@@ -46,8 +46,10 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
         args.atime = FromWire(req.atime());
         args.mtime = FromWire(req.mtime());
         args.ctime = FromWire(req.ctime());
-        ASSIGN_OR_RETURN(InodeAttr attr, store_->SetAttr(FromWire<OpToken>(req.token()), args, WallNow()));
+        const OpToken token = FromWire<OpToken>(req.token());
+        ASSIGN_OR_RETURN(InodeAttr attr, store_->SetAttr(token, args, WallNow()));
         ToWire(attr, rsp.mutable_attr());
+        changes_.Add(token.session, {InodeChange(args.ino)});
         return Status::Ok();
       }));
 
@@ -80,7 +82,9 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
             if (targets.ok()) args.first_chunk = std::move(targets).value();
           }
         }
-        ASSIGN_OR_RETURN(MakeNodeResult made, store_->MakeNode(FromWire<OpToken>(req.token()), args, WallNow()));
+        const OpToken token = FromWire<OpToken>(req.token());
+        ASSIGN_OR_RETURN(MakeNodeResult made, store_->MakeNode(token, args, WallNow()));
+        changes_.Add(token.session, {NameChange(args.parent, args.name), InodeChange(args.parent)});
         ToWire(made.attr, rsp.mutable_attr());
         rsp.set_created(made.created);
         ToWire(made.parent, rsp.mutable_parent());
@@ -96,7 +100,10 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
   h.push_back(Handle<Method::kUnlink>(
       [this](const pb::RemoveReq& req, pb::RemoveRsp& rsp, Call&) -> Status {
         InodeAttr dir;
-        RETURN_IF_ERROR(store_->Unlink(FromWire<OpToken>(req.token()), InodeId(req.parent()), req.name(), WallNow(), &dir));
+        const OpToken token = FromWire<OpToken>(req.token());
+        RETURN_IF_ERROR(store_->Unlink(token, InodeId(req.parent()), req.name(), WallNow(), &dir));
+        const InodeId parent(req.parent());
+        changes_.Add(token.session, {NameChange(parent, req.name()), InodeChange(parent)});
         if (dir.ino.valid()) ToWire(dir, rsp.mutable_parent());
         return Status::Ok();
       }));
@@ -104,21 +111,30 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
   h.push_back(Handle<Method::kRmdir>(
       [this](const pb::RemoveReq& req, pb::RemoveRsp& rsp, Call&) -> Status {
         InodeAttr dir;
-        RETURN_IF_ERROR(store_->Rmdir(FromWire<OpToken>(req.token()), InodeId(req.parent()), req.name(), WallNow(), &dir));
+        const OpToken token = FromWire<OpToken>(req.token());
+        RETURN_IF_ERROR(store_->Rmdir(token, InodeId(req.parent()), req.name(), WallNow(), &dir));
+        const InodeId parent(req.parent());
+        changes_.Add(token.session, {NameChange(parent, req.name()), InodeChange(parent)});
         if (dir.ino.valid()) ToWire(dir, rsp.mutable_parent());
         return Status::Ok();
       }));
 
   h.push_back(Handle<Method::kRename>(
-      [this](const pb::RenameReq& req, pb::Empty&, Call&) {
-        return store_->Rename(FromWire<OpToken>(req.token()), InodeId(req.old_parent()), req.old_name(),
-                              InodeId(req.new_parent()), req.new_name(), req.flags(), WallNow());
+      [this](const pb::RenameReq& req, pb::Empty&, Call&) -> Status {
+        const OpToken token = FromWire<OpToken>(req.token());
+        const InodeId from(req.old_parent()), to(req.new_parent());
+        RETURN_IF_ERROR(store_->Rename(token, from, req.old_name(), to, req.new_name(), req.flags(), WallNow()));
+        changes_.Add(token.session, {NameChange(from, req.old_name()), NameChange(to, req.new_name()),
+                                     InodeChange(from), InodeChange(to)});
+        return Status::Ok();
       }));
 
   h.push_back(Handle<Method::kLink>(
       [this](const pb::LinkReq& req, pb::AttrRsp& rsp, Call&) -> Status {
-        ASSIGN_OR_RETURN(InodeAttr attr, store_->Link(FromWire<OpToken>(req.token()), InodeId(req.ino()),
-                                                      InodeId(req.new_parent()), req.new_name(), WallNow()));
+        const OpToken token = FromWire<OpToken>(req.token());
+        const InodeId dir(req.new_parent());
+        ASSIGN_OR_RETURN(InodeAttr attr, store_->Link(token, InodeId(req.ino()), dir, req.new_name(), WallNow()));
+        changes_.Add(token.session, {NameChange(dir, req.new_name()), InodeChange(dir), InodeChange(attr.ino)});
         ToWire(attr, rsp.mutable_attr());
         return Status::Ok();
       }));
@@ -177,9 +193,11 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
       }));
 
   h.push_back(Handle<Method::kSetXattr>(
-      [this](const pb::XattrReq& req, pb::Empty&, Call&) {
-        return store_->SetXattr(FromWire<OpToken>(req.token()), InodeId(req.ino()), req.name(), req.value(),
-                                req.flags(), WallNow());
+      [this](const pb::XattrReq& req, pb::Empty&, Call&) -> Status {
+        const OpToken token = FromWire<OpToken>(req.token());
+        RETURN_IF_ERROR(store_->SetXattr(token, InodeId(req.ino()), req.name(), req.value(), req.flags(), WallNow()));
+        changes_.Add(token.session, {InodeChange(InodeId(req.ino()))});  // its ctime
+        return Status::Ok();
       }));
 
   h.push_back(Handle<Method::kListXattr>(
@@ -190,8 +208,11 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
       }));
 
   h.push_back(Handle<Method::kRemoveXattr>(
-      [this](const pb::XattrReq& req, pb::Empty&, Call&) {
-        return store_->RemoveXattr(FromWire<OpToken>(req.token()), InodeId(req.ino()), req.name(), WallNow());
+      [this](const pb::XattrReq& req, pb::Empty&, Call&) -> Status {
+        const OpToken token = FromWire<OpToken>(req.token());
+        RETURN_IF_ERROR(store_->RemoveXattr(token, InodeId(req.ino()), req.name(), WallNow()));
+        changes_.Add(token.session, {InodeChange(InodeId(req.ino()))});
+        return Status::Ok();
       }));
 }
 

@@ -40,6 +40,22 @@ void MetaService::AddSessionHandlers(HandlerList& h) {
         return store_->RenewSession(SessionId(req.session()), WallNow());
       }));
 
+  h.push_back(Handle<Method::kChanges>(
+      [this](const pb::ChangesReq& req, pb::ChangesRsp& rsp, Call&) -> Status {
+        ChangeFeed::Page page = changes_.Since(SessionId(req.session()), req.epoch(), req.after(), req.max());
+        rsp.set_epoch(page.epoch);
+        rsp.set_next(page.next);
+        rsp.set_complete(page.complete);
+        rsp.set_more(page.more);
+        for (ChangeFeed::Change& c : page.changes) {
+          pb::Change* out = rsp.add_changes();
+          out->set_parent(c.parent.value());
+          out->set_name(std::move(c.name));
+          out->set_ino(c.ino.value());
+        }
+        return Status::Ok();
+      }));
+
   h.push_back(Handle<Method::kCloseSession>(
       [this](const pb::SessionReq& req, pb::Empty&, Call&) {
         return store_->CloseSession(SessionId(req.session()));

@@ -242,6 +242,20 @@ class File {
   virtual Attr attr() const = 0;
 };
 
+// What other clients changed (Client::PollChanges).
+struct NamespaceChange {
+  InodeId parent;  // with `name`: this name in this directory changed
+  std::string name;
+  InodeId ino;     // when valid: this inode's attributes or data changed
+};
+struct ChangeBatch {
+  std::vector<NamespaceChange> changes;
+  // False: some changes may be missing (a meta server was unreachable or
+  // restarted, or this client fell too far behind): caches of other
+  // clients' changes cannot be trusted until a complete batch comes.
+  bool complete = true;
+};
+
 class Client {
  public:
   // Connects to meta and opens a session. Fails clearly on a wrong secret or
@@ -308,6 +322,15 @@ class Client {
   // The id of the cluster this client is connected to.
   virtual std::string cluster_id() const = 0;
   virtual IoCounters counters() const = 0;
+
+  // ---- other clients' changes ----
+  // What other clients changed since the last call (the first call starts
+  // from now), asked once of every meta server: for caches kept outside the
+  // Client, such as a mount's kernel cache. Not every Client offers it
+  // (kNotSupported).
+  virtual Result<ChangeBatch> PollChanges() {
+    return Status(StatusCode::kNotSupported, "this client does not report other clients' changes");
+  }
 };
 
 }  // namespace t0fs::client

@@ -1,0 +1,112 @@
+#include "fuse/change_watcher.h"
+
+#include <sys/uio.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/logging.h"
+#include "fuse/protocol/abi.h"
+
+namespace t0fs::fuse {
+namespace {
+
+// Replies keep the long cache time this many intervals after a complete
+// poll began: a late poll (a busy host) ends it rather than let it run on.
+constexpr int kWatchedIntervals = 4;
+
+}  // namespace
+
+ChangeWatcher::ChangeWatcher(client::Client& client, int device, Duration interval, CacheTimeouts& timeouts)
+    : client_(client), device_(device), interval_(interval), timeouts_(timeouts) {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+ChangeWatcher::~ChangeWatcher() { Stop(); }
+
+void ChangeWatcher::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  timeouts_.WatchedUntil({});
+}
+
+void ChangeWatcher::Loop() {
+  std::vector<client::NamespaceChange> previous;  // sent once; sent again this round
+  bool heard = false;                             // the last poll was complete (for the log)
+  for (;;) {
+    const auto began = std::chrono::steady_clock::now();
+    auto batch = client_.PollChanges();
+    if (!batch.ok() && batch.status().code() == StatusCode::kNotSupported) {
+      LOG_INFO("fuse: {}: names and attributes are cached for the short times", batch.status().ToString());
+      return;
+    }
+    std::vector<client::NamespaceChange> changes;
+    if (batch.ok()) changes = std::move(batch->changes);
+    if (!changes.empty() || !previous.empty()) {
+      timeouts_.Invalidating();
+      Notify(changes);
+      Notify(previous);
+    }
+    previous = std::move(changes);
+    const bool complete = batch.ok() && batch->complete;
+    timeouts_.WatchedUntil(complete ? began + kWatchedIntervals * interval_.value
+                                    : std::chrono::steady_clock::time_point{});
+    if (complete != heard) {
+      if (complete) {
+        LOG_INFO("fuse: hearing other clients' changes: names and attributes cached up to the cache timeout");
+      } else {
+        LOG_WARN("fuse: other clients' changes may be missed ({}): short cache times until they are heard again",
+                 batch.ok() ? "a meta server restarted or this mount fell behind" : batch.status().ToString());
+      }
+      heard = complete;
+    }
+    std::unique_lock lock(mu_);
+    if (cv_.wait_for(lock, interval_.value, [&] { return stop_; })) return;
+  }
+}
+
+void ChangeWatcher::Notify(const std::vector<client::NamespaceChange>& changes) {
+  for (const client::NamespaceChange& c : changes) {
+    if (!c.name.empty()) InvalEntry(c.parent, c.name);
+    if (c.ino.valid()) InvalInode(c.ino, /*pages=*/true);
+  }
+}
+
+void ChangeWatcher::InvalEntry(InodeId parent, std::string_view name) {
+  abi::NotifyInvalEntryOut out{};
+  out.parent = parent.value();
+  out.namelen = static_cast<uint32_t>(name.size());
+  char nul = 0;
+  abi::OutHeader h{};
+  h.len = static_cast<uint32_t>(sizeof(h) + sizeof(out) + name.size() + 1);
+  h.error = static_cast<int32_t>(abi::NotifyCode::kInvalEntry);
+  iovec iov[] = {{&h, sizeof(h)}, {&out, sizeof(out)}, {const_cast<char*>(name.data()), name.size()}, {&nul, 1}};
+  Write(iov, 4);
+}
+
+void ChangeWatcher::InvalInode(InodeId ino, bool pages) {
+  abi::NotifyInvalInodeOut out{};
+  out.ino = ino.value();
+  out.off = pages ? 0 : -1;
+  out.len = 0;
+  abi::OutHeader h{};
+  h.len = static_cast<uint32_t>(sizeof(h) + sizeof(out));
+  h.error = static_cast<int32_t>(abi::NotifyCode::kInvalInode);
+  iovec iov[] = {{&h, sizeof(h)}, {&out, sizeof(out)}};
+  Write(iov, 2);
+}
+
+void ChangeWatcher::Write(const iovec* iov, int count) {
+  ssize_t n = ::writev(device_, iov, count);
+  if (n >= 0) {
+    invalidations_.fetch_add(1, std::memory_order_relaxed);
+  } else if (errno != ENOENT && errno != ENOTDIR) {  // ENOENT: the kernel did not cache it
+    LOG_DEBUG("fuse: notification to the kernel: {}", std::strerror(errno));
+  }
+}
+
+}  // namespace t0fs::fuse

@@ -1,0 +1,67 @@
+// ChangeFeed: the latest namespace and attribute changes made through this
+// meta server, kept so that other clients' mounts can drop what their kernel
+// cached of them (the Changes RPC; docs/fuse.md "Kernel caches").
+//
+// Memory only: a ring of the last `capacity` changes, numbered from 1 and
+// named by a random epoch. A restart starts a new epoch, and an asker that
+// falls more than `capacity` changes behind is told that it lost some
+// (complete = false): it must then drop everything it cached.
+//
+// Thread safety: safe for concurrent use.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/ids.h"
+
+namespace t0fs::meta {
+
+class ChangeFeed {
+ public:
+  static constexpr size_t kDefaultCapacity = size_t(1) << 16;
+  static constexpr size_t kMaxPage = 4096;
+
+  // One change: the name `name` in directory `parent` (when name is not
+  // empty), and/or the attributes or data of `ino` (when valid).
+  struct Change {
+    InodeId parent;
+    std::string name;
+    InodeId ino;
+  };
+  struct Page {
+    uint64_t epoch = 0;
+    uint64_t next = 0;      // ask after this next time
+    bool complete = true;   // false: changes since `after` were lost
+    bool more = false;      // stopped at `max`: ask again at once
+    std::vector<Change> changes;
+  };
+
+  explicit ChangeFeed(size_t capacity = kDefaultCapacity);
+
+  // Records changes made by session `by`.
+  void Add(SessionId by, std::initializer_list<Change> changes);
+  // The changes numbered `after` and later that `asker` did not make
+  // itself, at most `max` of them examined (0: kMaxPage). `epoch` 0 is a
+  // first ask: no changes, the current epoch and position.
+  Page Since(SessionId asker, uint64_t epoch, uint64_t after, size_t max) const;
+
+  uint64_t epoch() const { return epoch_; }
+
+ private:
+  struct Entry {
+    SessionId by;
+    Change change;
+  };
+
+  const uint64_t epoch_;
+  mutable std::mutex mu_;  // guards ring_, next_
+  std::vector<Entry> ring_;
+  uint64_t next_ = 1;  // number of the next change; change n sits at ring_[n % size]
+};
+
+}  // namespace t0fs::meta
