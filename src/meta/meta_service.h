@@ -32,6 +32,7 @@
 #include "meta/health.h"
 #include "meta/meta_config.h"
 #include "meta/meta_metrics.h"
+#include "meta/placement.h"
 #include "meta/repair.h"
 #include "meta/store/meta_store.h"
 #include "metrics/metrics_server.h"
@@ -96,6 +97,19 @@ class MetaService {
   // placement over the usable nodes, the first replica on `writer` under
   // placement=local.
   Result<std::vector<ReplicaTarget>> PlaceChunk(const InodeAttr& attr, NodeId writer);
+  // PlaceChunk's parts: the nodes as placement weighs them (health, load),
+  // and the choice for `attr` among them (no store access: it runs inside
+  // a create's transaction).
+  std::vector<NodeChoice> ChoicesOf(const std::vector<NodeRecord>& nodes);
+  static Result<std::vector<ReplicaTarget>> PlaceOn(const std::vector<NodeChoice>& choices, const InodeAttr& attr,
+                                                    NodeId writer);
+  // ListNodes, reused for kNodeCacheTime by the create's optional chunk-0
+  // placement (one store transaction per create, not two); a registration
+  // or an admin change through this server forgets it. Allocate always
+  // lists afresh, so a create that missed a new node leaves chunk 0 to it.
+  Result<std::shared_ptr<const std::vector<NodeRecord>>> CachedNodes();
+  void ForgetCachedNodes();
+  static constexpr std::chrono::seconds kNodeCacheTime{1};
 
   MetaConfig config_;
   std::unique_ptr<metrics::Registry> registry_ = std::make_unique<metrics::Registry>();
@@ -106,6 +120,9 @@ class MetaService {
   NodeHealth health_;
   std::unique_ptr<RepairPlanner> planner_;
   NodeReports node_reports_;  // traffic and metrics address from heartbeats
+  std::mutex nodes_mu_;  // guards nodes_cache_, nodes_cached_at_
+  std::shared_ptr<const std::vector<NodeRecord>> nodes_cache_;
+  std::chrono::steady_clock::time_point nodes_cached_at_;
   // What clients changed through this server, for other clients' mounts.
   ChangeFeed changes_;
   static ChangeFeed::Change NameChange(InodeId parent, std::string name) { return {parent, std::move(name), {}}; }

@@ -43,6 +43,7 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         node.local_socket = req.local_socket();
         node.volumes = VolumesOf(req.volumes(), node.node);
         ASSIGN_OR_RETURN(NodeRecord stored, store_->RegisterNode(node, WallNow()));
+        ForgetCachedNodes();
         // A (re)starting node may have lost or missed data: reconcile it.
         health_.Seen(stored.node);
         planner_->RequestCheck(stored.node);

@@ -24,11 +24,38 @@ constexpr size_t kMaxReleaseBatch = 4096;
 
 Result<std::vector<ReplicaTarget>> MetaService::PlaceChunk(const InodeAttr& attr, NodeId writer) {
   ASSIGN_OR_RETURN(auto nodes, ListNodes());
+  return PlaceOn(ChoicesOf(nodes), attr, writer);
+}
+
+std::vector<NodeChoice> MetaService::ChoicesOf(const std::vector<NodeRecord>& nodes) {
   std::vector<NodeChoice> choices;
   for (const NodeRecord& node : nodes) {
     choices.push_back(NodeChoice{&node, IsUp(node.node) && node.admin_state == NodeAdminState::kActive,
                                  planner_->LoadOf(node.node)});
   }
+  return choices;
+}
+
+Result<std::shared_ptr<const std::vector<NodeRecord>>> MetaService::CachedNodes() {
+  {
+    std::lock_guard lock(nodes_mu_);
+    if (nodes_cache_ && std::chrono::steady_clock::now() - nodes_cached_at_ < kNodeCacheTime) return nodes_cache_;
+  }
+  ASSIGN_OR_RETURN(auto listed, ListNodes());
+  auto nodes = std::make_shared<const std::vector<NodeRecord>>(std::move(listed));
+  std::lock_guard lock(nodes_mu_);
+  nodes_cache_ = nodes;
+  nodes_cached_at_ = std::chrono::steady_clock::now();
+  return nodes;
+}
+
+void MetaService::ForgetCachedNodes() {
+  std::lock_guard lock(nodes_mu_);
+  nodes_cache_.reset();
+}
+
+Result<std::vector<ReplicaTarget>> MetaService::PlaceOn(const std::vector<NodeChoice>& choices,
+                                                        const InodeAttr& attr, NodeId writer) {
   PlacementRequest place;
   place.writer = writer;
   place.replicas = attr.replicas;

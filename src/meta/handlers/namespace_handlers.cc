@@ -65,21 +65,23 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
         args.exclusive = req.exclusive();
         args.link_target = req.link_target();
         if ((args.mode & S_IFMT) == S_IFREG) {
-          // Policy: the directory's objective picks the chunk size. A directory
-          // that cannot be read gets the plain default: the store gives the
-          // answer then (kNotFound, or the replay of a retried create).
-          auto dir = store_->GetAttr(args.parent);
-          args.chunk_size = dir.ok() ? NewFileChunkSize(*dir, config_) : config_.chunk_size.bytes;
+          // Policy: the directory's objective picks the chunk size, decided
+          // in the create's transaction.
+          args.file_chunk_size = [this](const InodeAttr& dir) { return NewFileChunkSize(dir, config_); };
           args.open_session = SessionId(req.open_session());
           args.open_flags = req.open_flags();
-          if (args.open_session.valid() && req.first_chunk() && dir.ok()) {
-            // The new file takes its directory's objective (MakeNode). No
-            // place now (no usable node, full volumes): the writer's own
-            // Allocate reports why.
-            InodeAttr file = *dir;
-            file.chunk_size = args.chunk_size;
-            auto targets = PlaceChunk(file, NodeId(req.writer_node()));
-            if (targets.ok()) args.first_chunk = std::move(targets).value();
+          // Chunk 0 on the writer's node, placed from the new file's
+          // objective (its directory's). No place now (no usable node, full
+          // volumes): the writer's own Allocate reports why.
+          auto nodes = args.open_session.valid() && req.first_chunk()
+                           ? CachedNodes()
+                           : Status(StatusCode::kNotFound, "no chunk 0 asked for");
+          if (nodes.ok()) {
+            args.place_first_chunk = [nodes = *nodes, choices = ChoicesOf(**nodes),
+                                      writer = NodeId(req.writer_node())](const InodeAttr& file) {
+              auto targets = PlaceOn(choices, file, writer);
+              return targets.ok() ? std::move(targets).value() : std::vector<ReplicaTarget>{};
+            };
           }
         }
         const OpToken token = FromWire<OpToken>(req.token());

@@ -63,6 +63,7 @@ void MetaService::AddObjectiveHandlers(HandlerList& h) {
         }
         auto state = static_cast<NodeAdminState>(req.admin_state());
         RETURN_IF_ERROR(store_->SetNodeAdminState(NodeId(req.node()), state));
+        ForgetCachedNodes();
         LOG_INFO("node {} set {} by {}", req.node(), state == NodeAdminState::kDraining ? "draining" : "active",
                  call.peer);
         return Status::Ok();

@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -125,6 +126,15 @@ struct MakeNodeArgs {
   SessionId open_session{};
   uint32_t open_flags = 0;
   std::vector<ReplicaTarget> first_chunk{};
+  // S_IFREG only, decided in the create's own transaction (one transaction
+  // per create) by the caller's policy and placement, which must not use the
+  // store: the chunk size from the directory, instead of chunk_size; with
+  // open_session, chunk 0's replicas from the new file's attributes (its
+  // objective and chunk size), instead of first_chunk. Targets that are not
+  // (or no longer) a node's volumes, or none, leave the file without a chunk
+  // (the writer's Allocate places it then).
+  std::function<uint64_t(const InodeAttr& dir)> file_chunk_size{};
+  std::function<std::vector<ReplicaTarget>(const InodeAttr& file)> place_first_chunk{};
 };
 
 // Chunks of the layout a create or an open hands out; the client fetches

@@ -157,6 +157,42 @@ TEST_P(FilesTest, CreateOpensInItsTransaction) {
   EXPECT_TRUE(CheckProblems().empty());
 }
 
+// The service's policy and placement run inside the create's transaction:
+// the chunk size from the directory, chunk 0 from the new file's attributes;
+// targets that are no volume of a node leave the file without a chunk.
+TEST_P(FilesTest, CreateDecidesChunkSizeAndChunkZeroInItsTransaction) {
+  MakeNodeArgs a{kRootInode, "f", S_IFREG | 0644, 0, 0, 0, true, "", 0};
+  a.open_session = session_;
+  a.open_flags = O_WRONLY | O_CREAT;
+  InodeId dir_seen;
+  a.file_chunk_size = [&](const InodeAttr& dir) {
+    dir_seen = dir.ino;
+    return uint64_t{8192};
+  };
+  uint64_t file_chunk_size = 0;
+  a.place_first_chunk = [&](const InodeAttr& file) {
+    file_chunk_size = file.chunk_size;
+    return std::vector<ReplicaTarget>{targets_[1]};
+  };
+  auto made = store_->MakeNode(OpToken{}, a, T(100));
+  ASSERT_OK(made);
+  EXPECT_EQ(dir_seen, kRootInode);
+  EXPECT_EQ(made->attr.chunk_size, 8192u);
+  EXPECT_EQ(file_chunk_size, 8192u);
+  ASSERT_EQ(made->layout.size(), 1u);
+  EXPECT_EQ(made->layout[0].replicas[0].node, targets_[1].node);
+
+  MakeNodeArgs b = a;
+  b.name = "g";
+  b.place_first_chunk = [](const InodeAttr&) { return std::vector<ReplicaTarget>{{NodeId(999), VolumeId(999)}}; };
+  auto bare = store_->MakeNode(OpToken{}, b, T(200));
+  ASSERT_OK(bare);
+  EXPECT_TRUE(bare->handle.valid());
+  EXPECT_TRUE(bare->layout.empty());
+  EXPECT_EQ(Counts().chunks, 1u);
+  EXPECT_TRUE(CheckProblems().empty());
+}
+
 TEST_P(FilesTest, ReleaseManyClosesEveryHandleInOneGo) {
   InodeId f = MkFile(kRootInode, "f");
   InodeId g = MkFile(kRootInode, "g");

@@ -13,7 +13,7 @@ Status CheckNodeArgs(const MakeNodeArgs& args) {
   RETURN_IF_ERROR(internal::CheckName(args.name));
   switch (args.mode & S_IFMT) {
     case S_IFREG:
-      if (args.chunk_size == 0) {
+      if (args.chunk_size == 0 && !args.file_chunk_size) {
         return Status(StatusCode::kInvalidArgument, "a regular file needs a chunk size");
       }
       return Status::Ok();
@@ -104,7 +104,12 @@ Result<MakeNodeResult> PosixStore::MakeNode(const OpToken& token, const MakeNode
     // The objective is inherited from the parent; a directory passes on its
     // chunk size for files (0 = the cluster default), a file takes the one
     // its creator chose (policy, from that directory).
-    a.chunk_size = type == S_IFREG ? args.chunk_size : (is_dir ? parent.attr.chunk_size : 0);
+    if (type == S_IFREG) {
+      a.chunk_size = args.file_chunk_size ? args.file_chunk_size(parent.attr) : args.chunk_size;
+      if (a.chunk_size == 0) return Status(StatusCode::kInvalidArgument, "a regular file needs a chunk size");
+    } else {
+      a.chunk_size = is_dir ? parent.attr.chunk_size : 0;
+    }
     a.generation = 1;
     a.replicas = parent.attr.replicas;
     a.placement = parent.attr.placement;
@@ -121,7 +126,12 @@ Result<MakeNodeResult> PosixStore::MakeNode(const OpToken& token, const MakeNode
     result.created = true;
     out.ino = a.ino;
     out.flag = true;
-    if (args.open_session.valid() && !args.first_chunk.empty()) {
+    if (args.open_session.valid() && args.place_first_chunk) {
+      std::vector<ReplicaTarget> targets = args.place_first_chunk(a);
+      if (!targets.empty() && internal::CheckTargets(txn, targets).ok()) {
+        RETURN_IF_ERROR(internal::AddChunk(txn, a.ino, 0, targets));
+      }
+    } else if (args.open_session.valid() && !args.first_chunk.empty()) {
       RETURN_IF_ERROR(internal::CheckTargets(txn, args.first_chunk));
       RETURN_IF_ERROR(internal::AddChunk(txn, a.ino, 0, args.first_chunk));
     }
