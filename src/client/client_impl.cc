@@ -130,52 +130,33 @@ Result<Attr> ClientImpl::Symlink(InodeId parent, std::string_view name, std::str
   return MakeNode(node);
 }
 
-// A change of ours in a known directory (KnownDirs) that failed may or may
-// not have happened (a lost reply): the directory is not known any more.
 Result<Attr> ClientImpl::MakeNode(const NewNode& node) {
-  auto made = meta_.MakeNode(node);
-  if (!made.ok()) {
-    known_.Forget(node.parent);
-    return made.status();
-  }
+  ASSIGN_OR_RETURN(MadeNode made, KnownAfter(meta_.MakeNode(node), node.parent));
   known_.Added(node.parent, node.name);
-  if (S_ISDIR(made->attr.mode) && made->created) known_.Made(made->attr.ino);
-  if (made->parent) open_.NoteDirChanged(*made->parent);
-  return made->attr;
+  if (S_ISDIR(made.attr.mode) && made.created) known_.Made(made.attr.ino);
+  if (made.parent) open_.NoteDirChanged(*made.parent);
+  return made.attr;
 }
 
 Status ClientImpl::Unlink(InodeId parent, std::string_view name) {
-  auto dir = meta_.Unlink(parent, name);
-  if (!dir.ok()) {
-    known_.Forget(parent);
-    return dir.status();
-  }
+  ASSIGN_OR_RETURN(std::optional<Attr> dir, KnownAfter(meta_.Unlink(parent, name), parent));
   known_.Removed(parent, name);
   open_.ForgetMetaAttrs();  // the unlinked inode's nlink and ctime changed
-  if (*dir) open_.NoteDirChanged(**dir);
+  if (dir) open_.NoteDirChanged(*dir);
   return Status::Ok();
 }
 
 Status ClientImpl::Rmdir(InodeId parent, std::string_view name) {
-  auto dir = meta_.Rmdir(parent, name);
-  if (!dir.ok()) {
-    known_.Forget(parent);
-    return dir.status();
-  }
+  ASSIGN_OR_RETURN(std::optional<Attr> dir, KnownAfter(meta_.Rmdir(parent, name), parent));
   known_.Removed(parent, name);
   open_.ForgetMetaAttrs();  // the removed directory's nlink changed too
-  if (*dir) open_.NoteDirChanged(**dir);
+  if (dir) open_.NoteDirChanged(*dir);
   return Status::Ok();
 }
 
 Status ClientImpl::Rename(InodeId old_parent, std::string_view old_name, InodeId new_parent,
                           std::string_view new_name, uint32_t flags) {
-  Status st = meta_.Rename(old_parent, old_name, new_parent, new_name, flags);
-  if (!st.ok()) {
-    known_.Forget(old_parent);
-    known_.Forget(new_parent);
-    return st;
-  }
+  RETURN_IF_ERROR(KnownAfter(meta_.Rename(old_parent, old_name, new_parent, new_name, flags), old_parent, new_parent));
   if ((flags & kRenameExchange) == 0) {  // an exchange keeps both names
     known_.Removed(old_parent, old_name);
     known_.Added(new_parent, new_name);
@@ -185,14 +166,10 @@ Status ClientImpl::Rename(InodeId old_parent, std::string_view old_name, InodeId
 }
 
 Result<Attr> ClientImpl::Link(InodeId ino, InodeId new_parent, std::string_view new_name) {
-  auto attr = meta_.Link(ino, new_parent, new_name);
-  if (!attr.ok()) {
-    known_.Forget(new_parent);
-    return attr.status();
-  }
+  ASSIGN_OR_RETURN(Attr attr, KnownAfter(meta_.Link(ino, new_parent, new_name), new_parent));
   known_.Added(new_parent, new_name);
   open_.ForgetMetaAttr(new_parent);
-  return open_.FromMeta(*attr);
+  return open_.FromMeta(attr);
 }
 
 Result<std::string> ClientImpl::ReadLink(InodeId ino) {
@@ -279,12 +256,7 @@ Result<std::unique_ptr<File>> ClientImpl::Create(InodeId parent, std::string_vie
   // node gets chunk 0 there with it: its writes go to that replica (through
   // passthrough under FUSE), so no Allocate follows.
   const bool write = (flags & O_ACCMODE) != O_RDONLY;
-  auto created_open = meta_.CreateOpen(node, flags, /*first_chunk=*/write);
-  if (!created_open.ok()) {
-    known_.Forget(parent);
-    return created_open.status();
-  }
-  CreatedFile& made = *created_open;
+  ASSIGN_OR_RETURN(CreatedFile made, KnownAfter(meta_.CreateOpen(node, flags, /*first_chunk=*/write), parent));
   known_.Added(parent, name);
   if (made.parent) open_.NoteDirChanged(*made.parent);
   const OpenReply& opened = made.opened;

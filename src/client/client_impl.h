@@ -93,6 +93,13 @@ class ClientImpl final : public Client {
   Passthrough& passthrough() { return passthrough_; }
 
  private:
+  // `result` of a change of ours in `dirs`: a failed one may or may not
+  // have happened (a lost reply), so they are known directories no more.
+  template <class R, class... Dirs>
+  R KnownAfter(R result, Dirs... dirs) {
+    if (!result.ok()) (known_.Forget(dirs), ...);
+    return result;
+  }
   // meta_.MakeNode (mknod, mkdir, symlink), noting the directory's new attributes.
   Result<Attr> MakeNode(const NewNode& node);
   Result<std::unique_ptr<File>> OpenWith(const OpenReply& opened, int flags);
