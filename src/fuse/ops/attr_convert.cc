@@ -28,7 +28,7 @@ abi::EntryOut MakeEntry(const OpContext& ctx, const client::Attr& attr) {
   abi::EntryOut e{};
   e.nodeid = attr.ino.value();
   e.generation = attr.generation;
-  const WireTimeout entry = ctx.timeouts.entry(), attr_time = ctx.timeouts.attr();
+  const auto [entry, attr_time] = ctx.timeouts.entry_and_attr();
   e.entry_valid = entry.sec;
   e.entry_valid_nsec = entry.nsec;
   e.attr_valid = attr_time.sec;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include "fuse/mount_config.h"
 #include "fuse/ops/handle_table.h"
@@ -51,8 +52,12 @@ class CacheTimeouts {
   // A request starts on this thread (FuseOps::Handle).
   void BeginRequest() const { t_generation = generation_.load(std::memory_order_acquire); }
   WireTimeout attr() const { return Long() ? long_ : attr_; }
-  WireTimeout entry() const { return Long() ? long_ : entry_; }
   WireTimeout negative() const { return Long() ? long_ : negative_; }
+  // Entry and attribute times of one reply, decided once (READDIRPLUS
+  // builds thousands of entries).
+  std::pair<WireTimeout, WireTimeout> entry_and_attr() const {
+    return Long() ? std::pair{long_, long_} : std::pair{entry_, attr_};
+  }
 
   // The watcher: other clients' changes are known until `until`.
   void WatchedUntil(std::chrono::steady_clock::time_point until) {
