@@ -247,7 +247,7 @@ Status DataClient::Sync(const ReplicaInfo& r, const Capability& cap) {
 
 Result<std::shared_ptr<ChunkFile>> DataClient::OpenLocal(const ReplicaInfo& r,
                                                          const Capability& cap, bool create,
-                                                         bool writable, bool direct, bool retry) {
+                                                         bool writable, bool direct, bool retry, bool lazy) {
   ASSIGN_OR_RETURN(rpc::Channel * ch, LocalChannel());
   pb::OpenLocalReq req;
   req.set_chunk(r.chunk.value());
@@ -255,21 +255,39 @@ Result<std::shared_ptr<ChunkFile>> DataClient::OpenLocal(const ReplicaInfo& r,
   req.set_create(create);
   req.set_writable(writable);
   req.set_direct(direct);
+  req.set_lazy(lazy);
   rpc::ToWire(cap, req.mutable_cap());
   std::vector<UniqueFd> fds;
+  pb::OpenLocalRsp rsp;
   RETURN_IF_ERROR(Attempt(
       ch, [&] { return fmt::format("open local chunk {}", r.chunk); }, retry,
       [&] {
         fds.clear();
-        return ch->Call<rpc::Method::kOpenLocal>(req, nullptr, {.reply_fds = &fds});
+        return ch->Call<rpc::Method::kOpenLocal>(req, &rsp, {.reply_fds = &fds});
       }));
   if (fds.size() != 2) {
     return Status(StatusCode::kRpcMalformed,
                   fmt::format("open local chunk {}: expected 2 descriptors", r.chunk));
   }
   auto file = std::make_shared<ChunkFile>(r.chunk, std::move(fds[0]), std::move(fds[1]), direct);
+  file->set_unnamed(rsp.unnamed());
   RETURN_IF_ERROR(file->ReadHeader());
   return file;
+}
+
+Status DataClient::AdoptLocal(const ReplicaInfo& r, const Capability& cap, ChunkFile& file) {
+  ASSIGN_OR_RETURN(rpc::Channel * ch, LocalChannel());
+  pb::AdoptLocalReq req;
+  req.set_chunk(r.chunk.value());
+  req.set_volume(r.volume.value());
+  rpc::ToWire(cap, req.mutable_cap());
+  const int fds[2] = {file.data_fd(), file.crc_fd()};
+  // Retried: the files live on in our descriptors while the service restarts.
+  RETURN_IF_ERROR(Attempt(
+      ch, [&] { return fmt::format("name local chunk {}", r.chunk); }, /*retry=*/true,
+      [&] { return ch->Call<rpc::Method::kAdoptLocal>(req, nullptr, {.fds = fds}); }));
+  file.set_unnamed(false);
+  return Status::Ok();
 }
 
 namespace {

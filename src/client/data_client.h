@@ -55,8 +55,12 @@ class DataClient {
   // kDataNoChunk when `create` is false and the chunk has no file yet.
   // `retry` as for remote calls: without, a local data service that is down
   // fails at once (the caller uses another replica).
+  // `lazy`: a chunk never written may come back as unnamed files
+  // (ChunkFile::unnamed(); data/chunk_store.h OpenLocal), which AdoptLocal
+  // names before a version of it is committed.
   Result<std::shared_ptr<ChunkFile>> OpenLocal(const ReplicaInfo& r, const Capability& cap, bool create,
-                                               bool writable, bool direct, bool retry);
+                                               bool writable, bool direct, bool retry, bool lazy = false);
+  Status AdoptLocal(const ReplicaInfo& r, const Capability& cap, ChunkFile& file);
   // Requests in flight towards `node` (the read path prefers idle replicas).
   uint64_t Load(NodeId node);
   // A node that failed a request (transport error) is suspect for a few

@@ -133,8 +133,11 @@ Result<std::shared_ptr<ChunkFile>> Passthrough::Open(InodeState& st, bool write,
     if (replicas_.IsLocal(r)) local = &r;
   }
   if (local == nullptr) return no("no local replica");
+  // A chunk never written (a new file) may get unnamed files: a file
+  // nobody writes to then costs the data node no directory entries.
   ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file,
-                   replicas_.LocalFile(st, *local, chunk->cap, write, /*direct=*/false, /*retry=*/false));
+                   replicas_.LocalFile(st, *local, chunk->cap, write, /*direct=*/false, /*retry=*/false,
+                                       /*lazy=*/write && local->version == 0));
   if (!file) return no("the local replica holds no data yet");
   if (file->version() < local->version) RETURN_IF_ERROR(file->ReadHeader());
   if (file->version() < local->version) return no("the local replica is stale");

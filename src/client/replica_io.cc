@@ -49,16 +49,21 @@ bool ReplicaIo::IsLocal(const ReplicaInfo& r) const {
 
 Result<std::shared_ptr<ChunkFile>> ReplicaIo::LocalFile(InodeState& st, const ReplicaInfo& r,
                                                         const Capability& cap, bool for_write, bool direct,
-                                                        bool retry) {
+                                                        bool retry, bool lazy) {
   auto key = std::make_pair(r.chunk.value(), direct);
   {
     std::lock_guard lock(st.mu);
     auto it = st.local_files.find(key);
-    if (it != st.local_files.end() && KnownHoleHolds(it->second, for_write, r.version)) {
+    // Unnamed files (a lazy open) are ours only while passthrough holds
+    // them (the writer lock): after that the data node may have let them go
+    // and the chunk may have other files.
+    const bool unnamed_let_go = it != st.local_files.end() && it->second.file && it->second.file->unnamed() &&
+                                !(st.passthrough.opens > 0 && st.passthrough.file == it->second.file);
+    if (it != st.local_files.end() && !unnamed_let_go && KnownHoleHolds(it->second, for_write, r.version)) {
       return it->second.file;  // may be null: a known hole
     }
   }
-  auto opened = data_.OpenLocal(r, cap, /*create=*/for_write, /*writable=*/for_write, direct, retry);
+  auto opened = data_.OpenLocal(r, cap, /*create=*/for_write, /*writable=*/for_write, direct, retry, lazy);
   std::shared_ptr<ChunkFile> file;
   if (opened.ok()) {
     file = std::move(opened).value();
@@ -73,6 +78,55 @@ Result<std::shared_ptr<ChunkFile>> ReplicaIo::LocalFile(InodeState& st, const Re
     if (other != st.local_files.end() && !other->second.file) st.local_files.erase(other);
   }
   return file;
+}
+
+Status ReplicaIo::NameLocalFiles(InodeState& st, std::span<const ChunkId> chunks) {
+  struct Unnamed {
+    std::shared_ptr<ChunkFile> file;
+    uint64_t index;
+  };
+  std::vector<Unnamed> unnamed;
+  {
+    std::lock_guard lock(st.mu);
+    for (ChunkId chunk : chunks) {
+      for (bool direct : {false, true}) {
+        auto it = st.local_files.find(std::make_pair(chunk.value(), direct));
+        if (it == st.local_files.end() || !it->second.file || !it->second.file->unnamed()) continue;
+        // Lazy opens are passthrough's, of chunk 0; its layout entry is
+        // looked up (or fetched) below either way.
+        uint64_t at = 0;
+        for (const auto& [index, cached] : st.layout) {
+          if (!cached.info.replicas.empty() && cached.info.replicas.front().chunk == chunk) at = index;
+        }
+        unnamed.push_back({it->second.file, at});
+      }
+    }
+  }
+  for (const Unnamed& u : unnamed) {
+    bool refreshed = false;
+    for (;;) {
+      ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, layouts_.ChunkFor(st, u.index));
+      const ReplicaInfo* local = nullptr;
+      if (chunk) {
+        for (const ReplicaInfo& r : chunk->info.replicas) {
+          if (IsLocal(r) && r.chunk == u.file->chunk()) local = &r;
+        }
+      }
+      if (local == nullptr) {
+        return Status(StatusCode::kIoError, fmt::format("inode {}: chunk {} written here left this node's "
+                                                        "layout before it got a name", st.ino, u.file->chunk()));
+      }
+      Status named = data_.AdoptLocal(*local, chunk->cap, *u.file);
+      if (named.code() == StatusCode::kDataCapabilityExpired && !refreshed) {
+        refreshed = true;
+        RETURN_IF_ERROR(layouts_.Refresh(st, u.index, 1));
+        continue;
+      }
+      RETURN_IF_ERROR(named);
+      break;
+    }
+  }
+  return Status::Ok();
 }
 
 void ReplicaIo::ReportReplica(const ReplicaInfo& r, ReplicaProblem problem, const Status& why) {

@@ -72,8 +72,13 @@ class ReplicaIo {
   // Whether `r` is this client's node's replica and the bypass is on.
   bool IsLocal(const ReplicaInfo& r) const;
   // The local replica's chunk file (cached; null: a known hole, for reads).
+  // `lazy`: a new chunk's files may stay unnamed (DataClient::OpenLocal).
   Result<std::shared_ptr<ChunkFile>> LocalFile(InodeState& st, const ReplicaInfo& r, const Capability& cap,
-                                               bool for_write, bool direct, bool retry);
+                                               bool for_write, bool direct, bool retry, bool lazy = false);
+  // Names this inode's unnamed local files of `chunks` (AdoptLocal): called
+  // before versions of them are committed, so that every committed version
+  // has files with names behind it.
+  Status NameLocalFiles(InodeState& st, std::span<const ChunkId> chunks);
 
  private:
   Result<size_t> ReadReplica(InodeState& st, const ReplicaInfo& r, const Capability& cap, uint64_t offset,

@@ -450,6 +450,12 @@ Status ChunkFile::HoldWriter() { return OfdLock(crc_.get(), F_RDLCK, kWriterByte
 
 void ChunkFile::ReleaseWriter() { (void)OfdLock(crc_.get(), F_UNLCK, kWriterByte, 1); }
 
+Result<bool> ChunkFile::WriterAlive() {
+  ASSIGN_OR_RETURN(bool free, OfdTryLock(crc_.get(), F_WRLCK, kWriterByte, 1));
+  if (free) (void)OfdLock(crc_.get(), F_UNLCK, kWriterByte, 1);
+  return !free;
+}
+
 Result<bool> ChunkFile::RebuildIfAbandoned() {
   ASSIGN_OR_RETURN(bool pending, ChecksumsPending());
   if (!pending) return false;

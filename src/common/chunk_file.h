@@ -81,6 +81,8 @@ class ChunkFile {
   // descriptor); released by ReleaseWriter or when the descriptor closes.
   Status HoldWriter();
   void ReleaseWriter();
+  // Whether some descriptor other than this one holds the writer byte.
+  Result<bool> WriterAlive();
   // Pending and no writer holds the byte: rebuilds, clears, returns true.
   Result<bool> RebuildIfAbandoned();
   // Re-reads every block and reports the first mismatch (scrubbing, fsck).
@@ -91,6 +93,10 @@ class ChunkFile {
   uint64_t version() const { return version_.load(); }
   Status ReadHeader();
   ChunkId chunk() const { return chunk_; }
+  // A local client's files of a new chunk that have no names yet (a lazy
+  // OpenLocal): named through the data service before a version is committed.
+  bool unnamed() const { return unnamed_.load(); }
+  void set_unnamed(bool unnamed) { unnamed_.store(unnamed); }
   int data_fd() const { return data_.get(); }
   int crc_fd() const { return crc_.get(); }
 
@@ -112,6 +118,7 @@ class ChunkFile {
   UniqueFd crc_;
   bool direct_;
   std::atomic<uint64_t> version_{0};
+  std::atomic<bool> unnamed_{false};
   std::mutex header_mu_;  // guards header updates in this process; taken before the header OFD lock
 };
 

@@ -111,7 +111,8 @@ std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store
         RETURN_IF_ERROR(gate.Check(req.chunk(), req.writable() || req.create() ? kCapRead | kCapWrite : kCapRead,
                                    req.cap()));
         ASSIGN_OR_RETURN(LocalFds fds, store.OpenLocal(VolumeId(req.volume()), ChunkId(req.chunk()),
-                                                       req.create(), req.writable(), req.direct()));
+                                                       req.create(), req.writable(), req.direct(), req.lazy()));
+        rsp.set_unnamed(fds.unnamed);
         rsp.set_length(fds.stat.length);
         rsp.set_version(fds.stat.version);
         rsp.set_block_size(kChunkBlockSize);
@@ -119,6 +120,18 @@ std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store
         call.reply_fds.push_back(std::move(fds.crc));
         Count(traffic.local_opens, 1);
         return Status::Ok();
+      }));
+
+  h.push_back(Handle<Method::kAdoptLocal>(
+      [&store, &gate](const pb::AdoptLocalReq& req, pb::ChunkEmptyRsp&, Call& call) -> Status {
+        if (call.peer != "unix") {
+          return Status(StatusCode::kNotSupported, "AdoptLocal is served on the local unix socket only");
+        }
+        RETURN_IF_ERROR(gate.Check(req.chunk(), kCapRead | kCapWrite, req.cap()));
+        if (call.fds.size() != 2) {
+          return Status(StatusCode::kInvalidArgument, "AdoptLocal needs the data and checksum descriptors");
+        }
+        return store.Adopt(VolumeId(req.volume()), ChunkId(req.chunk()), call.fds[0].get(), call.fds[1].get());
       }));
 
   h.push_back(Handle<Method::kListChunks>(

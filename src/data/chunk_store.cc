@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -111,7 +112,16 @@ Result<std::shared_ptr<ChunkFile>> ChunkStore::Get(VolumeId volume, ChunkId chun
   }
   ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
   bool created = false;
-  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, OpenFile(dir, chunk, create, &created));
+  std::shared_ptr<ChunkFile> file;
+  if (create) {
+    // A writer of a chunk kept unnamed (a lazy OpenLocal) names it first,
+    // so that it and the local client share the files.
+    std::lock_guard naming(unnamed_mu_);
+    RETURN_IF_ERROR(NameLocked(chunk));
+    ASSIGN_OR_RETURN(file, OpenFile(dir, chunk, create, &created));
+  } else {
+    ASSIGN_OR_RETURN(file, OpenFile(dir, chunk, create, &created));
+  }
   std::lock_guard lock(mu_);
   if (created) ++volumes_[volume].chunks;
   auto it = cache_.find(chunk);
@@ -187,6 +197,13 @@ Result<ChunkStat> ChunkStore::Stat(VolumeId volume, ChunkId chunk) {
 Status ChunkStore::Remove(VolumeId volume, ChunkId chunk) {
   ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
   {
+    std::lock_guard naming(unnamed_mu_);
+    if (auto it = unnamed_.find(chunk); it != unnamed_.end()) {
+      unnamed_order_.erase(it->second.seq);
+      unnamed_.erase(it);  // the files go with their last descriptor
+    }
+  }
+  {
     std::lock_guard lock(mu_);
     auto it = cache_.find(chunk);
     if (it != cache_.end()) {
@@ -210,8 +227,12 @@ Status ChunkStore::Remove(VolumeId volume, ChunkId chunk) {
 }
 
 Result<LocalFds> ChunkStore::OpenLocal(VolumeId volume, ChunkId chunk, bool create, bool writable,
-                                       bool direct) {
+                                       bool direct, bool lazy) {
   ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
+  if (lazy && create && writable && !direct) {
+    ASSIGN_OR_RETURN(std::optional<LocalFds> unnamed, OpenUnnamed(volume, dir, chunk));
+    if (unnamed) return std::move(*unnamed);
+  }
   // Creates the files and the header through the cached path first.
   ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, Get(volume, chunk, create));
   RETURN_IF_ERROR(file->ReadHeader());
@@ -318,6 +339,172 @@ void ChunkStore::DropTemp(VolumeId volume, ChunkId chunk) {
   if (!dir.ok()) return;
   ::unlink((ChunkDataPath(*dir, chunk) + ".tmp").c_str());
   ::unlink((ChunkCrcPath(*dir, chunk) + ".tmp").c_str());
+}
+
+namespace {
+
+// Links an unnamed file (O_TMPFILE) as `path`. An existing name of the same
+// file is fine (named before); another file there: kExists.
+Status LinkAs(int fd, const std::string& path) {
+  const std::string proc = fmt::format("/proc/self/fd/{}", fd);
+  if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW) == 0) return Status::Ok();
+  if (errno != EEXIST) return Status::FromErrno(errno, "name " + path);
+  struct stat ours {}, named {};
+  if (::fstat(fd, &ours) == 0 && ::stat(path.c_str(), &named) == 0 && ours.st_ino == named.st_ino &&
+      ours.st_dev == named.st_dev) {
+    return Status::Ok();
+  }
+  return Status(StatusCode::kExists, path + " is another file");
+}
+
+// Unnamed files nobody can still write to and that hold nothing: the
+// client's writer lock is gone and the data file is empty.
+bool Abandoned(ChunkFile& files) {
+  auto length = files.Length();
+  auto writer = files.WriterAlive();
+  return length.ok() && *length == 0 && writer.ok() && !*writer;
+}
+
+}  // namespace
+
+Result<std::optional<LocalFds>> ChunkStore::OpenUnnamed(VolumeId volume, const std::string& dir, ChunkId chunk) {
+  std::lock_guard naming(unnamed_mu_);
+  auto it = unnamed_.find(chunk);
+  if (it == unnamed_.end()) {
+    {
+      std::lock_guard lock(mu_);
+      if (cache_.count(chunk) != 0) return std::optional<LocalFds>();  // it has files
+    }
+    struct stat sb {};
+    if (::stat(ChunkDataPath(dir, chunk).c_str(), &sb) == 0) return std::optional<LocalFds>();
+    // Two unnamed files on the volume's file system (so that they can be
+    // linked into it); the checksum file gets its header now.
+    UniqueFd data(::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+    UniqueFd crc(data.valid() ? ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600) : -1);
+    if (!crc.valid()) {
+      // No O_TMPFILE here (or no descriptors left): name the files at once.
+      LOG_DEBUG("volume {}: no unnamed chunk files ({}); chunk {} is created with its name", volume,
+                std::strerror(errno), chunk);
+      return std::optional<LocalFds>();
+    }
+    auto files = std::make_unique<ChunkFile>(chunk, std::move(data), std::move(crc), false);
+    RETURN_IF_ERROR(files->InitOrValidate());
+    MakeRoomLocked();
+    const uint64_t seq = ++unnamed_seq_;
+    it = unnamed_.emplace(chunk, Unnamed{volume, std::move(files), seq, std::chrono::steady_clock::now()}).first;
+    unnamed_order_.emplace(seq, chunk);
+  } else if (it->second.volume != volume) {
+    return std::optional<LocalFds>();
+  }
+  // The client's descriptors: the data file's is shared; the checksum
+  // file's is its own open file description (its writer lock is then its
+  // own, which MakeRoomLocked can see). Another opener of the same new
+  // chunk gets the same files and sees what the kernel wrote to them.
+  const ChunkFile& files = *it->second.files;
+  UniqueFd data(::fcntl(files.data_fd(), F_DUPFD_CLOEXEC, 0));
+  UniqueFd crc(::open(fmt::format("/proc/self/fd/{}", files.crc_fd()).c_str(), O_RDWR | O_CLOEXEC));
+  struct stat sb {};
+  if (!data.valid() || !crc.valid() || ::fstat(data.get(), &sb) != 0) {
+    return Status::FromErrno(errno, fmt::format("open unnamed chunk {} for a local client", chunk));
+  }
+  return std::optional<LocalFds>(
+      LocalFds{std::move(data), std::move(crc), ChunkStat{static_cast<uint64_t>(sb.st_size), 0}, true});
+}
+
+void ChunkStore::MakeRoomLocked() {
+  while (unnamed_.size() >= unnamed_capacity_ && !unnamed_order_.empty()) {
+    const ChunkId oldest = unnamed_order_.begin()->second;
+    Status named = Abandoned(*unnamed_.at(oldest).files) ? Status::Ok() : NameLocked(oldest);
+    if (!named.ok()) LOG_WARN("chunk {}: naming its unnamed files: {}; dropped", oldest, named.ToString());
+    if (auto it = unnamed_.find(oldest); it != unnamed_.end()) {
+      unnamed_order_.erase(it->second.seq);
+      unnamed_.erase(it);  // empty and nobody writes: it has no data to keep
+    }
+  }
+}
+
+Status ChunkStore::NameLocked(ChunkId chunk) {
+  auto it = unnamed_.find(chunk);
+  if (it == unnamed_.end()) return Status::Ok();
+  ASSIGN_OR_RETURN(std::string dir, DirOf(it->second.volume));
+  RETURN_IF_ERROR(
+      Link(it->second.volume, dir, chunk, it->second.files->data_fd(), it->second.files->crc_fd()));
+  unnamed_order_.erase(it->second.seq);
+  unnamed_.erase(it);
+  return Status::Ok();
+}
+
+Status ChunkStore::Link(VolumeId volume, const std::string& dir, ChunkId chunk, int data_fd, int crc_fd) {
+  const std::string data_path = ChunkDataPath(dir, chunk);
+  const std::string crc_path = ChunkCrcPath(dir, chunk);
+  struct stat ours {}, named {};
+  struct stat ours_crc {};
+  if (::fstat(data_fd, &ours) != 0 || ::fstat(crc_fd, &ours_crc) != 0) {
+    return Status::FromErrno(errno, fmt::format("stat chunk {}", chunk));
+  }
+  if (::stat(data_path.c_str(), &named) == 0) {
+    if (named.st_ino == ours.st_ino && named.st_dev == ours.st_dev) return Status::Ok();  // named before
+    return Status(StatusCode::kExists,
+                  fmt::format("chunk {} got other files while this node had forgotten its unnamed ones", chunk));
+  }
+  if (!S_ISREG(ours.st_mode) || !S_ISREG(ours_crc.st_mode) || ours.st_nlink != 0 || ours_crc.st_nlink != 0) {
+    return Status(StatusCode::kInvalidArgument, fmt::format("chunk {}: only unnamed files can be adopted", chunk));
+  }
+  // The checksums first: a data file never has a name without them. A
+  // checksum file without data (a crash between the two links) is stale.
+  Status crc_named = LinkAs(crc_fd, crc_path);
+  if (crc_named.code() == StatusCode::kExists) {
+    if (::unlink(crc_path.c_str()) != 0 && errno != ENOENT) return Status::FromErrno(errno, "remove " + crc_path);
+    crc_named = LinkAs(crc_fd, crc_path);
+  }
+  RETURN_IF_ERROR(crc_named);
+  RETURN_IF_ERROR(LinkAs(data_fd, data_path));
+  std::lock_guard lock(mu_);
+  ++volumes_[volume].chunks;
+  return Status::Ok();
+}
+
+Status ChunkStore::Adopt(VolumeId volume, ChunkId chunk, int data_fd, int crc_fd) {
+  ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
+  std::lock_guard naming(unnamed_mu_);
+  RETURN_IF_ERROR(Link(volume, dir, chunk, data_fd, crc_fd));
+  if (auto it = unnamed_.find(chunk); it != unnamed_.end()) {
+    unnamed_order_.erase(it->second.seq);
+    unnamed_.erase(it);
+  }
+  return Status::Ok();
+}
+
+size_t ChunkStore::TrimUnnamed(std::chrono::steady_clock::duration min_age) {
+  constexpr size_t kMaxLooks = 4096;  // per call: a bounded pause for the openers
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<std::unique_ptr<ChunkFile>> dropped;  // closed (the inodes freed) after the lock
+  {
+    std::lock_guard naming(unnamed_mu_);
+    const uint64_t last = unnamed_seq_;  // the ones this call re-queues are not looked at again
+    size_t looks = 0;
+    for (auto at = unnamed_order_.begin(); at != unnamed_order_.end() && at->first <= last && looks < kMaxLooks;
+         ++looks) {
+      auto it = unnamed_.find(at->second);
+      if (now - it->second.since < min_age) break;  // in order of `since`
+      Unnamed& u = it->second;
+      if (Abandoned(*u.files)) {
+        dropped.push_back(std::move(u.files));
+        unnamed_.erase(it);
+      } else {
+        u.since = now;  // still written or held: looked at again later
+        u.seq = ++unnamed_seq_;
+        unnamed_order_.emplace(u.seq, at->second);
+      }
+      at = unnamed_order_.erase(at);
+    }
+  }
+  return dropped.size();
+}
+
+size_t ChunkStore::UnnamedCount() const {
+  std::lock_guard naming(unnamed_mu_);
+  return unnamed_.size();
 }
 
 }  // namespace t0fs::data

@@ -6,9 +6,12 @@
 // even if evicted meanwhile.
 #pragma once
 
+#include <chrono>
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -30,6 +33,7 @@ struct LocalFds {
   UniqueFd data;
   UniqueFd crc;
   ChunkStat stat;
+  bool unnamed = false;  // files without names yet (a lazy open of a new chunk)
 };
 
 struct ChunkListing {
@@ -41,7 +45,10 @@ struct ChunkListing {
 
 class ChunkStore {
  public:
-  explicit ChunkStore(size_t cache_capacity) : capacity_(cache_capacity) {}
+  // `unnamed_capacity`: chunks kept unnamed at most (each holds two
+  // descriptors); past it the oldest is named.
+  explicit ChunkStore(size_t cache_capacity, size_t unnamed_capacity = 16384)
+      : capacity_(cache_capacity), unnamed_capacity_(unnamed_capacity) {}
 
   // Makes a volume directory servable under `id` and counts its chunks.
   void AddVolume(VolumeId id, const std::string& dir);
@@ -62,7 +69,30 @@ class ChunkStore {
   Status Sync(VolumeId volume, ChunkId chunk);
   Result<ChunkStat> Stat(VolumeId volume, ChunkId chunk);
   // Fresh descriptors (new open file descriptions) for a local client.
-  Result<LocalFds> OpenLocal(VolumeId volume, ChunkId chunk, bool create, bool writable, bool direct);
+  //
+  // `lazy` (with create and writable, not direct): a chunk that has no
+  // files yet gets *unnamed* ones (O_TMPFILE), so that a new file nobody
+  // writes to costs no directory entries and no removal: the client names
+  // them with Adopt before it commits a version. Until then this store
+  // keeps them, so any other writer of the chunk (Write, Truncate, a
+  // non-lazy OpenLocal) names them first and shares the same files; the
+  // oldest are named (or dropped when empty and no writer holds them) when
+  // more than `unnamed_capacity` wait; Remove drops them. A reader finds no chunk (never written: a hole). Without
+  // O_TMPFILE on the volume the files are created with their names.
+  Result<LocalFds> OpenLocal(VolumeId volume, ChunkId chunk, bool create, bool writable, bool direct,
+                             bool lazy = false);
+  // Names the unnamed files `data_fd` and `crc_fd` of a lazy OpenLocal as
+  // `chunk` (they come from the client, which also has them after a restart
+  // of this node). Already named as those files: ok. kExists when the chunk
+  // has other files (created while this node had forgotten the unnamed ones).
+  Status Adopt(VolumeId volume, ChunkId chunk, int data_fd, int crc_fd);
+  // Drops the unnamed chunks that waited at least `min_age` (since they
+  // were opened or last looked at) whose data file is empty and that no
+  // writer holds: nothing to keep (the data service calls it every
+  // heartbeat, so closes of empty new files cost the request path nothing).
+  // Returns how many went.
+  size_t TrimUnnamed(std::chrono::steady_clock::duration min_age);
+  size_t UnnamedCount() const;
   Result<std::vector<ChunkListing>> List(VolumeId volume, ChunkId after, size_t max, bool* eof);
   uint64_t ChunkCount(VolumeId volume) const;
   // Directory and chunk count of every volume served (for metrics).
@@ -88,8 +118,29 @@ class ChunkStore {
   Result<std::shared_ptr<ChunkFile>> Get(VolumeId volume, ChunkId chunk, bool create);
   Result<std::shared_ptr<ChunkFile>> OpenFile(const std::string& dir, ChunkId chunk, bool create,
                                               bool* created);
+  // Unnamed files of `chunk` for a lazy OpenLocal; nullopt: take the named path.
+  Result<std::optional<LocalFds>> OpenUnnamed(VolumeId volume, const std::string& dir, ChunkId chunk);
+  // Names the chunk's unnamed files if it has any (caller holds unnamed_mu_).
+  Status NameLocked(ChunkId chunk);
+  // Links `data_fd` and `crc_fd` as the chunk's files and counts the chunk.
+  Status Link(VolumeId volume, const std::string& dir, ChunkId chunk, int data_fd, int crc_fd);
 
   const size_t capacity_;
+  const size_t unnamed_capacity_;
+  // Chunks opened lazily whose files have no names yet, oldest first.
+  struct Unnamed {
+    VolumeId volume;
+    std::unique_ptr<ChunkFile> files;  // our own descriptors (clients get other ones)
+    uint64_t seq = 0;
+    std::chrono::steady_clock::time_point since;  // opened, or last looked at by TrimUnnamed
+  };
+  // Makes room for one more unnamed chunk: the oldest is dropped when it is
+  // empty and no writer holds it (nothing can be lost), else named.
+  void MakeRoomLocked();
+  mutable std::mutex unnamed_mu_;  // guards unnamed_*; held while chunk files get names (before mu_)
+  std::unordered_map<ChunkId, Unnamed> unnamed_;
+  std::map<uint64_t, ChunkId> unnamed_order_;
+  uint64_t unnamed_seq_ = 0;
   mutable std::mutex mu_;  // guards volumes_, cache_, lru_; never held across disk I/O
   std::unordered_map<VolumeId, VolumeState> volumes_;
   using Lru = std::list<ChunkId>;

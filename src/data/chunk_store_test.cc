@@ -73,6 +73,166 @@ TEST_F(ChunkStoreTest, LocalDescriptorsShareTheFormat) {
   EXPECT_EQ(buf.data()[5000], std::byte{5});
 }
 
+// ---- lazy opens: a new chunk's files stay unnamed until adopted ----
+
+bool Named(const std::string& dir, ChunkId chunk) {
+  return std::filesystem::exists(ChunkDataPath(dir, chunk)) || std::filesystem::exists(ChunkCrcPath(dir, chunk));
+}
+
+ChunkFile ClientFile(ChunkId chunk, LocalFds fds) {
+  return ChunkFile(chunk, std::move(fds.data), std::move(fds.crc), false);
+}
+
+TEST_F(ChunkStoreTest, LazyOpenOfANewChunkNamesNothingUntilAdopted) {
+  auto fds = store_.OpenLocal(VolumeId(3), ChunkId(40), true, true, false, /*lazy=*/true);
+  ASSERT_TRUE(fds.ok()) << fds.status().ToString();
+  ASSERT_TRUE(fds->unnamed);
+  EXPECT_FALSE(Named(dir_, ChunkId(40)));
+  EXPECT_EQ(store_.UnnamedCount(), 1u);
+  ChunkFile client = ClientFile(ChunkId(40), std::move(*fds));
+  ASSERT_TRUE(client.ReadHeader().ok());  // the header is there already
+  std::vector<std::byte> data(6000, std::byte{7});
+  ASSERT_TRUE(client.Write(0, data, 1).ok());
+  // A reader finds no chunk (never committed: a hole) and nothing is named.
+  AlignedBuffer buf(8192);
+  uint64_t version = 0;
+  EXPECT_EQ(store_.Read(VolumeId(3), ChunkId(40), 0, std::span(buf.data(), 8192), 0, &version).status().code(),
+            StatusCode::kDataNoChunk);
+  EXPECT_FALSE(Named(dir_, ChunkId(40)));
+  const uint64_t before = store_.ChunkCount(VolumeId(3));
+  ASSERT_TRUE(store_.Adopt(VolumeId(3), ChunkId(40), client.data_fd(), client.crc_fd()).ok());
+  ASSERT_TRUE(store_.Adopt(VolumeId(3), ChunkId(40), client.data_fd(), client.crc_fd()).ok());  // again: fine
+  EXPECT_TRUE(Named(dir_, ChunkId(40)));
+  EXPECT_EQ(store_.UnnamedCount(), 0u);
+  EXPECT_EQ(store_.ChunkCount(VolumeId(3)), before + 1);
+  auto n = store_.Read(VolumeId(3), ChunkId(40), 0, std::span(buf.data(), 8192), 1, &version);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(*n, 6000u);
+  EXPECT_EQ(version, 1u);
+  EXPECT_EQ(std::memcmp(buf.data(), data.data(), data.size()), 0);
+}
+
+TEST_F(ChunkStoreTest, AnotherWriterOfAnUnnamedChunkSharesItsFiles) {
+  auto fds = store_.OpenLocal(VolumeId(3), ChunkId(41), true, true, false, true);
+  ASSERT_TRUE(fds.ok());
+  ChunkFile client = ClientFile(ChunkId(41), std::move(*fds));
+  std::vector<std::byte> ours(4096, std::byte{1}), theirs(4096, std::byte{2});
+  ASSERT_TRUE(client.Write(0, ours, 1).ok());
+  // A second lazy opener gets the same files (and sees the bytes).
+  auto again = store_.OpenLocal(VolumeId(3), ChunkId(41), true, true, false, true);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->unnamed);
+  EXPECT_EQ(again->stat.length, 4096u);
+  // A remote writer (through the service) names them first and writes into them.
+  ASSERT_TRUE(store_.Write(VolumeId(3), ChunkId(41), 4096, theirs, 1, false).ok());
+  EXPECT_TRUE(Named(dir_, ChunkId(41)));
+  EXPECT_EQ(store_.UnnamedCount(), 0u);
+  ASSERT_TRUE(client.Write(8192, ours, 1).ok());  // the client goes on writing the same file
+  ASSERT_TRUE(store_.Adopt(VolumeId(3), ChunkId(41), client.data_fd(), client.crc_fd()).ok());
+  AlignedBuffer buf(3 * 4096);
+  uint64_t version = 0;
+  auto n = store_.Read(VolumeId(3), ChunkId(41), 0, std::span(buf.data(), 3 * 4096), 1, &version);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  ASSERT_EQ(*n, 3u * 4096);
+  EXPECT_EQ(buf.data()[0], std::byte{1});
+  EXPECT_EQ(buf.data()[4096], std::byte{2});
+  EXPECT_EQ(buf.data()[8192], std::byte{1});
+}
+
+TEST_F(ChunkStoreTest, RemoveDropsAnUnnamedChunk) {
+  auto fds = store_.OpenLocal(VolumeId(3), ChunkId(42), true, true, false, true);
+  ASSERT_TRUE(fds.ok());
+  ASSERT_TRUE(store_.Remove(VolumeId(3), ChunkId(42)).ok());
+  EXPECT_EQ(store_.UnnamedCount(), 0u);
+  EXPECT_FALSE(Named(dir_, ChunkId(42)));
+  // A lazy open that is not a writer's, or direct, takes the named path.
+  EXPECT_FALSE(store_.OpenLocal(VolumeId(3), ChunkId(43), true, true, /*direct=*/true, true)->unnamed);
+  EXPECT_TRUE(Named(dir_, ChunkId(43)));
+  EXPECT_EQ(store_.OpenLocal(VolumeId(3), ChunkId(44), false, false, false, true).status().code(),
+            StatusCode::kDataNoChunk);
+}
+
+TEST_F(ChunkStoreTest, PastItsCapacityTheOldestIsDroppedWhenEmptyAndUnheldElseNamed) {
+  ChunkStore store(4, /*unnamed_capacity=*/2);
+  store.AddVolume(VolumeId(3), dir_);
+  // 50: empty, its writer gone. 51: written. 52: empty but a writer holds it.
+  auto a = store.OpenLocal(VolumeId(3), ChunkId(50), true, true, false, true);
+  auto b = store.OpenLocal(VolumeId(3), ChunkId(51), true, true, false, true);
+  ASSERT_TRUE(a.ok() && b.ok());
+  a->data = UniqueFd();
+  a->crc = UniqueFd();
+  ChunkFile written = ClientFile(ChunkId(51), std::move(*b));
+  std::vector<std::byte> data(100, std::byte{5});
+  ASSERT_TRUE(written.Write(0, data, 1).ok());
+  auto c = store.OpenLocal(VolumeId(3), ChunkId(52), true, true, false, true);  // 50 goes
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(Named(dir_, ChunkId(50)));
+  ChunkFile held = ClientFile(ChunkId(52), std::move(*c));
+  ASSERT_TRUE(held.HoldWriter().ok());
+  auto d = store.OpenLocal(VolumeId(3), ChunkId(53), true, true, false, true);  // 51 is named
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(Named(dir_, ChunkId(51)));
+  auto e = store.OpenLocal(VolumeId(3), ChunkId(54), true, true, false, true);  // 52 is named
+  ASSERT_TRUE(e.ok());
+  EXPECT_TRUE(Named(dir_, ChunkId(52)));
+  EXPECT_EQ(store.UnnamedCount(), 2u);
+  // The named ones are the very files their clients hold.
+  ASSERT_TRUE(store.Adopt(VolumeId(3), ChunkId(51), written.data_fd(), written.crc_fd()).ok());
+  ASSERT_TRUE(store.Adopt(VolumeId(3), ChunkId(52), held.data_fd(), held.crc_fd()).ok());
+}
+
+TEST_F(ChunkStoreTest, TrimDropsOnlyEmptyUnheldUnnamedChunks) {
+  auto gone = store_.OpenLocal(VolumeId(3), ChunkId(70), true, true, false, true);
+  auto written = store_.OpenLocal(VolumeId(3), ChunkId(71), true, true, false, true);
+  auto held = store_.OpenLocal(VolumeId(3), ChunkId(72), true, true, false, true);
+  ASSERT_TRUE(gone.ok() && written.ok() && held.ok());
+  EXPECT_EQ(store_.TrimUnnamed(std::chrono::hours(1)), 0u);  // none waited that long
+  ChunkFile writer = ClientFile(ChunkId(71), std::move(*written));
+  std::vector<std::byte> data(10, std::byte{4});
+  ASSERT_TRUE(writer.Write(0, data, 1).ok());
+  ChunkFile holder = ClientFile(ChunkId(72), std::move(*held));
+  ASSERT_TRUE(holder.HoldWriter().ok());
+  gone->data = UniqueFd();
+  gone->crc = UniqueFd();
+  EXPECT_EQ(store_.TrimUnnamed(std::chrono::seconds(0)), 1u);
+  EXPECT_EQ(store_.UnnamedCount(), 2u);
+  EXPECT_EQ(store_.TrimUnnamed(std::chrono::seconds(0)), 0u);  // the kept ones are looked at again
+  holder.ReleaseWriter();
+  EXPECT_EQ(store_.TrimUnnamed(std::chrono::seconds(0)), 1u);
+  // What was kept is still the writer's: adopted with its bytes.
+  ASSERT_TRUE(store_.Adopt(VolumeId(3), ChunkId(71), writer.data_fd(), writer.crc_fd()).ok());
+  EXPECT_EQ(store_.Stat(VolumeId(3), ChunkId(71))->length, 10u);
+  EXPECT_EQ(store_.UnnamedCount(), 0u);
+  EXPECT_FALSE(Named(dir_, ChunkId(70)));
+  EXPECT_FALSE(Named(dir_, ChunkId(72)));
+}
+
+TEST_F(ChunkStoreTest, AdoptAfterARestartAndItsRefusals) {
+  LocalFds fds;
+  {
+    ChunkStore before(4);
+    before.AddVolume(VolumeId(3), dir_);
+    auto opened = before.OpenLocal(VolumeId(3), ChunkId(60), true, true, false, true);
+    ASSERT_TRUE(opened.ok());
+    fds = std::move(*opened);
+  }  // the data service restarts: only the client has the files now
+  ChunkFile client = ClientFile(ChunkId(60), std::move(fds));
+  std::vector<std::byte> data(10, std::byte{3});
+  ASSERT_TRUE(client.Write(0, data, 1).ok());
+  ASSERT_TRUE(store_.Adopt(VolumeId(3), ChunkId(60), client.data_fd(), client.crc_fd()).ok());
+  EXPECT_EQ(store_.Stat(VolumeId(3), ChunkId(60))->length, 10u);
+  // A named file is not adopted under another chunk's name; a chunk that
+  // has other files is not replaced.
+  auto other = store_.OpenLocal(VolumeId(3), ChunkId(61), true, true, false, true);
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(store_.Adopt(VolumeId(3), ChunkId(62), client.data_fd(), client.crc_fd()).code(),
+            StatusCode::kInvalidArgument);
+  ASSERT_TRUE(store_.Write(VolumeId(3), ChunkId(63), 0, data, 1, false).ok());
+  EXPECT_EQ(store_.Adopt(VolumeId(3), ChunkId(63), other->data.get(), other->crc.get()).code(), StatusCode::kExists);
+  EXPECT_EQ(store_.Adopt(VolumeId(9), ChunkId(61), other->data.get(), other->crc.get()).code(),
+            StatusCode::kDataNoVolume);
+}
+
 TEST(VolumeTest, IdentityPersistsAndRefusesOtherCluster) {
   std::string dir = std::filesystem::temp_directory_path() / ("t0fs-vol-" + std::to_string(::getpid()));
   {

@@ -33,6 +33,9 @@ void AddVolumeMetrics(metrics::Registry& registry, const std::vector<Volume>& vo
                            sink.Add({dir}, static_cast<double>(chunks));
                          }
                        });
+  registry.AddCallback(MetricType::kGauge, "t0fs_data_unnamed_chunks",
+                       "New chunks a local client holds whose files have no names yet (lazy opens).", {},
+                       [&store](SampleSink& sink) { sink.Add({}, static_cast<double>(store.UnnamedCount())); });
   // statvfs per volume at each scrape: a few microseconds each.
   auto capacity = [&volumes](SampleSink& sink, bool available) {
     for (const Volume& vol : volumes) {

@@ -1,6 +1,9 @@
 #include "data/data_service.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -13,9 +16,25 @@
 #include "rpc/proto/meta.pb.h"
 
 namespace t0fs::data {
+namespace {
+
+// Chunks a lazy open may keep unnamed (two descriptors each): a quarter of
+// the descriptor limit, raised to the hard limit first, at most 16384.
+size_t UnnamedCapacity() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return 256;
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  return static_cast<size_t>(std::min<rlim_t>(16384, limit.rlim_cur / 4));
+}
+
+}  // namespace
 
 DataService::DataService(DataConfig config)
-    : config_(std::move(config)), store_(config_.open_chunk_cache), gate_(config_.clock_skew) {}
+    : config_(std::move(config)), store_(config_.open_chunk_cache, UnnamedCapacity()), gate_(config_.clock_skew) {}
 
 DataService::~DataService() { Stop(); }
 
@@ -266,6 +285,7 @@ void DataService::HeartbeatLoop() {
         LOG_ERROR("refusing to serve: {}", st.ToString());
       }
     }
+    store_.TrimUnnamed(std::chrono::seconds(1));
     std::unique_lock lock(mu_);
     auto wait = registered_ ? config_.heartbeat.value : std::chrono::milliseconds(500);
     if (cv_.wait_for(lock, wait, [&] { return stopping_; })) return;

@@ -24,7 +24,6 @@
 namespace t0fs::rpc {
 namespace {
 
-constexpr size_t kMaxFds = 8;
 
 Status SetTimeouts(int fd, Duration timeout) {
   timeval tv{};
@@ -154,7 +153,8 @@ Status Connection::Handshake() {
 }
 
 Status Connection::SendFrame(const FrameHeader& h, std::string_view header,
-                             std::span<const std::byte> payload) {
+                             std::span<const std::byte> payload, std::span<const int> fds) {
+  if (fds.size() > kMaxFrameFds) return Status(StatusCode::kInvalidArgument, "too many descriptors for one request");
   FrameHeader frame = h;
   frame.header_len = static_cast<uint32_t>(header.size());
   frame.payload_len = static_cast<uint32_t>(payload.size());
@@ -165,11 +165,16 @@ Status Connection::SendFrame(const FrameHeader& h, std::string_view header,
                   {const_cast<std::byte*>(payload.data()), payload.size()}};
   int iov_idx = 0;
   size_t remaining = sizeof head + header.size() + payload.size();
+  // Descriptors go with the first byte (the server's first recvmsg of the head).
+  FdControl control;
+  bool fds_sent = fds.empty();
   while (remaining > 0) {
     msghdr msg{};
     msg.msg_iov = iov + iov_idx;
     msg.msg_iovlen = static_cast<size_t>(3 - iov_idx);
+    if (!fds_sent) AttachFds(msg, fds, control);
     ssize_t n = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
+    if (n > 0) fds_sent = true;
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN) return Fail(Status(StatusCode::kRpcTimeout, "send timed out"));
@@ -208,14 +213,14 @@ Result<FrameHeader> Connection::ReceiveHead(std::vector<UniqueFd>* fds) {
   std::byte head[kFrameHeaderSize];
   size_t done = 0;
   // The first recvmsg may carry descriptors (SCM_RIGHTS arrive with the first byte).
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)];
+  FdControl control;
   while (done < sizeof head) {
     iovec iov{head + done, sizeof head - done};
     msghdr msg{};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
+    msg.msg_control = control.bytes;
+    msg.msg_controllen = sizeof control.bytes;
     ssize_t n = ::recvmsg(fd_.get(), &msg, MSG_CMSG_CLOEXEC);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -223,16 +228,7 @@ Result<FrameHeader> Connection::ReceiveHead(std::vector<UniqueFd>* fds) {
       return Fail(Status(StatusCode::kRpcClosed, fmt::format("receive: {}", std::strerror(errno))));
     }
     if (n == 0) return Fail(Status(StatusCode::kRpcClosed, "connection closed by the server"));
-    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-      size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      for (size_t fd_idx = 0; fd_idx < count; ++fd_idx) {
-        int fd = -1;
-        std::memcpy(&fd, CMSG_DATA(c) + fd_idx * sizeof(int), sizeof fd);
-        UniqueFd owned(fd);  // closed unless the caller asked for descriptors
-        if (fds != nullptr) fds->push_back(std::move(owned));
-      }
-    }
+    TakeFds(msg, fds);  // closed unless the caller asked for descriptors
     done += static_cast<size_t>(n);
   }
   FrameHeader h;
@@ -254,7 +250,7 @@ Status Connection::Send(const CallArgs& args) {
   h.request_id = next_id_++;
   pending_id_ = h.request_id;
   pending_method_ = h.method;
-  return SendFrame(h, args.header, args.payload);
+  return SendFrame(h, args.header, args.payload, args.fds);
 }
 
 Status Connection::Call(const CallArgs& args) {

@@ -59,6 +59,7 @@ struct Bulk {
   std::span<std::byte> reply_payload = {};     // reply bytes land here; larger replies fail (ChunkRead)
   size_t* reply_payload_len = nullptr;         // bytes received into reply_payload
   std::vector<UniqueFd>* reply_fds = nullptr;  // descriptors passed with the reply (OpenLocal)
+  std::span<const int> fds = {};               // descriptors passed with the request (AdoptLocal; unix only)
 };
 
 // What a call sends and where its reply goes: the untyped form, for
@@ -71,6 +72,7 @@ struct CallArgs {
   std::span<std::byte> reply_payload;        // reply bytes land here; larger replies fail
   size_t* reply_payload_len = nullptr;       // bytes received into reply_payload
   std::vector<UniqueFd>* reply_fds = nullptr;  // descriptors passed with the reply
+  std::span<const int> fds;                    // descriptors passed with the request (unix only)
 };
 
 // The CallArgs of a typed request of method M. `header` receives the
@@ -87,6 +89,7 @@ CallArgs MakeCallArgs(const RequestOf<M>& req, std::string* header, std::string*
   args.reply_payload = bulk.reply_payload;
   args.reply_payload_len = bulk.reply_payload_len;
   args.reply_fds = bulk.reply_fds;
+  args.fds = bulk.fds;
   return args;
 }
 
@@ -112,7 +115,8 @@ class Connection {
  private:
   Connection(UniqueFd fd, const ClientOptions& options) : fd_(std::move(fd)), options_(options) {}
   Status Handshake();
-  Status SendFrame(const FrameHeader& h, std::string_view header, std::span<const std::byte> payload);
+  Status SendFrame(const FrameHeader& h, std::string_view header, std::span<const std::byte> payload,
+                   std::span<const int> fds = {});
   Result<FrameHeader> ReceiveHead(std::vector<UniqueFd>* fds);
   Status ReceiveExact(std::byte* buf, size_t len);
   Status Fail(Status st);

@@ -106,8 +106,32 @@ std::string_view MethodName(Method m) {
     case Method::kChunkStat: return "ChunkStat";
     case Method::kOpenLocal: return "OpenLocal";
     case Method::kListChunks: return "ListChunks";
+    case Method::kAdoptLocal: return "AdoptLocal";
   }
   return "Unknown";
+}
+
+void AttachFds(msghdr& msg, std::span<const int> fds, FdControl& control) {
+  msg.msg_control = control.bytes;
+  msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+  std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+}
+
+void TakeFds(msghdr& msg, std::vector<UniqueFd>* out) {
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t idx = 0; idx < count; ++idx) {
+      int fd = -1;
+      std::memcpy(&fd, CMSG_DATA(c) + idx * sizeof(int), sizeof fd);
+      UniqueFd owned(fd);  // closed unless the caller takes it
+      if (out != nullptr) out->push_back(std::move(owned));
+    }
+  }
 }
 
 }  // namespace t0fs::rpc

@@ -14,10 +14,14 @@
 // anything is allocated (docs/formats/rpc.md has the full grammar).
 #pragma once
 
+#include <sys/socket.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
+#include "common/fd.h"
 #include "common/status.h"
 #include "rpc/methods.h"
 
@@ -49,5 +53,17 @@ void EncodeFrameHeader(const FrameHeader& h, std::byte out[kFrameHeaderSize]);
 // can name the request it refuses.
 Status DecodeFrameHeader(std::span<const std::byte, kFrameHeaderSize> in, const FrameLimits& limits,
                          FrameHeader* out);
+
+// Descriptors (unix sockets only) travel with SCM_RIGHTS on the first byte
+// of a frame: OpenLocal's reply, AdoptLocal's request.
+inline constexpr size_t kMaxFrameFds = 8;
+// Room for kMaxFrameFds descriptors in a message's control data.
+struct FdControl {
+  alignas(cmsghdr) char bytes[CMSG_SPACE(sizeof(int) * kMaxFrameFds)];
+};
+// Puts `fds` (at most kMaxFrameFds) into `msg`'s control data.
+void AttachFds(msghdr& msg, std::span<const int> fds, FdControl& control);
+// Takes the descriptors a received `msg` carries (closed when `out` is null).
+void TakeFds(msghdr& msg, std::vector<UniqueFd>* out);
 
 }  // namespace t0fs::rpc

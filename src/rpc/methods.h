@@ -7,8 +7,9 @@
 // wrong id, does not compile.
 //
 // Bulk data travels beside the message, never inside it: ChunkWrite's
-// request and ChunkRead's reply carry raw bytes, OpenLocal's reply carries
-// two descriptors (SCM_RIGHTS); see Channel::Call's `bulk` argument.
+// request and ChunkRead's reply carry raw bytes, OpenLocal's reply and
+// AdoptLocal's request carry two descriptors (SCM_RIGHTS); see
+// Channel::Call's `bulk` argument.
 #pragma once
 
 #include <cstdint>
@@ -67,6 +68,7 @@ class ChunkSyncReq;
 class ChunkStatReq;
 class ChunkStatRsp;
 class OpenLocalReq;
+class AdoptLocalReq;
 class OpenLocalRsp;
 class ListChunksReq;
 class ListChunksRsp;
@@ -123,6 +125,7 @@ enum class Method : uint16_t {
   kChunkStat = 105,
   kOpenLocal = 106,
   kListChunks = 107,
+  kAdoptLocal = 108,
 };
 
 std::string_view MethodName(Method m);
@@ -180,6 +183,7 @@ template <> struct MethodTypes<Method::kChunkSync>     : Messages<pb::ChunkSyncR
 template <> struct MethodTypes<Method::kChunkStat>     : Messages<pb::ChunkStatReq, pb::ChunkStatRsp> {};
 template <> struct MethodTypes<Method::kOpenLocal>     : Messages<pb::OpenLocalReq, pb::OpenLocalRsp> {};      // reply: 2 fds
 template <> struct MethodTypes<Method::kListChunks>    : Messages<pb::ListChunksReq, pb::ListChunksRsp> {};
+template <> struct MethodTypes<Method::kAdoptLocal>    : Messages<pb::AdoptLocalReq, pb::ChunkEmptyRsp> {};   // request: 2 fds
 // clang-format on
 
 template <Method M>

@@ -38,6 +38,15 @@ class RpcTest : public ::testing::Test {
       call.reply_payload = std::span(call.reply_buffer->data(), call.payload.size());
       return Status::Ok();
     });
+    handlers.emplace_back(Method::kAdoptLocal, [](Call& call) {
+      // Echoes what the first descriptor passed with the request reads.
+      if (call.fds.size() != 2) return Status(StatusCode::kInvalidArgument, "expected 2 descriptors");
+      call.reply_buffer->Reserve(64);
+      ssize_t n = ::read(call.fds[0].get(), call.reply_buffer->data(), 64);
+      if (n < 0) return Status::FromErrno(errno, "read");
+      call.reply_payload = std::span(call.reply_buffer->data(), static_cast<size_t>(n));
+      return Status::Ok();
+    });
     handlers.emplace_back(Method::kOpenLocal, [](Call& call) {
       call.reply_fds.emplace_back(::open("/dev/null", O_RDONLY | O_CLOEXEC));
       call.reply_fds.emplace_back(::open("/dev/zero", O_RDONLY | O_CLOEXEC));
@@ -298,6 +307,38 @@ TEST_F(RpcTest, FdPassingOverUnixSocket) {
   char byte = 1;
   EXPECT_EQ(::read(fds[1].get(), &byte, 1), 1);  // /dev/zero
   EXPECT_EQ(byte, 0);
+}
+
+TEST_F(RpcTest, FdPassingWithARequestOverUnixSocket) {
+  Channel ch(*Endpoint::Parse("unix:" + socket_path_), Client());
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  UniqueFd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
+  ASSERT_EQ(::write(write_end.get(), "hello", 5), 5);
+  for (int round = 0; round < 3; ++round) {  // the connection stays in step afterwards
+    std::string reply;
+    std::byte payload[64];
+    size_t got = 0;
+    const int fds[2] = {read_end.get(), write_end.get()};
+    CallArgs args;
+    args.method = Method::kAdoptLocal;
+    args.reply_header = &reply;
+    args.reply_payload = payload;
+    args.reply_payload_len = &got;
+    args.fds = fds;
+    Status st = ch.Call(args);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    ASSERT_EQ(got, 5u);
+    EXPECT_EQ(std::string(reinterpret_cast<char*>(payload), got), "hello");
+    ASSERT_EQ(::write(write_end.get(), "hello", 5), 5);
+  }
+  // Without descriptors the handler sees none.
+  std::string reply;
+  CallArgs args;
+  args.method = Method::kAdoptLocal;
+  args.reply_header = &reply;
+  EXPECT_EQ(ch.Call(args).code(), StatusCode::kInvalidArgument);
+  ExpectStillServes();
 }
 
 TEST_F(RpcTest, GarbageBeforeHelloClosesOnlyThatConnection) {

@@ -47,9 +47,8 @@ class ConnectionLoop {
     AlignedBuffer payload(64 << 10);
     AlignedBuffer reply_buffer(64 << 10);
     for (;;) {
-      co_await asio::async_read(socket, asio::buffer(head, sizeof head),
-                                asio::redirect_error(use_awaitable, ec));
-      if (ec) break;  // peer went away: the normal end of a connection
+      std::vector<UniqueFd> fds;
+      if (!co_await ReadHead(socket, head, &fds)) break;  // peer went away: the normal end of a connection
       FrameHeader frame_head;
       FrameHeader* frame = &frame_head;
       Status valid = DecodeFrameHeader(std::span<const std::byte, kFrameHeaderSize>(head, sizeof head),
@@ -81,6 +80,7 @@ class ConnectionLoop {
       call.payload = std::span(payload.data(), frame->payload_len);
       call.peer = peer_;
       call.peer_role = role_;
+      call.fds = std::move(fds);
       call.reply_buffer = &reply_buffer;
       Status st = Dispatch(call);
 
@@ -237,6 +237,41 @@ class ConnectionLoop {
     co_return co_await SendMessage(socket, h, st.message());
   }
 
+  // Reads a frame head. On unix sockets the request's descriptors arrive
+  // with its first byte (SCM_RIGHTS), so the head is read with recvmsg.
+  template <typename Socket>
+  awaitable<bool> ReadHead(Socket& socket, std::byte* head, std::vector<UniqueFd>* fds) {
+    asio::error_code ec;
+    if constexpr (!std::is_same_v<Socket, Unix::socket>) {
+      co_await asio::async_read(socket, asio::buffer(head, kFrameHeaderSize), asio::redirect_error(use_awaitable, ec));
+      co_return !ec;
+    } else {
+      FdControl control;
+      size_t done = 0;
+      while (done < kFrameHeaderSize) {
+        iovec iov{head + done, kFrameHeaderSize - done};
+        msghdr msg{};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.bytes;
+        msg.msg_controllen = sizeof control.bytes;
+        ssize_t n = ::recvmsg(socket.native_handle(), &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) {
+          co_await socket.async_wait(Unix::socket::wait_read, asio::redirect_error(use_awaitable, ec));
+          if (ec) co_return false;
+          continue;
+        }
+        if (n <= 0) co_return false;
+        TakeFds(msg, fds);
+        // More descriptors than a request may carry: the kernel dropped the rest.
+        if ((msg.msg_flags & MSG_CTRUNC) != 0) co_return false;
+        done += static_cast<size_t>(n);
+      }
+      co_return true;
+    }
+  }
+
   // Unix sockets: the reply's first byte carries the descriptors.
   template <typename Socket>
   awaitable<bool> SendWithFds(Socket& socket, const std::byte* head, Call& call) {
@@ -250,17 +285,15 @@ class ConnectionLoop {
       iovec iov{frame.data(), frame.size()};
       std::vector<int> fds;
       for (auto& fd : call.reply_fds) fds.push_back(fd.get());
-      std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()));
+      if (fds.size() > kMaxFrameFds) {
+        LOG_ERROR("{}: handler passed {} descriptors (at most {})", options_.name, fds.size(), kMaxFrameFds);
+        co_return false;
+      }
+      FdControl control;
       msghdr msg{};
       msg.msg_iov = &iov;
       msg.msg_iovlen = 1;
-      msg.msg_control = control.data();
-      msg.msg_controllen = control.size();
-      cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-      cmsg->cmsg_level = SOL_SOCKET;
-      cmsg->cmsg_type = SCM_RIGHTS;
-      cmsg->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-      std::memcpy(CMSG_DATA(cmsg), fds.data(), sizeof(int) * fds.size());
+      AttachFds(msg, fds, control);
       size_t sent = 0;
       while (sent < frame.size()) {
         ssize_t n = ::sendmsg(socket.native_handle(), &msg, MSG_NOSIGNAL);

@@ -39,6 +39,7 @@ struct Call {
   std::span<std::byte> payload;       // raw request bytes; page-aligned start
   std::string peer;                   // "10.0.0.1:41234" or "unix"
   std::string peer_role;              // role the peer claimed at Hello
+  std::vector<UniqueFd> fds;          // descriptors passed with the request (unix endpoints only)
 
   std::string reply_header;                  // serialized reply message
   std::span<const std::byte> reply_payload;  // must outlive the handler: use reply_buffer

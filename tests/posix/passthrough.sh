@@ -102,6 +102,39 @@ os.close(fd)
 assert not os.path.exists(sys.argv[1])
 PY
 
+log "new files nobody writes to cost the data node no chunk files; written ones get theirs at close"
+# Chunk files that appeared since the list in $1 (removals of older ones may go on meanwhile).
+new_chunk_files() { find "$CLUSTER_DIR/vol/chunks" -name '*.dat' | sort | comm -13 "$1" - | wc -l; }
+find "$CLUSTER_DIR/vol/chunks" -name '*.dat' | sort >"$CLUSTER_DIR/chunks-before"
+for i in $(seq 1 40); do : >"$MNT/empty-$i"; done
+[[ -f "$MNT/empty-40" && ! -s "$MNT/empty-40" ]] || fail "empty files"
+made=$(new_chunk_files "$CLUSTER_DIR/chunks-before")
+[[ $made == 0 ]] || fail "40 empty files made $made chunk files"
+rm -f "$MNT"/empty-*
+printf 'hello' >"$MNT/small-new"
+made=$(new_chunk_files "$CLUSTER_DIR/chunks-before")
+[[ $made == 1 ]] || fail "a written new file has $made chunk files after its close (1 expected)"
+tcp_cat 99 /small-new 2>/dev/null | cmp - <(printf 'hello')
+
+log "the data node restarts while a new file is written through passthrough: nothing is lost"
+python3 - "$MNT/across-restart" "$CLUSTER_DIR/restart-go" <<'PY' &
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_CREAT | os.O_RDWR, 0o644)
+os.write(fd, b"r" * (1 << 20))
+open(sys.argv[2] + ".written", "w").close()
+while not os.path.exists(sys.argv[2]): time.sleep(0.05)
+os.write(fd, b"s" * 4096)
+os.close(fd)
+PY
+writer=$!
+wait_until 10 "the first write" test -e "$CLUSTER_DIR/restart-go.written"
+stop_pid "$DATA_PID"
+data_start
+touch "$CLUSTER_DIR/restart-go"
+wait "$writer" || fail "the writer failed across the data node's restart"
+cmp "$MNT/across-restart" <(head -c $((1 << 20)) /dev/zero | tr '\0' r; head -c 4096 /dev/zero | tr '\0' s)
+tcp_cat 99 /across-restart 2>/dev/null | cmp - "$MNT/across-restart"
+
 log "not eligible: several chunks (a 1 MiB chunk directory) still works through the mount"
 mkdir "$MNT/small"
 admin objective set t0fs:/small chunk-size=1M >/dev/null
