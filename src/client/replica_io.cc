@@ -54,11 +54,11 @@ Result<std::shared_ptr<ChunkFile>> ReplicaIo::LocalFile(InodeState& st, const Re
   {
     std::lock_guard lock(st.mu);
     auto it = st.local_files.find(key);
-    // Unnamed files (a lazy open) are ours only while passthrough holds
-    // them (the writer lock): after that the data node may have let them go
-    // and the chunk may have other files.
+    // Unnamed files (a lazy open) are ours only while a passthrough writer
+    // holds them (its writer lock): without one the data node may have let
+    // them go and the chunk may have other files by now.
     const bool unnamed_let_go = it != st.local_files.end() && it->second.file && it->second.file->unnamed() &&
-                                !(st.passthrough.opens > 0 && st.passthrough.file == it->second.file);
+                                !(st.passthrough.writers > 0 && st.passthrough.file == it->second.file);
     if (it != st.local_files.end() && !unnamed_let_go && KnownHoleHolds(it->second, for_write, r.version)) {
       return it->second.file;  // may be null: a known hole
     }

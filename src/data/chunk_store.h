@@ -90,7 +90,9 @@ class ChunkStore {
   // were opened or last looked at) whose data file is empty and that no
   // writer holds: nothing to keep (the data service calls it every
   // heartbeat, so closes of empty new files cost the request path nothing).
-  // Returns how many went.
+  // While new ones keep coming (the latest less than `min_age` ago) and at
+  // most half the capacity waits, it waits for the burst to end. Returns
+  // how many went.
   size_t TrimUnnamed(std::chrono::steady_clock::duration min_age);
   size_t UnnamedCount() const;
   Result<std::vector<ChunkListing>> List(VolumeId volume, ChunkId after, size_t max, bool* eof);
@@ -141,6 +143,7 @@ class ChunkStore {
   std::unordered_map<ChunkId, Unnamed> unnamed_;
   std::map<uint64_t, ChunkId> unnamed_order_;
   uint64_t unnamed_seq_ = 0;
+  std::chrono::steady_clock::time_point last_unnamed_;  // the latest unnamed chunk's opening
   mutable std::mutex mu_;  // guards volumes_, cache_, lru_; never held across disk I/O
   std::unordered_map<VolumeId, VolumeState> volumes_;
   using Lru = std::list<ChunkId>;
