@@ -198,10 +198,7 @@ Status ChunkStore::Remove(VolumeId volume, ChunkId chunk) {
   ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
   {
     std::lock_guard naming(unnamed_mu_);
-    if (auto it = unnamed_.find(chunk); it != unnamed_.end()) {
-      unnamed_order_.erase(it->second.seq);
-      unnamed_.erase(it);  // the files go with their last descriptor
-    }
+    ForgetUnnamedLocked(chunk);  // the files go with their last descriptor
   }
   {
     std::lock_guard lock(mu_);
@@ -417,10 +414,7 @@ void ChunkStore::MakeRoomLocked() {
     const ChunkId oldest = unnamed_order_.begin()->second;
     Status named = Abandoned(*unnamed_.at(oldest).files) ? Status::Ok() : NameLocked(oldest);
     if (!named.ok()) LOG_WARN("chunk {}: naming its unnamed files: {}; dropped", oldest, named.ToString());
-    if (auto it = unnamed_.find(oldest); it != unnamed_.end()) {
-      unnamed_order_.erase(it->second.seq);
-      unnamed_.erase(it);  // empty and nobody writes: it has no data to keep
-    }
+    ForgetUnnamedLocked(oldest);  // named, or empty and nobody writes: no data to keep
   }
 }
 
@@ -430,16 +424,21 @@ Status ChunkStore::NameLocked(ChunkId chunk) {
   ASSIGN_OR_RETURN(std::string dir, DirOf(it->second.volume));
   RETURN_IF_ERROR(
       Link(it->second.volume, dir, chunk, it->second.files->data_fd(), it->second.files->crc_fd()));
+  ForgetUnnamedLocked(chunk);
+  return Status::Ok();
+}
+
+void ChunkStore::ForgetUnnamedLocked(ChunkId chunk) {
+  auto it = unnamed_.find(chunk);
+  if (it == unnamed_.end()) return;
   unnamed_order_.erase(it->second.seq);
   unnamed_.erase(it);
-  return Status::Ok();
 }
 
 Status ChunkStore::Link(VolumeId volume, const std::string& dir, ChunkId chunk, int data_fd, int crc_fd) {
   const std::string data_path = ChunkDataPath(dir, chunk);
   const std::string crc_path = ChunkCrcPath(dir, chunk);
-  struct stat ours {}, named {};
-  struct stat ours_crc {};
+  struct stat ours {}, ours_crc {}, named {};
   if (::fstat(data_fd, &ours) != 0 || ::fstat(crc_fd, &ours_crc) != 0) {
     return Status::FromErrno(errno, fmt::format("stat chunk {}", chunk));
   }
@@ -469,10 +468,7 @@ Status ChunkStore::Adopt(VolumeId volume, ChunkId chunk, int data_fd, int crc_fd
   ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
   std::lock_guard naming(unnamed_mu_);
   RETURN_IF_ERROR(Link(volume, dir, chunk, data_fd, crc_fd));
-  if (auto it = unnamed_.find(chunk); it != unnamed_.end()) {
-    unnamed_order_.erase(it->second.seq);
-    unnamed_.erase(it);
-  }
+  ForgetUnnamedLocked(chunk);
   return Status::Ok();
 }
 

@@ -124,6 +124,8 @@ class ChunkStore {
   Result<std::optional<LocalFds>> OpenUnnamed(VolumeId volume, const std::string& dir, ChunkId chunk);
   // Names the chunk's unnamed files if it has any (caller holds unnamed_mu_).
   Status NameLocked(ChunkId chunk);
+  // Lets go of the chunk's unnamed files, if any (caller holds unnamed_mu_).
+  void ForgetUnnamedLocked(ChunkId chunk);
   // Links `data_fd` and `crc_fd` as the chunk's files and counts the chunk.
   Status Link(VolumeId volume, const std::string& dir, ChunkId chunk, int data_fd, int crc_fd);
 

@@ -24,7 +24,6 @@
 namespace t0fs::rpc {
 namespace {
 
-
 Status SetTimeouts(int fd, Duration timeout) {
   timeval tv{};
   tv.tv_sec = timeout.value.count() / 1000;

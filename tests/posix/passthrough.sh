@@ -4,8 +4,9 @@
 # it), checksums hold on the TCP path afterwards, files that do not qualify
 # (several chunks, replica on another node) still work, two clients on
 # different nodes see each other's data, bytes written past a chunk's end
-# move to the next chunks, and a writer killed mid-write leaves checksums the
-# scrubber rebuilds.
+# move to the next chunks, a writer killed mid-write leaves checksums the
+# scrubber rebuilds, new files nobody writes to cost the data node no chunk
+# files, and a data node restart while a new file is written loses nothing.
 source "$(dirname "$0")/../lib/cluster.sh"
 source "$(dirname "$0")/../lib/passthrough.sh"
 PROBE=${T0FS_TEST_BIN:?}/t0fs_probe
