@@ -38,7 +38,7 @@ Status CommitTruncate::CommitLocked(InodeState& st, HandleId handle, bool durabl
     }
   }
   req.durable = durable;
-  RETURN_IF_ERROR(NameWritten(st, req.written));
+  RETURN_IF_ERROR(replicas_.NameLocalFiles(st, req.written));
   ASSIGN_OR_RETURN(Attr committed, meta_.Commit(req));
   OpenFiles::NoteMetaAttr(st, committed);
   std::lock_guard lock(st.mu);
@@ -56,13 +56,6 @@ Status CommitTruncate::CommitLocked(InodeState& st, HandleId handle, bool durabl
     LayoutCache::NoteCommitted(st, chunk, version, nodes);
   }
   return Status::Ok();
-}
-
-Status CommitTruncate::NameWritten(InodeState& st, const std::vector<WrittenChunk>& written) {
-  std::vector<ChunkId> chunks;
-  chunks.reserve(written.size());
-  for (const WrittenChunk& w : written) chunks.push_back(w.chunk);
-  return replicas_.NameLocalFiles(st, chunks);
 }
 
 Result<Attr> CommitTruncate::Truncate(InodeId ino, InodeState* st, uint64_t size, bool setup_locked) {
@@ -160,7 +153,7 @@ Result<Attr> CommitTruncate::Truncate(InodeId ino, InodeState* st, uint64_t size
   uint64_t keep = 0;
   if (size > before.size && !versions.written.empty()) keep = boundary_index + 1;
   if (held) keep = std::max<uint64_t>(keep, 1);
-  if (st != nullptr) RETURN_IF_ERROR(NameWritten(*st, versions.written));
+  if (st != nullptr) RETURN_IF_ERROR(replicas_.NameLocalFiles(*st, versions.written));
   ASSIGN_OR_RETURN(Attr attr, meta_.Truncate(ino, size, keep));
   if (!versions.written.empty()) RETURN_IF_ERROR(meta_.Commit(versions).status());
   if (st != nullptr) {

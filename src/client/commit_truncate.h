@@ -42,10 +42,6 @@ class CommitTruncate {
   Result<Attr> Truncate(InodeId ino, InodeState* st, uint64_t size, bool setup_locked = false);
 
  private:
-  // Gives names to the unnamed local files of the chunks about to be
-  // committed (ReplicaIo::NameLocalFiles).
-  Status NameWritten(InodeState& st, const std::vector<WrittenChunk>& written);
-
   MetaApi& meta_;
   DataClient& data_;
   ReplicaIo& replicas_;

@@ -80,7 +80,7 @@ Result<std::shared_ptr<ChunkFile>> ReplicaIo::LocalFile(InodeState& st, const Re
   return file;
 }
 
-Status ReplicaIo::NameLocalFiles(InodeState& st, std::span<const ChunkId> chunks) {
+Status ReplicaIo::NameLocalFiles(InodeState& st, std::span<const WrittenChunk> written) {
   struct Unnamed {
     std::shared_ptr<ChunkFile> file;
     uint64_t index;
@@ -88,18 +88,16 @@ Status ReplicaIo::NameLocalFiles(InodeState& st, std::span<const ChunkId> chunks
   std::vector<Unnamed> unnamed;
   {
     std::lock_guard lock(st.mu);
-    for (ChunkId chunk : chunks) {
-      for (bool direct : {false, true}) {
-        auto it = st.local_files.find(std::make_pair(chunk.value(), direct));
-        if (it == st.local_files.end() || !it->second.file || !it->second.file->unnamed()) continue;
-        // Lazy opens are passthrough's, of chunk 0; its layout entry is
-        // looked up (or fetched) below either way.
-        uint64_t at = 0;
-        for (const auto& [index, cached] : st.layout) {
-          if (!cached.info.replicas.empty() && cached.info.replicas.front().chunk == chunk) at = index;
-        }
-        unnamed.push_back({it->second.file, at});
+    for (const WrittenChunk& w : written) {
+      // Lazy opens are passthrough's: never O_DIRECT, always chunk 0 (its
+      // layout entry is looked up, or fetched, below either way).
+      auto it = st.local_files.find(std::make_pair(w.chunk.value(), false));
+      if (it == st.local_files.end() || !it->second.file || !it->second.file->unnamed()) continue;
+      uint64_t at = 0;
+      for (const auto& [index, cached] : st.layout) {
+        if (!cached.info.replicas.empty() && cached.info.replicas.front().chunk == w.chunk) at = index;
       }
+      unnamed.push_back({it->second.file, at});
     }
   }
   for (const Unnamed& u : unnamed) {

@@ -75,10 +75,10 @@ class ReplicaIo {
   // `lazy`: a new chunk's files may stay unnamed (DataClient::OpenLocal).
   Result<std::shared_ptr<ChunkFile>> LocalFile(InodeState& st, const ReplicaInfo& r, const Capability& cap,
                                                bool for_write, bool direct, bool retry, bool lazy = false);
-  // Names this inode's unnamed local files of `chunks` (AdoptLocal): called
-  // before versions of them are committed, so that every committed version
-  // has files with names behind it.
-  Status NameLocalFiles(InodeState& st, std::span<const ChunkId> chunks);
+  // Names this inode's unnamed local files of the chunks in `written`
+  // (AdoptLocal): called before their versions are committed, so that every
+  // committed version has files with names behind it.
+  Status NameLocalFiles(InodeState& st, std::span<const WrittenChunk> written);
 
  private:
   Result<size_t> ReadReplica(InodeState& st, const ReplicaInfo& r, const Capability& cap, uint64_t offset,

@@ -26,6 +26,12 @@ void Count(metrics::Counter* counter, uint64_t n) {
   if (counter != nullptr) counter->Inc(n);
 }
 
+// Descriptors pass on the local unix socket only.
+Status LocalOnly(const Call& call, std::string_view method) {
+  if (call.peer == "unix") return Status::Ok();
+  return Status(StatusCode::kNotSupported, fmt::format("{} is served on the local unix socket only", method));
+}
+
 }  // namespace
 
 std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store,
@@ -103,9 +109,7 @@ std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store
 
   h.push_back(Handle<Method::kOpenLocal>(
       [&store, &gate, traffic](const pb::OpenLocalReq& req, pb::OpenLocalRsp& rsp, Call& call) -> Status {
-        if (call.peer != "unix") {
-          return Status(StatusCode::kNotSupported, "OpenLocal is served on the local unix socket only");
-        }
+        RETURN_IF_ERROR(LocalOnly(call, "OpenLocal"));
         // Handing out a descriptor is the strongest access there is: the
         // same capability as the I/O it stands for.
         RETURN_IF_ERROR(gate.Check(req.chunk(), req.writable() || req.create() ? kCapRead | kCapWrite : kCapRead,
@@ -124,9 +128,7 @@ std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store
 
   h.push_back(Handle<Method::kAdoptLocal>(
       [&store, &gate](const pb::AdoptLocalReq& req, pb::ChunkEmptyRsp&, Call& call) -> Status {
-        if (call.peer != "unix") {
-          return Status(StatusCode::kNotSupported, "AdoptLocal is served on the local unix socket only");
-        }
+        RETURN_IF_ERROR(LocalOnly(call, "AdoptLocal"));
         RETURN_IF_ERROR(gate.Check(req.chunk(), kCapRead | kCapWrite, req.cap()));
         if (call.fds.size() != 2) {
           return Status(StatusCode::kInvalidArgument, "AdoptLocal needs the data and checksum descriptors");
