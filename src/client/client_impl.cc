@@ -51,7 +51,8 @@ ClientImpl::ClientImpl(const ClientOptions& options, std::string secret)
       replicas_(options.local_bypass, meta_, data_, layouts_, stats_),
       passthrough_(options.local_bypass, meta_, layouts_, replicas_, stats_),
       open_(meta_, options.attr_cache),
-      commits_(meta_, data_, replicas_, open_, passthrough_) {}
+      commits_(meta_, data_, replicas_, open_, passthrough_),
+      prepared_(meta_, data_, options.local_bypass ? options.prepare_ahead : 0) {}
 
 ClientImpl::~ClientImpl() { meta_.Close(); }
 
@@ -255,14 +256,21 @@ Result<std::unique_ptr<File>> ClientImpl::Create(InodeId parent, std::string_vie
   // Created and opened in one round trip. A writer on a host with a data
   // node gets chunk 0 there with it: its writes go to that replica (through
   // passthrough under FUSE), so no Allocate follows.
+  // With files prepared for it (ChunkPool), that chunk needs no data node
+  // call either.
   const bool write = (flags & O_ACCMODE) != O_RDONLY;
-  ASSIGN_OR_RETURN(CreatedFile made, KnownAfter(meta_.CreateOpen(node, flags, /*first_chunk=*/write), parent));
+  std::optional<PreparedChunk> prepared = write ? prepared_.Take() : std::nullopt;
+  // A failed create drops it: its id may be taken (a lost reply).
+  ASSIGN_OR_RETURN(CreatedFile made,
+                   KnownAfter(meta_.CreateOpen(node, flags, /*first_chunk=*/write, prepared ? &prepared->id : nullptr),
+                              parent));
   known_.Added(parent, name);
   if (made.parent) open_.NoteDirChanged(*made.parent);
   const OpenReply& opened = made.opened;
   const bool is_new = made.created;
   if (created != nullptr) *created = is_new;
   ASSIGN_OR_RETURN(std::unique_ptr<File> file, OpenWith(opened, flags & ~O_TRUNC));
+  if (prepared) UsePrepared(opened, std::move(*prepared));
   if (!is_new && (flags & O_TRUNC) && write && S_ISREG(opened.attr.mode)) {
     // O_TRUNC of an existing file: this client's truncation, which keeps a
     // chunk 0 that passthrough holds here (Open).
@@ -277,6 +285,27 @@ Result<std::unique_ptr<File>> ClientImpl::Create(InodeId parent, std::string_vie
     }
   }
   return file;
+}
+
+void ClientImpl::UsePrepared(const OpenReply& opened, PreparedChunk prepared) {
+  auto chunk0 = std::find_if(opened.layout.begin(), opened.layout.end(),
+                             [](const CachedChunk& c) { return c.info.index == 0; });
+  if (chunk0 == opened.layout.end() || chunk0->info.replicas.empty() ||
+      chunk0->info.replicas.front().chunk != prepared.id.chunk) {
+    prepared_.Return(std::move(prepared));  // not ours (an existing file, no chunk 0, another id): still unused
+    return;
+  }
+  // Ours. Its files serve a file whose only replica is here (the Tier 0
+  // case, passthrough's): a replicated file's writes also reach the other
+  // replicas, and its local one must fail over like any other when the data
+  // node is down (a prepared file would hold the commit until it is back).
+  // Otherwise the files are let go: the data node names or drops them.
+  const ReplicaInfo& r = chunk0->info.replicas.front();
+  if (chunk0->info.replicas.size() != 1 || r.node != meta_.local_node() || r.volume != prepared.id.volume ||
+      r.version != 0) {
+    return;
+  }
+  if (std::shared_ptr<InodeState> st = open_.Find(opened.attr.ino)) replicas_.UsePrepared(*st, prepared.file);
 }
 
 Result<LayoutInfo> ClientImpl::GetLayout(InodeId ino) {

@@ -32,6 +32,7 @@
 #include "client/layout_cache.h"
 #include "client/meta_client.h"
 #include "client/open_files.h"
+#include "client/chunk_pool.h"
 #include "client/passthrough.h"
 #include "client/replica_io.h"
 #include "t0fs/client.h"
@@ -103,6 +104,9 @@ class ClientImpl final : public Client {
   // meta_.MakeNode (mknod, mkdir, symlink), noting the directory's new attributes.
   Result<Attr> MakeNode(const NewNode& node);
   Result<std::unique_ptr<File>> OpenWith(const OpenReply& opened, int flags);
+  // After a create that named `prepared`: its files become chunk 0's local
+  // replica, or go back to the pool if meta did not use the id.
+  void UsePrepared(const OpenReply& opened, PreparedChunk prepared);
   Result<std::pair<Attr, std::string>> ResolveParent(std::string_view path);
 
   ClientOptions options_;
@@ -114,6 +118,7 @@ class ClientImpl final : public Client {
   Passthrough passthrough_;
   OpenFiles open_;
   CommitTruncate commits_;
+  ChunkPool prepared_;  // new files' chunk 0, prepared on this node ahead of the creates
   KnownDirs known_;  // directories whose every name we know (lookups of others' names: no meta call)
 
 

@@ -275,6 +275,33 @@ Result<std::shared_ptr<ChunkFile>> DataClient::OpenLocal(const ReplicaInfo& r,
   return file;
 }
 
+Result<std::vector<std::shared_ptr<ChunkFile>>> DataClient::PrepareLocal(VolumeId volume,
+                                                                          const std::vector<ChunkId>& chunks,
+                                                                          const std::vector<Capability>& caps) {
+  ASSIGN_OR_RETURN(rpc::Channel * ch, LocalChannel());
+  pb::PrepareLocalReq req;
+  req.set_volume(volume.value());
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    req.add_chunks(chunks[i].value());
+    rpc::ToWire(caps[i], req.add_caps());
+  }
+  std::vector<UniqueFd> fds;
+  pb::PrepareLocalRsp rsp;
+  RETURN_IF_ERROR(ch->Call<rpc::Method::kPrepareLocal>(req, &rsp, {.reply_fds = &fds}));
+  if (fds.size() != 2 * chunks.size() || static_cast<size_t>(rsp.unnamed_size()) != chunks.size()) {
+    return Status(StatusCode::kRpcMalformed,
+                  fmt::format("prepare {} local chunks: {} descriptors in the reply", chunks.size(), fds.size()));
+  }
+  std::vector<std::shared_ptr<ChunkFile>> files;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    // A new chunk: its header is version 0, nothing to read.
+    auto file = std::make_shared<ChunkFile>(chunks[i], std::move(fds[2 * i]), std::move(fds[2 * i + 1]), false);
+    file->set_unnamed(rsp.unnamed(static_cast<int>(i)));
+    files.push_back(std::move(file));
+  }
+  return files;
+}
+
 Status DataClient::AdoptLocal(const ReplicaInfo& r, const Capability& cap, ChunkFile& file) {
   ASSIGN_OR_RETURN(rpc::Channel * ch, LocalChannel());
   pb::AdoptLocalReq req;

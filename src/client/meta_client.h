@@ -63,6 +63,18 @@ struct MadeNode {
 };
 
 // What CreateOpen answers.
+struct PreparedChunkId {
+  ChunkId chunk;
+  VolumeId volume;
+  Capability cap;
+};
+
+struct ReservedChunks {
+  std::vector<ChunkId> chunks;
+  VolumeId volume;                // of this client's node
+  std::vector<Capability> caps;   // one per chunk
+};
+
 struct CreatedFile {
   OpenReply opened;
   bool created = true;
@@ -88,8 +100,12 @@ class MetaClient final : public MetaApi {
   // A regular file created (or found: `node.exclusive` false) and opened in
   // one round trip; O_TRUNC in `flags` is not applied to an existing file.
   // With `first_chunk`, a new file comes with chunk 0 placed for this
-  // client's node.
-  Result<CreatedFile> CreateOpen(const NewNode& node, int flags, bool first_chunk);
+  // client's node; with `prepared` too, chunk 0 takes that id (one of
+  // ReserveChunks', its files prepared on that volume of this node).
+  Result<CreatedFile> CreateOpen(const NewNode& node, int flags, bool first_chunk,
+                                 const PreparedChunkId* prepared = nullptr);
+  // `count` chunk ids for this client's node's next creates (ChunkPool).
+  Result<ReservedChunks> ReserveChunks(uint32_t count);
   // Unlink and Rmdir answer the directory's attributes after the change
   // (when meta sends them).
   Result<std::optional<Attr>> Unlink(InodeId parent, std::string_view name);

@@ -118,12 +118,18 @@ Result<MadeNode> MetaClient::MakeNode(const NewNode& node) {
   return MadeNode{rpc::FromWire<Attr>(rsp.attr()), rsp.created(), ParentOf(rsp)};
 }
 
-Result<CreatedFile> MetaClient::CreateOpen(const NewNode& node, int flags, bool first_chunk) {
+Result<CreatedFile> MetaClient::CreateOpen(const NewNode& node, int flags, bool first_chunk,
+                                           const PreparedChunkId* prepared) {
   pb::MakeNodeReq req = MakeNodeReqOf(node);
   req.set_open_session(session().value());
   req.set_open_flags(static_cast<uint32_t>(flags & ~O_TRUNC));
   req.set_first_chunk(first_chunk && local_node().valid());
   req.set_writer_node(local_node().value());
+  if (prepared != nullptr) {
+    req.set_first_chunk_id(prepared->chunk.value());
+    req.set_first_chunk_volume(prepared->volume.value());
+    rpc::ToWire(prepared->cap, req.mutable_first_chunk_cap());
+  }
   pb::MakeNodeRsp rsp;
   RETURN_IF_ERROR(Mutate<rpc::Method::kMakeNode>(req, &rsp));
   if (rsp.handle() == 0) return Status(StatusCode::kIoError, "meta created the file but did not open it (an older meta server?)");
@@ -294,6 +300,24 @@ Result<std::vector<CachedChunk>> MetaClient::Allocate(InodeId ino, const std::ve
   pb::LayoutRsp rsp;
   RETURN_IF_ERROR(Mutate<rpc::Method::kAllocate>(req, &rsp));
   return LayoutFromWire(rsp.layout(), local_node());
+}
+
+Result<ReservedChunks> MetaClient::ReserveChunks(uint32_t count) {
+  pb::ReserveChunksReq req;
+  req.set_writer_node(local_node().value());
+  req.set_count(count);
+  pb::ReserveChunksRsp rsp;
+  RETURN_IF_ERROR(Call<rpc::Method::kReserveChunks>(req, &rsp));
+  if (rsp.caps_size() != rsp.chunks_size() || rsp.chunks_size() == 0) {
+    return Status(StatusCode::kRpcMalformed, "ReserveChunks: chunks and capabilities do not match");
+  }
+  ReservedChunks out;
+  out.volume = VolumeId(rsp.volume());
+  for (int i = 0; i < rsp.chunks_size(); ++i) {
+    out.chunks.push_back(ChunkId(rsp.chunks(i)));
+    out.caps.push_back(rpc::FromWire(rsp.caps(i)));
+  }
+  return out;
 }
 
 Result<Attr> MetaClient::Commit(const CommitRequest& commit) {

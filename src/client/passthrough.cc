@@ -166,7 +166,7 @@ Status Passthrough::Hold(InodeState& st, const std::shared_ptr<ChunkFile>& file,
     // Before the kernel can write: checksums stop being enforced, and the
     // writer byte tells the scrubber someone is alive.
     RETURN_IF_ERROR(file->MarkChecksumsPending());
-    RETURN_IF_ERROR(file->HoldWriter());
+    if (!file->holds_writer()) RETURN_IF_ERROR(file->HoldWriter());  // a prepared chunk's is held already
     // An empty chunk file (a new file) changes size at the kernel's first
     // write, so a close without writes needs no commit. Any other starts as
     // written: an overwrite of the same size may keep the ctime on kernels

@@ -54,11 +54,12 @@ Result<std::shared_ptr<ChunkFile>> ReplicaIo::LocalFile(InodeState& st, const Re
   {
     std::lock_guard lock(st.mu);
     auto it = st.local_files.find(key);
-    // Unnamed files (a lazy open) are ours only while a passthrough writer
-    // holds them (its writer lock): without one the data node may have let
-    // them go and the chunk may have other files by now.
+    // Unnamed files (a lazy open, a prepared chunk) are ours only while we
+    // hold their writer byte (a passthrough writer, the chunk pool): without
+    // it the data node may have let them go and the chunk may have other
+    // files by now.
     const bool unnamed_let_go = it != st.local_files.end() && it->second.file && it->second.file->unnamed() &&
-                                !(st.passthrough.writers > 0 && st.passthrough.file == it->second.file);
+                                !it->second.file->holds_writer();
     if (it != st.local_files.end() && !unnamed_let_go && KnownHoleHolds(it->second, for_write, r.version)) {
       return it->second.file;  // may be null: a known hole
     }
@@ -78,6 +79,11 @@ Result<std::shared_ptr<ChunkFile>> ReplicaIo::LocalFile(InodeState& st, const Re
     if (other != st.local_files.end() && !other->second.file) st.local_files.erase(other);
   }
   return file;
+}
+
+void ReplicaIo::UsePrepared(InodeState& st, const std::shared_ptr<ChunkFile>& file) {
+  std::lock_guard lock(st.mu);
+  st.local_files[std::make_pair(file->chunk().value(), false)] = InodeState::LocalFile{file, /*writable=*/true};
 }
 
 Status ReplicaIo::NameLocalFiles(InodeState& st, std::span<const WrittenChunk> written) {

@@ -79,6 +79,9 @@ class ReplicaIo {
   // (AdoptLocal): called before their versions are committed, so that every
   // committed version has files with names behind it.
   Status NameLocalFiles(InodeState& st, std::span<const WrittenChunk> written);
+  // A new file's chunk 0 whose files this client prepared (ChunkPool): the
+  // local replica's files from now on, as a lazy open's would be.
+  void UsePrepared(InodeState& st, const std::shared_ptr<ChunkFile>& file);
 
  private:
   Result<size_t> ReadReplica(InodeState& st, const ReplicaInfo& r, const Capability& cap, uint64_t offset,

@@ -446,9 +446,16 @@ Status ChunkFile::ClearChecksumsPending() {
   return st.WithContext(fmt::format("chunk {}: clear checksums pending", chunk_));
 }
 
-Status ChunkFile::HoldWriter() { return OfdLock(crc_.get(), F_RDLCK, kWriterByte, 1); }
+Status ChunkFile::HoldWriter() {
+  RETURN_IF_ERROR(OfdLock(crc_.get(), F_RDLCK, kWriterByte, 1));
+  holds_writer_.store(true);
+  return Status::Ok();
+}
 
-void ChunkFile::ReleaseWriter() { (void)OfdLock(crc_.get(), F_UNLCK, kWriterByte, 1); }
+void ChunkFile::ReleaseWriter() {
+  holds_writer_.store(false);
+  (void)OfdLock(crc_.get(), F_UNLCK, kWriterByte, 1);
+}
 
 Result<bool> ChunkFile::WriterAlive() {
   ASSIGN_OR_RETURN(bool free, OfdTryLock(crc_.get(), F_WRLCK, kWriterByte, 1));

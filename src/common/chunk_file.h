@@ -81,6 +81,8 @@ class ChunkFile {
   // descriptor); released by ReleaseWriter or when the descriptor closes.
   Status HoldWriter();
   void ReleaseWriter();
+  // Whether this object holds the writer byte (HoldWriter, not released).
+  bool holds_writer() const { return holds_writer_.load(); }
   // Whether some descriptor other than this one holds the writer byte.
   Result<bool> WriterAlive();
   // Pending and no writer holds the byte: rebuilds, clears, returns true.
@@ -119,6 +121,7 @@ class ChunkFile {
   bool direct_;
   std::atomic<uint64_t> version_{0};
   std::atomic<bool> unnamed_{false};
+  std::atomic<bool> holds_writer_{false};
   std::mutex header_mu_;  // guards header updates in this process; taken before the header OFD lock
 };
 

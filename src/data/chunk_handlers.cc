@@ -126,6 +126,28 @@ std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store
         return Status::Ok();
       }));
 
+  h.push_back(Handle<Method::kPrepareLocal>(
+      [&store, &gate, traffic](const pb::PrepareLocalReq& req, pb::PrepareLocalRsp& rsp, Call& call) -> Status {
+        RETURN_IF_ERROR(LocalOnly(call, "PrepareLocal"));
+        constexpr int kMaxChunks = static_cast<int>(rpc::kMaxFrameFds / 2);
+        if (req.chunks_size() == 0 || req.chunks_size() > kMaxChunks || req.caps_size() != req.chunks_size()) {
+          return Status(StatusCode::kInvalidArgument,
+                        fmt::format("PrepareLocal takes 1..{} chunks, each with its capability", kMaxChunks));
+        }
+        for (int i = 0; i < req.chunks_size(); ++i) {
+          RETURN_IF_ERROR(gate.Check(req.chunks(i), kCapRead | kCapWrite, req.caps(i)));
+        }
+        for (uint64_t chunk : req.chunks()) {
+          ASSIGN_OR_RETURN(LocalFds fds, store.OpenLocal(VolumeId(req.volume()), ChunkId(chunk), /*create=*/true,
+                                                         /*writable=*/true, /*direct=*/false, /*lazy=*/true));
+          rsp.add_unnamed(fds.unnamed);
+          call.reply_fds.push_back(std::move(fds.data));
+          call.reply_fds.push_back(std::move(fds.crc));
+        }
+        Count(traffic.local_opens, static_cast<uint64_t>(req.chunks_size()));
+        return Status::Ok();
+      }));
+
   h.push_back(Handle<Method::kAdoptLocal>(
       [&store, &gate](const pb::AdoptLocalReq& req, pb::ChunkEmptyRsp&, Call& call) -> Status {
         RETURN_IF_ERROR(LocalOnly(call, "AdoptLocal"));

@@ -208,10 +208,7 @@ void MetaService::LayoutToWire(InodeId ino, uint64_t chunk_size, const std::vect
   uint64_t expiry = WallMillis() + static_cast<uint64_t>(config_.capability_ttl.value.count());
   for (pb::ChunkLayout& chunk : *out->mutable_chunks()) {
     if (chunk.replicas().empty()) continue;
-    Capability cap = SignCapability(cap_key_, ChunkId(chunk.replicas(0).chunk()), rights, expiry);
-    chunk.mutable_cap()->set_mac(cap.mac);
-    chunk.mutable_cap()->set_expiry_ms(cap.expiry_ms);
-    chunk.mutable_cap()->set_rights(cap.rights);
+    rpc::ToWire(SignCapability(cap_key_, ChunkId(chunk.replicas(0).chunk()), rights, expiry), chunk.mutable_cap());
   }
 }
 

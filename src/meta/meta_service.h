@@ -39,6 +39,10 @@
 #include "metrics/registry.h"
 #include "rpc/server.h"
 
+namespace t0fs::pb {
+class MakeNodeReq;
+}  // namespace t0fs::pb
+
 namespace t0fs::meta {
 
 class MetaService {
@@ -101,8 +105,12 @@ class MetaService {
   // and the choice for `attr` among them (no store access: it runs inside
   // a create's transaction).
   std::vector<NodeChoice> ChoicesOf(const std::vector<NodeRecord>& nodes);
+  // The chunk id a create names for its chunk 0 (MakeNodeReq.first_chunk_id)
+  // if a meta server reserved it for a client (its capability proves it);
+  // otherwise none.
+  ChunkId ReservedChunk(const pb::MakeNodeReq& req) const;
   static Result<std::vector<ReplicaTarget>> PlaceOn(const std::vector<NodeChoice>& choices, const InodeAttr& attr,
-                                                    NodeId writer);
+                                                    NodeId writer, VolumeId writer_volume = {});
   // ListNodes, reused for kNodeCacheTime by the create's optional chunk-0
   // placement (one store transaction per create, not two); a registration
   // or an admin change through this server forgets it. Allocate always

@@ -56,9 +56,20 @@ Result<std::vector<ReplicaTarget>> ChooseTargets(const std::vector<NodeChoice>& 
   std::vector<ReplicaTarget> targets;
   for (size_t idx = 0; idx < std::min(want, candidates.size()); ++idx) {
     const NodeRecord& node = *candidates[idx]->node;
-    targets.push_back(ReplicaTarget{node.node, BestVolume(node, need)->volume});
+    const VolumeRecord* volume = BestVolume(node, need);
+    if (node.node == request.writer && request.writer_volume.valid()) {
+      for (const VolumeRecord& v : node.volumes) {
+        if (v.volume == request.writer_volume && v.free_bytes >= need) volume = &v;
+      }
+    }
+    targets.push_back(ReplicaTarget{node.node, volume->volume});
   }
   return targets;
+}
+
+VolumeId VolumeFor(const NodeRecord& node, uint64_t chunk_size) {
+  const VolumeRecord* best = BestVolume(node, std::min(chunk_size, kPlacementReserve));
+  return best != nullptr ? best->volume : VolumeId();
 }
 
 }  // namespace t0fs::meta

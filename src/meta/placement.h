@@ -21,6 +21,7 @@ inline constexpr uint64_t kPlacementReserve = uint64_t{1} << 30;
 
 struct PlacementRequest {
   NodeId writer;          // 0 = the writer is not a data node
+  VolumeId writer_volume; // the writer's volume to use on its node if it has room (prepared files); 0 = any
   uint32_t replicas = 1;
   Placement placement = Placement::kLocal;
   std::vector<NodeId> allowed;  // empty = any node
@@ -39,5 +40,9 @@ struct NodeChoice {
 // nodes can take the chunk.
 Result<std::vector<ReplicaTarget>> ChooseTargets(const std::vector<NodeChoice>& nodes,
                                                  const PlacementRequest& request);
+
+// The volume of `node` a chunk of up to `chunk_size` bytes goes to when
+// placed there (the one with most free space); invalid if none has room.
+VolumeId VolumeFor(const NodeRecord& node, uint64_t chunk_size);
 
 }  // namespace t0fs::meta

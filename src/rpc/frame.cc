@@ -90,6 +90,7 @@ std::string_view MethodName(Method m) {
     case Method::kGetLayout: return "GetLayout";
     case Method::kAllocate: return "Allocate";
     case Method::kCommit: return "Commit";
+    case Method::kReserveChunks: return "ReserveChunks";
     case Method::kRegisterNode: return "RegisterNode";
     case Method::kHeartbeat: return "Heartbeat";
     case Method::kClusterStatus: return "ClusterStatus";
@@ -107,6 +108,7 @@ std::string_view MethodName(Method m) {
     case Method::kOpenLocal: return "OpenLocal";
     case Method::kListChunks: return "ListChunks";
     case Method::kAdoptLocal: return "AdoptLocal";
+    case Method::kPrepareLocal: return "PrepareLocal";
   }
   return "Unknown";
 }

@@ -55,8 +55,8 @@ Status DecodeFrameHeader(std::span<const std::byte, kFrameHeaderSize> in, const 
                          FrameHeader* out);
 
 // Descriptors (unix sockets only) travel with SCM_RIGHTS on the first byte
-// of a frame: OpenLocal's reply, AdoptLocal's request.
-inline constexpr size_t kMaxFrameFds = 8;
+// of a frame: the replies of OpenLocal and PrepareLocal, AdoptLocal's request.
+inline constexpr size_t kMaxFrameFds = 64;
 // Room for kMaxFrameFds descriptors in a message's control data.
 struct FdControl {
   alignas(cmsghdr) char bytes[CMSG_SPACE(sizeof(int) * kMaxFrameFds)];

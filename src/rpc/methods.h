@@ -46,6 +46,8 @@ class GetLayoutReq;
 class LayoutRsp;
 class AllocateReq;
 class CommitReq;
+class ReserveChunksReq;
+class ReserveChunksRsp;
 class RegisterNodeReq;
 class RegisterNodeRsp;
 class HeartbeatReq;
@@ -72,6 +74,8 @@ class AdoptLocalReq;
 class OpenLocalRsp;
 class ListChunksReq;
 class ListChunksRsp;
+class PrepareLocalReq;
+class PrepareLocalRsp;
 }  // namespace t0fs::pb
 
 namespace t0fs::rpc {
@@ -106,6 +110,7 @@ enum class Method : uint16_t {
   kGetLayout = 42,
   kAllocate = 43,
   kCommit = 44,
+  kReserveChunks = 45,
   // meta: cluster
   kRegisterNode = 50,
   kHeartbeat = 51,
@@ -126,6 +131,7 @@ enum class Method : uint16_t {
   kOpenLocal = 106,
   kListChunks = 107,
   kAdoptLocal = 108,
+  kPrepareLocal = 109,
 };
 
 std::string_view MethodName(Method m);
@@ -167,6 +173,7 @@ template <> struct MethodTypes<Method::kRelease>       : Messages<pb::ReleaseReq
 template <> struct MethodTypes<Method::kGetLayout>     : Messages<pb::GetLayoutReq, pb::LayoutRsp> {};
 template <> struct MethodTypes<Method::kAllocate>      : Messages<pb::AllocateReq, pb::LayoutRsp> {};
 template <> struct MethodTypes<Method::kCommit>        : Messages<pb::CommitReq, pb::AttrRsp> {};
+template <> struct MethodTypes<Method::kReserveChunks> : Messages<pb::ReserveChunksReq, pb::ReserveChunksRsp> {};
 template <> struct MethodTypes<Method::kRegisterNode>  : Messages<pb::RegisterNodeReq, pb::RegisterNodeRsp> {};
 template <> struct MethodTypes<Method::kHeartbeat>     : Messages<pb::HeartbeatReq, pb::HeartbeatRsp> {};
 template <> struct MethodTypes<Method::kClusterStatus> : Messages<pb::Empty, pb::ClusterStatusRsp> {};
@@ -184,6 +191,7 @@ template <> struct MethodTypes<Method::kChunkStat>     : Messages<pb::ChunkStatR
 template <> struct MethodTypes<Method::kOpenLocal>     : Messages<pb::OpenLocalReq, pb::OpenLocalRsp> {};      // reply: 2 fds
 template <> struct MethodTypes<Method::kListChunks>    : Messages<pb::ListChunksReq, pb::ListChunksRsp> {};
 template <> struct MethodTypes<Method::kAdoptLocal>    : Messages<pb::AdoptLocalReq, pb::ChunkEmptyRsp> {};   // request: 2 fds
+template <> struct MethodTypes<Method::kPrepareLocal>  : Messages<pb::PrepareLocalReq, pb::PrepareLocalRsp> {};  // reply: 2 fds per chunk
 // clang-format on
 
 template <Method M>

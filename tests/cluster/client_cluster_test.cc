@@ -20,6 +20,7 @@
 #include "data/data_service.h"
 #include "meta/meta_service.h"
 #include "meta/store/store_url.h"
+#include "client/meta_client.h"
 #include "t0fs/client.h"
 
 namespace t0fs {
@@ -276,6 +277,42 @@ TEST_F(ClusterTest, SurvivesMetaRestart) {
   auto problems = meta_->store().Check();
   ASSERT_TRUE(problems.ok());
   EXPECT_TRUE(problems->empty());
+}
+
+// A create names a chunk id for its new file's chunk 0 (the mount's chunk
+// pool prepared that chunk's files) and gets it only with the capability
+// meta signed when it reserved the id: an id made up, or one a chunk has
+// already, is not taken (meta picks a new one).
+TEST_F(ClusterTest, CreateTakesOnlyChunkIdsMetaReserved) {
+  client::ClientOptions opts;
+  opts.meta = meta_->endpoint().ToString();
+  opts.retry_timeout.value = std::chrono::seconds(20);
+  auto secret = LoadSecret(dir_ + "/secret");
+  ASSERT_TRUE(secret.ok());
+  client::MetaClient meta(opts, *secret);
+  ASSERT_TRUE(meta.Connect().ok());
+  ASSERT_TRUE(meta.local_node().valid());  // the data node runs on this host
+  auto reserved = meta.ReserveChunks(2);
+  ASSERT_TRUE(reserved.ok()) << reserved.status().ToString();
+  ASSERT_EQ(reserved->chunks.size(), 2u);
+  auto chunk0 = [&](const char* name, const client::PreparedChunkId& id) {
+    auto made = meta.CreateOpen(client::NewNode::Of(kRootInode, name, S_IFREG | 0644, {}), O_WRONLY | O_CREAT,
+                                /*first_chunk=*/true, &id);
+    EXPECT_TRUE(made.ok()) << made.status().ToString();
+    if (!made.ok() || made->opened.layout.empty() || made->opened.layout[0].info.replicas.empty()) return ChunkId();
+    return made->opened.layout[0].info.replicas[0].chunk;
+  };
+  const client::PreparedChunkId good{reserved->chunks[0], reserved->volume, reserved->caps[0]};
+  EXPECT_EQ(chunk0("good", good), good.chunk);
+  const client::PreparedChunkId made_up{ChunkId(reserved->chunks[1].value() + 1000), reserved->volume,
+                                        reserved->caps[1]};
+  const ChunkId instead = chunk0("made-up", made_up);
+  EXPECT_TRUE(instead.valid());
+  EXPECT_NE(instead, made_up.chunk);
+  const ChunkId again = chunk0("again", good);  // its chunk exists now
+  EXPECT_TRUE(again.valid());
+  EXPECT_NE(again, good.chunk);
+  meta.Close();
 }
 
 }  // namespace

@@ -9,8 +9,12 @@
 #      closes reach meta in batches (release <= N); the directory's GETATTR
 #      the kernel sends after each change is answered by the mount from the
 #      create's answer, not by meta.
+#      The data node is not called per create either: the mount prepared
+#      new chunks' files ahead (reserve_chunks at meta, prepare_local at the
+#      data node, one each per 16 creates), and no open_local.
 #   2. N creates with a 100-byte write each: N make_node, N commits, still no
-#      open or allocate; the files read back.
+#      open or allocate; at the data node no open_local, N adopt_local (the
+#      prepared files get their names at the commit); the files read back.
 #   3. N unlinks: N unlink RPCs, the directory's GETATTR answered by the
 #      mount from the unlink's answer.
 #   4. Two mounts, names and attributes cached for 30 s (the default
@@ -38,13 +42,15 @@ cleanup() {
 cluster_start 1M
 trap cleanup EXIT
 meta_url=$(meta_metrics_url)
+data_url=$(data_metrics_url)
 
-rpcs() { # rpcs METHOD: meta's answered requests of METHOD so far
-  local v
-  v=$(metric "$meta_url" t0fs_rpc_server_requests_total method="$1")
+rpcs() { # rpcs METHOD: meta's (or, for the data node's methods, its) answered requests of METHOD so far
+  local v url=$meta_url
+  case $1 in open_local | prepare_local | adopt_local) url=$data_url ;; esac
+  v=$(metric "$url" t0fs_rpc_server_requests_total method="$1")
   echo "${v:-0}"
 }
-methods=(make_node open allocate commit release get_attr lookup unlink)
+methods=(make_node open allocate commit release get_attr lookup unlink reserve_chunks open_local prepare_local adopt_local)
 declare -A before
 snapshot() { local m; for m in "${methods[@]}"; do before[$m]=$(rpcs "$m"); done; }
 delta() { echo $(( $(rpcs "$1") - ${before[$1]} )); }
@@ -69,6 +75,11 @@ done
 (( $(delta release) >= 1 && $(delta release) <= N )) || fail "release RPCs: $(delta release)"
 (( $(delta lookup) <= N / 2 )) || fail "the lookups of new names in a directory this mount made reached meta $(delta lookup) times"
 (( $(delta get_attr) <= N / 2 )) || fail "the directory's GETATTR reached meta $(delta get_attr) times in $N creates"
+(( $(delta open_local) == 0 )) || fail "$N empty creates opened chunk files at the data node $(delta open_local) times"
+(( $(delta prepare_local) >= 1 && $(delta prepare_local) <= N / 16 + 1 )) ||
+  fail "$N creates prepared chunk files in $(delta prepare_local) calls (16 per call expected)"
+(( $(delta reserve_chunks) == $(delta prepare_local) )) ||
+  fail "reserve_chunks $(delta reserve_chunks) != prepare_local $(delta prepare_local)"
 
 # --- 2. creates with data
 snapshot
@@ -83,9 +94,10 @@ PY
 report "$N creates with 100 bytes"
 (( $(delta make_node) == N )) || fail "expected $N make_node, got $(delta make_node)"
 (( $(delta commit) == N )) || fail "expected $N commits (one per written file), got $(delta commit)"
-for m in open allocate; do
+for m in open allocate open_local; do
   (( $(delta $m) == 0 )) || fail "a create that writes cost $m RPCs: $(delta $m) for $N creates"
 done
+(( $(delta adopt_local) == N )) || fail "expected $N adopt_local (the prepared files named), got $(delta adopt_local)"
 python3 - "$MNT/d" "$N" <<'PY'
 import sys
 d, n = sys.argv[1], int(sys.argv[2])

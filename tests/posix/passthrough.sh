@@ -6,7 +6,10 @@
 # different nodes see each other's data, bytes written past a chunk's end
 # move to the next chunks, a writer killed mid-write leaves checksums the
 # scrubber rebuilds, new files nobody writes to cost the data node no chunk
-# files, and a data node restart while a new file is written loses nothing.
+# files (nor a data node call: their files are prepared ahead), a new file
+# written by a TCP client while a passthrough writer holds it keeps both
+# writers' bytes, and a data node restart while a new file is written loses
+# nothing.
 source "$(dirname "$0")/../lib/cluster.sh"
 source "$(dirname "$0")/../lib/passthrough.sh"
 PROBE=${T0FS_TEST_BIN:?}/t0fs_probe
@@ -174,7 +177,19 @@ with open(b, "rb") as f: assert f.read() == b"1" * 100000, "node 2 does not see 
 with open(b, "r+b") as f: f.seek(50000); f.write(b"2" * 1000)   # node 2 writes over TCP
 with open(a, "rb") as f: d = f.read()             # node 1 reads through the kernel again
 assert d == b"1" * 50000 + b"2" * 1000 + b"1" * 49000, "node 1 does not see node 2's write"
+# A new file (its chunk files prepared ahead and still unnamed) written by
+# node 2 over TCP while node 1's passthrough writer has it open: both write
+# the same files, nothing is lost at either close.
+fd = os.open(a + "-new", os.O_CREAT | os.O_RDWR, 0o644)
+os.pwrite(fd, b"a" * 4096, 0)
+with open(b + "-new", "r+b") as f: f.seek(8192); f.write(b"b" * 4096)
+os.pwrite(fd, b"c" * 100, 4096)
+os.close(fd)
+want = b"a" * 4096 + b"c" * 100 + b"\0" * 3996 + b"b" * 4096
+for path in (a + "-new", b + "-new"):
+    with open(path, "rb") as f: assert f.read() == want, f"{path} lost a concurrent writer's bytes"
 PY
+tcp_cat 99 /shared-new 2>/dev/null | cmp - "$MNT/shared-new"
 
 log "a passthrough writer killed mid-write: the scrubber rebuilds the checksums it left pending"
 python3 - "$MNT/crash" <<'PY' &

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/logging.h"
 #include "rpc/convert.h"
 #include "meta/meta_service.h"
 #include "meta/placement.h"
@@ -21,6 +22,18 @@ namespace {
 constexpr size_t kMaxAllocate = 1024;
 constexpr size_t kMaxReleaseBatch = 4096;
 }  // namespace
+
+ChunkId MetaService::ReservedChunk(const pb::MakeNodeReq& req) const {
+  constexpr uint64_t kSkewMs = 60'000;  // between the clocks of the meta servers of one store
+  const ChunkId id(req.first_chunk_id());
+  if (!id.valid()) return ChunkId();
+  Status ok = VerifyCapability(cap_key_, id, kCapWrite, FromWire(req.first_chunk_cap()), WallMillis(), kSkewMs);
+  if (!ok.ok()) {
+    LOG_DEBUG("create {}: chunk {} not taken: {}", req.name(), id, ok.ToString());
+    return ChunkId();
+  }
+  return id;
+}
 
 Result<std::vector<ReplicaTarget>> MetaService::PlaceChunk(const InodeAttr& attr, NodeId writer) {
   ASSIGN_OR_RETURN(auto nodes, ListNodes());
@@ -55,9 +68,11 @@ void MetaService::ForgetCachedNodes() {
 }
 
 Result<std::vector<ReplicaTarget>> MetaService::PlaceOn(const std::vector<NodeChoice>& choices,
-                                                        const InodeAttr& attr, NodeId writer) {
+                                                        const InodeAttr& attr, NodeId writer,
+                                                        VolumeId writer_volume) {
   PlacementRequest place;
   place.writer = writer;
+  place.writer_volume = writer_volume;
   place.replicas = attr.replicas;
   place.placement = attr.placement;
   place.allowed = attr.placement_nodes;
@@ -113,6 +128,27 @@ void MetaService::AddFileHandlers(HandlerList& h) {
         std::vector<uint64_t> indices(req.indices().begin(), req.indices().end());
         ASSIGN_OR_RETURN(auto chunks, store_->Allocate(FromWire<OpToken>(req.token()), attr.ino, indices, targets));
         LayoutToWire(attr.ino, attr.chunk_size, chunks, kCapRead | kCapWrite, rsp.mutable_layout());
+        return Status::Ok();
+      }));
+
+  h.push_back(Handle<Method::kReserveChunks>(
+      [this](const pb::ReserveChunksReq& req, pb::ReserveChunksRsp& rsp, Call&) -> Status {
+        ASSIGN_OR_RETURN(auto nodes, CachedNodes());
+        const NodeId writer(req.writer_node());
+        VolumeId volume;
+        for (const NodeRecord& node : *nodes) {
+          if (node.node == writer) volume = VolumeFor(node, kPlacementReserve);
+        }
+        if (!volume.valid()) {
+          return Status(StatusCode::kMetaNoVolumes, fmt::format("node {} has no volume with room for a chunk", writer));
+        }
+        ASSIGN_OR_RETURN(std::vector<ChunkId> ids, store_->ReserveChunkIds(req.count()));
+        const uint64_t expiry = WallMillis() + static_cast<uint64_t>(config_.capability_ttl.value.count());
+        for (ChunkId id : ids) {
+          rsp.add_chunks(id.value());
+          ToWire(SignCapability(cap_key_, id, kCapRead | kCapWrite, expiry), rsp.add_caps());
+        }
+        rsp.set_volume(volume.value());
         return Status::Ok();
       }));
 

@@ -77,9 +77,10 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
                            ? CachedNodes()
                            : Status(StatusCode::kNotFound, "no chunk 0 asked for");
           if (nodes.ok()) {
-            args.place_first_chunk = [nodes = *nodes, choices = ChoicesOf(**nodes),
-                                      writer = NodeId(req.writer_node())](const InodeAttr& file) {
-              auto targets = PlaceOn(choices, file, writer);
+            args.first_chunk_id = ReservedChunk(req);
+            args.place_first_chunk = [nodes = *nodes, choices = ChoicesOf(**nodes), writer = NodeId(req.writer_node()),
+                                      volume = VolumeId(req.first_chunk_volume())](const InodeAttr& file) {
+              auto targets = PlaceOn(choices, file, writer, volume);
               return targets.ok() ? std::move(targets).value() : std::vector<ReplicaTarget>{};
             };
           }

@@ -126,6 +126,10 @@ struct MakeNodeArgs {
   SessionId open_session{};
   uint32_t open_flags = 0;
   std::vector<ReplicaTarget> first_chunk{};
+  // The id chunk 0 gets: one ReserveChunkIds handed out (the caller makes
+  // sure; the store only checks that no chunk has it). Invalid, or taken: a
+  // new one.
+  ChunkId first_chunk_id{};
   // S_IFREG only, decided in the create's own transaction (one transaction
   // per create) by the caller's policy and placement, which must not use the
   // store: the chunk size from the directory, instead of chunk_size; with
@@ -350,6 +354,10 @@ class MetaStore {
   virtual Status CloseSession(SessionId session) = 0;
   // Closes every session not renewed since `cutoff`; returns how many.
   virtual Result<size_t> ExpireSessions(Timespec cutoff) = 0;
+
+  // `count` new chunk ids, never handed out again: a writer names one in a
+  // create (MakeNodeArgs::first_chunk_id) after preparing its files.
+  virtual Result<std::vector<ChunkId>> ReserveChunkIds(uint32_t count) = 0;
 
   // ---- cluster ----
   // Creates or updates a node (node.node == 0: assign an id). Volumes are

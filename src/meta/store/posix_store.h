@@ -80,6 +80,7 @@ class PosixStore final : public MetaStore {
   Result<std::vector<ChunkLayout>> Allocate(const OpToken& token, InodeId ino,
                                             const std::vector<uint64_t>& indices,
                                             const std::vector<ReplicaTarget>& targets) override;
+  Result<std::vector<ChunkId>> ReserveChunkIds(uint32_t count) override;
   Result<InodeAttr> Commit(const OpToken& token, const CommitArgs& args, bool durable,
                            Timespec now) override;
 

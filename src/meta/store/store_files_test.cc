@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <set>
 #include <thread>
 
 #include "meta/store/store_test_util.h"
@@ -190,6 +191,50 @@ TEST_P(FilesTest, CreateDecidesChunkSizeAndChunkZeroInItsTransaction) {
   EXPECT_TRUE(bare->handle.valid());
   EXPECT_TRUE(bare->layout.empty());
   EXPECT_EQ(Counts().chunks, 1u);
+  EXPECT_TRUE(CheckProblems().empty());
+}
+
+// Chunk ids reserved ahead (the client's chunk pool) are new and distinct;
+// a create names one for its chunk 0. An id another chunk has is not taken
+// (a new one is). (That a client names only ids it was given is checked by
+// the service: MetaService::ReservedChunk.)
+TEST_P(FilesTest, CreateTakesAReservedChunkId) {
+  auto ids = store_->ReserveChunkIds(4);
+  ASSERT_OK(ids);
+  ASSERT_EQ(ids->size(), 4u);
+  std::set<ChunkId> distinct(ids->begin(), ids->end());
+  EXPECT_EQ(distinct.size(), 4u);
+  EXPECT_CODE(store_->ReserveChunkIds(0), kInvalidArgument);
+  EXPECT_CODE(store_->ReserveChunkIds(100000), kInvalidArgument);
+
+  auto create = [&](std::string name, ChunkId wanted) {
+    MakeNodeArgs a{kRootInode, std::move(name), S_IFREG | 0644, 0, 0, 0, true, "", 4096};
+    a.open_session = session_;
+    a.open_flags = O_WRONLY | O_CREAT;
+    a.first_chunk = {targets_[0]};
+    a.first_chunk_id = wanted;
+    return store_->MakeNode(OpToken{}, a, T(100));
+  };
+  auto made = create("f", (*ids)[2]);
+  ASSERT_OK(made);
+  ASSERT_EQ(made->layout.size(), 1u);
+  EXPECT_EQ(made->layout[0].replicas[0].chunk, (*ids)[2]);
+
+  auto taken = create("g", (*ids)[2]);  // f's chunk has it
+  ASSERT_OK(taken);
+  ASSERT_EQ(taken->layout.size(), 1u);
+  const ChunkId other = taken->layout[0].replicas[0].chunk;
+  EXPECT_NE(other, (*ids)[2]);
+  EXPECT_FALSE(distinct.count(other));
+
+  auto first = create("h", (*ids)[0]);  // reserved ids are taken in any order
+  ASSERT_OK(first);
+  EXPECT_EQ(first->layout[0].replicas[0].chunk, (*ids)[0]);
+  auto after = store_->ReserveChunkIds(1);
+  ASSERT_OK(after);
+  EXPECT_FALSE(distinct.count((*after)[0]));
+  EXPECT_NE((*after)[0], other);
+  EXPECT_EQ(Counts().chunks, 3u);
   EXPECT_TRUE(CheckProblems().empty());
 }
 

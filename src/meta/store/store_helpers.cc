@@ -119,9 +119,17 @@ Result<HandleId> AddHandle(WriteTxn& txn, SessionId session, InodeId ino, uint32
   return HandleId(id);
 }
 
-Status AddChunk(WriteTxn& txn, InodeId ino, uint64_t index, const std::vector<ReplicaTarget>& targets) {
-  ASSIGN_OR_RETURN(uint64_t id, txn.NextId(Counter::kChunk));
-  const ChunkId chunk(id);
+Status AddChunk(WriteTxn& txn, InodeId ino, uint64_t index, const std::vector<ReplicaTarget>& targets,
+                ChunkId wanted) {
+  ChunkId chunk = wanted;
+  if (chunk.valid()) {
+    ASSIGN_OR_RETURN(auto taken, txn.GetChunk(chunk));
+    if (taken) chunk = ChunkId();
+  }
+  if (!chunk.valid()) {
+    ASSIGN_OR_RETURN(uint64_t id, txn.NextId(Counter::kChunk));
+    chunk = ChunkId(id);
+  }
   RETURN_IF_ERROR(txn.PutChunk(ChunkRow{chunk, ino, index}));
   for (size_t pos = 0; pos < targets.size(); ++pos) {
     RETURN_IF_ERROR(txn.PutReplica(

@@ -79,7 +79,10 @@ Status AddEntry(WriteTxn& txn, InodeRow& parent, std::string_view name, InodeId 
 Result<HandleId> AddHandle(WriteTxn& txn, SessionId session, InodeId ino, uint32_t flags);
 // A new chunk of `ino` at `index` with one empty healthy replica per target
 // (the caller checked the targets and that the index is free).
-Status AddChunk(WriteTxn& txn, InodeId ino, uint64_t index, const std::vector<ReplicaTarget>& targets);
+// `wanted`: an id handed out by ReserveChunkIds (the caller checked that),
+// used unless a chunk has it already; invalid: a new id.
+Status AddChunk(WriteTxn& txn, InodeId ino, uint64_t index, const std::vector<ReplicaTarget>& targets,
+                ChunkId wanted = {});
 // mtime and ctime of a directory whose entries changed.
 inline void TouchDir(InodeRow& dir, Timespec now) {
   dir.attr.mtime = now;

@@ -69,6 +69,10 @@ struct ClientOptions {
   // round trips (a stat after every write), a staler view of another
   // client's chmod/chown. 0 always asks meta.
   Duration attr_cache{std::chrono::seconds(1)};
+  // New files' chunk 0 files prepared on this host's data node ahead of the
+  // creates, per batch (at most 32; 0 = off): a create then needs no data
+  // node call. Each waiting chunk holds two descriptors.
+  uint32_t prepare_ahead = 16;
 
   // Lists the knobs for config files and flags (common/config.h). The meta
   // address and the secret are given separately by each command.
@@ -80,6 +84,7 @@ struct ClientOptions {
     v("allocate-ahead", allocate_ahead, "chunks allocated per call for sequential writers");
     v("local-bypass", local_bypass, "read and write local chunk files directly (fd passing)");
     v("attr-cache", attr_cache, "answer attributes of open files from own state this long; 0 = ask meta");
+    v("prepare-ahead", prepare_ahead, "new files' chunk files prepared on the local data node per batch (0 = off, at most 32)");
   }
 };
 

@@ -1,4 +1,4 @@
-// GetLayout, Allocate and Commit: a file's chunks, their replicas and versions.
+// GetLayout, Allocate, ReserveChunkIds and Commit: a file's chunks, their replicas and versions.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +12,7 @@ namespace {
 
 // Bounds one Allocate call (one transaction).
 constexpr size_t kMaxAllocate = 1 << 16;
+constexpr uint32_t kMaxReserveChunks = 256;
 
 Status RequireFile(const InodeAttr& attr) {
   if (internal::IsReg(attr.mode)) return Status::Ok();
@@ -37,6 +38,22 @@ Result<std::vector<ChunkLayout>> PosixStore::GetLayout(InodeId ino, uint64_t fir
     return Status::Ok();
   }));
   return out;
+}
+
+Result<std::vector<ChunkId>> PosixStore::ReserveChunkIds(uint32_t count) {
+  if (count == 0 || count > kMaxReserveChunks) {
+    return Status(StatusCode::kInvalidArgument, fmt::format("reserve 1..{} chunk ids per call", kMaxReserveChunks));
+  }
+  std::vector<ChunkId> ids;
+  RETURN_IF_ERROR(Write([&](WriteTxn& txn) -> Status {
+    ids.clear();  // a retried transaction starts over
+    for (uint32_t i = 0; i < count; ++i) {
+      ASSIGN_OR_RETURN(uint64_t id, txn.NextId(Counter::kChunk));
+      ids.push_back(ChunkId(id));
+    }
+    return Status::Ok();
+  }));
+  return ids;
 }
 
 Result<std::vector<ChunkLayout>> PosixStore::Allocate(const OpToken& token, InodeId ino,

@@ -129,11 +129,11 @@ Result<MakeNodeResult> PosixStore::MakeNode(const OpToken& token, const MakeNode
     if (args.open_session.valid() && args.place_first_chunk) {
       std::vector<ReplicaTarget> targets = args.place_first_chunk(a);
       if (!targets.empty() && internal::CheckTargets(txn, targets).ok()) {
-        RETURN_IF_ERROR(internal::AddChunk(txn, a.ino, 0, targets));
+        RETURN_IF_ERROR(internal::AddChunk(txn, a.ino, 0, targets, args.first_chunk_id));
       }
     } else if (args.open_session.valid() && !args.first_chunk.empty()) {
       RETURN_IF_ERROR(internal::CheckTargets(txn, args.first_chunk));
-      RETURN_IF_ERROR(internal::AddChunk(txn, a.ino, 0, args.first_chunk));
+      RETURN_IF_ERROR(internal::AddChunk(txn, a.ino, 0, args.first_chunk, args.first_chunk_id));
     }
     RETURN_IF_ERROR(OpenMade(txn, args, result));
     out.handle = result.handle;

@@ -1,0 +1,77 @@
+// ChunkPool: files of new chunks prepared on this host's data node ahead of
+// the creates that will use them, so that a create needs meta only.
+//
+// A writer that creates a file gets chunk 0 on its own node (local first);
+// without the pool it then asks the data node for that chunk's files (a lazy
+// OpenLocal: unnamed files, data/chunk_store.h) — one more round trip, and
+// the data node's CPU, on every create. The pool does that in batches: it
+// reserves chunk ids from meta (ReserveChunks), has the data node prepare
+// their unnamed files in one call (PrepareLocal), and hands one id to each
+// create (MakeNodeReq.first_chunk_id), whose chunk 0 then takes it. Because
+// the data node knows the ids, another writer of the chunk (another client,
+// an O_DIRECT open) finds and names the same files, as with a lazy open.
+//
+// A prepared file holds its writer byte (ChunkFile::HoldWriter) from the
+// moment it arrives, so the data node keeps it while this client lives; a
+// file that outlives its use (the create found an existing file, meta placed
+// the chunk elsewhere) is simply closed: unnamed and unheld, the data node
+// lets it go. Ids never used are gaps in the id space, nothing more.
+//
+// Off (Take returns nothing) without a local node or when asked for 0; a
+// failed refill (an older meta or data node, no volume with room) turns it
+// off for kRetryAfter and the creates go on without it.
+// Thread safety: safe for concurrent use.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "client/data_client.h"
+#include "client/meta_client.h"
+#include "common/chunk_file.h"
+
+namespace t0fs::client {
+
+struct PreparedChunk {
+  PreparedChunkId id;               // the id, its volume, meta's capability for it (a create names it with that)
+  std::shared_ptr<ChunkFile> file;  // unnamed (or, after a data node's restart, named) files, writer byte held
+  std::chrono::steady_clock::time_point prepared_at;
+};
+
+class ChunkPool {
+ public:
+  // `batch`: chunks prepared per refill (at most kMaxBatch); 0 = off.
+  ChunkPool(MetaClient& meta, DataClient& data, uint32_t batch);
+
+  static constexpr uint32_t kMaxBatch = 32;  // two descriptors each in one reply (rpc::kMaxFrameFds)
+  static constexpr std::chrono::seconds kRetryAfter{30};
+  // A data node that restarts forgets the unnamed files it prepared: a
+  // create using one still works (the commit names it from our
+  // descriptors), but another writer of that new chunk would make other
+  // files, and the commit then fails. Prepared chunks are therefore used
+  // for this long only (a busy creator uses a batch in well under that).
+  static constexpr std::chrono::seconds kMaxAge{60};
+
+  // A prepared chunk for a create, refilling when empty; nullopt when off.
+  // Chunks older than kMaxAge or whose capability is about to expire (meta
+  // would not take their ids) are dropped.
+  std::optional<PreparedChunk> Take();
+  // Gives back one the create did not use (its id is still unused).
+  void Return(PreparedChunk chunk);
+
+ private:
+  Status Refill();
+  void DropExpiredLocked();
+
+  MetaClient& meta_;
+  DataClient& data_;
+  const uint32_t batch_;
+  std::mutex mu_;  // guards the fields below; held across a refill (the creates that find it empty wait)
+  std::deque<PreparedChunk> ready_;
+  std::chrono::steady_clock::time_point off_until_{};
+};
+
+}  // namespace t0fs::client
