@@ -260,10 +260,15 @@ Result<std::unique_ptr<File>> ClientImpl::Create(InodeId parent, std::string_vie
   // call either.
   const bool write = (flags & O_ACCMODE) != O_RDONLY;
   std::optional<PreparedChunk> prepared = write ? prepared_.Take() : std::nullopt;
-  // A failed create drops it: its id may be taken (a lost reply).
-  ASSIGN_OR_RETURN(CreatedFile made,
-                   KnownAfter(meta_.CreateOpen(node, flags, /*first_chunk=*/write, prepared ? &prepared->id : nullptr),
-                              parent));
+  auto created_or = KnownAfter(meta_.CreateOpen(node, flags, /*first_chunk=*/write, prepared ? &prepared->id : nullptr),
+                               parent);
+  if (!created_or.ok()) {
+    // Refused by meta (EEXIST, EACCES, ...): nothing happened, the id is
+    // unused. Lost on the way: it may be taken, the files go.
+    if (prepared && !rpc::IsTransportError(created_or.status().code())) prepared_.Return(std::move(*prepared));
+    return created_or.status();
+  }
+  CreatedFile made = std::move(created_or).value();
   known_.Added(parent, name);
   if (made.parent) open_.NoteDirChanged(*made.parent);
   const OpenReply& opened = made.opened;

@@ -16,7 +16,7 @@
 #                    /dev/fuse descriptor: closing it makes the mount dead
 set -euo pipefail
 T0FS=${T0FS:?set T0FS to the t0fs binary}
-WORK=$(mktemp -d /tmp/t0fs-cli.XXXXXX)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/t0fs-cli.XXXXXX")
 declare -a UP_PIDS=() CHILD_PIDS=() FAKE_FDS=()
 UP_PID=""
 CLI_CLEANUP_HOOK=""  # a function cli_cleanup calls after stopping every `up`
