@@ -44,14 +44,13 @@ void ChunkPool::Return(PreparedChunk chunk) {
 }
 
 Status ChunkPool::Refill() {
-  ASSIGN_OR_RETURN(ReservedChunks reserved, meta_.ReserveChunks(batch_));
-  ASSIGN_OR_RETURN(std::vector<std::shared_ptr<ChunkFile>> files,
-                   data_.PrepareLocal(reserved.volume, reserved.chunks, reserved.caps));
+  ASSIGN_OR_RETURN(std::vector<PreparedChunkId> ids, meta_.ReserveChunks(batch_));
+  ASSIGN_OR_RETURN(std::vector<std::shared_ptr<ChunkFile>> files, data_.PrepareLocal(ids));
   const auto now = std::chrono::steady_clock::now();
   for (size_t i = 0; i < files.size(); ++i) {
     // Held from now on: the data node keeps the files while we live.
     RETURN_IF_ERROR(files[i]->HoldWriter());
-    ready_.push_back(PreparedChunk{{reserved.chunks[i], reserved.volume, reserved.caps[i]}, std::move(files[i]), now});
+    ready_.push_back(PreparedChunk{ids[i], std::move(files[i]), now});
   }
   return Status::Ok();
 }

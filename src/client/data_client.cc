@@ -275,15 +275,14 @@ Result<std::shared_ptr<ChunkFile>> DataClient::OpenLocal(const ReplicaInfo& r,
   return file;
 }
 
-Result<std::vector<std::shared_ptr<ChunkFile>>> DataClient::PrepareLocal(VolumeId volume,
-                                                                          const std::vector<ChunkId>& chunks,
-                                                                          const std::vector<Capability>& caps) {
+Result<std::vector<std::shared_ptr<ChunkFile>>> DataClient::PrepareLocal(std::span<const PreparedChunkId> chunks) {
+  if (chunks.empty()) return std::vector<std::shared_ptr<ChunkFile>>{};
   ASSIGN_OR_RETURN(rpc::Channel * ch, LocalChannel());
   pb::PrepareLocalReq req;
-  req.set_volume(volume.value());
-  for (size_t i = 0; i < chunks.size(); ++i) {
-    req.add_chunks(chunks[i].value());
-    rpc::ToWire(caps[i], req.add_caps());
+  req.set_volume(chunks.front().volume.value());
+  for (const PreparedChunkId& c : chunks) {
+    req.add_chunks(c.chunk.value());
+    rpc::ToWire(c.cap, req.add_caps());
   }
   std::vector<UniqueFd> fds;
   pb::PrepareLocalRsp rsp;
@@ -295,7 +294,7 @@ Result<std::vector<std::shared_ptr<ChunkFile>>> DataClient::PrepareLocal(VolumeI
   std::vector<std::shared_ptr<ChunkFile>> files;
   for (size_t i = 0; i < chunks.size(); ++i) {
     // A new chunk: its header is version 0, nothing to read.
-    auto file = std::make_shared<ChunkFile>(chunks[i], std::move(fds[2 * i]), std::move(fds[2 * i + 1]), false);
+    auto file = std::make_shared<ChunkFile>(chunks[i].chunk, std::move(fds[2 * i]), std::move(fds[2 * i + 1]), false);
     file->set_unnamed(rsp.unnamed(static_cast<int>(i)));
     files.push_back(std::move(file));
   }

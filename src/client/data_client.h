@@ -61,10 +61,9 @@ class DataClient {
   Result<std::shared_ptr<ChunkFile>> OpenLocal(const ReplicaInfo& r, const Capability& cap, bool create,
                                                bool writable, bool direct, bool retry, bool lazy = false);
   Status AdoptLocal(const ReplicaInfo& r, const Capability& cap, ChunkFile& file);
-  // Lazy OpenLocal of `chunks` (ids reserved from meta, no files yet) on
-  // this node's `volume`, in one call: their files, in order (ChunkPool).
-  Result<std::vector<std::shared_ptr<ChunkFile>>> PrepareLocal(VolumeId volume, const std::vector<ChunkId>& chunks,
-                                                               const std::vector<Capability>& caps);
+  // Lazy OpenLocal of `chunks` (ids reserved from meta, no files yet, all on
+  // one volume of this node), in one call: their files, in order (ChunkPool).
+  Result<std::vector<std::shared_ptr<ChunkFile>>> PrepareLocal(std::span<const PreparedChunkId> chunks);
   // Requests in flight towards `node` (the read path prefers idle replicas).
   uint64_t Load(NodeId node);
   // A node that failed a request (transport error) is suspect for a few

@@ -62,19 +62,15 @@ struct MadeNode {
   std::optional<Attr> parent;  // the directory after the change (meta servers before 0.3 do not say)
 };
 
-// What CreateOpen answers.
+// A chunk id reserved for this client's next creates (ReserveChunks): the
+// volume of this node its files go to, meta's capability for the id.
 struct PreparedChunkId {
   ChunkId chunk;
   VolumeId volume;
   Capability cap;
 };
 
-struct ReservedChunks {
-  std::vector<ChunkId> chunks;
-  VolumeId volume;                // of this client's node
-  std::vector<Capability> caps;   // one per chunk
-};
-
+// What CreateOpen answers.
 struct CreatedFile {
   OpenReply opened;
   bool created = true;
@@ -105,7 +101,7 @@ class MetaClient final : public MetaApi {
   Result<CreatedFile> CreateOpen(const NewNode& node, int flags, bool first_chunk,
                                  const PreparedChunkId* prepared = nullptr);
   // `count` chunk ids for this client's node's next creates (ChunkPool).
-  Result<ReservedChunks> ReserveChunks(uint32_t count);
+  Result<std::vector<PreparedChunkId>> ReserveChunks(uint32_t count);
   // Unlink and Rmdir answer the directory's attributes after the change
   // (when meta sends them).
   Result<std::optional<Attr>> Unlink(InodeId parent, std::string_view name);

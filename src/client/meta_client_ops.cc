@@ -302,7 +302,7 @@ Result<std::vector<CachedChunk>> MetaClient::Allocate(InodeId ino, const std::ve
   return LayoutFromWire(rsp.layout(), local_node());
 }
 
-Result<ReservedChunks> MetaClient::ReserveChunks(uint32_t count) {
+Result<std::vector<PreparedChunkId>> MetaClient::ReserveChunks(uint32_t count) {
   pb::ReserveChunksReq req;
   req.set_writer_node(local_node().value());
   req.set_count(count);
@@ -311,11 +311,9 @@ Result<ReservedChunks> MetaClient::ReserveChunks(uint32_t count) {
   if (rsp.caps_size() != rsp.chunks_size() || rsp.chunks_size() == 0) {
     return Status(StatusCode::kRpcMalformed, "ReserveChunks: chunks and capabilities do not match");
   }
-  ReservedChunks out;
-  out.volume = VolumeId(rsp.volume());
+  std::vector<PreparedChunkId> out;
   for (int i = 0; i < rsp.chunks_size(); ++i) {
-    out.chunks.push_back(ChunkId(rsp.chunks(i)));
-    out.caps.push_back(rpc::FromWire(rsp.caps(i)));
+    out.push_back(PreparedChunkId{ChunkId(rsp.chunks(i)), VolumeId(rsp.volume()), rpc::FromWire(rsp.caps(i))});
   }
   return out;
 }

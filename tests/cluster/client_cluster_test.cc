@@ -294,7 +294,7 @@ TEST_F(ClusterTest, CreateTakesOnlyChunkIdsMetaReserved) {
   ASSERT_TRUE(meta.local_node().valid());  // the data node runs on this host
   auto reserved = meta.ReserveChunks(2);
   ASSERT_TRUE(reserved.ok()) << reserved.status().ToString();
-  ASSERT_EQ(reserved->chunks.size(), 2u);
+  ASSERT_EQ(reserved->size(), 2u);
   auto chunk0 = [&](const char* name, const client::PreparedChunkId& id) {
     auto made = meta.CreateOpen(client::NewNode::Of(kRootInode, name, S_IFREG | 0644, {}), O_WRONLY | O_CREAT,
                                 /*first_chunk=*/true, &id);
@@ -302,10 +302,10 @@ TEST_F(ClusterTest, CreateTakesOnlyChunkIdsMetaReserved) {
     if (!made.ok() || made->opened.layout.empty() || made->opened.layout[0].info.replicas.empty()) return ChunkId();
     return made->opened.layout[0].info.replicas[0].chunk;
   };
-  const client::PreparedChunkId good{reserved->chunks[0], reserved->volume, reserved->caps[0]};
+  const client::PreparedChunkId good = (*reserved)[0];
   EXPECT_EQ(chunk0("good", good), good.chunk);
-  const client::PreparedChunkId made_up{ChunkId(reserved->chunks[1].value() + 1000), reserved->volume,
-                                        reserved->caps[1]};
+  const client::PreparedChunkId made_up{ChunkId((*reserved)[1].chunk.value() + 1000), (*reserved)[1].volume,
+                                        (*reserved)[1].cap};
   const ChunkId instead = chunk0("made-up", made_up);
   EXPECT_TRUE(instead.valid());
   EXPECT_NE(instead, made_up.chunk);
