@@ -7,7 +7,8 @@
 #
 #   FSX            the t0fs_fsx binary (set by ctest)
 #   FSX_SEED       seed of every mode (default: random, printed)
-#   FSX_OPS        ops per mode (default 100000; local 20000)
+#   FSX_OPS        ops per mode (default FSX_DEFAULT_OPS, else 100000; local 20000)
+#   FSX_DEFAULT_OPS the default of a case (ctest sets 50000 for no_passthrough, replicated)
 #   FSX_MODES      modes to run (default "buffered nommap direct uring")
 #   FSX_ARGS       more t0fs_fsx options (e.g. "--max-size 1048576")
 #   FSX_PARALLEL   1 (default): the modes run at the same time; 0: one after the other
@@ -42,14 +43,14 @@ local)
 single)
   source "$(dirname "$0")/../lib/cluster.sh"
   source "$(dirname "$0")/../lib/passthrough.sh"
-  OPS=${FSX_OPS:-100000}
+  OPS=${FSX_OPS:-${FSX_DEFAULT_OPS:-100000}}
   pt_cluster_start
   trap 'rc=$?; set +e; stop_runs; (exit $rc); cluster_stop' EXIT
   ROOT=$MNT
   ;;
 replicated)
   source "$(dirname "$0")/../lib/cluster.sh"
-  OPS=${FSX_OPS:-100000}
+  OPS=${FSX_OPS:-${FSX_DEFAULT_OPS:-100000}}
   multi_start 3 1M
   trap 'rc=$?; set +e; stop_runs; (exit $rc); cluster_stop' EXIT
   MNT="$CLUSTER_DIR/mnt"
