@@ -87,11 +87,13 @@ struct Replica {
   ChunkId chunk;
   uint64_t version = 0;  // last committed write version; 0 = never written
   ReplicaState state = ReplicaState::kHealthy;
+  friend bool operator==(const Replica&, const Replica&) = default;
 };
 
 struct ChunkLayout {
   uint64_t index = 0;  // covers [index * chunk_size, (index + 1) * chunk_size)
   std::vector<Replica> replicas;
+  friend bool operator==(const ChunkLayout&, const ChunkLayout&) = default;
 };
 
 // Where a new chunk should go; chosen by meta's placement logic, not the store.

@@ -122,6 +122,7 @@ TEST_P(FilesTest, CreateOpensInItsTransaction) {
   EXPECT_EQ(made->layout[0].index, 0u);
   ASSERT_EQ(made->layout[0].replicas.size(), 1u);
   EXPECT_EQ(made->layout[0].replicas[0].node, targets_[0].node);
+  EXPECT_EQ(made->layout, *store_->GetLayout(made->attr.ino, 0, 1));  // what it stored
   EXPECT_EQ(Counts().open_handles, 1u);
   // A retry returns the same handle and layout, and runs nothing again.
   auto again = store_->MakeNode(tok, a, T(200));
@@ -346,6 +347,9 @@ TEST_P(FilesTest, AllocateCreatesChunksOnce) {
   EXPECT_EQ((*second)[0].replicas.size(), 1u);
   EXPECT_EQ((*second)[0].replicas[0].volume, targets_[2].volume);
   EXPECT_EQ(Counts().chunks, 4u);
+  // The answers are what was stored, found and added alike.
+  EXPECT_EQ(*first, (std::vector<ChunkLayout>{(*store_->GetLayout(f, 1, 1))[0], (*store_->GetLayout(f, 3, 1))[0]}));
+  EXPECT_EQ(*second, *store_->GetLayout(f, 0, 4));
 
   auto range = store_->GetLayout(f, 1, 2);
   ASSERT_OK(range);

@@ -101,14 +101,16 @@ Result<std::vector<ChunkLayout>> LoadLayoutRange(ReadTxn& txn, InodeId ino, uint
 
 Status CheckTargets(ReadTxn& txn, const std::vector<ReplicaTarget>& targets) {
   if (targets.empty()) return Status(StatusCode::kInvalidArgument, "no replica targets");
+  // The volume row alone proves both: a volume is registered only by its
+  // registered node, and neither row is ever deleted. Only a bad target
+  // reads the node, to say which of the two is wrong.
   for (const ReplicaTarget& t : targets) {
+    ASSIGN_OR_RETURN(std::optional<VolumeRecord> vol, txn.GetVolume(t.volume));
+    if (vol && vol->node == t.node) continue;
     ASSIGN_OR_RETURN(std::optional<NodeRow> node, txn.GetNode(t.node));
     if (!node) return Status(StatusCode::kMetaNoNode, fmt::format("node {}", t.node));
-    ASSIGN_OR_RETURN(std::optional<VolumeRecord> vol, txn.GetVolume(t.volume));
-    if (!vol || vol->node != t.node) {
-      return Status(StatusCode::kInvalidArgument,
-                    fmt::format("volume {} is not a volume of node {}", t.volume, t.node));
-    }
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("volume {} is not a volume of node {}", t.volume, t.node));
   }
   return Status::Ok();
 }
@@ -119,8 +121,8 @@ Result<HandleId> AddHandle(WriteTxn& txn, SessionId session, InodeId ino, uint32
   return HandleId(id);
 }
 
-Status AddChunk(WriteTxn& txn, InodeId ino, uint64_t index, const std::vector<ReplicaTarget>& targets,
-                ChunkId wanted) {
+Result<ChunkWithReplicas> AddChunk(WriteTxn& txn, InodeId ino, uint64_t index,
+                                   const std::vector<ReplicaTarget>& targets, ChunkId wanted) {
   ChunkId chunk = wanted;
   if (chunk.valid()) {
     ASSIGN_OR_RETURN(auto taken, txn.GetChunk(chunk));
@@ -130,18 +132,26 @@ Status AddChunk(WriteTxn& txn, InodeId ino, uint64_t index, const std::vector<Re
     ASSIGN_OR_RETURN(uint64_t id, txn.NextId(Counter::kChunk));
     chunk = ChunkId(id);
   }
-  RETURN_IF_ERROR(txn.PutChunk(ChunkRow{chunk, ino, index}));
+  ChunkWithReplicas added{ChunkRow{chunk, ino, index}, {}};
+  RETURN_IF_ERROR(txn.PutChunk(added.chunk));
+  added.replicas.reserve(targets.size());
   for (size_t pos = 0; pos < targets.size(); ++pos) {
-    RETURN_IF_ERROR(txn.PutReplica(
-        ReplicaRow{chunk, static_cast<uint32_t>(pos), targets[pos].node, targets[pos].volume, 0, ReplicaState::kHealthy}));
+    added.replicas.push_back(ReplicaRow{chunk, static_cast<uint32_t>(pos), targets[pos].node,
+                                        targets[pos].volume, 0, ReplicaState::kHealthy});
+    RETURN_IF_ERROR(txn.PutReplica(added.replicas.back()));
   }
-  return Status::Ok();
+  return added;
 }
 
 Status RequireSession(ReadTxn& txn, SessionId session) {
   ASSIGN_OR_RETURN(std::optional<SessionRecord> found, txn.GetSession(session));
   if (!found) return Status(StatusCode::kMetaNoSession, fmt::format("session {}", session));
   return Status::Ok();
+}
+
+Status RequireSession(ReadTxn& txn, SessionId session, const OpToken& token) {
+  if (token.session.valid() && token.session == session) return Status::Ok();
+  return RequireSession(txn, session);
 }
 
 Status UpdateInode(WriteTxn& txn, InodeId ino, const std::function<void(InodeRow&)>& change) {

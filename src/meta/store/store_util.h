@@ -66,6 +66,11 @@ Result<std::vector<ChunkLayout>> LoadLayouts(ReadTxn& txn, InodeId ino,
 Result<std::vector<ChunkLayout>> LoadLayoutRange(ReadTxn& txn, InodeId ino, uint64_t first, uint64_t end);
 // kMetaNoSession when `session` is not open.
 Status RequireSession(ReadTxn& txn, SessionId session);
+// The same, in a body Mutate runs for `token`: free when the token names
+// `session`, which Mutate proved open in this transaction already (it
+// checks the session, or finds the token's replay slot, and closing a
+// session deletes its slots with it).
+Status RequireSession(ReadTxn& txn, SessionId session, const OpToken& token);
 // Every target is a registered volume of a registered node.
 Status CheckTargets(ReadTxn& txn, const std::vector<ReplicaTarget>& targets);
 
@@ -78,11 +83,12 @@ Status AddEntry(WriteTxn& txn, InodeRow& parent, std::string_view name, InodeId 
 // A new open handle of `session` on `ino` (the caller checked the session).
 Result<HandleId> AddHandle(WriteTxn& txn, SessionId session, InodeId ino, uint32_t flags);
 // A new chunk of `ino` at `index` with one empty healthy replica per target
-// (the caller checked the targets and that the index is free).
+// (the caller checked the targets and that the index is free); returns the
+// rows written (the chunk's layout without reading it back).
 // `wanted`: an id handed out by ReserveChunkIds (the caller checked that),
 // used unless a chunk has it already; invalid: a new id.
-Status AddChunk(WriteTxn& txn, InodeId ino, uint64_t index, const std::vector<ReplicaTarget>& targets,
-                ChunkId wanted = {});
+Result<ChunkWithReplicas> AddChunk(WriteTxn& txn, InodeId ino, uint64_t index,
+                                   const std::vector<ReplicaTarget>& targets, ChunkId wanted = {});
 // mtime and ctime of a directory whose entries changed.
 inline void TouchDir(InodeRow& dir, Timespec now) {
   dir.attr.mtime = now;

@@ -80,19 +80,27 @@ Result<std::vector<ChunkLayout>> PosixStore::Allocate(const OpToken& token, Inod
     RETURN_IF_ERROR(RequireFile(row.attr));
     out.ino = ino;
     bool targets_checked = false;
+    result.clear();  // a retried transaction starts over
     for (uint64_t idx : sorted) {
       if (idx > internal::kMaxFileSize / row.attr.chunk_size) {
         return Status(StatusCode::kFileTooBig, fmt::format("chunk index {}", idx));
       }
+      // The answer is what LoadLayouts would read back: the chunks found,
+      // and the ones added here, without a second read of each.
       ASSIGN_OR_RETURN(std::vector<ChunkWithReplicas> existing, txn.ListChunksOf(ino, idx, idx + 1));
-      if (!existing.empty()) continue;
+      if (!existing.empty()) {
+        for (const ChunkWithReplicas& c : existing) {
+          if (!c.replicas.empty()) result.push_back(internal::LayoutOf(c));
+        }
+        continue;
+      }
       if (!targets_checked) {
         RETURN_IF_ERROR(internal::CheckTargets(txn, targets));
         targets_checked = true;
       }
-      RETURN_IF_ERROR(internal::AddChunk(txn, ino, idx, targets));
+      ASSIGN_OR_RETURN(ChunkWithReplicas added, internal::AddChunk(txn, ino, idx, targets));
+      result.push_back(internal::LayoutOf(added));
     }
-    ASSIGN_OR_RETURN(result, internal::LoadLayouts(txn, ino, sorted));
     return Status::Ok();
   };
   auto replay = [&](ReadTxn& txn, const Outcome& out) -> Status {

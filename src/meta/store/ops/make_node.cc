@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <optional>
+
 #include "meta/store/posix_store.h"
 #include "meta/store/store_util.h"
 
@@ -43,12 +45,21 @@ Status CheckNodeArgs(const MakeNodeArgs& args) {
 }
 
 // The open half of a create (MakeNodeArgs::open_session) of regular file
-// `made.attr`, in the create's transaction.
-Status OpenMade(WriteTxn& txn, const MakeNodeArgs& args, MakeNodeResult& made) {
+// `made.attr`, in the transaction Mutate runs for `token`. `added`: the first chunk this
+// transaction gave a new file (its whole layout: not read back); null for
+// an existing file, whose layout is read.
+Status OpenMade(WriteTxn& txn, const OpToken& token, const MakeNodeArgs& args, MakeNodeResult& made,
+                const ChunkWithReplicas* added) {
   if (!args.open_session.valid()) return Status::Ok();
-  RETURN_IF_ERROR(internal::RequireSession(txn, args.open_session));
+  RETURN_IF_ERROR(internal::RequireSession(txn, args.open_session, token));
   ASSIGN_OR_RETURN(made.handle, internal::AddHandle(txn, args.open_session, made.attr.ino, args.open_flags & ~O_TRUNC));
-  ASSIGN_OR_RETURN(made.layout, internal::LoadLayoutRange(txn, made.attr.ino, 0, kOpenLayoutChunks));
+  if (!made.created) {
+    ASSIGN_OR_RETURN(made.layout, internal::LoadLayoutRange(txn, made.attr.ino, 0, kOpenLayoutChunks));
+  } else if (added != nullptr) {
+    made.layout = {internal::LayoutOf(*added)};
+  } else {
+    made.layout.clear();
+  }
   return Status::Ok();
 }
 
@@ -77,7 +88,7 @@ Result<MakeNodeResult> PosixStore::MakeNode(const OpToken& token, const MakeNode
           result.created = false;
           out.ino = found.attr.ino;
           out.flag = false;
-          RETURN_IF_ERROR(OpenMade(txn, args, result));
+          RETURN_IF_ERROR(OpenMade(txn, token, args, result, nullptr));
           out.handle = result.handle;
           return Status::Ok();
         }
@@ -126,16 +137,17 @@ Result<MakeNodeResult> PosixStore::MakeNode(const OpToken& token, const MakeNode
     result.created = true;
     out.ino = a.ino;
     out.flag = true;
+    std::optional<ChunkWithReplicas> added;
     if (args.open_session.valid() && args.place_first_chunk) {
       std::vector<ReplicaTarget> targets = args.place_first_chunk(a);
       if (!targets.empty() && internal::CheckTargets(txn, targets).ok()) {
-        RETURN_IF_ERROR(internal::AddChunk(txn, a.ino, 0, targets, args.first_chunk_id));
+        ASSIGN_OR_RETURN(added, internal::AddChunk(txn, a.ino, 0, targets, args.first_chunk_id));
       }
     } else if (args.open_session.valid() && !args.first_chunk.empty()) {
       RETURN_IF_ERROR(internal::CheckTargets(txn, args.first_chunk));
-      RETURN_IF_ERROR(internal::AddChunk(txn, a.ino, 0, args.first_chunk, args.first_chunk_id));
+      ASSIGN_OR_RETURN(added, internal::AddChunk(txn, a.ino, 0, args.first_chunk, args.first_chunk_id));
     }
-    RETURN_IF_ERROR(OpenMade(txn, args, result));
+    RETURN_IF_ERROR(OpenMade(txn, token, args, result, added ? &*added : nullptr));
     out.handle = result.handle;
     return Status::Ok();
   };

@@ -13,7 +13,7 @@ Result<OpenResult> PosixStore::Open(const OpToken& token, SessionId session, Ino
                                     uint32_t flags, Timespec now) {
   OpenResult result;
   auto body = [&](WriteTxn& txn, Outcome& out) -> Status {
-    RETURN_IF_ERROR(internal::RequireSession(txn, session));
+    RETURN_IF_ERROR(internal::RequireSession(txn, session, token));
     ASSIGN_OR_RETURN(InodeRow row, internal::LoadInode(txn, ino));
     const uint32_t access = flags & O_ACCMODE;
     const bool writes = access == O_WRONLY || access == O_RDWR;
