@@ -258,6 +258,37 @@ TEST_P(FilesTest, ReleaseManyClosesEveryHandleInOneGo) {
   EXPECT_TRUE(CheckProblems().empty());
 }
 
+// Chunks allocated ahead past the end and never written leave the layout
+// when the last writer closes, not when a reader closes meanwhile; a
+// reader's close of an unlinked file frees it.
+TEST_P(FilesTest, UnwrittenTailLeavesWithTheLastWriter) {
+  InodeId f = MkFile(kRootInode, "f");
+  auto writer = OpenFile(f, O_RDWR);
+  ASSERT_OK(writer);
+  auto l = store_->Allocate(OpToken{}, f, {0, 1, 2}, targets_);
+  ASSERT_OK(l);
+  const ChunkId c0 = (*l)[0].replicas[0].chunk;
+  ASSERT_OK(store_->Commit(OpToken{}, CommitArgs{f, writer->handle, 100, T(200), {{c0, 1}}}, false, T(200)));
+  auto reader = OpenFile(f, O_RDONLY);
+  ASSERT_OK(reader);
+  ASSERT_OK(store_->Release(OpToken{}, reader->handle));
+  EXPECT_EQ(store_->GetLayout(f, 0, 3)->size(), 3u);  // the writer may still write them
+  ASSERT_OK(store_->Release(OpToken{}, writer->handle));
+  auto left = store_->GetLayout(f, 0, 3);
+  ASSERT_OK(left);
+  ASSERT_EQ(left->size(), 1u);
+  EXPECT_EQ((*left)[0].index, 0u);
+  EXPECT_EQ(Counts().garbage_chunks, 2 * targets_.size());
+
+  auto last = OpenFile(f, O_RDONLY);
+  ASSERT_OK(last);
+  ASSERT_OK(store_->Unlink(OpToken{}, kRootInode, "f", T(300)));
+  EXPECT_OK(store_->GetAttr(f));  // open: kept
+  ASSERT_OK(store_->Release(OpToken{}, last->handle));
+  EXPECT_CODE(store_->GetAttr(f), kNotFound);
+  EXPECT_TRUE(CheckProblems().empty());
+}
+
 // ---- sessions ----
 
 TEST_P(FilesTest, SessionLifecycle) {

@@ -172,7 +172,7 @@ Status DropLink(WriteTxn& txn, InodeRow file, Timespec now) {
   }
   if (file.attr.nlink == 0) {
     ASSIGN_OR_RETURN(std::vector<HandleRow> handles, txn.ListHandlesOf(file.attr.ino));
-    if (handles.empty()) return FreeInode(txn, file.attr.ino);  // no write of a row that goes
+    if (handles.empty()) return FreeInode(txn, file.attr);  // no write of a row that goes
   }
   return txn.PutInode(file);
 }
@@ -193,13 +193,14 @@ Status FreeIfOrphan(WriteTxn& txn, InodeId ino) {
   if (!row || row->attr.nlink != 0) return Status::Ok();
   ASSIGN_OR_RETURN(std::vector<HandleRow> handles, txn.ListHandlesOf(ino));
   if (!handles.empty()) return Status::Ok();
-  return FreeInode(txn, ino);
+  return FreeInode(txn, row->attr);
 }
 
-Status FreeInode(WriteTxn& txn, InodeId ino) {
-  RETURN_IF_ERROR(DropChunksFrom(txn, ino, 0));
-  RETURN_IF_ERROR(txn.DeleteXattrsOf(ino));
-  return txn.DeleteInode(ino);
+Status FreeInode(WriteTxn& txn, const InodeAttr& attr) {
+  // Only regular files have chunks: no lookup for the others.
+  if (IsReg(attr.mode)) RETURN_IF_ERROR(DropChunksFrom(txn, attr.ino, 0));
+  RETURN_IF_ERROR(txn.DeleteXattrsOf(attr.ino));
+  return txn.DeleteInode(attr.ino);
 }
 
 Status DropChunks(WriteTxn& txn, std::vector<ChunkWithReplicas> chunks) {

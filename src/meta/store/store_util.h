@@ -102,8 +102,9 @@ Status DropLink(WriteTxn& txn, InodeRow file, Timespec now);
 Status RemoveDir(WriteTxn& txn, InodeId dir, InodeId parent, Timespec now);
 // Frees `ino` if it has no link and no open handle.
 Status FreeIfOrphan(WriteTxn& txn, InodeId ino);
-// Deletes the inode, its xattrs and layout; its replicas go to garbage.
-Status FreeInode(WriteTxn& txn, InodeId ino);
+// Deletes inode `attr.ino`, its xattrs and (a regular file's) layout; its
+// replicas go to garbage.
+Status FreeInode(WriteTxn& txn, const InodeAttr& attr);
 // Moves the replicas of `chunks` to the garbage queue (by chunk id, then
 // pos) and deletes the chunks.
 Status DropChunks(WriteTxn& txn, std::vector<ChunkWithReplicas> chunks);

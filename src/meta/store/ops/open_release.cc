@@ -53,12 +53,16 @@ namespace {
 Status DropHandle(WriteTxn& txn, const HandleRow& found) {
   RETURN_IF_ERROR(txn.DeleteHandle(found.id));
   // The last writer is gone: chunks allocated ahead past the end of the
-  // file and never written leave the layout.
-  ASSIGN_OR_RETURN(std::vector<HandleRow> others, txn.ListHandlesOf(found.ino));
-  const bool writers = std::any_of(others.begin(), others.end(), [](const HandleRow& h) {
-    return internal::OpensForWrite(h.flags);
-  });
-  if (!writers) RETURN_IF_ERROR(internal::DropUnwrittenTail(txn, found.ino));
+  // file and never written leave the layout. A reader's close leaves the
+  // writers as they were (the last one's close did this), and reads
+  // nothing more unless the inode may be gone.
+  if (internal::OpensForWrite(found.flags)) {
+    ASSIGN_OR_RETURN(std::vector<HandleRow> others, txn.ListHandlesOf(found.ino));
+    const bool writers = std::any_of(others.begin(), others.end(), [](const HandleRow& h) {
+      return internal::OpensForWrite(h.flags);
+    });
+    if (!writers) RETURN_IF_ERROR(internal::DropUnwrittenTail(txn, found.ino));
+  }
   return internal::FreeIfOrphan(txn, found.ino);
 }
 
