@@ -72,6 +72,10 @@ class ReadTxn {
 
   // ---- directory entries ----
   virtual Result<std::optional<DentryRow>> GetDentry(InodeId parent, std::string_view name) = 0;
+  // A hint that GetInode(dir) and GetDentry(dir, name) come next (every
+  // namespace operation starts so): an engine may read both at once
+  // (PostgreSQL: one round trip instead of two). Reads nothing by default.
+  virtual Status PrefetchEntry(InodeId /*dir*/, std::string_view /*name*/) { return Status::Ok(); }
   // The entries of `parent` with seq > after_seq, by ascending seq, at most
   // `limit`; with their inodes when `with_inodes`.
   virtual Result<std::vector<DirItem>> ListDir(InodeId parent, uint64_t after_seq, size_t limit,

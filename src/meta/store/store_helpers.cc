@@ -39,6 +39,14 @@ Result<InodeRow> LoadDir(ReadTxn& txn, InodeId dir) {
   return row;
 }
 
+Result<DirAndEntry> LoadDirEntry(ReadTxn& txn, InodeId dir, std::string_view name) {
+  RETURN_IF_ERROR(txn.PrefetchEntry(dir, name));
+  DirAndEntry out;
+  ASSIGN_OR_RETURN(out.dir, LoadDir(txn, dir));
+  ASSIGN_OR_RETURN(out.entry, txn.GetDentry(dir, name));
+  return out;
+}
+
 Result<InodeId> ParentOf(ReadTxn& txn, InodeId dir) {
   if (dir == kRootInode) return dir;
   ASSIGN_OR_RETURN(std::optional<InodeRow> row, txn.GetInode(dir));

@@ -50,6 +50,13 @@ inline bool IsEngineError(const Status& st) {
 Result<InodeRow> LoadInode(ReadTxn& txn, InodeId ino);
 // A live directory: kNotFound if missing or already removed, kNotDirectory.
 Result<InodeRow> LoadDir(ReadTxn& txn, InodeId dir);
+// LoadDir, then entry `name` of it (GetDentry), read together where the
+// engine can (ReadTxn::PrefetchEntry).
+struct DirAndEntry {
+  InodeRow dir;
+  std::optional<DentryRow> entry;
+};
+Result<DirAndEntry> LoadDirEntry(ReadTxn& txn, InodeId dir, std::string_view name);
 // The directory containing `dir` (the root contains itself; a removed
 // directory is its own parent).
 Result<InodeId> ParentOf(ReadTxn& txn, InodeId dir);

@@ -207,6 +207,69 @@ TEST_P(EngineContract, DentriesListBySeqAndScanByName) {
   EXPECT_EQ(after->size(), 2u);
 }
 
+// PrefetchEntry (a hint: an engine may read a directory and one entry at
+// once) changes no answer: the reads after it give what they give without
+// it, also after the transaction wrote that entry.
+TEST_P(EngineContract, PrefetchedEntriesAnswerLikeReads) {
+  {
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    ASSERT_OK(txn->PutInode(SampleInode(40, S_IFDIR | 0755)));
+    ASSERT_OK(txn->PutInode(SampleInode(41, S_IFREG | 0644)));
+    ASSERT_OK(txn->PutDentry(DentryRow{InodeId(40), "f", InodeId(41), 1}));
+    ASSERT_OK(txn->Commit());
+  }
+  auto entry = [](WriteTxn& txn, uint64_t dir, const std::string& name) -> std::optional<uint64_t> {
+    auto got = txn.GetDentry(InodeId(dir), name);
+    EXPECT_OK(got);
+    if (!got.ok() || !got->has_value()) return std::nullopt;
+    return (*got)->ino.value();
+  };
+  {
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    ASSERT_OK(txn->PrefetchEntry(InodeId(40), "f"));
+    auto dir = txn->GetInode(InodeId(40));
+    ASSERT_OK(dir);
+    ASSERT_TRUE(dir->has_value());
+    ExpectSameInode(**dir, SampleInode(40, S_IFDIR | 0755));
+    EXPECT_EQ(entry(*txn, 40, "f"), 41u);
+    auto file = txn->GetInode(InodeId(41));
+    ASSERT_OK(file);
+    ASSERT_TRUE(file->has_value());
+    ExpectSameInode(**file, SampleInode(41, S_IFREG | 0644));
+    ASSERT_OK(txn->PrefetchEntry(InodeId(40), "g"));  // the directory is known: reads nothing
+    EXPECT_EQ(entry(*txn, 40, "g"), std::nullopt);
+  }
+  {
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    ASSERT_OK(txn->PrefetchEntry(InodeId(40), "none"));
+    EXPECT_EQ(entry(*txn, 40, "none"), std::nullopt);
+    ASSERT_OK(txn->PrefetchEntry(InodeId(99), "f"));  // no such directory
+    auto dir = txn->GetInode(InodeId(99));
+    ASSERT_OK(dir);
+    EXPECT_FALSE(dir->has_value());
+    EXPECT_EQ(entry(*txn, 99, "f"), std::nullopt);
+  }
+  {  // written after the prefetch: the write is what is read
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    ASSERT_OK(txn->PrefetchEntry(InodeId(40), "f"));
+    ASSERT_OK(txn->DeleteDentry(InodeId(40), "f"));
+    EXPECT_EQ(entry(*txn, 40, "f"), std::nullopt);
+  }
+  {
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    ASSERT_OK(txn->PrefetchEntry(InodeId(40), "g"));
+    ASSERT_OK(txn->PutDentry(DentryRow{InodeId(40), "g", InodeId(41), 2}));
+    EXPECT_EQ(entry(*txn, 40, "g"), 41u);
+    // Another entry than the prefetched one is read as usual.
+    EXPECT_EQ(entry(*txn, 40, "f"), 41u);
+  }
+}
+
 TEST_P(EngineContract, ScanStopsOnVisitorError) {
   auto txn = BeginWriteTxn(*engine);
   ASSERT_TRUE(txn);

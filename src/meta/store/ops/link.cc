@@ -23,8 +23,9 @@ Result<InodeAttr> PosixStore::Link(const OpToken& token, InodeId ino, InodeId ne
       return Status(StatusCode::kTooManyLinks,
                     fmt::format("inode {} has {} links", ino, file.attr.nlink));
     }
-    ASSIGN_OR_RETURN(InodeRow dir, internal::LoadDir(txn, new_parent));
-    ASSIGN_OR_RETURN(std::optional<DentryRow> existing, txn.GetDentry(new_parent, new_name));
+    ASSIGN_OR_RETURN(internal::DirAndEntry named, internal::LoadDirEntry(txn, new_parent, new_name));
+    InodeRow& dir = named.dir;
+    std::optional<DentryRow>& existing = named.entry;
     if (existing) return Status(StatusCode::kExists, fmt::format("{} in {}", new_name, new_parent));
     RETURN_IF_ERROR(internal::AddEntry(txn, dir, new_name, ino));
     internal::TouchDir(dir, now);

@@ -21,6 +21,7 @@ Result<InodeAttr> PosixStore::Lookup(InodeId parent, std::string_view name) {
   if (name != "." && name != "..") RETURN_IF_ERROR(internal::CheckName(name));
   InodeAttr attr;
   RETURN_IF_ERROR(Read([&](ReadTxn& txn) -> Status {
+    if (name != "." && name != "..") RETURN_IF_ERROR(txn.PrefetchEntry(parent, name));
     ASSIGN_OR_RETURN(InodeRow dir, internal::LoadDir(txn, parent));
     InodeId found = dir.attr.ino;
     if (name == "..") {

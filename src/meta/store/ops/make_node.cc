@@ -74,8 +74,9 @@ Result<MakeNodeResult> PosixStore::MakeNode(const OpToken& token, const MakeNode
   const uint32_t type = args.mode & S_IFMT;
   MakeNodeResult result;
   auto body = [&](WriteTxn& txn, Outcome& out) -> Status {
-    ASSIGN_OR_RETURN(InodeRow parent, internal::LoadDir(txn, args.parent));
-    ASSIGN_OR_RETURN(std::optional<DentryRow> existing, txn.GetDentry(args.parent, args.name));
+    ASSIGN_OR_RETURN(internal::DirAndEntry named, internal::LoadDirEntry(txn, args.parent, args.name));
+    InodeRow& parent = named.dir;
+    std::optional<DentryRow>& existing = named.entry;
     if (existing) {
       ASSIGN_OR_RETURN(InodeRow found, internal::LoadInode(txn, existing->ino));
       if (type == S_IFREG && !args.exclusive) {

@@ -65,6 +65,7 @@ Status PosixStore::Rename(const OpToken& token, InodeId old_parent, std::string_
   const bool noreplace = (flags & RenameFlags::kNoReplace) != 0;
 
   return Mutate(token, [&](WriteTxn& txn, Outcome&) -> Status {
+    RETURN_IF_ERROR(txn.PrefetchEntry(old_parent, old_name));
     RETURN_IF_ERROR(internal::LoadDir(txn, old_parent).status());
     RETURN_IF_ERROR(internal::LoadDir(txn, new_parent).status());
     ASSIGN_OR_RETURN(std::optional<DentryRow> src, txn.GetDentry(old_parent, old_name));

@@ -10,8 +10,9 @@ Status PosixStore::Unlink(const OpToken& token, InodeId parent, std::string_view
                           Timespec now, InodeAttr* dir_after) {
   RETURN_IF_ERROR(internal::CheckName(name));
   return Mutate(token, [&](WriteTxn& txn, Outcome&) -> Status {
-    ASSIGN_OR_RETURN(InodeRow dir, internal::LoadDir(txn, parent));
-    ASSIGN_OR_RETURN(std::optional<DentryRow> entry, txn.GetDentry(parent, name));
+    ASSIGN_OR_RETURN(internal::DirAndEntry named, internal::LoadDirEntry(txn, parent, name));
+    InodeRow& dir = named.dir;
+    std::optional<DentryRow>& entry = named.entry;
     if (!entry) return Status(StatusCode::kNotFound, fmt::format("{} in {}", name, parent));
     ASSIGN_OR_RETURN(InodeRow file, internal::LoadInode(txn, entry->ino));
     if (internal::IsDir(file.attr.mode)) {
@@ -29,8 +30,9 @@ Status PosixStore::Rmdir(const OpToken& token, InodeId parent, std::string_view 
                          Timespec now, InodeAttr* dir_after) {
   RETURN_IF_ERROR(internal::CheckName(name));
   return Mutate(token, [&](WriteTxn& txn, Outcome&) -> Status {
-    ASSIGN_OR_RETURN(InodeRow dir, internal::LoadDir(txn, parent));
-    ASSIGN_OR_RETURN(std::optional<DentryRow> entry, txn.GetDentry(parent, name));
+    ASSIGN_OR_RETURN(internal::DirAndEntry named, internal::LoadDirEntry(txn, parent, name));
+    InodeRow& dir = named.dir;
+    std::optional<DentryRow>& entry = named.entry;
     if (!entry) return Status(StatusCode::kNotFound, fmt::format("{} in {}", name, parent));
     if (entry->ino == kRootInode) return Status(StatusCode::kBusy, "cannot remove the root");
     ASSIGN_OR_RETURN(InodeRow child, internal::LoadInode(txn, entry->ino));

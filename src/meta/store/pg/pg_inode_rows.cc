@@ -48,6 +48,17 @@ constexpr Stmt kGetDentry{"get_dentry_inode",
                           "SELECT d.parent, d.name, d.ino, d.seq, " T0FS_PG_JOINED_INODE_COLUMNS
                           " FROM dentries d LEFT JOIN inodes i ON i.ino = d.ino "
                           "WHERE d.parent = $1 AND d.name = $2"};
+// A directory (columns 25..), its entry (0..3) and the entry's inode (4..):
+// no row when the directory does not exist, NULLs when the entry does not.
+constexpr Stmt kGetDirEntry{
+    "get_dir_entry",
+    "SELECT d.parent, d.name, d.ino, d.seq, " T0FS_PG_JOINED_INODE_COLUMNS
+    ", p.ino, p.mode, p.uid, p.gid, p.size, p.nlink, p.rdev, p.atime_s, p.atime_ns, p.mtime_s, "
+    "p.mtime_ns, p.ctime_s, p.ctime_ns, p.chunk_size, p.generation, p.replicas, p.placement, "
+    "p.placement_nodes, p.target, p.parent, p.entry_seq"
+    " FROM inodes p LEFT JOIN dentries d ON d.parent = p.ino AND d.name = $2 "
+    "LEFT JOIN inodes i ON i.ino = d.ino WHERE p.ino = $1"};
+constexpr int kDirColumn = 25;
 constexpr Stmt kListDir{
     "list_dir",
     "SELECT parent, name, ino, seq FROM dentries WHERE parent = $1 AND seq > $2 "
@@ -199,7 +210,35 @@ Status PgTxn::DeleteInode(InodeId ino) {
 
 // ---- dentries ----
 
+Status PgTxn::PrefetchEntry(InodeId dir, std::string_view name) {
+  if (!failed_.ok()) return failed_;
+  // A directory known already (read or written here) is not read again:
+  // GetDentry then reads the entry alone.
+  if (inodes_.count(dir.value())) return Status::Ok();
+  ASSIGN_OR_RETURN(pg::Rows rows, Run(kGetDirEntry, {Id64(dir), pg::Param::Bytes(name)}));
+  if (rows.size() == 0) {
+    inodes_[dir.value()] = std::nullopt;
+    return Status::Ok();
+  }
+  inodes_[dir.value()] = InodeAt(rows, 0, kDirColumn);
+  PrefetchedEntry found{dir, std::string(name), std::nullopt};
+  if (!rows.IsNull(0, 0)) {
+    found.entry = DentryOfRow(rows, 0);
+    if (!rows.IsNull(0, 4) && !inodes_.count(found.entry->ino.value())) {
+      inodes_[found.entry->ino.value()] = InodeAt(rows, 0, 4);
+    }
+  }
+  prefetched_ = std::move(found);
+  return Status::Ok();
+}
+
 Result<std::optional<DentryRow>> PgTxn::GetDentry(InodeId parent, std::string_view name) {
+  if (!failed_.ok()) return failed_;
+  if (prefetched_ && prefetched_->parent == parent && prefetched_->name == name) {
+    std::optional<DentryRow> entry = std::move(prefetched_->entry);
+    prefetched_.reset();
+    return entry;
+  }
   ASSIGN_OR_RETURN(pg::Rows rows, Run(kGetDentry, {Id64(parent), pg::Param::Bytes(name)}));
   if (rows.size() == 0) return std::optional<DentryRow>();
   DentryRow entry = DentryOfRow(rows, 0);
@@ -231,11 +270,13 @@ Status PgTxn::ScanDentries(const RowVisitor<DentryRow>& visit) {
 }
 
 Status PgTxn::PutDentry(const DentryRow& row) {
+  prefetched_.reset();
   return Exec(kPutDentry,
               {Id64(row.parent), pg::Param::Bytes(row.name), Id64(row.ino), U(row.seq)});
 }
 
 Status PgTxn::DeleteDentry(InodeId parent, std::string_view name) {
+  prefetched_.reset();
   return Exec(kDeleteDentry, {Id64(parent), pg::Param::Bytes(name)});
 }
 

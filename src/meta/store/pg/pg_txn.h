@@ -12,6 +12,8 @@
 //  - Inode rows read or written are kept for the transaction (one
 //    snapshot: reading them again would give the same), and GetDentry
 //    reads its entry's inode with it: a lookup's next GetInode is free.
+//    PrefetchEntry reads a directory, one of its entries and that entry's
+//    inode in one statement: a namespace operation's first three reads.
 //  - The end of a transaction not committed (every read transaction) queues
 //    ROLLBACK and does not wait: the connection reads that result at its
 //    next use, before anything of the next transaction.
@@ -28,6 +30,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -73,6 +76,7 @@ class PgTxn final : public WriteTxn {
   Result<std::optional<InodeRow>> GetInode(InodeId ino) override;
   Status ScanInodes(const RowVisitor<InodeRow>& visit) override;
   Result<std::optional<DentryRow>> GetDentry(InodeId parent, std::string_view name) override;
+  Status PrefetchEntry(InodeId dir, std::string_view name) override;
   Result<std::vector<DirItem>> ListDir(InodeId parent, uint64_t after_seq, size_t limit,
                                        bool with_inodes) override;
   Status ScanDentries(const RowVisitor<DentryRow>& visit) override;
@@ -166,6 +170,14 @@ class PgTxn final : public WriteTxn {
   // GetDentry's entry) or wrote, by ino; nullopt: none. One snapshot for the
   // whole transaction, so a second read would give the same.
   std::unordered_map<uint64_t, std::optional<InodeRow>> inodes_;
+  // The entry PrefetchEntry read, for the next GetDentry of it; dropped by
+  // that GetDentry and by any write of an entry.
+  struct PrefetchedEntry {
+    InodeId parent;
+    std::string name;
+    std::optional<DentryRow> entry;
+  };
+  std::optional<PrefetchedEntry> prefetched_;
   // The statements of the first batch, kept for its one resend.
   std::vector<std::pair<pgrows::Stmt, std::vector<pg::Param>>> first_batch_;
 };
