@@ -45,9 +45,9 @@ Status CheckNodeArgs(const MakeNodeArgs& args) {
 }
 
 // The open half of a create (MakeNodeArgs::open_session) of regular file
-// `made.attr`, in the transaction Mutate runs for `token`. `added`: the first chunk this
-// transaction gave a new file (its whole layout: not read back); null for
-// an existing file, whose layout is read.
+// `made.attr`, in the transaction Mutate runs for `token`. `added`: the
+// first chunk this transaction gave a new file (its whole layout: not read
+// back); null for an existing file, whose layout is read.
 Status OpenMade(WriteTxn& txn, const OpToken& token, const MakeNodeArgs& args, MakeNodeResult& made,
                 const ChunkWithReplicas* added) {
   if (!args.open_session.valid()) return Status::Ok();
