@@ -32,6 +32,16 @@ Result<size_t> CommonLength(std::span<const Span> cells) {
   return len;
 }
 
+// The one length of a stripe's k + m `cells`, or kInvalidArgument.
+template <typename Span>
+Result<size_t> StripeLengthOf(std::span<const Span> cells, uint32_t k, uint32_t m) {
+  if (cells.size() != size_t{k} + m) {
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("erasure code {}+{}: given {} cells, not {}", k, m, cells.size(), k + m));
+  }
+  return CommonLength(cells);
+}
+
 }  // namespace
 
 Result<ErasureCode> ErasureCode::Make(uint32_t k, uint32_t m) {
@@ -93,11 +103,7 @@ Status ErasureCode::Encode(std::span<const std::span<const std::byte>> data,
 Status ErasureCode::Rebuild(std::span<const std::span<std::byte>> cells,
                             std::span<const uint32_t> missing) const {
   const uint32_t n = k_ + m_;
-  if (cells.size() != n) {
-    return Status(StatusCode::kInvalidArgument,
-                  fmt::format("erasure code {}+{}: given {} cells, not {}", k_, m_, cells.size(), n));
-  }
-  ASSIGN_OR_RETURN(size_t len, CommonLength(cells));
+  ASSIGN_OR_RETURN(size_t len, StripeLengthOf(cells, k_, m_));
   if (missing.size() > m_) {
     return Status(StatusCode::kInvalidArgument,
                   fmt::format("erasure code {}+{}: {} cells lost, at most {} can be rebuilt", k_, m_,
@@ -155,12 +161,7 @@ Status ErasureCode::Rebuild(std::span<const std::span<std::byte>> cells,
 }
 
 Result<bool> ErasureCode::Consistent(std::span<const std::span<const std::byte>> cells) const {
-  const uint32_t n = k_ + m_;
-  if (cells.size() != n) {
-    return Status(StatusCode::kInvalidArgument,
-                  fmt::format("erasure code {}+{}: given {} cells, not {}", k_, m_, cells.size(), n));
-  }
-  ASSIGN_OR_RETURN(size_t len, CommonLength(cells));
+  ASSIGN_OR_RETURN(size_t len, StripeLengthOf(cells, k_, m_));
   std::vector<std::byte> scratch(std::min(len, kVerifyPiece) * m_);
   std::array<const std::byte*, kMaxCells> src{};
   std::array<std::byte*, kMaxCells> dst{};

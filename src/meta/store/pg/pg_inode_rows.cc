@@ -12,14 +12,15 @@ using pgrows::U;
 
 namespace {
 
-#define T0FS_PG_INODE_COLUMNS                                                                \
-  "ino, mode, uid, gid, size, nlink, rdev, atime_s, atime_ns, mtime_s, mtime_ns, ctime_s, "  \
-  "ctime_ns, chunk_size, generation, replicas, placement, placement_nodes, target, parent, " \
-  "entry_seq"
-#define T0FS_PG_JOINED_INODE_COLUMNS                                                         \
-  "i.ino, i.mode, i.uid, i.gid, i.size, i.nlink, i.rdev, i.atime_s, i.atime_ns, i.mtime_s, " \
-  "i.mtime_ns, i.ctime_s, i.ctime_ns, i.chunk_size, i.generation, i.replicas, i.placement, " \
-  "i.placement_nodes, i.target, i.parent, i.entry_seq"
+// The columns of an inode row, in InodeAt's order, of table alias `t`
+// ("" for the table itself, "i." or "p." in joins).
+#define T0FS_PG_INODE_COLUMNS_OF(t)                                                          \
+  t "ino, " t "mode, " t "uid, " t "gid, " t "size, " t "nlink, " t "rdev, " t "atime_s, " t \
+  "atime_ns, " t "mtime_s, " t "mtime_ns, " t "ctime_s, " t "ctime_ns, " t "chunk_size, " t  \
+  "generation, " t "replicas, " t "placement, " t "placement_nodes, " t "target, " t         \
+  "parent, " t "entry_seq"
+#define T0FS_PG_INODE_COLUMNS T0FS_PG_INODE_COLUMNS_OF("")
+#define T0FS_PG_JOINED_INODE_COLUMNS T0FS_PG_INODE_COLUMNS_OF("i.")
 
 constexpr Stmt kGetInode{"get_inode",
                          "SELECT " T0FS_PG_INODE_COLUMNS " FROM inodes WHERE ino = $1"};
@@ -53,9 +54,7 @@ constexpr Stmt kGetDentry{"get_dentry_inode",
 constexpr Stmt kGetDirEntry{
     "get_dir_entry",
     "SELECT d.parent, d.name, d.ino, d.seq, " T0FS_PG_JOINED_INODE_COLUMNS
-    ", p.ino, p.mode, p.uid, p.gid, p.size, p.nlink, p.rdev, p.atime_s, p.atime_ns, p.mtime_s, "
-    "p.mtime_ns, p.ctime_s, p.ctime_ns, p.chunk_size, p.generation, p.replicas, p.placement, "
-    "p.placement_nodes, p.target, p.parent, p.entry_seq"
+    ", " T0FS_PG_INODE_COLUMNS_OF("p.")
     " FROM inodes p LEFT JOIN dentries d ON d.parent = p.ino AND d.name = $2 "
     "LEFT JOIN inodes i ON i.ino = d.ino WHERE p.ino = $1"};
 constexpr int kDirColumn = 25;
