@@ -37,6 +37,11 @@ PANELS = [
         ("sum by (result) (rate(t0fs_meta_repair_copies_total[$__rate_interval]))", "copies/s {{result}}"),
         ("rate(t0fs_meta_repair_bytes_total[$__rate_interval])", "bytes/s copied"),
     ], 12),
+    ("Protection in the background (protect=)", "short", "timeseries", [
+        ("t0fs_meta_protect_waiting_files", "files waiting"),
+        ("t0fs_meta_protect_overdue_files", "past their deadline"),
+        ("t0fs_meta_protect_oldest_age_seconds", "oldest wait (s)"),
+    ], 12),
     ("FUSE p99 latency by op", "s", "timeseries", [
         ("histogram_quantile(0.99, sum by (op, le) (rate(t0fs_fuse_op_duration_seconds_bucket[$__rate_interval])))",
          "{{op}}"),

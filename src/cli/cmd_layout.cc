@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "cli/admin.h"
@@ -70,6 +71,20 @@ int RunLayout(LayoutState& s) {
     }
   }
   const client::PassthroughVerdict pt = client::PassthroughEligibility(info, NodeId(viewer));
+  // The protection state: chunks with fewer healthy replicas (on distinct
+  // nodes) than the protection goal.
+  const client::Protection& goal = objective.protect;
+  size_t chunks_below = 0;
+  for (const client::ChunkInfo& c : *chunks) {
+    std::set<uint64_t> healthy;
+    for (const client::ReplicaInfo& r : c.replicas) {
+      if (r.state == client::ReplicaState::kHealthy) healthy.insert(r.node.value());
+    }
+    chunks_below += goal.kind == client::ProtectKind::kReplicas && healthy.size() < goal.copies;
+  }
+  const char* protection = goal.kind == client::ProtectKind::kNone ? "none"
+                           : chunks_below == 0                      ? "protected"
+                                                                    : "waiting";
   const char* pt_mode = pt.mode == client::PassthroughMode::kReadWrite ? "read-write"
                         : pt.mode == client::PassthroughMode::kRead    ? "read"
                                                                        : "none";
@@ -80,7 +95,9 @@ int RunLayout(LayoutState& s) {
         {"ino", *ino},
         {"size", attr->size},
         {"chunk_size", attr->chunk_size},
-        {"objective", client::DescribeObjective(objective)}};
+        {"objective", client::DescribeObjective(objective)},
+        {"protection",
+         {{"goal", client::DescribeProtection(goal)}, {"state", protection}, {"chunks_below", chunks_below}}}};
     nlohmann::json list = nlohmann::json::array();
     for (const auto& c : *chunks) {
       nlohmann::json reps = nlohmann::json::array();
@@ -110,6 +127,15 @@ int RunLayout(LayoutState& s) {
                           r.local ? " [local]" : "");
     }
     fmt::print("  #{:<6}{}\n", c.index, reps);
+  }
+  if (goal.kind == client::ProtectKind::kNone) {
+    fmt::print("protection: none (no protect= goal: the replicas written are all there is)\n");
+  } else if (chunks_below == 0) {
+    fmt::print("protection: protected (protect={})\n", client::DescribeProtection(goal));
+  } else {
+    fmt::print("protection: waiting: {} of {} chunk(s) below protect={} (due after the last close, or {}s "
+               "after its last change for a file kept open)\n",
+               chunks_below, chunks->size(), client::DescribeProtection(goal), goal.within_s);
   }
   if (pt.mode == client::PassthroughMode::kNone) {
     fmt::print("passthrough: not eligible: {}\n", pt.reason);

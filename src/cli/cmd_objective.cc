@@ -69,6 +69,8 @@ int RunObjective(ObjectiveState& s, bool set) {
                               {"placement", objective.placement == client::Placement::kLocal ? "local" : "spread"},
                               {"nodes", nodes},
                               {"chunk_size", objective.chunk_size},
+                              {"protect", client::DescribeProtection(objective.protect)},
+                              {"within_s", objective.protect.within_s},
                               {"changed", result.changed}}
                    .dump(2));
   } else if (set) {
@@ -79,6 +81,13 @@ int RunObjective(ObjectiveState& s, bool set) {
   if (set) {
     // Recorded either way; but data cannot reach it until enough nodes are up.
     auto up = UsableNodes(admin, objective);
+    if (up.ok() && objective.protect.kind == client::ProtectKind::kReplicas && *up < objective.protect.copies &&
+        *up >= objective.replicas) {
+      fmt::print(stderr,
+                 "t0fs objective: warning: protect=replicas:{} but only {} data node(s) up: data below {} "
+                 "stays unprotected (t0fs status counts it) until {} node(s) are\n",
+                 objective.protect.copies, *up, s.path, objective.protect.copies);
+    }
     if (up.ok() && *up < objective.replicas) {
       fmt::print(stderr,
                  "t0fs objective: warning: replicas={} but only {} data node(s) {} up: data below "
@@ -96,15 +105,20 @@ int RunObjective(ObjectiveState& s, bool set) {
 }  // namespace
 
 void RegisterObjective(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("objective",
-                                 "Set or show the replica objective of a file or directory tree");
+  auto* cmd = app.add_subcommand(
+      "objective", "Set or show the replica and protection objective of a file or directory tree");
   cmd->require_subcommand(1);
   auto set_state = std::make_shared<ObjectiveState>();
   auto* set = cmd->add_subcommand(
-      "set", "Set replicas, placement, nodes or chunk size (applies below a directory)");
+      "set",
+      "Set replicas, placement, nodes, chunk size or the background protection (applies below a directory).\n"
+      "replicas=N copies are written synchronously; protect=replicas:N adds copies in the background after\n"
+      "the file's last close (or within=DURATION after its last change for a file kept open, default 10m);\n"
+      "`sync` removes the background goal. Example: replicas=1 protect=replicas:2 within=5m");
   set->add_option("PATH", set_state->path, "path on a t0fs mount, or t0fs:/path")->required();
   set->add_option("SETTINGS", set_state->items,
-                  "replicas=N placement=local|spread nodes=ID,ID chunk-size=SIZE")
+                  "replicas=N placement=local|spread nodes=ID,ID chunk-size=SIZE protect=replicas:N|none "
+                  "within=DURATION sync (protect=ec:K+M|object and keep-local=drop|pressure: not served yet)")
       ->required();
   set->add_flag("--no-recursive", set_state->no_recursive,
                 "a directory only, not what is already below it");

@@ -54,7 +54,18 @@ nlohmann::json ToJson(const client::ClusterStatus& s, const std::string& meta,
                       {"stale_replicas", s.stale_replicas}, {"copies_running", s.copies_running},
                       {"copies_done", s.copies_done}, {"copies_failed", s.copies_failed},
                       {"copied_bytes", s.copied_bytes}, {"copy_rate_bps", s.copy_rate_bps},
-                      {"unavailable", s.unavailable}}}};
+                      {"unavailable", s.unavailable}}},
+          {"protection", {{"waiting_files", s.protect_waiting_files}, {"waiting_bytes", s.protect_waiting_bytes},
+                          {"oldest_age_s", s.protect_oldest_age_s}, {"overdue_files", s.protect_overdue_files}}}};
+}
+
+// The durability ladder's backlog (files below their protect= goal).
+std::string ProtectionLine(const client::ClusterStatus& s) {
+  if (s.protect_waiting_files == 0) return "protection: every file with a protect= goal has reached it";
+  return fmt::format("protection: {} file(s), {} waiting for their protect= copies, the oldest for {}s; {} past "
+                     "their deadline",
+                     s.protect_waiting_files, FormatByteSize(s.protect_waiting_bytes), s.protect_oldest_age_s,
+                     s.protect_overdue_files);
 }
 
 void PrintTable(const client::ClusterStatus& s, const std::string& meta, const std::vector<LocalMount>& mounts) {
@@ -103,6 +114,7 @@ void PrintTable(const client::ClusterStatus& s, const std::string& meta, const s
                s.under_replicated, s.stale_replicas, s.copies_running, s.copies_done, s.copies_failed,
                FormatByteSize(s.copied_bytes), FormatByteSize(static_cast<uint64_t>(s.copy_rate_bps)));
   }
+  fmt::print("{}\n", ProtectionLine(s));
 }
 
 // ---------------------------------------------------------------- --watch
@@ -234,9 +246,10 @@ class Watcher {
     fmt::print("files {}, directories {}, chunks {}, data {}; sessions {}, open files {}\n", s.files,
                s.directories, s.chunks, FormatByteSize(s.logical_bytes), s.sessions, s.open_handles);
     fmt::print("repair: {} chunk(s) below objective, {} stale replica(s), {} unavailable; {} copies running, "
-               "{} done, {} failed; copying {}\n\n",
+               "{} done, {} failed; copying {}\n",
                s.under_replicated, s.stale_replicas, s.unavailable, s.copies_running, s.copies_done,
                s.copies_failed, Rate(copy_rate, copy_known));
+    fmt::print("{}\n\n", ProtectionLine(s));
   }
 
   const std::string meta_;

@@ -32,6 +32,44 @@ TEST(ParseObjective, BadSettingsAreNamed) {
   }
 }
 
+TEST(ParseObjective, ProtectionGoals) {
+  Objective base;
+  base.replicas = 1;
+  auto obj = ParseObjective({"protect=replicas:2"}, base);
+  ASSERT_TRUE(obj.ok()) << obj.status().ToString();
+  EXPECT_EQ(obj->protect.kind, ProtectKind::kReplicas);
+  EXPECT_EQ(obj->protect.copies, 2u);
+  EXPECT_EQ(obj->protect.within_s, kDefaultProtectWithinS);  // not named: the default
+  auto later = ParseObjective({"within=5m", "protect=replicas:3"}, *obj);
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(later->protect.copies, 3u);
+  EXPECT_EQ(later->protect.within_s, 300u);
+  auto kept = ParseObjective({"protect=replicas:4"}, *later);  // within kept from the base
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->protect.within_s, 300u);
+  auto ec = ParseObjective({"protect=ec:4+2", "keep-local=drop", "within=0s"}, base);
+  ASSERT_TRUE(ec.ok()) << ec.status().ToString();
+  EXPECT_EQ(ec->protect.kind, ProtectKind::kEc);
+  EXPECT_EQ(ec->protect.copies, 4u);
+  EXPECT_EQ(ec->protect.parity, 2u);
+  EXPECT_EQ(ec->protect.within_s, 0u);
+  EXPECT_EQ(ec->protect.keep_local, KeepLocal::kDrop);
+  auto sync = ParseObjective({"sync"}, *ec);
+  ASSERT_TRUE(sync.ok());
+  EXPECT_EQ(sync->protect.kind, ProtectKind::kNone);
+  EXPECT_EQ(sync->protect.within_s, 0u);
+  EXPECT_EQ(ParseObjective({"protect=none"}, *later)->protect.kind, ProtectKind::kNone);
+  for (const char* bad : {"protect=replicas:1", "protect=replicas:17", "protect=replicas:", "protect=ec:4",
+                          "protect=ec:0+2", "protect=ec:4+x", "protect=mirror", "within=soon", "within=31d",
+                          "within=1000h", "keep-local=maybe"}) {
+    EXPECT_EQ(ParseObjective({"protect=replicas:2", bad}, base).status().code(), StatusCode::kInvalidArgument)
+        << bad;
+  }
+  // A deadline or a rule for the local copy without a goal is a mistake.
+  EXPECT_EQ(ParseObjective({"within=5m"}, base).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseObjective({"keep-local=drop"}, base).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(DescribeObjective, NamesWhatIsSet) {
   Objective o;
   o.replicas = 2;
@@ -40,6 +78,12 @@ TEST(DescribeObjective, NamesWhatIsSet) {
   o.nodes = {NodeId(1), NodeId(2)};
   o.chunk_size = 1 << 20;
   EXPECT_EQ(DescribeObjective(o), "replicas=2 placement=spread nodes=1,2 chunk-size=1 MiB");
+  o.protect = Protection{ProtectKind::kReplicas, 3, 0, 300, KeepLocal::kKeep};
+  EXPECT_EQ(DescribeObjective(o),
+            "replicas=2 placement=spread nodes=1,2 chunk-size=1 MiB protect=replicas:3 within=5m");
+  o.protect = Protection{ProtectKind::kEc, 4, 2, 90, KeepLocal::kPressure};
+  EXPECT_EQ(DescribeObjective(o),
+            "replicas=2 placement=spread nodes=1,2 chunk-size=1 MiB protect=ec:4+2 within=90s keep-local=pressure");
 }
 
 }  // namespace

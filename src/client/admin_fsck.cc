@@ -122,54 +122,6 @@ void CompareFiles(const MetaReplicas& meta, const NodeFiles& nodes, FsckReport* 
   }
 }
 
-// Chunks that meta's check counts at their objective but whose healthy
-// replicas include some on down nodes, so that fewer are readable than the
-// objective asks. Asks meta for the objective and layout of each file with
-// a replica on a down node (or on a node meta no longer lists).
-Status BelowObjectiveOnDownNodes(AdminClient& admin, const MetaReplicas& meta,
-                                 const std::map<uint64_t, std::string>& states,
-                                 FsckReport* report) {
-  auto down = [&](uint64_t node) {
-    auto it = states.find(node);
-    return it == states.end() || it->second == "down";
-  };
-  std::set<uint64_t> inodes;
-  for (const auto& [key, ref] : meta.live) {
-    if (down(key.second)) inodes.insert(ref.ino.value());
-  }
-  std::vector<std::string> lines;
-  for (uint64_t ino : inodes) {
-    auto objective = admin.GetObjective(InodeId(ino));
-    if (objective.status().code() == StatusCode::kNotFound) continue;  // removed meanwhile
-    RETURN_IF_ERROR(objective.status().WithContext(fmt::format("objective of inode {}", ino)));
-    const uint32_t wanted = std::max<uint32_t>(1, objective->replicas);
-    auto chunks = admin.Chunks(InodeId(ino));
-    if (chunks.status().code() == StatusCode::kNotFound) continue;
-    RETURN_IF_ERROR(chunks.status().WithContext(fmt::format("layout of inode {}", ino)));
-    for (const ChunkInfo& chunk : *chunks) {
-      std::set<uint64_t> healthy, readable;
-      std::vector<uint64_t> on_down;
-      for (const ReplicaInfo& r : chunk.replicas) {
-        if (r.state != ReplicaState::kHealthy) continue;
-        healthy.insert(r.node.value());
-        if (down(r.node.value())) {
-          on_down.push_back(r.node.value());
-        } else {
-          readable.insert(r.node.value());
-        }
-      }
-      // Fewer healthy replicas than wanted is meta's line already.
-      if (healthy.size() < wanted || readable.size() >= wanted) continue;
-      lines.push_back(
-          fmt::format("file {} chunk #{} has {} readable healthy replica(s), its objective wants "
-                      "{} (node(s) {} down)",
-                      ino, chunk.index, readable.size(), wanted, fmt::join(on_down, ", ")));
-    }
-  }
-  AddCapped(&report->below_objective, lines);
-  return Status::Ok();
-}
-
 }  // namespace
 
 Result<FsckReport> AdminClient::Fsck() {
@@ -190,7 +142,6 @@ Result<FsckReport> AdminClient::Fsck() {
   for (const ChunkRef& ref : refs)
     (ref.garbage ? meta.garbage : meta.live)[{ref.chunk.value(), ref.node.value()}] = ref;
   CompareFiles(meta, nodes, &report);
-  RETURN_IF_ERROR(BelowObjectiveOnDownNodes(*this, meta, nodes.states, &report));
   if (!report.below_objective.empty() &&
       (cluster.copies_running > 0 || cluster.under_replicated > 0)) {
     report.notes.push_back(

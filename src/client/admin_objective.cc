@@ -19,10 +19,45 @@ Result<uint64_t> ParseId(std::string_view text) {
   return n;
 }
 
+Result<uint32_t> ParseCount(std::string_view text, uint32_t min, uint32_t max, std::string_view what) {
+  auto n = ParseId(text);
+  if (!n.ok() || *n < min || *n > max) {
+    return Status(StatusCode::kInvalidArgument, fmt::format("{} must be {}..{}, not '{}'", what, min, max, text));
+  }
+  return static_cast<uint32_t>(*n);
+}
+
+// protect=replicas:N | ec:K+M | object | none
+Result<Protection> ParseProtection(std::string_view value, Protection base) {
+  constexpr std::string_view kForms = "replicas:N, ec:K+M, object or none";
+  if (value == "none") return Protection{};
+  base.parity = 0;
+  if (value == "object") {
+    base.kind = ProtectKind::kObject;
+    base.copies = 0;
+  } else if (value.starts_with("replicas:")) {
+    base.kind = ProtectKind::kReplicas;
+    ASSIGN_OR_RETURN(base.copies, ParseCount(value.substr(9), 2, 16, "protect=replicas:N"));
+  } else if (value.starts_with("ec:") && value.find('+') != std::string_view::npos) {
+    base.kind = ProtectKind::kEc;
+    const size_t plus = value.find('+');
+    ASSIGN_OR_RETURN(base.copies, ParseCount(value.substr(3, plus - 3), 1, 31, "the K of protect=ec:K+M"));
+    ASSIGN_OR_RETURN(base.parity, ParseCount(value.substr(plus + 1), 1, 31, "the M of protect=ec:K+M"));
+  } else {
+    return Status(StatusCode::kInvalidArgument, fmt::format("protect must be {}, not '{}'", kForms, value));
+  }
+  return base;
+}
+
 }  // namespace
 
 Result<Objective> ParseObjective(const std::vector<std::string>& settings, Objective base) {
+  bool within_set = false;
   for (const std::string& item : settings) {
+    if (item == "sync") {  // today's behaviour: the writer's copies are all there is
+      base.protect = Protection{};
+      continue;
+    }
     size_t eq = item.find('=');
     if (eq == std::string::npos) {
       return Status(StatusCode::kInvalidArgument, fmt::format("'{}': expected key=value", item));
@@ -56,20 +91,69 @@ Result<Objective> ParseObjective(const std::vector<std::string>& settings, Objec
     } else if (key == "chunk-size") {
       ASSIGN_OR_RETURN(ByteSize size, ParseByteSize(value));
       base.chunk_size = size.bytes;
+    } else if (key == "protect") {
+      ASSIGN_OR_RETURN(base.protect, ParseProtection(value, base.protect));
+    } else if (key == "within") {
+      ASSIGN_OR_RETURN(Duration d, ParseDuration(value));
+      const auto s = std::chrono::duration_cast<std::chrono::seconds>(d.value).count();
+      if (s > 30 * 24 * 3600) {
+        return Status(StatusCode::kInvalidArgument, fmt::format("within={} is over 30 days", value));
+      }
+      base.protect.within_s = static_cast<uint32_t>(s);
+      within_set = true;
+    } else if (key == "keep-local") {
+      if (value == "keep") {
+        base.protect.keep_local = KeepLocal::kKeep;
+      } else if (value == "drop") {
+        base.protect.keep_local = KeepLocal::kDrop;
+      } else if (value == "pressure") {
+        base.protect.keep_local = KeepLocal::kPressure;
+      } else {
+        return Status(StatusCode::kInvalidArgument,
+                      fmt::format("keep-local must be keep, drop or pressure, not '{}'", value));
+      }
     } else {
       return Status(StatusCode::kInvalidArgument,
-                    fmt::format("unknown objective key '{}' (replicas, placement, nodes, chunk-size)", key));
+                    fmt::format("unknown objective key '{}' (replicas, placement, nodes, chunk-size, protect, "
+                                "within, keep-local, sync)",
+                                key));
     }
   }
+  if (base.protect.kind == ProtectKind::kNone) {
+    if (within_set || base.protect.keep_local != KeepLocal::kKeep) {
+      return Status(StatusCode::kInvalidArgument, "within= and keep-local= need a protect= goal");
+    }
+    base.protect = Protection{};
+  } else if (!within_set && base.protect.within_s == 0) {
+    base.protect.within_s = kDefaultProtectWithinS;
+  }
   return base;
+}
+
+std::string DescribeProtection(const Protection& p) {
+  switch (p.kind) {
+    case ProtectKind::kNone: return "none";
+    case ProtectKind::kReplicas: return fmt::format("replicas:{}", p.copies);
+    case ProtectKind::kEc: return fmt::format("ec:{}+{}", p.copies, p.parity);
+    case ProtectKind::kObject: return "object";
+  }
+  return fmt::format("unknown({})", static_cast<uint32_t>(p.kind));
 }
 
 std::string DescribeObjective(const Objective& o) {
   std::string nodes;
   for (NodeId n : o.nodes) nodes += (nodes.empty() ? "" : ",") + std::to_string(n.value());
-  return fmt::format("replicas={} placement={}{}{}", o.replicas,
+  std::string protect;
+  if (o.protect.kind != ProtectKind::kNone) {
+    static constexpr const char* kKeep[] = {"keep", "drop", "pressure"};
+    const auto keep = static_cast<uint32_t>(o.protect.keep_local);
+    protect = fmt::format(" protect={} within={}{}", DescribeProtection(o.protect),
+                          FormatDuration(Duration{std::chrono::seconds(o.protect.within_s)}),
+                          keep == 0 ? "" : fmt::format(" keep-local={}", keep < 3 ? kKeep[keep] : "?"));
+  }
+  return fmt::format("replicas={} placement={}{}{}{}", o.replicas,
                      o.placement == Placement::kLocal ? "local" : "spread", nodes.empty() ? "" : " nodes=" + nodes,
-                     o.chunk_size == 0 ? "" : " chunk-size=" + FormatByteSize(o.chunk_size));
+                     o.chunk_size == 0 ? "" : " chunk-size=" + FormatByteSize(o.chunk_size), protect);
 }
 
 }  // namespace t0fs::client

@@ -21,6 +21,36 @@ Status ValidateObjective(const Objective& objective) {
       (objective.chunk_size < kChunkSizeAlign || objective.chunk_size % kChunkSizeAlign != 0)) {
     return Status(StatusCode::kInvalidArgument, "chunk-size must be a positive multiple of 4 KiB");
   }
+  const Protection& p = objective.protect;
+  switch (p.kind) {
+    case ProtectKind::kNone:
+      if (p.copies != 0 || p.parity != 0 || p.within_s != 0 || p.keep_local != KeepLocal::kKeep) {
+        return Status(StatusCode::kInvalidArgument, "within and keep-local need a protect goal");
+      }
+      return Status::Ok();
+    case ProtectKind::kReplicas:
+      if (p.copies <= objective.replicas || p.copies > kMaxReplicas || p.parity != 0) {
+        return Status(StatusCode::kInvalidArgument,
+                      fmt::format("protect=replicas:{} must ask for more copies than replicas={} (at most {})",
+                                  p.copies, objective.replicas, kMaxReplicas));
+      }
+      break;
+    case ProtectKind::kEc:
+    case ProtectKind::kObject:
+      return Status(StatusCode::kNotSupported,
+                    p.kind == ProtectKind::kEc
+                        ? "protect=ec:K+M is not served yet by this meta (only protect=replicas:N is)"
+                        : "protect=object is not served yet by this meta (only protect=replicas:N is)");
+    default:
+      return Status(StatusCode::kInvalidArgument, fmt::format("unknown protect kind {}", static_cast<uint32_t>(p.kind)));
+  }
+  if (p.within_s > kMaxProtectWithinS) {
+    return Status(StatusCode::kInvalidArgument, "within must be at most 30 days");
+  }
+  if (p.keep_local != KeepLocal::kKeep) {
+    return Status(StatusCode::kNotSupported,
+                  "keep-local=drop and keep-local=pressure are not served yet by this meta (the writer's copy is kept)");
+  }
   return Status::Ok();
 }
 

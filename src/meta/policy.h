@@ -23,6 +23,7 @@ inline constexpr uint32_t kMaxReplicas = 16;
 // Chunk sizes are whole pages: chunk files are read and written with
 // O_DIRECT-capable, 4 KiB-aligned I/O and checksummed per 4 KiB block.
 inline constexpr uint64_t kChunkSizeAlign = 4096;
+inline constexpr uint32_t kMaxProtectWithinS = 30 * 24 * 3600;
 
 // The chunk size of a regular file created in directory `dir`: the chunk size
 // the directory's objective sets, else the cluster default for its placement
@@ -31,7 +32,10 @@ inline constexpr uint64_t kChunkSizeAlign = 4096;
 uint64_t NewFileChunkSize(const InodeAttr& dir, const MetaConfig& config);
 
 // An objective a client may set: 1..kMaxReplicas replicas, a chunk size of 0
-// (the cluster default) or a positive multiple of kChunkSizeAlign.
+// (the cluster default) or a positive multiple of kChunkSizeAlign, no
+// protection or protect=replicas:N with replicas < N <= kMaxReplicas within
+// at most kMaxProtectWithinS, keeping the writer's copy (the other kinds and
+// keep-local rules are refused as unsupported: not served yet).
 // kInvalidArgument with the rule otherwise. (Whether the named nodes exist is
 // the caller's check: it needs the node list.)
 Status ValidateObjective(const Objective& objective);

@@ -30,20 +30,47 @@ TEST(Policy, LocalPlacementTakesTheLocalChunkSize) {
 }
 
 TEST(Policy, ObjectiveRanges) {
-  EXPECT_TRUE(ValidateObjective(Objective{1, Placement::kLocal, {}, 0}).ok());
-  EXPECT_TRUE(ValidateObjective(Objective{16, Placement::kSpread, {NodeId(3)}, 4096}).ok());
-  EXPECT_TRUE(ValidateObjective(Objective{2, Placement::kLocal, {}, 64 << 20}).ok());
+  EXPECT_TRUE(ValidateObjective(Objective{1, Placement::kLocal, {}, 0, {}}).ok());
+  EXPECT_TRUE(ValidateObjective(Objective{16, Placement::kSpread, {NodeId(3)}, 4096, {}}).ok());
+  EXPECT_TRUE(ValidateObjective(Objective{2, Placement::kLocal, {}, 64 << 20, {}}).ok());
   for (uint32_t replicas : {0u, 17u, 1000u}) {
-    EXPECT_EQ(ValidateObjective(Objective{replicas, Placement::kLocal, {}, 0}).code(),
+    EXPECT_EQ(ValidateObjective(Objective{replicas, Placement::kLocal, {}, 0, {}}).code(),
               StatusCode::kInvalidArgument)
         << replicas;
   }
   for (uint64_t chunk :
        {uint64_t{1}, uint64_t{100}, uint64_t{4095}, uint64_t{4097}, uint64_t{6144}}) {
-    EXPECT_EQ(ValidateObjective(Objective{1, Placement::kLocal, {}, chunk}).code(),
+    EXPECT_EQ(ValidateObjective(Objective{1, Placement::kLocal, {}, chunk, {}}).code(),
               StatusCode::kInvalidArgument)
         << chunk;
   }
+}
+
+TEST(Policy, ProtectionGoals) {
+  auto with = [](uint32_t replicas, Protection p) {
+    Objective o;
+    o.replicas = replicas;
+    o.protect = p;
+    return ValidateObjective(o).code();
+  };
+  const auto replicas = [](uint32_t copies, uint32_t within_s) {
+    return Protection{ProtectKind::kReplicas, copies, 0, within_s, KeepLocal::kKeep};
+  };
+  EXPECT_EQ(with(1, replicas(2, 300)), StatusCode::kOk);
+  EXPECT_EQ(with(2, replicas(16, 0)), StatusCode::kOk);
+  EXPECT_EQ(with(1, replicas(2, kMaxProtectWithinS)), StatusCode::kOk);
+  // Not more copies than written, too many, too late.
+  EXPECT_EQ(with(2, replicas(2, 300)), StatusCode::kInvalidArgument);
+  EXPECT_EQ(with(1, replicas(17, 300)), StatusCode::kInvalidArgument);
+  EXPECT_EQ(with(1, replicas(2, kMaxProtectWithinS + 1)), StatusCode::kInvalidArgument);
+  // Settings of a goal without a goal.
+  EXPECT_EQ(with(1, Protection{ProtectKind::kNone, 0, 0, 300, KeepLocal::kKeep}), StatusCode::kInvalidArgument);
+  // Kinds and rules not served yet say so.
+  EXPECT_EQ(with(1, Protection{ProtectKind::kEc, 4, 2, 300, KeepLocal::kKeep}), StatusCode::kNotSupported);
+  EXPECT_EQ(with(1, Protection{ProtectKind::kObject, 0, 0, 300, KeepLocal::kKeep}), StatusCode::kNotSupported);
+  EXPECT_EQ(with(1, Protection{ProtectKind::kReplicas, 2, 0, 300, KeepLocal::kDrop}), StatusCode::kNotSupported);
+  EXPECT_EQ(with(1, Protection{static_cast<ProtectKind>(9), 2, 0, 300, KeepLocal::kKeep}),
+            StatusCode::kInvalidArgument);
 }
 
 TEST(Policy, ChunkSizeSettings) {

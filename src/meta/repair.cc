@@ -56,6 +56,7 @@ void RepairPlanner::RunPass() {
     std::lock_guard lock(mu_);
     pass_ = PassCounts{};
   }
+  const int64_t now_s = WallNow().sec;
   for (ChunkId after;;) {
     bool eof = false;
     auto page = store_.ScanReplicas(after, kScanPage, &eof);
@@ -64,21 +65,48 @@ void RepairPlanner::RunPass() {
       return;
     }
     for (const ChunkReplicas& c : *page) {
-      PlanChunk(c, nodes);
+      PlanChunk(c, nodes, now_s);
       after = c.chunk;
     }
     if (eof || page->empty()) break;
   }
   std::lock_guard lock(mu_);
+  waiting_since_ = std::move(pass_.waiting_since);
+  pass_.waiting_since.clear();
+  pass_.waiting_files.clear();
+  pass_.overdue_files.clear();
   last_pass_ = pass_;
 }
 
-void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Choice>& nodes) {
+int64_t RepairPlanner::NotePending(const ChunkReplicas& c, size_t good, int64_t now_s) {
+  const Protection& p = c.objective.protect;
+  if (p.kind != ProtectKind::kReplicas || good >= p.copies) return -1;
+  // Waiting since the file last changed (its ctime: a copy that sets an old
+  // mtime does not make it overdue), or since a pass first saw it
+  // unprotected if earlier (a file kept open and written keeps moving its
+  // ctime; the first sighting is lost with a meta restart).
+  int64_t since = c.ctime.sec;
+  auto seen = waiting_since_.find(c.chunk);
+  if (seen != waiting_since_.end()) since = std::min(since, seen->second);
+  pass_.waiting_since[c.chunk] = seen != waiting_since_.end() ? seen->second : now_s;
+  const int64_t age = std::max<int64_t>(0, now_s - since);
+  const uint64_t start = c.index * c.chunk_size;
+  pass_.protect.waiting_bytes += c.file_size > start ? std::min(c.chunk_size, c.file_size - start) : 0;
+  pass_.protect.oldest_age_s = std::max<uint64_t>(pass_.protect.oldest_age_s, static_cast<uint64_t>(age));
+  if (pass_.waiting_files.insert(c.ino).second) ++pass_.protect.waiting_files;
+  if (age > static_cast<int64_t>(p.within_s) && pass_.overdue_files.insert(c.ino).second) {
+    ++pass_.protect.overdue_files;
+  }
+  return age;
+}
+
+void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Choice>& nodes, int64_t now_s) {
+  bool has_task = false;
   {
     std::lock_guard lock(mu_);
-    if (tasks_.count(c.chunk)) return;  // one task at a time per chunk
+    has_task = tasks_.count(c.chunk) != 0;  // one task at a time per chunk
   }
-  const uint32_t want = std::max<uint32_t>(1, c.objective.replicas);
+  const uint32_t synced = std::max<uint32_t>(1, c.objective.replicas);
   std::vector<const Replica*> good, sources, extras_stale, extras_lost, extras_draining;
   uint64_t committed = 0;
   bool has_stale = false;
@@ -89,7 +117,8 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
     auto it = nodes.find(r.node);
     const Choice* node = it == nodes.end() ? nullptr : &it->second;
     if (r.state == ReplicaState::kPending) {
-      // No task (checked above): a copy that was lost, e.g. a meta restart.
+      if (has_task) continue;  // the copy in flight
+      // No task: a copy that was lost, e.g. a meta restart.
       (void)store_.SetReplicaState(c.chunk, r.node, ReplicaState::kStale);
       extras_stale.push_back(&r);
       continue;
@@ -111,10 +140,21 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
     good.push_back(&r);
   }
   std::lock_guard lock(mu_);
+  const int64_t waited = NotePending(c, good.size(), now_s);
+  if (has_task) return;
+  // The copies to reach now and to keep (the durability ladder): the
+  // writer's `replicas`, raised to the protection's copies once the file has
+  // no writer or has waited `within` — and never trimmed below those.
+  uint32_t want = synced, keep = synced;
+  if (c.objective.protect.kind == ProtectKind::kReplicas) {
+    keep = std::max(synced, c.objective.protect.copies);
+    const bool due = !c.writer_open || waited >= static_cast<int64_t>(c.objective.protect.within_s);
+    if (waited >= 0 && due) want = keep;
+  }
   for (const Replica& r : c.replicas) ++pass_.replicas_per_node[r.node];
   if (has_stale) ++pass_.stale_replicas;
   if (good.size() < want) {
-    ++pass_.under_replicated;
+    if (good.size() < synced) ++pass_.under_replicated;
     if (sources.empty()) {
       ++pass_.unavailable;
       return;
@@ -182,7 +222,7 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
   drop.insert(drop.end(), extras_stale.begin(), extras_stale.end());
   drop.insert(drop.end(), extras_lost.begin(), extras_lost.end());
   drop.insert(drop.end(), extras_draining.begin(), extras_draining.end());
-  if (good.size() > want) {
+  if (good.size() > keep) {
     ++pass_.over_replicated;
     // Surplus: first those outside the allowed nodes, then the newest.
     std::stable_sort(good.begin(), good.end(), [&](const Replica* a, const Replica* b) {
@@ -192,7 +232,7 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
       };
       return allowed(a) && !allowed(b);
     });
-    drop.insert(drop.end(), good.begin() + want, good.end());
+    drop.insert(drop.end(), good.begin() + keep, good.end());
   }
   for (const Replica* r : drop) {
     Status st = store_.DropReplica(c.chunk, r->node);
@@ -357,6 +397,7 @@ RepairStats RepairPlanner::Stats() {
   s.stale_replicas = last_pass_.stale_replicas;
   s.unavailable = last_pass_.unavailable;
   s.replicas_per_node = last_pass_.replicas_per_node;
+  s.protect = last_pass_.protect;
   s.copies_running = tasks_.size();
   uint64_t bytes = 0;
   for (auto& [when, delta] : rate_window_) bytes += delta;

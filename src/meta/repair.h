@@ -30,6 +30,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "meta/health.h"
@@ -38,6 +39,15 @@
 #include "rpc/proto/meta.pb.h"
 
 namespace t0fs::meta {
+
+// Files below their protection goal (the durability ladder), as of the last
+// pass.
+struct ProtectStats {
+  uint64_t waiting_files = 0;
+  uint64_t waiting_bytes = 0;  // their data not yet protected
+  uint64_t oldest_age_s = 0;   // the longest wait
+  uint64_t overdue_files = 0;  // waiting longer than their `within`
+};
 
 struct RepairStats {
   uint64_t under_replicated = 0;  // as of the last pass
@@ -50,6 +60,7 @@ struct RepairStats {
   uint64_t copied_bytes = 0;
   double copy_rate_bps = 0;  // bytes/s received by copies over the last minute
   std::unordered_map<NodeId, uint64_t> replicas_per_node;  // as of the last pass
+  ProtectStats protect;
 };
 
 class RepairPlanner {
@@ -80,7 +91,11 @@ class RepairPlanner {
     Clock::time_point sent;  // zero until handed to the target
   };
   struct Choice;  // a node as this pass sees it
-  void PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Choice>& nodes);
+  void PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Choice>& nodes, int64_t now_s);
+  // Counts a chunk below its protection goal in the pass; returns the
+  // seconds its data has waited, -1 when it is protected or has no goal.
+  // Called with mu_ held.
+  int64_t NotePending(const ChunkReplicas& c, size_t good, int64_t now_s);
   void ExpireTasks();
   // The check commands for `node`: its healthy replicas, in pages.
   std::vector<pb::NodeCommand> CheckCommands(NodeId node);
@@ -102,8 +117,14 @@ class RepairPlanner {
   struct PassCounts {
     uint64_t under_replicated = 0, over_replicated = 0, stale_replicas = 0, unavailable = 0;
     std::unordered_map<NodeId, uint64_t> replicas_per_node;
+    ProtectStats protect;
+    // Chunks below their protection goal → the wall-clock second a pass
+    // first saw them so; the files counted.
+    std::unordered_map<ChunkId, int64_t> waiting_since;
+    std::unordered_set<InodeId> waiting_files, overdue_files;
   };
   PassCounts pass_, last_pass_;
+  std::unordered_map<ChunkId, int64_t> waiting_since_;  // of the last complete pass
 };
 
 }  // namespace t0fs::meta

@@ -43,6 +43,16 @@ constexpr void CheckPlacements() {
   static_assert(static_cast<int>(E::kLocal) == pb::PLACEMENT_LOCAL && static_cast<int>(E::kSpread) == pb::PLACEMENT_SPREAD);
 }
 
+template <class Kind, class Keep>
+constexpr void CheckProtection() {
+  static_assert(static_cast<int>(Kind::kNone) == pb::PROTECT_NONE &&
+                static_cast<int>(Kind::kReplicas) == pb::PROTECT_REPLICAS &&
+                static_cast<int>(Kind::kEc) == pb::PROTECT_EC && static_cast<int>(Kind::kObject) == pb::PROTECT_OBJECT);
+  static_assert(static_cast<int>(Keep::kKeep) == pb::KEEP_LOCAL_KEEP &&
+                static_cast<int>(Keep::kDrop) == pb::KEEP_LOCAL_DROP &&
+                static_cast<int>(Keep::kPressure) == pb::KEEP_LOCAL_PRESSURE);
+}
+
 // ---- attributes (client::Attr, meta::InodeAttr)
 
 template <class A>
@@ -128,6 +138,14 @@ void ToWire(const O& in, pb::Objective* out) {
   out->set_placement(static_cast<pb::Placement>(in.placement));
   for (NodeId n : in.nodes) out->add_nodes(n.value());
   out->set_chunk_size(in.chunk_size);
+  CheckProtection<decltype(in.protect.kind), decltype(in.protect.keep_local)>();
+  if (in.protect.kind == decltype(in.protect.kind)::kNone) return;
+  pb::Protection* p = out->mutable_protect();
+  p->set_kind(static_cast<pb::ProtectKind>(in.protect.kind));
+  p->set_copies(in.protect.copies);
+  p->set_parity(in.protect.parity);
+  p->set_within_s(in.protect.within_s);
+  p->set_keep_local(static_cast<pb::KeepLocal>(in.protect.keep_local));
 }
 
 template <class O>
@@ -138,6 +156,12 @@ O FromWire(const pb::Objective& in) {
   out.placement = static_cast<decltype(out.placement)>(in.placement());
   for (uint64_t n : in.nodes()) out.nodes.push_back(NodeId(n));
   out.chunk_size = in.chunk_size();
+  const pb::Protection& p = in.protect();
+  out.protect.kind = static_cast<decltype(out.protect.kind)>(p.kind());
+  out.protect.copies = p.copies();
+  out.protect.parity = p.parity();
+  out.protect.within_s = p.within_s();
+  out.protect.keep_local = static_cast<decltype(out.protect.keep_local)>(p.keep_local());
   return out;
 }
 
@@ -208,6 +232,10 @@ S FromWire(const pb::ClusterStatusRsp& in) {
   out.over_replicated = in.over_replicated();
   out.metrics_address = in.metrics_address();
   out.unavailable = in.unavailable();
+  out.protect_waiting_files = in.protect_waiting_files();
+  out.protect_waiting_bytes = in.protect_waiting_bytes();
+  out.protect_oldest_age_s = in.protect_oldest_age_s();
+  out.protect_overdue_files = in.protect_overdue_files();
   return out;
 }
 

@@ -33,11 +33,19 @@ struct TestChunk {
 };
 
 enum class TestPlacement : uint32_t { kLocal = 0, kSpread = 1 };
+enum class TestProtectKind : uint32_t { kNone = 0, kReplicas = 1, kEc = 2, kObject = 3 };
+enum class TestKeepLocal : uint32_t { kKeep = 0, kDrop = 1, kPressure = 2 };
+struct TestProtection {
+  TestProtectKind kind = TestProtectKind::kNone;
+  uint32_t copies = 0, parity = 0, within_s = 0;
+  TestKeepLocal keep_local = TestKeepLocal::kKeep;
+};
 struct TestObjective {
   uint32_t replicas = 1;
   TestPlacement placement = TestPlacement::kLocal;
   std::vector<NodeId> nodes;
   uint64_t chunk_size = 0;
+  TestProtection protect;
 };
 
 struct TestToken {
@@ -82,7 +90,7 @@ TEST(Convert, ChunkLayoutKeepsReplicaStatesAsTheirWireNumbers) {
 }
 
 TEST(Convert, ObjectiveCapabilityTokenAndTime) {
-  TestObjective in{2, TestPlacement::kSpread, {NodeId(1), NodeId(3)}, 4096};
+  TestObjective in{2, TestPlacement::kSpread, {NodeId(1), NodeId(3)}, 4096, {}};
   pb::Objective wire;
   ToWire(in, &wire);
   EXPECT_EQ(wire.placement(), pb::PLACEMENT_SPREAD);
@@ -91,6 +99,19 @@ TEST(Convert, ObjectiveCapabilityTokenAndTime) {
   EXPECT_EQ(out.placement, TestPlacement::kSpread);
   EXPECT_EQ(out.nodes, in.nodes);
   EXPECT_EQ(out.chunk_size, 4096u);
+  EXPECT_FALSE(wire.has_protect());  // no goal: nothing on the wire
+  EXPECT_EQ(out.protect.kind, TestProtectKind::kNone);
+
+  in.protect = {TestProtectKind::kEc, 4, 2, 300, TestKeepLocal::kDrop};
+  wire.Clear();
+  ToWire(in, &wire);
+  EXPECT_EQ(wire.protect().kind(), pb::PROTECT_EC);
+  out = FromWire<TestObjective>(wire);
+  EXPECT_EQ(out.protect.kind, TestProtectKind::kEc);
+  EXPECT_EQ(out.protect.copies, 4u);
+  EXPECT_EQ(out.protect.parity, 2u);
+  EXPECT_EQ(out.protect.within_s, 300u);
+  EXPECT_EQ(out.protect.keep_local, TestKeepLocal::kDrop);
 
   Capability cap{std::string(16, 'm'), 1234, kCapRead | kCapWrite};
   pb::Capability wire_cap;

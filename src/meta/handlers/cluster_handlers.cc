@@ -2,6 +2,8 @@
 // (which also hand out garbage-chunk removals), status, fsck, chunk lists.
 #include <fmt/format.h>
 
+#include <set>
+
 #include "common/logging.h"
 #include "meta/meta_service.h"
 #include "rpc/convert.h"
@@ -110,6 +112,10 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         }
         rsp.set_metrics_address(metrics_address());
         rsp.set_unavailable(repair.unavailable);
+        rsp.set_protect_waiting_files(repair.protect.waiting_files);
+        rsp.set_protect_waiting_bytes(repair.protect.waiting_bytes);
+        rsp.set_protect_oldest_age_s(repair.protect.oldest_age_s);
+        rsp.set_protect_overdue_files(repair.protect.overdue_files);
         rsp.set_files(counts.files);
         rsp.set_directories(counts.directories);
         rsp.set_chunks(counts.chunks);
@@ -130,7 +136,14 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
 
   h.push_back(Handle<Method::kFsck>(
       [this](const pb::Empty&, pb::FsckRsp& rsp, Call&) -> Status {
-        ASSIGN_OR_RETURN(auto problems, store_->Check());
+        // Replicas on down nodes are not readable: a file held only there
+        // (e.g. lost before it was protected) is named.
+        std::set<NodeId> down;
+        ASSIGN_OR_RETURN(std::vector<NodeRecord> nodes, store_->ListNodes());
+        for (const NodeRecord& n : nodes) {
+          if (health_.Of(n.node) == Health::kDown) down.insert(n.node);
+        }
+        ASSIGN_OR_RETURN(auto problems, store_->Check(down));
         for (auto& p : problems) {
           if (p.starts_with(MetaStore::kBelowObjective)) {
             rsp.add_below_objective(p.substr(MetaStore::kBelowObjective.size()));

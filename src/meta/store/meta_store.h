@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,13 +46,36 @@ inline constexpr uint32_t kMaxLinks = 65000;
 // space and load alone.
 enum class Placement : uint32_t { kLocal = 0, kSpread = 1 };
 
+// The asynchronous protection goal of a file (the durability ladder): the
+// writer's copies (`replicas`) are made at write time; the protection is
+// reached afterwards by the repair planner, once the file has no writer or
+// `within_s` after its data was first seen unprotected.
+enum class ProtectKind : uint32_t {
+  kNone = 0,      // `replicas` is all there is
+  kReplicas = 1,  // `copies` replicas in all
+  kEc = 2,        // an ec:K+M stripe (K = copies, M = parity); not yet served
+  kObject = 3,    // a copy in the object tier; not yet served
+};
+// What happens to the writer's local copy once the file is protected.
+enum class KeepLocal : uint32_t { kKeep = 0, kDrop = 1, kPressure = 2 };
+struct Protection {
+  ProtectKind kind = ProtectKind::kNone;
+  uint32_t copies = 0;    // kReplicas: replicas in all; kEc: data cells K
+  uint32_t parity = 0;    // kEc: parity cells M
+  uint32_t within_s = 0;  // the deadline, seconds after the file last changed
+  KeepLocal keep_local = KeepLocal::kKeep;
+  friend bool operator==(const Protection&, const Protection&) = default;
+};
+
 // The declarative policy of a file or directory tree: how many copies of
-// every chunk, where, and the chunk size of files created below.
+// every chunk, where, the chunk size of files created below, and the
+// protection reached in the background.
 struct Objective {
   uint32_t replicas = 1;
   Placement placement = Placement::kLocal;
   std::vector<NodeId> nodes;  // allowed nodes; empty = any
   uint64_t chunk_size = 0;    // for new files; 0 = the cluster default
+  Protection protect;
   friend bool operator==(const Objective&, const Objective&) = default;
 };
 
@@ -69,6 +93,7 @@ struct InodeAttr {
   uint32_t replicas = 1;    // the objective (inherited from the parent at creation)
   Placement placement = Placement::kLocal;
   std::vector<NodeId> placement_nodes;
+  Protection protect;       // the objective's protection goal (inherited like replicas)
 };
 
 struct DirEntry {
@@ -260,8 +285,11 @@ struct ChunkReplicas {
   InodeId ino;
   uint64_t index = 0;
   uint64_t chunk_size = 0;
-  Objective objective;
+  Objective objective;  // its chunk_size is the file's
   std::vector<Replica> replicas;
+  uint64_t file_size = 0;
+  Timespec ctime;            // the file's last change (data or attributes; never set back by utimes)
+  bool writer_open = false;  // a write handle is open (only asked when objective.protect is set)
 };
 
 // One chunk as fsck sees it.
@@ -434,10 +462,14 @@ class MetaStore {
   // Namespace consistency: every dentry points to a live inode, link counts
   // match dentries, directories form a tree rooted at 1, sizes and layouts
   // agree, no live replica is queued for removal. Returns one line per
-  // problem; lines starting with kBelowObjective name chunks with fewer
-  // healthy replicas than their file's objective (not an inconsistency).
+  // problem; lines starting with kBelowObjective name chunks (and their
+  // files by path) with fewer healthy replicas than their file's objective,
+  // fewer readable ones (replicas on a node in `unreadable` or on a node not
+  // registered do not count), or fewer than its protection goal past its
+  // deadline (not inconsistencies).
   static constexpr std::string_view kBelowObjective = "below objective: ";
-  virtual Result<std::vector<std::string>> Check() = 0;
+  virtual Result<std::vector<std::string>> Check(const std::set<NodeId>& unreadable) = 0;
+  Result<std::vector<std::string>> Check() { return Check({}); }
   // The cluster id created with the store (a random UUID).
   virtual std::string cluster_id() const = 0;
 };

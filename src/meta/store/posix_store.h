@@ -113,7 +113,8 @@ class PosixStore final : public MetaStore {
 
   Result<StoreCounts> Counts() override;
   Result<std::vector<ChunkRecord>> ListChunks(ChunkId after, size_t max, bool* eof) override;
-  Result<std::vector<std::string>> Check() override;
+  using MetaStore::Check;
+  Result<std::vector<std::string>> Check(const std::set<NodeId>& unreadable) override;
   std::string cluster_id() const override { return cluster_id_; }
 
   Engine& engine() { return *engine_; }

@@ -19,6 +19,25 @@
 
 namespace t0fs::meta {
 
+// A protection goal (InodeAttr::protect) in two integer columns, the same in
+// every engine (docs/formats/meta-schema.md): `protect` = kind | copies << 8
+// | parity << 16 | keep_local << 24 (one byte each: copies and parity are at
+// most 32) and `protect_within` = within_s. 0 and 0: no goal.
+inline uint64_t PackProtection(const Protection& p) {
+  auto byte = [](uint32_t v) { return static_cast<uint64_t>(v & 0xff); };
+  return byte(static_cast<uint32_t>(p.kind)) | byte(p.copies) << 8 | byte(p.parity) << 16 |
+         byte(static_cast<uint32_t>(p.keep_local)) << 24;
+}
+inline Protection UnpackProtection(uint64_t packed, uint64_t within_s) {
+  Protection p;
+  p.kind = static_cast<ProtectKind>(packed & 0xff);
+  p.copies = static_cast<uint32_t>((packed >> 8) & 0xff);
+  p.parity = static_cast<uint32_t>((packed >> 16) & 0xff);
+  p.keep_local = static_cast<KeepLocal>((packed >> 24) & 0xff);
+  p.within_s = static_cast<uint32_t>(within_s);
+  return p;
+}
+
 // An inode; key `attr.ino`.
 struct InodeRow {
   InodeAttr attr;

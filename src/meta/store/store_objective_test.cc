@@ -65,7 +65,8 @@ TEST_F(ObjectiveWalkTest, EveryInodeOfTheTreeOnceAcrossBatches) {
   inodes_.erase(outside.value());
   InodeId top = BuildTree();
   ASSERT_GT(inodes_.size(), 5 * kBatch);
-  const Objective objective{3, Placement::kSpread, {NodeId(2), NodeId(5)}, 8192};
+  const Objective objective{3, Placement::kSpread, {NodeId(2), NodeId(5)}, 8192,
+                            Protection{ProtectKind::kReplicas, 4, 0, 300, KeepLocal::kKeep}};
   auto changed = store_->SetObjective(top, objective, true);
   ASSERT_OK(changed);
   EXPECT_EQ(*changed, inodes_.size());
@@ -75,12 +76,14 @@ TEST_F(ObjectiveWalkTest, EveryInodeOfTheTreeOnceAcrossBatches) {
     EXPECT_EQ(attr->replicas, 3u) << ino;
     EXPECT_EQ(attr->placement, Placement::kSpread) << ino;
     EXPECT_EQ(attr->placement_nodes, objective.nodes) << ino;
+    EXPECT_EQ(attr->protect, objective.protect) << ino;
     // Directories take the chunk size for new files; files keep theirs.
     EXPECT_EQ(attr->chunk_size, dir ? 8192u : kFileChunk) << ino;
   }
   auto untouched = store_->GetAttr(outside);
   ASSERT_OK(untouched);
   EXPECT_EQ(untouched->replicas, 1u);
+  EXPECT_EQ(untouched->protect.kind, ProtectKind::kNone);
   auto root = store_->GetAttr(kRootInode);
   ASSERT_OK(root);
   EXPECT_EQ(root->replicas, 1u);
@@ -96,7 +99,7 @@ TEST_F(ObjectiveWalkTest, EveryInodeOfTheTreeOnceAcrossBatches) {
 
 TEST_F(ObjectiveWalkTest, NotRecursiveChangesOnlyTheTop) {
   InodeId top = BuildTree();
-  auto changed = store_->SetObjective(top, Objective{2, Placement::kLocal, {}, 8192}, false);
+  auto changed = store_->SetObjective(top, Objective{2, Placement::kLocal, {}, 8192, {}}, false);
   ASSERT_OK(changed);
   EXPECT_EQ(*changed, 1u);
   for (const auto& [ino, dir] : inodes_) {
@@ -108,12 +111,17 @@ TEST_F(ObjectiveWalkTest, NotRecursiveChangesOnlyTheTop) {
 
 TEST_F(ObjectiveWalkTest, NewEntriesInheritAfterTheWalk) {
   InodeId top = BuildTree();
-  ASSERT_OK(store_->SetObjective(top, Objective{2, Placement::kLocal, {}, 8192}, true));
+  const Protection protect{ProtectKind::kReplicas, 3, 0, 60, KeepLocal::kKeep};
+  ASSERT_OK(store_->SetObjective(top, Objective{2, Placement::kLocal, {}, 8192, protect}, true));
   InodeId later = Make(Make(top, "later", true), "f", false);
   auto attr = store_->GetAttr(later);
   ASSERT_OK(attr);
   EXPECT_EQ(attr->replicas, 2u);
-  EXPECT_CODE(store_->SetObjective(InodeId(99999), Objective{2, Placement::kLocal, {}, 0}, true),
+  EXPECT_EQ(attr->protect, protect);
+  auto objective = store_->GetObjective(later);
+  ASSERT_OK(objective);
+  EXPECT_EQ(objective->protect, protect);
+  EXPECT_CODE(store_->SetObjective(InodeId(99999), Objective{2, Placement::kLocal, {}, 0, {}}, true),
               kNotFound);
 }
 

@@ -554,7 +554,7 @@ namespace {
 // subdirectories; other types have none.
 TEST_P(StoreTest, ChunkSizeIsTheCallersForFilesAndInheritedByDirectories) {
   InodeId fixed = MkDir(kRootInode, "fixed");
-  ASSERT_OK(store_->SetObjective(fixed, Objective{1, Placement::kLocal, {}, 8 << 20}, true));
+  ASSERT_OK(store_->SetObjective(fixed, Objective{1, Placement::kLocal, {}, 8 << 20, {}}, true));
   InodeId sub = MkDir(fixed, "sub");
   EXPECT_EQ(Attr(sub).chunk_size, uint64_t{8} << 20);
   MakeNodeArgs f{sub, "f", S_IFREG | 0644, 0, 0, 0, true, "", 12288};

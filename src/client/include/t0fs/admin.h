@@ -32,20 +32,43 @@ enum class Placement : uint32_t {
   kSpread = 1,  // by free space and load alone
 };
 
-// How many copies of the data below a directory, and where.
+// The protection reached in the background after the writer's copies (the
+// wire's ProtectKind and KeepLocal, same numbers; docs/operations.md, the
+// durability ladder).
+enum class ProtectKind : uint32_t { kNone = 0, kReplicas = 1, kEc = 2, kObject = 3 };
+enum class KeepLocal : uint32_t { kKeep = 0, kDrop = 1, kPressure = 2 };
+struct Protection {
+  ProtectKind kind = ProtectKind::kNone;
+  uint32_t copies = 0;    // kReplicas: replicas in all; kEc: data cells K
+  uint32_t parity = 0;    // kEc: parity cells M
+  uint32_t within_s = 0;  // the deadline, seconds after the file last changed
+  KeepLocal keep_local = KeepLocal::kKeep;
+};
+
+// How many copies of the data below a directory, where, and the protection
+// reached afterwards.
 struct Objective {
   uint32_t replicas = 0;
   Placement placement = Placement::kLocal;
   std::vector<NodeId> nodes;  // allowed nodes; empty = any
   uint64_t chunk_size = 0;    // for new files; 0 = the cluster default
+  Protection protect;
 };
 
-// Applies "key=value" settings to `base`: replicas=1..16,
-// placement=local|spread, nodes=ID,ID (empty: any), chunk-size=SIZE.
-// kInvalidArgument names the bad setting.
+// The deadline of a protection goal set without within=.
+inline constexpr uint32_t kDefaultProtectWithinS = 600;
+
+// Applies settings to `base`: replicas=1..16, placement=local|spread,
+// nodes=ID,ID (empty: any), chunk-size=SIZE, protect=replicas:N|ec:K+M|
+// object|none, within=DURATION, keep-local=keep|drop|pressure, and the word
+// `sync` (no background protection: protect=none). kInvalidArgument names
+// the bad setting. Whether meta serves a protection kind is meta's answer.
 Result<Objective> ParseObjective(const std::vector<std::string>& settings, Objective base);
-// "replicas=2 placement=local nodes=1,2 chunk-size=1 MiB" (the parts set).
+// "replicas=2 placement=local nodes=1,2 chunk-size=1 MiB protect=replicas:3
+// within=5m" (the parts set).
 std::string DescribeObjective(const Objective& objective);
+// "replicas:3", "ec:4+2", "object", "none".
+std::string DescribeProtection(const Protection& protect);
 
 // One volume of a data node, as its last heartbeat reported it.
 struct VolumeStatus {
@@ -91,6 +114,11 @@ struct ClusterStatus {
   uint64_t over_replicated = 0;
   uint64_t stale_replicas = 0;
   uint64_t unavailable = 0;  // chunks with no readable replica at all
+  // Files below their protection goal (protect=), as of the last repair pass.
+  uint64_t protect_waiting_files = 0;
+  uint64_t protect_waiting_bytes = 0;
+  uint64_t protect_oldest_age_s = 0;
+  uint64_t protect_overdue_files = 0;  // waiting longer than their within=
   uint64_t copies_running = 0;
   uint64_t copies_done = 0;
   uint64_t copies_failed = 0;

@@ -109,7 +109,9 @@ class DigestSink final : public RowSink {
           static_cast<uint64_t>(a.placement),
           a.placement_nodes.size(),
           r.parent.value(),
-          r.entry_seq});
+          r.entry_seq,
+          PackProtection(a.protect),
+          a.protect.within_s});
     for (NodeId n : a.placement_nodes) Ints({n.value()});
     Bytes(r.target);
     return Status::Ok();

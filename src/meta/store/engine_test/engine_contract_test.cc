@@ -73,6 +73,7 @@ InodeRow SampleInode(uint64_t ino, uint32_t mode) {
   row.attr.replicas = 2;
   row.attr.placement = Placement::kSpread;
   row.attr.placement_nodes = {NodeId(4), NodeId(17)};
+  row.attr.protect = Protection{ProtectKind::kEc, 4, 2, 2592000, KeepLocal::kPressure};
   row.parent = S_ISDIR(mode) ? InodeId(1) : InodeId();
   row.entry_seq = S_ISDIR(mode) ? 41 : 0;
   return row;
@@ -99,6 +100,7 @@ void ExpectSameInode(const InodeRow& got, const InodeRow& want) {
   EXPECT_EQ(g.replicas, w.replicas);
   EXPECT_EQ(g.placement, w.placement);
   EXPECT_EQ(g.placement_nodes, w.placement_nodes);
+  EXPECT_EQ(g.protect, w.protect);
   EXPECT_EQ(got.target, want.target);
   EXPECT_EQ(got.parent, want.parent);
   EXPECT_EQ(got.entry_seq, want.entry_seq);
@@ -144,6 +146,13 @@ TEST_P(EngineContract, PutReplacesAndDeleteRemoves) {
   ASSERT_OK(txn->PutInode(row));
   row.attr.size = 5;
   row.attr.placement_nodes.clear();
+  row.attr.protect = Protection{ProtectKind::kReplicas, 16, 0, 0, KeepLocal::kKeep};
+  ASSERT_OK(txn->PutInode(row));
+  auto replaced = txn->GetInode(InodeId(20));
+  ASSERT_OK(replaced);
+  ASSERT_TRUE(replaced->has_value());
+  ExpectSameInode(**replaced, row);
+  row.attr.protect = Protection{};  // back to none
   ASSERT_OK(txn->PutInode(row));
   auto got = txn->GetInode(InodeId(20));
   ASSERT_OK(got);

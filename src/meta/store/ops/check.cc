@@ -342,28 +342,92 @@ void CheckChunks(const Rows& rows, std::vector<std::string>& out) {
           chunk, node));
     }
   }
-  // Fewer healthy replicas (on distinct nodes) than the file's objective:
-  // not yet repaired, or not repairable (too few nodes). Lines start with
-  // kBelowObjective so that fsck can tell them from inconsistencies.
-  {
-    Report r(out);
-    std::map<std::pair<InodeId, uint64_t>, std::pair<uint64_t, uint64_t>> below;
-    for (const ChunkWithReplicas& c : rows.chunks) {
-      const InodeRow* file = Find(rows, c.chunk.ino);
-      if (file == nullptr) continue;
-      std::set<NodeId> healthy;
-      for (const ReplicaRow& rep : c.replicas) {
-        if (rep.state == ReplicaState::kHealthy) healthy.insert(rep.node);
-      }
-      if (healthy.size() < file->attr.replicas) {
-        below[{c.chunk.ino, c.chunk.index}] = {healthy.size(), file->attr.replicas};
-      }
+}
+
+// A path of each inode in `wanted` (files: their first entry), from the
+// entries; "?" where a directory on the way has no entry (a damaged tree,
+// reported by the other rules).
+std::map<InodeId, std::string> PathsOf(const Rows& rows, const std::set<InodeId>& wanted) {
+  std::map<InodeId, std::string> out;
+  if (wanted.empty()) return out;
+  std::unordered_map<InodeId, const DentryRow*> dir_entry;  // directory → its entry
+  for (const DentryRow& d : rows.dentries) {
+    const InodeRow* child = Find(rows, d.ino);
+    if (child != nullptr && IsDir(child->attr.mode)) dir_entry.emplace(d.ino, &d);
+  }
+  auto dir_path = [&](InodeId dir) {
+    std::vector<std::string_view> names;
+    for (size_t depth = 0; dir != kRootInode; ++depth) {
+      auto it = dir_entry.find(dir);
+      if (it == dir_entry.end() || depth > rows.inodes.size()) return std::string("?");
+      names.push_back(it->second->name);
+      dir = it->second->parent;
     }
-    for (const auto& [key, counts] : below) {
-      r.Add(fmt::format("{}file {} chunk #{} has {} healthy replica(s), its objective wants {}",
-                        MetaStore::kBelowObjective, key.first, key.second, counts.first,
-                        counts.second));
+    std::string path;
+    for (auto name = names.rbegin(); name != names.rend(); ++name) path += fmt::format("/{}", *name);
+    return path;
+  };
+  for (const DentryRow& d : rows.dentries) {
+    if (wanted.count(d.ino) == 0 || out.count(d.ino) != 0) continue;
+    out[d.ino] = fmt::format("{}/{}", dir_path(d.parent), d.name);
+  }
+  for (InodeId ino : wanted) out.emplace(ino, "(no name: unlinked, still open)");
+  return out;
+}
+
+// Chunks below their file's objective, as lines starting with
+// kBelowObjective so that fsck can tell them from inconsistencies, naming
+// the file by path:
+//   - fewer healthy replicas (on distinct nodes) than `replicas`: not yet
+//     repaired, or not repairable (too few nodes);
+//   - fewer of them readable (not on a node in `unreadable` or unknown): a
+//     node is down; none readable means the data is unavailable, the case of
+//     a file whose only copy was on a lost node before it was protected;
+//   - fewer than its protection goal longer than `within` after its last
+//     change (overdue: repair cannot keep up, or there is no node to copy to).
+void CheckObjectives(const Rows& rows, const std::set<NodeId>& unreadable, Timespec now,
+                     std::vector<std::string>& out) {
+  struct Below {
+    InodeId ino;
+    uint64_t index = 0;
+    std::string what;
+  };
+  std::vector<Below> below;
+  for (const ChunkWithReplicas& c : rows.chunks) {
+    const InodeRow* file = Find(rows, c.chunk.ino);
+    if (file == nullptr) continue;
+    const InodeAttr& a = file->attr;
+    std::set<NodeId> healthy, down;
+    for (const ReplicaRow& rep : c.replicas) {
+      if (rep.state != ReplicaState::kHealthy) continue;
+      healthy.insert(rep.node);
+      if (unreadable.count(rep.node) != 0 || rows.nodes.count(rep.node) == 0) down.insert(rep.node);
     }
+    const size_t readable = healthy.size() - down.size();
+    const bool unprotected = a.protect.kind == ProtectKind::kReplicas && healthy.size() < a.protect.copies;
+    std::string what;
+    if (healthy.size() < a.replicas) {
+      what = fmt::format("has {} healthy replica(s), its objective wants {}", healthy.size(), a.replicas);
+    } else if (readable < a.replicas) {
+      what = fmt::format("has {} readable healthy replica(s), its objective wants {} (node(s) {} down{})", readable,
+                         a.replicas, fmt::join(down, ", "),
+                         readable == 0 ? unprotected ? "; lost before it was protected: unavailable"
+                                                     : "; unavailable until one comes back"
+                                       : "");
+    } else if (unprotected && now.sec - a.ctime.sec > static_cast<int64_t>(a.protect.within_s)) {
+      what = fmt::format("has {} healthy replica(s), its protection wants {}; changed {}s ago, past its deadline "
+                         "of {}s",
+                         healthy.size(), a.protect.copies, now.sec - a.ctime.sec, a.protect.within_s);
+    }
+    if (!what.empty()) below.push_back({c.chunk.ino, c.chunk.index, std::move(what)});
+  }
+  std::set<InodeId> files;
+  for (const Below& b : below) files.insert(b.ino);
+  const std::map<InodeId, std::string> paths = PathsOf(rows, files);
+  Report r(out);
+  for (const Below& b : below) {
+    r.Add(fmt::format("{}file {} {} chunk #{} {}", MetaStore::kBelowObjective, b.ino, paths.at(b.ino), b.index,
+                      b.what));
   }
 }
 
@@ -453,7 +517,7 @@ void CheckCycles(const Rows& rows, std::vector<std::string>& out) {
 
 }  // namespace
 
-Result<std::vector<std::string>> PosixStore::Check() {
+Result<std::vector<std::string>> PosixStore::Check(const std::set<NodeId>& unreadable) {
   std::vector<std::string> problems;
   RETURN_IF_ERROR(Read([&](ReadTxn& txn) -> Status {
     problems.clear();
@@ -464,6 +528,7 @@ Result<std::vector<std::string>> PosixStore::Check() {
     CheckTree(rows, problems);
     CheckInodes(rows, problems);
     CheckChunks(rows, problems);
+    CheckObjectives(rows, unreadable, WallNow(), problems);
     CheckPlacement(rows, problems);
     CheckSessions(rows, problems);
     CheckCycles(rows, problems);

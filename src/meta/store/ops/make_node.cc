@@ -126,6 +126,7 @@ Result<MakeNodeResult> PosixStore::MakeNode(const OpToken& token, const MakeNode
     a.replicas = parent.attr.replicas;
     a.placement = parent.attr.placement;
     a.placement_nodes = parent.attr.placement_nodes;
+    a.protect = parent.attr.protect;
     if (is_link) node.target = args.link_target;
     if (is_dir) node.parent = args.parent;
     RETURN_IF_ERROR(txn.PutInode(node));

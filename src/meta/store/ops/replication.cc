@@ -1,5 +1,6 @@
 // Objectives and replication: what the repair planner reads and changes, and
 // the administrative state of nodes.
+#include <fcntl.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,14 +13,27 @@
 
 namespace t0fs::meta {
 
+namespace {
+
+Objective ObjectiveOf(const InodeAttr& attr) {
+  Objective out;
+  out.replicas = attr.replicas;
+  out.placement = attr.placement;
+  out.nodes = attr.placement_nodes;
+  out.chunk_size = attr.chunk_size;
+  out.protect = attr.protect;
+  return out;
+}
+
+bool Writes(const HandleRow& h) { return (h.flags & O_ACCMODE) != O_RDONLY; }
+
+}  // namespace
+
 Result<Objective> PosixStore::GetObjective(InodeId ino) {
   Objective out;
   RETURN_IF_ERROR(Read([&](ReadTxn& txn) -> Status {
     ASSIGN_OR_RETURN(InodeRow row, internal::LoadInode(txn, ino));
-    out.replicas = row.attr.replicas;
-    out.placement = row.attr.placement;
-    out.nodes = row.attr.placement_nodes;
-    out.chunk_size = row.attr.chunk_size;
+    out = ObjectiveOf(row.attr);
     return Status::Ok();
   }));
   return out;
@@ -39,6 +53,7 @@ Result<uint64_t> PosixStore::SetObjective(InodeId ino, const Objective& objectiv
     row.attr.replicas = objective.replicas;
     row.attr.placement = objective.placement;
     row.attr.placement_nodes = objective.nodes;
+    row.attr.protect = objective.protect;
     // Files keep their chunk size; directories record it for new files.
     if (dir) row.attr.chunk_size = objective.chunk_size;
     RETURN_IF_ERROR(txn.PutInode(row));
@@ -105,6 +120,8 @@ Result<std::vector<ChunkReplicas>> PosixStore::ScanReplicas(ChunkId after, size_
     // As a join: a chunk without replicas or without its inode (a damaged
     // store, reported by Check) is not listed; the scan goes on past it.
     ChunkId cursor = after;
+    std::optional<InodeRow> file;  // the file of the previous chunk
+    bool writer_open = false;      // whether it has a write handle (asked only with a protection goal)
     for (;;) {
       // One chunk more than fits, to know whether the scan is complete.
       const size_t want = max - out.size() + 1;
@@ -116,16 +133,25 @@ Result<std::vector<ChunkReplicas>> PosixStore::ScanReplicas(ChunkId after, size_
         }
         cursor = c.chunk.id;
         if (c.replicas.empty()) continue;
-        ASSIGN_OR_RETURN(std::optional<InodeRow> file, txn.GetInode(c.chunk.ino));
+        // Consecutive chunks mostly belong to one file: read it once.
+        if (!file || file->attr.ino != c.chunk.ino) {
+          ASSIGN_OR_RETURN(file, txn.GetInode(c.chunk.ino));
+          writer_open = false;
+          if (file && file->attr.protect.kind != ProtectKind::kNone) {
+            ASSIGN_OR_RETURN(std::vector<HandleRow> handles, txn.ListHandlesOf(c.chunk.ino));
+            writer_open = std::any_of(handles.begin(), handles.end(), Writes);
+          }
+        }
         if (!file) continue;
         ChunkReplicas r;
         r.chunk = c.chunk.id;
         r.ino = c.chunk.ino;
         r.index = c.chunk.index;
         r.chunk_size = file->attr.chunk_size;
-        r.objective.replicas = file->attr.replicas;
-        r.objective.placement = file->attr.placement;
-        r.objective.nodes = file->attr.placement_nodes;
+        r.objective = ObjectiveOf(file->attr);
+        r.file_size = file->attr.size;
+        r.ctime = file->attr.ctime;
+        r.writer_open = writer_open;
         for (const ReplicaRow& row : c.replicas) r.replicas.push_back(internal::ReplicaOf(row));
         out.push_back(std::move(r));
       }

@@ -231,16 +231,18 @@ TEST(PgEngine, IdBlocksOfTwoEnginesNeverOverlap) {
   }
 }
 
-// A store of schema version 1 (sequences stepping by 1) opened by this
-// build becomes version 2 and hands out ids above every id of before.
+// A store of schema version 1 (sequences stepping by 1, no protection
+// columns) opened by this build becomes the current version and hands out
+// ids above every id of before.
 TEST(PgEngine, SchemaVersion1IsMigrated) {
   REQUIRE_SERVER();
   PgHome home;
   { ASSERT_OK(home.Open()); }
   // Back to what version 1 made, with ids handed out up to 500.
   std::string v1 = fmt::format(
-      "SET search_path TO {}; DELETE FROM t0fs_schema WHERE version = 2; "
-      "INSERT INTO t0fs_schema (version) VALUES (1) ON CONFLICT DO NOTHING;",
+      "SET search_path TO {}; DELETE FROM t0fs_schema WHERE version > 1; "
+      "INSERT INTO t0fs_schema (version) VALUES (1) ON CONFLICT DO NOTHING; "
+      "ALTER TABLE inodes DROP COLUMN protect, DROP COLUMN protect_within;",
       home.schema());
   for (const char* seq : {"inode_ids", "chunk_ids", "garbage_ids", "session_ids", "handle_ids"}) {
     v1 += fmt::format("ALTER SEQUENCE {} INCREMENT BY 1; SELECT setval('{}', 500);", seq, seq);
@@ -260,6 +262,12 @@ TEST(PgEngine, SchemaVersion1IsMigrated) {
       home.schema()));
   ASSERT_OK(step);
   EXPECT_EQ(step->Int(0, 0), static_cast<int64_t>(pgschema::kIdBlock));
+  auto columns = home.admin().Exec(fmt::format(
+      "SELECT count(*) FROM information_schema.columns WHERE table_schema = '{}' AND table_name = 'inodes' "
+      "AND column_name IN ('protect', 'protect_within')",
+      home.schema()));
+  ASSERT_OK(columns);
+  EXPECT_EQ(columns->Int(0, 0), 2);
   uint64_t previous = 500;
   for (int i = 0; i < 2 * static_cast<int>(pgschema::kIdBlock) + 3; ++i) {
     auto txn = (*engine)->BeginWrite(WriteOptions{});
@@ -270,7 +278,7 @@ TEST(PgEngine, SchemaVersion1IsMigrated) {
     previous = *id;
     ASSERT_OK((*txn)->Commit());
   }
-  // And a second open finds version 2 as it is.
+  // And a second open finds the current version as it is.
   ASSERT_OK(home.Open());
 }
 

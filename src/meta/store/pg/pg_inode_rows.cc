@@ -18,7 +18,8 @@ namespace {
   t "ino, " t "mode, " t "uid, " t "gid, " t "size, " t "nlink, " t "rdev, " t "atime_s, " t \
   "atime_ns, " t "mtime_s, " t "mtime_ns, " t "ctime_s, " t "ctime_ns, " t "chunk_size, " t  \
   "generation, " t "replicas, " t "placement, " t "placement_nodes, " t "target, " t         \
-  "parent, " t "entry_seq"
+  "parent, " t "entry_seq, " t "protect, " t "protect_within"
+constexpr int kInodeColumnCount = 23;
 #define T0FS_PG_INODE_COLUMNS T0FS_PG_INODE_COLUMNS_OF("")
 #define T0FS_PG_JOINED_INODE_COLUMNS T0FS_PG_INODE_COLUMNS_OF("i.")
 
@@ -30,7 +31,7 @@ constexpr Stmt kPutInode{
     "put_inode",
     "INSERT INTO inodes (" T0FS_PG_INODE_COLUMNS
     ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, "
-    "$19, $20, $21) "
+    "$19, $20, $21, $22, $23) "
     "ON CONFLICT (ino) DO UPDATE SET mode = excluded.mode, uid = excluded.uid, gid = excluded.gid, "
     "size = excluded.size, nlink = excluded.nlink, rdev = excluded.rdev, atime_s = "
     "excluded.atime_s, "
@@ -40,7 +41,7 @@ constexpr Stmt kPutInode{
     "excluded.placement, "
     "placement_nodes = excluded.placement_nodes, target = excluded.target, parent = "
     "excluded.parent, "
-    "entry_seq = excluded.entry_seq"};
+    "entry_seq = excluded.entry_seq, protect = excluded.protect, protect_within = excluded.protect_within"};
 constexpr Stmt kDeleteInode{"delete_inode", "DELETE FROM inodes WHERE ino = $1"};
 
 // With the entry's inode, which the caller nearly always loads next (kept
@@ -49,7 +50,7 @@ constexpr Stmt kGetDentry{"get_dentry_inode",
                           "SELECT d.parent, d.name, d.ino, d.seq, " T0FS_PG_JOINED_INODE_COLUMNS
                           " FROM dentries d LEFT JOIN inodes i ON i.ino = d.ino "
                           "WHERE d.parent = $1 AND d.name = $2"};
-// A directory (columns 25..), its entry (0..3) and the entry's inode (4..):
+// A directory (columns kDirColumn..), its entry (0..3) and the entry's inode (4..):
 // no row when the directory does not exist, NULLs when the entry does not.
 constexpr Stmt kGetDirEntry{
     "get_dir_entry",
@@ -57,7 +58,7 @@ constexpr Stmt kGetDirEntry{
     ", " T0FS_PG_INODE_COLUMNS_OF("p.")
     " FROM inodes p LEFT JOIN dentries d ON d.parent = p.ino AND d.name = $2 "
     "LEFT JOIN inodes i ON i.ino = d.ino WHERE p.ino = $1"};
-constexpr int kDirColumn = 25;
+constexpr int kDirColumn = 4 + kInodeColumnCount;
 constexpr Stmt kListDir{
     "list_dir",
     "SELECT parent, name, ino, seq FROM dentries WHERE parent = $1 AND seq > $2 "
@@ -134,6 +135,7 @@ InodeRow InodeAt(const pg::Rows& q, int r, int c) {
   row.target = q.Bytes(r, c + 18);
   row.parent = InodeId(q.UInt(r, c + 19));
   row.entry_seq = q.UInt(r, c + 20);
+  a.protect = UnpackProtection(q.UInt(r, c + 21), q.UInt(r, c + 22));
   return row;
 }
 
@@ -199,7 +201,9 @@ Status PgTxn::PutInode(const InodeRow& row) {
                           pg::Param(NodeArray(a.placement_nodes)),
                           pg::Param::Bytes(row.target),
                           Id64(row.parent),
-                          U(row.entry_seq)});
+                          U(row.entry_seq),
+                          U(PackProtection(a.protect)),
+                          U(a.protect.within_s)});
 }
 
 Status PgTxn::DeleteInode(InodeId ino) {

@@ -49,7 +49,9 @@ CREATE TABLE inodes (
   placement_nodes bigint[] NOT NULL,
   target     bytea NOT NULL,
   parent     bigint NOT NULL,
-  entry_seq  bigint NOT NULL
+  entry_seq  bigint NOT NULL,
+  protect    bigint NOT NULL DEFAULT 0,
+  protect_within bigint NOT NULL DEFAULT 0
 );
 
 CREATE TABLE dentries (
@@ -171,6 +173,14 @@ ALTER SEQUENCE handle_ids INCREMENT BY 1024;
 INSERT INTO t0fs_schema (version) VALUES (2);
 )sql";
 
+// Version 2 to 3: the protection goal of an objective on inodes (`protect`,
+// `protect_within`: rows.h, PackProtection); existing inodes have none.
+const char* const kMigrateTo3 = R"sql(
+ALTER TABLE inodes ADD COLUMN protect bigint NOT NULL DEFAULT 0;
+ALTER TABLE inodes ADD COLUMN protect_within bigint NOT NULL DEFAULT 0;
+INSERT INTO t0fs_schema (version) VALUES (3);
+)sql";
+
 // pg_advisory_xact_lock key of schema creation ("t0fsschm").
 constexpr int64_t kSchemaLock = 0x7430667373636866;
 
@@ -206,6 +216,10 @@ Status PrepareLocked(pg::Connection& conn, const std::string& where) {
     if (version < 2) {
       RETURN_IF_ERROR(conn.ExecScript(kMigrateTo2));
       LOG_INFO("{}: migrated the metadata schema from version {} to {}", where, version, 2);
+    }
+    if (version < 3) {
+      RETURN_IF_ERROR(conn.ExecScript(kMigrateTo3));
+      LOG_INFO("{}: migrated the metadata schema from version {} to {}", where, std::max<int64_t>(version, 2), 3);
     }
     return Status::Ok();
   }

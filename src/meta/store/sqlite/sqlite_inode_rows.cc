@@ -10,11 +10,11 @@ namespace {
 constexpr const char* kInodeColumns =
     "ino, mode, uid, gid, size, nlink, rdev, atime_s, atime_ns, mtime_s, mtime_ns, ctime_s, "
     "ctime_ns, chunk_size, generation, replicas, placement, placement_nodes, target, parent, "
-    "entry_seq";
+    "entry_seq, protect, protect_within";
 constexpr const char* kJoinedInodeColumns =
     "i.ino, i.mode, i.uid, i.gid, i.size, i.nlink, i.rdev, i.atime_s, i.atime_ns, i.mtime_s, "
     "i.mtime_ns, i.ctime_s, i.ctime_ns, i.chunk_size, i.generation, i.replicas, i.placement, "
-    "i.placement_nodes, i.target, i.parent, i.entry_seq";
+    "i.placement_nodes, i.target, i.parent, i.entry_seq, i.protect, i.protect_within";
 
 InodeRow InodeFromRow(const Statement& q, int c) {
   InodeRow row;
@@ -37,6 +37,7 @@ InodeRow InodeFromRow(const Statement& q, int c) {
   row.target = q.Bytes(c + 18);
   row.parent = InodeId(q.U64(c + 19));
   row.entry_seq = q.U64(c + 20);
+  a.protect = UnpackProtection(q.U64(c + 21), q.U64(c + 22));
   return row;
 }
 
@@ -76,20 +77,21 @@ Status PutInode(Db& db, const InodeRow& row) {
   return db.Run(
       "INSERT INTO inodes (ino, mode, uid, gid, size, nlink, rdev, atime_s, atime_ns, mtime_s, "
       "mtime_ns, ctime_s, ctime_ns, chunk_size, generation, replicas, placement, placement_nodes, "
-      "target, parent, entry_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-      "?, ?) ON CONFLICT (ino) DO UPDATE SET mode = excluded.mode, uid = excluded.uid, "
+      "target, parent, entry_seq, protect, protect_within) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+      "?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (ino) DO UPDATE SET mode = excluded.mode, uid = excluded.uid, "
       "gid = excluded.gid, size = excluded.size, nlink = excluded.nlink, rdev = excluded.rdev, "
       "atime_s = excluded.atime_s, atime_ns = excluded.atime_ns, mtime_s = excluded.mtime_s, "
       "mtime_ns = excluded.mtime_ns, ctime_s = excluded.ctime_s, ctime_ns = excluded.ctime_ns, "
       "chunk_size = excluded.chunk_size, generation = excluded.generation, "
       "replicas = excluded.replicas, placement = excluded.placement, "
       "placement_nodes = excluded.placement_nodes, target = excluded.target, "
-      "parent = excluded.parent, entry_seq = excluded.entry_seq",
+      "parent = excluded.parent, entry_seq = excluded.entry_seq, protect = excluded.protect, "
+      "protect_within = excluded.protect_within",
       a.ino, a.mode, a.uid, a.gid, a.size, a.nlink, a.rdev, a.atime.sec, a.atime.nsec, a.mtime.sec,
       a.mtime.nsec, a.ctime.sec, a.ctime.nsec, a.chunk_size, a.generation, a.replicas,
       static_cast<uint32_t>(a.placement), FormatNodeList(a.placement_nodes),
       row.target.empty() ? std::nullopt : std::optional(Blob{row.target}), row.parent,
-      row.entry_seq);
+      row.entry_seq, PackProtection(a.protect), a.protect.within_s);
 }
 
 Status DeleteInode(Db& db, InodeId ino) {

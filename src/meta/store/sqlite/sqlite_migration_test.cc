@@ -75,7 +75,7 @@ TEST(SqliteMigration, SchemaTwoDatabaseOpensAndKeepsEverything) {
   ASSERT_EQ(LoadFixture(path, "v2_store.sql"), 2);
   auto store = testing::OpenOrDie(path);
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(UserVersion(path), 3);
+  EXPECT_EQ(UserVersion(path), 4);
   EXPECT_EQ(store->cluster_id(), "ab7bdd16-6eae-40a8-a9d0-bff2a9078e6a");
   auto problems = store->Check();
   ASSERT_OK(problems);
@@ -104,6 +104,15 @@ TEST(SqliteMigration, SchemaTwoDatabaseOpensAndKeepsEverything) {
   EXPECT_EQ((*layout)[3].replicas.at(0).node, NodeId(1));
   EXPECT_EQ(store->GetObjective(Walk(*store, {"a", "b", "after-objective"}))->placement,
             Placement::kSpread);
+  // Version 4: no protection goal on anything that came over; one can be set.
+  EXPECT_EQ(data_attr->protect, Protection{});
+  const Protection protect{ProtectKind::kReplicas, 3, 0, 600, KeepLocal::kKeep};
+  Objective objective = *store->GetObjective(data);
+  objective.protect = protect;
+  ASSERT_OK(store->SetObjective(data, objective, false));
+  EXPECT_EQ(store->GetAttr(data)->protect, protect);
+  objective.protect = Protection{};  // (else the check below names it: changed long ago, unprotected)
+  ASSERT_OK(store->SetObjective(data, objective, false));
   EXPECT_EQ(Walk(*store, {"a", "moved"}), InodeId(20));
   EXPECT_FALSE(Walk(*store, {"empty"}).valid());
 

@@ -44,7 +44,9 @@ CREATE TABLE inodes (
   placement  INTEGER NOT NULL DEFAULT 0,
   placement_nodes TEXT NOT NULL DEFAULT '',
   parent     INTEGER NOT NULL DEFAULT 0,
-  entry_seq  INTEGER NOT NULL DEFAULT 0
+  entry_seq  INTEGER NOT NULL DEFAULT 0,
+  protect    INTEGER NOT NULL DEFAULT 0,
+  protect_within INTEGER NOT NULL DEFAULT 0
 );
 
 CREATE TABLE dentries (
@@ -153,6 +155,8 @@ CREATE INDEX replicas_by_node ON replicas (node);
 // and a directory's parent on its inode (`parent`: the root and removed
 // directories name themselves; 0 for other types). The temporary index keeps
 // the parent lookup linear on large databases.
+// Version 3 → 4: the protection goal of an objective on inodes (`protect`,
+// `protect_within`: rows.h, PackProtection); existing inodes have none.
 const char* const kMigrations[] = {
     R"sql(
 ALTER TABLE inodes ADD COLUMN replicas INTEGER NOT NULL DEFAULT 1;
@@ -181,6 +185,10 @@ UPDATE inodes SET
   entry_seq = (SELECT COALESCE(MAX(d.seq), 0) FROM dentries d WHERE d.parent = inodes.ino)
   WHERE (mode & 61440) = 16384;
 DROP INDEX dentries_migration_by_ino;
+)sql",
+    R"sql(
+ALTER TABLE inodes ADD COLUMN protect INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE inodes ADD COLUMN protect_within INTEGER NOT NULL DEFAULT 0;
 )sql",
 };
 
