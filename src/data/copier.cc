@@ -82,17 +82,22 @@ rpc::Channel& Copier::PeerChannel(const std::string& address) {
   return *slot;
 }
 
+std::chrono::steady_clock::time_point ReserveBandwidth(std::chrono::steady_clock::time_point& until,
+                                                       std::chrono::steady_clock::time_point now, size_t bytes,
+                                                       uint64_t rate) {
+  const auto share = std::chrono::nanoseconds(bytes * 1000000000ull / rate);
+  if (until < now - share) until = now - share;
+  until += share;
+  return until;
+}
+
 void Copier::Throttle(size_t bytes) {
   if (rate_ == 0) return;
   std::chrono::steady_clock::time_point wake;
   {
-    // Every piece reserves its share of the budget; all workers together
-    // stay at `rate_` bytes/s.
+    // All workers together stay at `rate_` bytes/s.
     std::lock_guard lock(mu_);
-    auto now = std::chrono::steady_clock::now();
-    if (throttle_until_ < now) throttle_until_ = now;
-    throttle_until_ += std::chrono::nanoseconds(bytes * 1000000000ull / rate_);
-    wake = throttle_until_;
+    wake = ReserveBandwidth(throttle_until_, std::chrono::steady_clock::now(), bytes, rate_);
   }
   std::this_thread::sleep_until(wake);
 }

@@ -27,6 +27,15 @@
 
 namespace t0fs::data {
 
+// The shared bandwidth budget of the copy workers: each piece reserves its
+// share (`bytes` at `rate` bytes/s) after the reservations before it and
+// returns when it may go on. Time already spent since the last reservation
+// counts — the work is not paid twice — but at most one share of it: an idle
+// copier does not save up a burst. Pure: the caller keeps `until`.
+std::chrono::steady_clock::time_point ReserveBandwidth(std::chrono::steady_clock::time_point& until,
+                                                       std::chrono::steady_clock::time_point now, size_t bytes,
+                                                       uint64_t rate);
+
 class Copier {
  public:
   Copier(ChunkStore& store, rpc::ClientOptions peer_options, uint32_t threads, uint64_t rate_bytes_per_sec);
