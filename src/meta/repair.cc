@@ -20,6 +20,9 @@ struct RepairPlanner::Choice {
 
 namespace {
 constexpr size_t kScanPage = 1000;
+// Protection copies a pass keeps for after the repairs: the oldest waits.
+// More than the copy slots of a pass would ever start.
+constexpr size_t kMaxDeferred = 4096;
 constexpr auto kUnconfirmed = std::chrono::seconds(10);  // a sent copy the node does not list is lost
 }  // namespace
 
@@ -57,6 +60,7 @@ void RepairPlanner::RunPass() {
     pass_ = PassCounts{};
   }
   const int64_t now_s = WallNow().sec;
+  DeferredQueue deferred;
   for (ChunkId after;;) {
     bool eof = false;
     auto page = store_.ScanReplicas(after, kScanPage, &eof);
@@ -65,11 +69,15 @@ void RepairPlanner::RunPass() {
       return;
     }
     for (const ChunkReplicas& c : *page) {
-      PlanChunk(c, nodes, now_s);
+      PlanChunk(c, nodes, now_s, &deferred);
       after = c.chunk;
     }
     if (eof || page->empty()) break;
   }
+  // Protection copies after every repair of lost redundancy, the longest
+  // waiting first (the copy slots per node are shared).
+  std::sort_heap(deferred.begin(), deferred.end(), YoungestOnTop());
+  for (const Deferred& d : deferred) PlanChunk(d.chunk, nodes, now_s, nullptr);
   std::lock_guard lock(mu_);
   waiting_since_ = std::move(pass_.waiting_since);
   pass_.waiting_since.clear();
@@ -100,7 +108,9 @@ int64_t RepairPlanner::NotePending(const ChunkReplicas& c, size_t good, int64_t 
   return age;
 }
 
-void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Choice>& nodes, int64_t now_s) {
+void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Choice>& nodes, int64_t now_s,
+                              DeferredQueue* defer) {
+  const bool first = defer != nullptr;  // the scan, which counts; else a deferred protection copy
   bool has_task = false;
   {
     std::lock_guard lock(mu_);
@@ -140,7 +150,7 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
     good.push_back(&r);
   }
   std::lock_guard lock(mu_);
-  const int64_t waited = NotePending(c, good.size(), now_s);
+  const int64_t waited = first ? NotePending(c, good.size(), now_s) : 0;
   if (has_task) return;
   // The copies to reach now and to keep (the durability ladder): the
   // writer's `replicas`, raised to the protection's copies once the file has
@@ -149,14 +159,25 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
   if (c.objective.protect.kind == ProtectKind::kReplicas) {
     keep = std::max(synced, c.objective.protect.copies);
     const bool due = !c.writer_open || waited >= static_cast<int64_t>(c.objective.protect.within_s);
-    if (waited >= 0 && due) want = keep;
+    if (!first || (waited >= 0 && due)) want = keep;  // (deferred: it was due)
   }
-  for (const Replica& r : c.replicas) ++pass_.replicas_per_node[r.node];
-  if (has_stale) ++pass_.stale_replicas;
+  if (first) {
+    for (const Replica& r : c.replicas) ++pass_.replicas_per_node[r.node];
+    if (has_stale) ++pass_.stale_replicas;
+  }
   if (good.size() < want) {
-    if (good.size() < synced) ++pass_.under_replicated;
+    if (first && good.size() >= synced) {  // a protection copy: after the repairs
+      defer->push_back(Deferred{waited, c});
+      std::push_heap(defer->begin(), defer->end(), YoungestOnTop());
+      if (defer->size() > kMaxDeferred) {  // the youngest waits for a later pass
+        std::pop_heap(defer->begin(), defer->end(), YoungestOnTop());
+        defer->pop_back();
+      }
+      return;
+    }
+    if (first) ++pass_.under_replicated;
     if (sources.empty()) {
-      ++pass_.unavailable;
+      if (first) ++pass_.unavailable;
       return;
     }
     // A source that is not draining spares the node being emptied.

@@ -9,6 +9,9 @@
 //     healthy peer (data flows node to node, never through meta);
 //   - enough good replicas → extra ones (stale, lost, on a draining node,
 //     beyond the objective) leave the layout and their files are removed.
+// A copy wanted only for a protection goal (protect=, after the writer's
+// replicas) waits until the scan is done: repairs of lost redundancy take the
+// copy slots first, then the protection copies that waited longest.
 // At most one task per chunk and copies-per-node tasks per target at a time.
 // Copy results arrive with heartbeats; a task that does not finish (target
 // down, restarted, copy-timeout) is retried by a later pass.
@@ -91,7 +94,21 @@ class RepairPlanner {
     Clock::time_point sent;  // zero until handed to the target
   };
   struct Choice;  // a node as this pass sees it
-  void PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Choice>& nodes, int64_t now_s);
+  // A protection copy left for after the scan, and how long it has waited.
+  struct Deferred {
+    int64_t waited = 0;
+    ChunkReplicas chunk;
+  };
+  // A heap with the youngest on top; sorted by it, the oldest come first.
+  struct YoungestOnTop {
+    bool operator()(const Deferred& a, const Deferred& b) const { return a.waited > b.waited; }
+  };
+  using DeferredQueue = std::vector<Deferred>;
+  // Plans one chunk. With `defer` (the scan): counts it, and leaves a copy
+  // wanted only for protection in `defer`; without (after the scan): plans
+  // such a copy.
+  void PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Choice>& nodes, int64_t now_s,
+                 DeferredQueue* defer);
   // Counts a chunk below its protection goal in the pass; returns the
   // seconds its data has waited, -1 when it is protected or has no goal.
   // Called with mu_ held.
