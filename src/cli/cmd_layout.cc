@@ -82,9 +82,10 @@ int RunLayout(LayoutState& s) {
     }
     chunks_below += goal.kind == client::ProtectKind::kReplicas && healthy.size() < goal.copies;
   }
-  const char* protection = goal.kind == client::ProtectKind::kNone ? "none"
-                           : chunks_below == 0                      ? "protected"
-                                                                    : "waiting";
+  const char* protection = goal.kind == client::ProtectKind::kNone       ? "none"
+                           : goal.kind != client::ProtectKind::kReplicas ? "not served"
+                           : chunks_below == 0                            ? "protected"
+                                                                          : "waiting";
   const char* pt_mode = pt.mode == client::PassthroughMode::kReadWrite ? "read-write"
                         : pt.mode == client::PassthroughMode::kRead    ? "read"
                                                                        : "none";
@@ -130,6 +131,8 @@ int RunLayout(LayoutState& s) {
   }
   if (goal.kind == client::ProtectKind::kNone) {
     fmt::print("protection: none (no protect= goal: the replicas written are all there is)\n");
+  } else if (goal.kind != client::ProtectKind::kReplicas) {
+    fmt::print("protection: protect={} is not served by this version\n", client::DescribeProtection(goal));
   } else if (chunks_below == 0) {
     fmt::print("protection: protected (protect={})\n", client::DescribeProtection(goal));
   } else {

@@ -31,7 +31,8 @@ Status ValidateObjective(const Objective& objective) {
     case ProtectKind::kReplicas:
       if (p.copies <= objective.replicas || p.copies > kMaxReplicas || p.parity != 0) {
         return Status(StatusCode::kInvalidArgument,
-                      fmt::format("protect=replicas:{} must ask for more copies than replicas={} (at most {})",
+                      fmt::format("protect=replicas:{} must ask for more copies than replicas={} (at most {}; "
+                                  "`sync` drops the background goal)",
                                   p.copies, objective.replicas, kMaxReplicas));
       }
       break;
