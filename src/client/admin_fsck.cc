@@ -10,6 +10,8 @@
 //    node takes it (a down node: when it is back). That is expected: a
 //    "pending removal" note. Only the same (chunk, node) both live and
 //    queued is a problem (meta's check reports it);
+//  - a file waiting for its protect= copies within its deadline is a note
+//    (past it, meta's check reports it below its objective);
 //  - a node that is not up cannot be checked: a warning.
 #include <fmt/format.h>
 
@@ -18,6 +20,7 @@
 #include <set>
 #include <utility>
 
+#include "common/config.h"
 #include "t0fs/admin.h"
 
 namespace t0fs::client {
@@ -148,6 +151,14 @@ Result<FsckReport> AdminClient::Fsck() {
         fmt::format("repair is running: {} chunk(s) below objective, {} copies running (t0fs "
                     "status shows its progress)",
                     cluster.under_replicated, cluster.copies_running));
+  }
+  // Within their deadline, not a problem (past it, meta's check names them).
+  const uint64_t waiting = cluster.protect_waiting_files - std::min(cluster.protect_waiting_files,
+                                                                    cluster.protect_overdue_files);
+  if (waiting > 0) {
+    report.notes.push_back(fmt::format("protection: {} file(s) wait for their protect= copies within their "
+                                       "deadline ({} in all; t0fs status)",
+                                       waiting, FormatByteSize(cluster.protect_waiting_bytes)));
   }
   return report;
 }

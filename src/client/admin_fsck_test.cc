@@ -166,6 +166,21 @@ TEST(Fsck, BelowObjectiveLinesComeWithRepairProgress) {
             "its progress)");
 }
 
+TEST(Fsck, FilesWaitingForProtectionAreANote) {
+  FakeAdmin admin;
+  admin.AddNode(1, "up");
+  admin.AddReplica(10, 1, 5, true);
+  admin.cluster.protect_waiting_files = 3;
+  admin.cluster.protect_overdue_files = 1;  // meta's check names that one
+  admin.cluster.protect_waiting_bytes = 3u << 20;
+  auto report = admin.Fsck();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->clean());
+  ASSERT_EQ(report->notes.size(), 1u);
+  EXPECT_EQ(report->notes[0],
+            "protection: 2 file(s) wait for their protect= copies within their deadline (3 MiB in all; t0fs status)");
+}
+
 TEST(Fsck, LongListsAreCapped) {
   FakeAdmin admin;
   admin.AddNode(1, "up");
