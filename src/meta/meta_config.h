@@ -42,7 +42,7 @@ struct MetaConfig {
   // Copies in flight per target node; more repairs faster, competes more
   // with client I/O.
   uint32_t copies_per_node = 2;
-  Duration copy_timeout{std::chrono::minutes(10)};  // a copy not finished by then is retried
+  Duration copy_timeout{std::chrono::minutes(10)};  // a copy without progress that long is retried
   // Lifetime of chunk capabilities handed out with layouts. Longer means
   // fewer layout refreshes; shorter revokes access sooner.
   Duration capability_ttl{std::chrono::minutes(10)};
@@ -71,7 +71,7 @@ struct MetaConfig {
     v("repair-grace", repair_grace, "a down node's replicas are re-created elsewhere after this");
     v("repair-interval", repair_interval, "how often the repair planner scans the chunks");
     v("copies-per-node", copies_per_node, "repair copies in flight per target node");
-    v("copy-timeout", copy_timeout, "a repair copy not done by then is retried");
+    v("copy-timeout", copy_timeout, "a repair copy that makes no progress for this long is retried");
     v("capability-ttl", capability_ttl, "lifetime of chunk capabilities");
     v("heartbeat", heartbeat, "heartbeat interval asked of data nodes");
     v("sync", sync, "SQLite synchronous mode for ordinary operations: normal or full");

@@ -23,6 +23,15 @@ constexpr size_t kScanPage = 1000;
 // Protection copies a pass keeps for after the repairs: the oldest waits.
 // More than the copy slots of a pass would ever start.
 constexpr size_t kMaxDeferred = 4096;
+// The slowest copy a read right is signed for (far below any link meant to
+// carry repair): a copy of N bytes gets max(copy-timeout, N / this).
+constexpr uint64_t kMinCopyRate = 16u << 20;
+
+// The bytes of a chunk: its share of the file, at most the chunk size.
+uint64_t ChunkBytes(const ChunkReplicas& c) {
+  const uint64_t start = c.index * c.chunk_size;
+  return c.file_size > start ? std::min(c.chunk_size, c.file_size - start) : 0;
+}
 constexpr auto kUnconfirmed = std::chrono::seconds(10);  // a sent copy the node does not list is lost
 }  // namespace
 
@@ -98,8 +107,7 @@ int64_t RepairPlanner::NotePending(const ChunkReplicas& c, size_t good, int64_t 
   if (seen != waiting_since_.end()) since = std::min(since, seen->second);
   pass_.waiting_since[c.chunk] = seen != waiting_since_.end() ? seen->second : now_s;
   const int64_t age = std::max<int64_t>(0, now_s - since);
-  const uint64_t start = c.index * c.chunk_size;
-  pass_.protect.waiting_bytes += c.file_size > start ? std::min(c.chunk_size, c.file_size - start) : 0;
+  pass_.protect.waiting_bytes += ChunkBytes(c);
   pass_.protect.oldest_age_s = std::max<uint64_t>(pass_.protect.oldest_age_s, static_cast<uint64_t>(age));
   if (pass_.waiting_files.insert(c.ino).second) ++pass_.protect.waiting_files;
   if (age > static_cast<int64_t>(p.within_s) && pass_.overdue_files.insert(c.ino).second) {
@@ -217,7 +225,8 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
       LOG_WARN("repair: chunk {}: cannot add a replica on node {}: {}", c.chunk, target.node, added.ToString());
       return;
     }
-    Task task{next_task_id_++, c.chunk, target.node, Clock::now(), {}};
+    const Clock::time_point now = Clock::now();
+    Task task{next_task_id_++, c.chunk, target.node, now, {}, now};
     tasks_[c.chunk] = task;
     pb::NodeCommand cmd;
     cmd.set_id(task.id);
@@ -228,8 +237,9 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
     cmd.set_source_address(nodes.at(source->node).record->address);
     cmd.set_source_volume(source->volume.value());
     cmd.set_version(committed);
-    Capability cap = SignCapability(cap_key_, c.chunk, kCapRead,
-                                    WallMillis() + static_cast<uint64_t>(config_.copy_timeout.value.count()));
+    const uint64_t cap_ms =
+        std::max<uint64_t>(static_cast<uint64_t>(config_.copy_timeout.value.count()), ChunkBytes(c) / (kMinCopyRate / 1000));
+    Capability cap = SignCapability(cap_key_, c.chunk, kCapRead, WallMillis() + cap_ms);
     cmd.mutable_cap()->set_mac(cap.mac);
     cmd.mutable_cap()->set_expiry_ms(cap.expiry_ms);
     cmd.mutable_cap()->set_rights(cap.rights);
@@ -268,7 +278,7 @@ void RepairPlanner::ExpireTasks() {
     auto now = Clock::now();
     for (auto it = tasks_.begin(); it != tasks_.end();) {
       const Task& t = it->second;
-      bool timed_out = now - t.created > config_.copy_timeout.value;
+      bool timed_out = now - t.progressed > config_.copy_timeout.value;
       bool target_down = health_.Of(t.target) == Health::kDown;
       if (timed_out || target_down) {
         expired.push_back(t);
@@ -367,10 +377,11 @@ void RepairPlanner::OnHeartbeat(NodeId node, const pb::HeartbeatReq& beat) {
     }
     // Sent copies the node neither lists nor reports: lost (it restarted).
     std::vector<uint64_t> running(beat.copying().begin(), beat.copying().end());
-    for (const auto& [chunk, t] : tasks_) {
+    for (auto& [chunk, t] : tasks_) {
       bool reported = std::any_of(beat.copies().begin(), beat.copies().end(),
                                   [&](const pb::CopyResult& r) { return r.id() == t.id; });
       bool listed = std::find(running.begin(), running.end(), t.id) != running.end();
+      if (t.target == node && listed && delta > 0) t.progressed = now;  // the node's copies move
       if (t.target == node && t.sent != Clock::time_point{} && !reported && !listed &&
           now - t.sent > kUnconfirmed) {
         pb::CopyResult lost;

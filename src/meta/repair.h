@@ -14,7 +14,10 @@
 // copy slots first, then the protection copies that waited longest.
 // At most one task per chunk and copies-per-node tasks per target at a time.
 // Copy results arrive with heartbeats; a task that does not finish (target
-// down, restarted, copy-timeout) is retried by a later pass.
+// down, restarted, no progress for copy-timeout) is retried by a later pass.
+// A large chunk may take longer than copy-timeout while it progresses (a
+// 64 GiB chunk over 1 Gbit/s: about 10 minutes); the source's read right
+// lasts as long as the copy would at kMinCopyRate.
 //
 // It also reconciles a node that comes back (or that this meta has not seen
 // yet): the node is sent the replicas it should hold with their committed
@@ -91,7 +94,8 @@ class RepairPlanner {
     ChunkId chunk;
     NodeId target;
     Clock::time_point created;
-    Clock::time_point sent;  // zero until handed to the target
+    Clock::time_point sent;        // zero until handed to the target
+    Clock::time_point progressed;  // created, then the last heartbeat its node copied bytes while running it
   };
   struct Choice;  // a node as this pass sees it
   // A protection copy left for after the scan, and how long it has waited.

@@ -7,6 +7,8 @@
 #  - a file kept open for writing waits (within=1h): `t0fs status` and
 #    meta's /metrics count it; fsck is clean (not past its deadline); one
 #    kept open under within=1s is protected once that has passed;
+#  - a copy that takes longer than --copy-timeout (a 16 MiB chunk at a
+#    4 MiB/s copy rate, timeout 3 s) finishes while it makes progress;
 #  - node 1 is killed: the protected file reads back byte for byte from
 #    node 2; fsck names the open file, lost before it was protected;
 #  - bad objective settings are refused with a clear error.
@@ -14,7 +16,8 @@ source "$(dirname "$0")/../lib/cluster.sh"
 
 METRICS="127.0.0.1:$(free_port)"
 META_FLAGS=(--suspect-after 1s --node-timeout 2s --repair-grace 3s --repair-interval 300ms --heartbeat 200ms
-  --metrics-listen "$METRICS")
+  --metrics-listen "$METRICS" --copy-timeout 3s)
+NODE_FLAGS=(--copy-rate 4M)
 multi_start 2 1M
 MNT="$CLUSTER_DIR/mnt"
 mkdir -p "$MNT"
@@ -93,11 +96,19 @@ hold_open "$MNT/w/log" 2
 wait_until 30 "w/log protected while open" protection_is /w/log protected
 protection_is /p/open waiting || fail "p/open was protected before its deadline"
 
+log "== a copy longer than --copy-timeout finishes while it progresses"
+mkdir "$MNT/big"
+admin objective set t0fs:/big replicas=1 protect=replicas:2 chunk-size=16M >/dev/null
+dd if=/dev/urandom of="$CLUSTER_DIR/big.src" bs=1M count=16 status=none
+cp "$CLUSTER_DIR/big.src" "$MNT/big/f"
+wait_until 60 "big/f (one 16 MiB chunk, 4 s to copy) protected" protection_is /big/f protected
+
 log "== node 1 (the writer's) is lost"
 kill9 "${NODE_PIDS[1]}"
 NODE_PIDS[1]=""
 wait_until 20 "node 1 down" node_is 1 down
 timeout 60 cmp "$CLUSTER_DIR/src" "$MNT/p/closed" || fail "the protected file does not read back"
+timeout 60 cmp "$CLUSTER_DIR/big.src" "$MNT/big/f" || fail "big/f does not read back"
 if out=$(admin fsck 2>&1); then fail "fsck is clean with an unprotected file lost: $out"; fi
 grep -q "/p/open chunk #0 .*lost before it was protected" <<<"$out" || fail "fsck does not name p/open: $out"
 ! grep -q "/p/closed" <<<"$out" || fail "fsck names the protected file: $out"
