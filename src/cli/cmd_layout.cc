@@ -4,8 +4,8 @@
 
 #include <CLI/CLI.hpp>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli/admin.h"
 #include "cli/admin_path.h"
@@ -84,8 +84,8 @@ int RunLayout(LayoutState& s) {
   }
   const char* protection = goal.kind == client::ProtectKind::kNone       ? "none"
                            : goal.kind != client::ProtectKind::kReplicas ? "not served"
-                           : chunks_below == 0                            ? "protected"
-                                                                          : "waiting";
+                           : chunks_below == 0                           ? "protected"
+                                                                         : "waiting";
   const char* pt_mode = pt.mode == client::PassthroughMode::kReadWrite ? "read-write"
                         : pt.mode == client::PassthroughMode::kRead    ? "read"
                                                                        : "none";
@@ -98,7 +98,9 @@ int RunLayout(LayoutState& s) {
         {"chunk_size", attr->chunk_size},
         {"objective", client::DescribeObjective(objective)},
         {"protection",
-         {{"goal", client::DescribeProtection(goal)}, {"state", protection}, {"chunks_below", chunks_below}}}};
+         {{"goal", client::DescribeProtection(goal)},
+          {"state", protection},
+          {"chunks_below", chunks_below}}}};
     nlohmann::json list = nlohmann::json::array();
     for (const auto& c : *chunks) {
       nlohmann::json reps = nlohmann::json::array();
@@ -132,13 +134,15 @@ int RunLayout(LayoutState& s) {
   if (goal.kind == client::ProtectKind::kNone) {
     fmt::print("protection: none (no protect= goal: the replicas written are all there is)\n");
   } else if (goal.kind != client::ProtectKind::kReplicas) {
-    fmt::print("protection: protect={} is not served by this version\n", client::DescribeProtection(goal));
+    fmt::print("protection: protect={} is not served by this version\n",
+               client::DescribeProtection(goal));
   } else if (chunks_below == 0) {
     fmt::print("protection: protected (protect={})\n", client::DescribeProtection(goal));
   } else {
-    fmt::print("protection: waiting: {} of {} chunk(s) below protect={} (due after the last close, or {}s "
-               "after its last change for a file kept open)\n",
-               chunks_below, chunks->size(), client::DescribeProtection(goal), goal.within_s);
+    fmt::print(
+        "protection: waiting: {} of {} chunk(s) below protect={} (due after the last close, or {}s "
+        "after its last change for a file kept open)\n",
+        chunks_below, chunks->size(), client::DescribeProtection(goal), goal.within_s);
   }
   if (pt.mode == client::PassthroughMode::kNone) {
     fmt::print("passthrough: not eligible: {}\n", pt.reason);

@@ -63,16 +63,17 @@ int RunObjective(ObjectiveState& s, bool set) {
   if (s.admin.json) {
     nlohmann::json nodes = nlohmann::json::array();
     for (NodeId n : objective.nodes) nodes.push_back(n.value());
-    fmt::print("{}\n",
-               nlohmann::json{{"path", s.path},
-                              {"replicas", objective.replicas},
-                              {"placement", objective.placement == client::Placement::kLocal ? "local" : "spread"},
-                              {"nodes", nodes},
-                              {"chunk_size", objective.chunk_size},
-                              {"protect", client::DescribeProtection(objective.protect)},
-                              {"within_s", objective.protect.within_s},
-                              {"changed", result.changed}}
-                   .dump(2));
+    fmt::print("{}\n", nlohmann::json{{"path", s.path},
+                                      {"replicas", objective.replicas},
+                                      {"placement", objective.placement == client::Placement::kLocal
+                                                        ? "local"
+                                                        : "spread"},
+                                      {"nodes", nodes},
+                                      {"chunk_size", objective.chunk_size},
+                                      {"protect", client::DescribeProtection(objective.protect)},
+                                      {"within_s", objective.protect.within_s},
+                                      {"changed", result.changed}}
+                           .dump(2));
   } else if (set) {
     fmt::print(
         "{}: {} ({} inode(s) updated; existing data converges in the background: t0fs status)\n",
@@ -81,12 +82,13 @@ int RunObjective(ObjectiveState& s, bool set) {
   if (set) {
     // Recorded either way; but data cannot reach it until enough nodes are up.
     auto up = UsableNodes(admin, objective);
-    if (up.ok() && objective.protect.kind == client::ProtectKind::kReplicas && *up < objective.protect.copies &&
-        *up >= objective.replicas) {
-      fmt::print(stderr,
-                 "t0fs objective: warning: protect=replicas:{} but only {} data node(s) up: data below {} "
-                 "stays unprotected (t0fs status counts it) until {} node(s) are\n",
-                 objective.protect.copies, *up, s.path, objective.protect.copies);
+    if (up.ok() && objective.protect.kind == client::ProtectKind::kReplicas &&
+        *up < objective.protect.copies && *up >= objective.replicas) {
+      fmt::print(
+          stderr,
+          "t0fs objective: warning: protect=replicas:{} but only {} data node(s) up: data below {} "
+          "stays unprotected (t0fs status counts it) until {} node(s) are\n",
+          objective.protect.copies, *up, s.path, objective.protect.copies);
     }
     if (up.ok() && *up < objective.replicas) {
       fmt::print(stderr,
@@ -111,14 +113,19 @@ void RegisterObjective(CLI::App& app, int* exit_code) {
   auto set_state = std::make_shared<ObjectiveState>();
   auto* set = cmd->add_subcommand(
       "set",
-      "Set replicas, placement, nodes, chunk size or the background protection (applies below a directory).\n"
-      "replicas=N copies are written synchronously; protect=replicas:N adds copies in the background after\n"
-      "the file's last close (or within=DURATION after its last change for a file kept open, default 10m);\n"
+      "Set replicas, placement, nodes, chunk size or the background protection (applies below a "
+      "directory).\n"
+      "replicas=N copies are written synchronously; protect=replicas:N adds copies in the "
+      "background after\n"
+      "the file's last close (or within=DURATION after its last change for a file kept open, "
+      "default 10m);\n"
       "`sync` removes the background goal. Example: replicas=1 protect=replicas:2 within=5m");
   set->add_option("PATH", set_state->path, "path on a t0fs mount, or t0fs:/path")->required();
-  set->add_option("SETTINGS", set_state->items,
-                  "replicas=N placement=local|spread nodes=ID,ID chunk-size=SIZE protect=replicas:N|none "
-                  "within=DURATION sync (protect=ec:K+M|object and keep-local=drop|pressure: not served yet)")
+  set->add_option(
+         "SETTINGS", set_state->items,
+         "replicas=N placement=local|spread nodes=ID,ID chunk-size=SIZE protect=replicas:N|none "
+         "within=DURATION sync (protect=ec:K+M|object and keep-local=drop|pressure: not served "
+         "yet)")
       ->required();
   set->add_flag("--no-recursive", set_state->no_recursive,
                 "a directory only, not what is already below it");

@@ -44,28 +44,44 @@ nlohmann::json ToJson(const client::ClusterStatus& s, const std::string& meta,
                      {"traffic", {{"tcp_read_bytes", n.tcp_read_bytes}, {"tcp_write_bytes", n.tcp_write_bytes},
                                   {"local_opens", n.local_opens}}}});
   }
-  return {{"meta", meta},           {"cluster_id", s.cluster_id}, {"nodes", nodes},
+  return {{"meta", meta},
+          {"cluster_id", s.cluster_id},
+          {"nodes", nodes},
           {"meta_metrics_address", s.metrics_address},
-          {"files", s.files},     {"directories", s.directories}, {"chunks", s.chunks},
-          {"logical_bytes", s.logical_bytes}, {"sessions", s.sessions},
-          {"open_handles", s.open_handles},   {"garbage_chunks", s.garbage_chunks},
+          {"files", s.files},
+          {"directories", s.directories},
+          {"chunks", s.chunks},
+          {"logical_bytes", s.logical_bytes},
+          {"sessions", s.sessions},
+          {"open_handles", s.open_handles},
+          {"garbage_chunks", s.garbage_chunks},
           {"mounts_here", LocalMountsJson(mounts)},
-          {"repair", {{"under_replicated", s.under_replicated}, {"over_replicated", s.over_replicated},
-                      {"stale_replicas", s.stale_replicas}, {"copies_running", s.copies_running},
-                      {"copies_done", s.copies_done}, {"copies_failed", s.copies_failed},
-                      {"copied_bytes", s.copied_bytes}, {"copy_rate_bps", s.copy_rate_bps},
-                      {"unavailable", s.unavailable}}},
-          {"protection", {{"waiting_files", s.protect_waiting_files}, {"waiting_bytes", s.protect_waiting_bytes},
-                          {"oldest_age_s", s.protect_oldest_age_s}, {"overdue_files", s.protect_overdue_files}}}};
+          {"repair",
+           {{"under_replicated", s.under_replicated},
+            {"over_replicated", s.over_replicated},
+            {"stale_replicas", s.stale_replicas},
+            {"copies_running", s.copies_running},
+            {"copies_done", s.copies_done},
+            {"copies_failed", s.copies_failed},
+            {"copied_bytes", s.copied_bytes},
+            {"copy_rate_bps", s.copy_rate_bps},
+            {"unavailable", s.unavailable}}},
+          {"protection",
+           {{"waiting_files", s.protect_waiting_files},
+            {"waiting_bytes", s.protect_waiting_bytes},
+            {"oldest_age_s", s.protect_oldest_age_s},
+            {"overdue_files", s.protect_overdue_files}}}};
 }
 
 // The durability ladder's backlog (files below their protect= goal).
 std::string ProtectionLine(const client::ClusterStatus& s) {
-  if (s.protect_waiting_files == 0) return "protection: every file with a protect= goal has reached it";
-  return fmt::format("protection: {} file(s), {} waiting for their protect= copies, the oldest for {}s; {} past "
-                     "their deadline",
-                     s.protect_waiting_files, FormatByteSize(s.protect_waiting_bytes), s.protect_oldest_age_s,
-                     s.protect_overdue_files);
+  if (s.protect_waiting_files == 0)
+    return "protection: every file with a protect= goal has reached it";
+  return fmt::format(
+      "protection: {} file(s), {} waiting for their protect= copies, the oldest for {}s; {} past "
+      "their deadline",
+      s.protect_waiting_files, FormatByteSize(s.protect_waiting_bytes), s.protect_oldest_age_s,
+      s.protect_overdue_files);
 }
 
 void PrintTable(const client::ClusterStatus& s, const std::string& meta, const std::vector<LocalMount>& mounts) {
@@ -245,10 +261,12 @@ class Watcher {
                "(t0fs_client_bytes_total{{path=\"local\"}}).\n\n");
     fmt::print("files {}, directories {}, chunks {}, data {}; sessions {}, open files {}\n", s.files,
                s.directories, s.chunks, FormatByteSize(s.logical_bytes), s.sessions, s.open_handles);
-    fmt::print("repair: {} chunk(s) below objective, {} stale replica(s), {} unavailable; {} copies running, "
-               "{} done, {} failed; copying {}\n",
-               s.under_replicated, s.stale_replicas, s.unavailable, s.copies_running, s.copies_done,
-               s.copies_failed, Rate(copy_rate, copy_known));
+    fmt::print(
+        "repair: {} chunk(s) below objective, {} stale replica(s), {} unavailable; {} copies "
+        "running, "
+        "{} done, {} failed; copying {}\n",
+        s.under_replicated, s.stale_replicas, s.unavailable, s.copies_running, s.copies_done,
+        s.copies_failed, Rate(copy_rate, copy_known));
     fmt::print("{}\n\n", ProtectionLine(s));
   }
 

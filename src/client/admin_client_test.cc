@@ -59,15 +59,17 @@ TEST(ParseObjective, ProtectionGoals) {
   EXPECT_EQ(sync->protect.kind, ProtectKind::kNone);
   EXPECT_EQ(sync->protect.within_s, 0u);
   EXPECT_EQ(ParseObjective({"protect=none"}, *later)->protect.kind, ProtectKind::kNone);
-  for (const char* bad : {"protect=replicas:1", "protect=replicas:17", "protect=replicas:", "protect=ec:4",
-                          "protect=ec:0+2", "protect=ec:4+x", "protect=mirror", "within=soon", "within=31d",
-                          "within=1000h", "keep-local=maybe"}) {
-    EXPECT_EQ(ParseObjective({"protect=replicas:2", bad}, base).status().code(), StatusCode::kInvalidArgument)
+  for (const char* bad : {"protect=replicas:1", "protect=replicas:17", "protect=replicas:",
+                          "protect=ec:4", "protect=ec:0+2", "protect=ec:4+x", "protect=mirror",
+                          "within=soon", "within=31d", "within=1000h", "keep-local=maybe"}) {
+    EXPECT_EQ(ParseObjective({"protect=replicas:2", bad}, base).status().code(),
+              StatusCode::kInvalidArgument)
         << bad;
   }
   // A deadline or a rule for the local copy without a goal is a mistake.
   EXPECT_EQ(ParseObjective({"within=5m"}, base).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParseObjective({"keep-local=drop"}, base).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseObjective({"keep-local=drop"}, base).status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 TEST(DescribeObjective, NamesWhatIsSet) {
@@ -83,7 +85,8 @@ TEST(DescribeObjective, NamesWhatIsSet) {
             "replicas=2 placement=spread nodes=1,2 chunk-size=1 MiB protect=replicas:3 within=5m");
   o.protect = Protection{ProtectKind::kEc, 4, 2, 90, KeepLocal::kPressure};
   EXPECT_EQ(DescribeObjective(o),
-            "replicas=2 placement=spread nodes=1,2 chunk-size=1 MiB protect=ec:4+2 within=90s keep-local=pressure");
+            "replicas=2 placement=spread nodes=1,2 chunk-size=1 MiB protect=ec:4+2 within=90s "
+            "keep-local=pressure");
 }
 
 }  // namespace

@@ -153,12 +153,13 @@ Result<FsckReport> AdminClient::Fsck() {
                     cluster.under_replicated, cluster.copies_running));
   }
   // Within their deadline, not a problem (past it, meta's check names them).
-  const uint64_t waiting = cluster.protect_waiting_files - std::min(cluster.protect_waiting_files,
-                                                                    cluster.protect_overdue_files);
+  const uint64_t waiting = cluster.protect_waiting_files -
+                           std::min(cluster.protect_waiting_files, cluster.protect_overdue_files);
   if (waiting > 0) {
-    report.notes.push_back(fmt::format("protection: {} file(s) wait for their protect= copies within their "
-                                       "deadline ({} in all; t0fs status)",
-                                       waiting, FormatByteSize(cluster.protect_waiting_bytes)));
+    report.notes.push_back(
+        fmt::format("protection: {} file(s) wait for their protect= copies within their "
+                    "deadline ({} in all; t0fs status)",
+                    waiting, FormatByteSize(cluster.protect_waiting_bytes)));
   }
   return report;
 }

@@ -178,7 +178,8 @@ TEST(Fsck, FilesWaitingForProtectionAreANote) {
   EXPECT_TRUE(report->clean());
   ASSERT_EQ(report->notes.size(), 1u);
   EXPECT_EQ(report->notes[0],
-            "protection: 2 file(s) wait for their protect= copies within their deadline (3 MiB in all; t0fs status)");
+            "protection: 2 file(s) wait for their protect= copies within their deadline (3 MiB in "
+            "all; t0fs status)");
 }
 
 TEST(Fsck, LongListsAreCapped) {

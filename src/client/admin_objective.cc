@@ -19,10 +19,12 @@ Result<uint64_t> ParseId(std::string_view text) {
   return n;
 }
 
-Result<uint32_t> ParseCount(std::string_view text, uint32_t min, uint32_t max, std::string_view what) {
+Result<uint32_t> ParseCount(std::string_view text, uint32_t min, uint32_t max,
+                            std::string_view what) {
   auto n = ParseId(text);
   if (!n.ok() || *n < min || *n > max) {
-    return Status(StatusCode::kInvalidArgument, fmt::format("{} must be {}..{}, not '{}'", what, min, max, text));
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("{} must be {}..{}, not '{}'", what, min, max, text));
   }
   return static_cast<uint32_t>(*n);
 }
@@ -41,10 +43,13 @@ Result<Protection> ParseProtection(std::string_view value, Protection base) {
   } else if (value.starts_with("ec:") && value.find('+') != std::string_view::npos) {
     base.kind = ProtectKind::kEc;
     const size_t plus = value.find('+');
-    ASSIGN_OR_RETURN(base.copies, ParseCount(value.substr(3, plus - 3), 1, 31, "the K of protect=ec:K+M"));
-    ASSIGN_OR_RETURN(base.parity, ParseCount(value.substr(plus + 1), 1, 31, "the M of protect=ec:K+M"));
+    ASSIGN_OR_RETURN(base.copies,
+                     ParseCount(value.substr(3, plus - 3), 1, 31, "the K of protect=ec:K+M"));
+    ASSIGN_OR_RETURN(base.parity,
+                     ParseCount(value.substr(plus + 1), 1, 31, "the M of protect=ec:K+M"));
   } else {
-    return Status(StatusCode::kInvalidArgument, fmt::format("protect must be {}, not '{}'", kForms, value));
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("protect must be {}, not '{}'", kForms, value));
   }
   return base;
 }
@@ -97,7 +102,8 @@ Result<Objective> ParseObjective(const std::vector<std::string>& settings, Objec
       ASSIGN_OR_RETURN(Duration d, ParseDuration(value));
       const auto s = std::chrono::duration_cast<std::chrono::seconds>(d.value).count();
       if (s > 30 * 24 * 3600) {
-        return Status(StatusCode::kInvalidArgument, fmt::format("within={} is over 30 days", value));
+        return Status(StatusCode::kInvalidArgument,
+                      fmt::format("within={} is over 30 days", value));
       }
       base.protect.within_s = static_cast<uint32_t>(s);
       within_set = true;
@@ -113,10 +119,12 @@ Result<Objective> ParseObjective(const std::vector<std::string>& settings, Objec
                       fmt::format("keep-local must be keep, drop or pressure, not '{}'", value));
       }
     } else {
-      return Status(StatusCode::kInvalidArgument,
-                    fmt::format("unknown objective key '{}' (replicas, placement, nodes, chunk-size, protect, "
-                                "within, keep-local, sync)",
-                                key));
+      return Status(
+          StatusCode::kInvalidArgument,
+          fmt::format(
+              "unknown objective key '{}' (replicas, placement, nodes, chunk-size, protect, "
+              "within, keep-local, sync)",
+              key));
     }
   }
   if (base.protect.kind == ProtectKind::kNone) {
@@ -132,10 +140,14 @@ Result<Objective> ParseObjective(const std::vector<std::string>& settings, Objec
 
 std::string DescribeProtection(const Protection& p) {
   switch (p.kind) {
-    case ProtectKind::kNone: return "none";
-    case ProtectKind::kReplicas: return fmt::format("replicas:{}", p.copies);
-    case ProtectKind::kEc: return fmt::format("ec:{}+{}", p.copies, p.parity);
-    case ProtectKind::kObject: return "object";
+    case ProtectKind::kNone:
+      return "none";
+    case ProtectKind::kReplicas:
+      return fmt::format("replicas:{}", p.copies);
+    case ProtectKind::kEc:
+      return fmt::format("ec:{}+{}", p.copies, p.parity);
+    case ProtectKind::kObject:
+      return "object";
   }
   return fmt::format("unknown({})", static_cast<uint32_t>(p.kind));
 }
@@ -147,13 +159,15 @@ std::string DescribeObjective(const Objective& o) {
   if (o.protect.kind != ProtectKind::kNone) {
     static constexpr const char* kKeep[] = {"keep", "drop", "pressure"};
     const auto keep = static_cast<uint32_t>(o.protect.keep_local);
-    protect = fmt::format(" protect={} within={}{}", DescribeProtection(o.protect),
-                          FormatDuration(Duration{std::chrono::seconds(o.protect.within_s)}),
-                          keep == 0 ? "" : fmt::format(" keep-local={}", keep < 3 ? kKeep[keep] : "?"));
+    protect =
+        fmt::format(" protect={} within={}{}", DescribeProtection(o.protect),
+                    FormatDuration(Duration{std::chrono::seconds(o.protect.within_s)}),
+                    keep == 0 ? "" : fmt::format(" keep-local={}", keep < 3 ? kKeep[keep] : "?"));
   }
-  return fmt::format("replicas={} placement={}{}{}{}", o.replicas,
-                     o.placement == Placement::kLocal ? "local" : "spread", nodes.empty() ? "" : " nodes=" + nodes,
-                     o.chunk_size == 0 ? "" : " chunk-size=" + FormatByteSize(o.chunk_size), protect);
+  return fmt::format(
+      "replicas={} placement={}{}{}{}", o.replicas,
+      o.placement == Placement::kLocal ? "local" : "spread", nodes.empty() ? "" : " nodes=" + nodes,
+      o.chunk_size == 0 ? "" : " chunk-size=" + FormatByteSize(o.chunk_size), protect);
 }
 
 }  // namespace t0fs::client

@@ -83,8 +83,8 @@ rpc::Channel& Copier::PeerChannel(const std::string& address) {
 }
 
 std::chrono::steady_clock::time_point ReserveBandwidth(std::chrono::steady_clock::time_point& until,
-                                                       std::chrono::steady_clock::time_point now, size_t bytes,
-                                                       uint64_t rate) {
+                                                       std::chrono::steady_clock::time_point now,
+                                                       size_t bytes, uint64_t rate) {
   const auto share = std::chrono::nanoseconds(bytes * 1000000000ull / rate);
   if (until < now - share) until = now - share;
   until += share;

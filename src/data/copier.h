@@ -33,8 +33,8 @@ namespace t0fs::data {
 // counts — the work is not paid twice — but at most one share of it: an idle
 // copier does not save up a burst. Pure: the caller keeps `until`.
 std::chrono::steady_clock::time_point ReserveBandwidth(std::chrono::steady_clock::time_point& until,
-                                                       std::chrono::steady_clock::time_point now, size_t bytes,
-                                                       uint64_t rate);
+                                                       std::chrono::steady_clock::time_point now,
+                                                       size_t bytes, uint64_t rate);
 
 class Copier {
  public:

@@ -71,7 +71,8 @@ struct MetaConfig {
     v("repair-grace", repair_grace, "a down node's replicas are re-created elsewhere after this");
     v("repair-interval", repair_interval, "how often the repair planner scans the chunks");
     v("copies-per-node", copies_per_node, "repair copies in flight per target node");
-    v("copy-timeout", copy_timeout, "a repair copy that makes no progress for this long is retried");
+    v("copy-timeout", copy_timeout,
+      "a repair copy that makes no progress for this long is retried");
     v("capability-ttl", capability_ttl, "lifetime of chunk capabilities");
     v("heartbeat", heartbeat, "heartbeat interval asked of data nodes");
     v("sync", sync, "SQLite synchronous mode for ordinary operations: normal or full");

@@ -170,12 +170,15 @@ void AddMetaMetrics(metrics::Registry& registry, MetaStore& store, const NodeHea
                [](const RepairStats& r) { return r.stale_replicas; });
   repair_gauge("t0fs_meta_chunks_unavailable", "Chunks with no readable replica at all (data unavailable).",
                [](const RepairStats& r) { return r.unavailable; });
-  repair_gauge("t0fs_meta_protect_waiting_files",
-               "Files below their protection goal (protect=), waiting for background copies (last pass).",
-               [](const RepairStats& r) { return r.protect.waiting_files; });
-  repair_gauge("t0fs_meta_protect_waiting_bytes", "Bytes of those files not yet protected (last pass).",
+  repair_gauge(
+      "t0fs_meta_protect_waiting_files",
+      "Files below their protection goal (protect=), waiting for background copies (last pass).",
+      [](const RepairStats& r) { return r.protect.waiting_files; });
+  repair_gauge("t0fs_meta_protect_waiting_bytes",
+               "Bytes of those files not yet protected (last pass).",
                [](const RepairStats& r) { return r.protect.waiting_bytes; });
-  repair_gauge("t0fs_meta_protect_oldest_age_seconds", "How long the longest-waiting unprotected data has waited.",
+  repair_gauge("t0fs_meta_protect_oldest_age_seconds",
+               "How long the longest-waiting unprotected data has waited.",
                [](const RepairStats& r) { return r.protect.oldest_age_s; });
   repair_gauge("t0fs_meta_protect_overdue_files",
                "Files unprotected for longer than their within= deadline (alert on > 0).",

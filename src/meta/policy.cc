@@ -30,27 +30,32 @@ Status ValidateObjective(const Objective& objective) {
       return Status::Ok();
     case ProtectKind::kReplicas:
       if (p.copies <= objective.replicas || p.copies > kMaxReplicas || p.parity != 0) {
-        return Status(StatusCode::kInvalidArgument,
-                      fmt::format("protect=replicas:{} must ask for more copies than replicas={} (at most {}; "
-                                  "`sync` drops the background goal)",
-                                  p.copies, objective.replicas, kMaxReplicas));
+        return Status(
+            StatusCode::kInvalidArgument,
+            fmt::format(
+                "protect=replicas:{} must ask for more copies than replicas={} (at most {}; "
+                "`sync` drops the background goal)",
+                p.copies, objective.replicas, kMaxReplicas));
       }
       break;
     case ProtectKind::kEc:
     case ProtectKind::kObject:
-      return Status(StatusCode::kNotSupported,
-                    p.kind == ProtectKind::kEc
-                        ? "protect=ec:K+M is not served yet by this meta (only protect=replicas:N is)"
-                        : "protect=object is not served yet by this meta (only protect=replicas:N is)");
+      return Status(
+          StatusCode::kNotSupported,
+          p.kind == ProtectKind::kEc
+              ? "protect=ec:K+M is not served yet by this meta (only protect=replicas:N is)"
+              : "protect=object is not served yet by this meta (only protect=replicas:N is)");
     default:
-      return Status(StatusCode::kInvalidArgument, fmt::format("unknown protect kind {}", static_cast<uint32_t>(p.kind)));
+      return Status(StatusCode::kInvalidArgument,
+                    fmt::format("unknown protect kind {}", static_cast<uint32_t>(p.kind)));
   }
   if (p.within_s > kMaxProtectWithinS) {
     return Status(StatusCode::kInvalidArgument, "within must be at most 30 days");
   }
   if (p.keep_local != KeepLocal::kKeep) {
     return Status(StatusCode::kNotSupported,
-                  "keep-local=drop and keep-local=pressure are not served yet by this meta (the writer's copy is kept)");
+                  "keep-local=drop and keep-local=pressure are not served yet by this meta (the "
+                  "writer's copy is kept)");
   }
   return Status::Ok();
 }

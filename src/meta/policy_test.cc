@@ -64,11 +64,15 @@ TEST(Policy, ProtectionGoals) {
   EXPECT_EQ(with(1, replicas(17, 300)), StatusCode::kInvalidArgument);
   EXPECT_EQ(with(1, replicas(2, kMaxProtectWithinS + 1)), StatusCode::kInvalidArgument);
   // Settings of a goal without a goal.
-  EXPECT_EQ(with(1, Protection{ProtectKind::kNone, 0, 0, 300, KeepLocal::kKeep}), StatusCode::kInvalidArgument);
+  EXPECT_EQ(with(1, Protection{ProtectKind::kNone, 0, 0, 300, KeepLocal::kKeep}),
+            StatusCode::kInvalidArgument);
   // Kinds and rules not served yet say so.
-  EXPECT_EQ(with(1, Protection{ProtectKind::kEc, 4, 2, 300, KeepLocal::kKeep}), StatusCode::kNotSupported);
-  EXPECT_EQ(with(1, Protection{ProtectKind::kObject, 0, 0, 300, KeepLocal::kKeep}), StatusCode::kNotSupported);
-  EXPECT_EQ(with(1, Protection{ProtectKind::kReplicas, 2, 0, 300, KeepLocal::kDrop}), StatusCode::kNotSupported);
+  EXPECT_EQ(with(1, Protection{ProtectKind::kEc, 4, 2, 300, KeepLocal::kKeep}),
+            StatusCode::kNotSupported);
+  EXPECT_EQ(with(1, Protection{ProtectKind::kObject, 0, 0, 300, KeepLocal::kKeep}),
+            StatusCode::kNotSupported);
+  EXPECT_EQ(with(1, Protection{ProtectKind::kReplicas, 2, 0, 300, KeepLocal::kDrop}),
+            StatusCode::kNotSupported);
   EXPECT_EQ(with(1, Protection{static_cast<ProtectKind>(9), 2, 0, 300, KeepLocal::kKeep}),
             StatusCode::kInvalidArgument);
 }

@@ -108,7 +108,8 @@ int64_t RepairPlanner::NotePending(const ChunkReplicas& c, size_t good, int64_t 
   pass_.waiting_since[c.chunk] = seen != waiting_since_.end() ? seen->second : now_s;
   const int64_t age = std::max<int64_t>(0, now_s - since);
   pass_.protect.waiting_bytes += ChunkBytes(c);
-  pass_.protect.oldest_age_s = std::max<uint64_t>(pass_.protect.oldest_age_s, static_cast<uint64_t>(age));
+  pass_.protect.oldest_age_s =
+      std::max<uint64_t>(pass_.protect.oldest_age_s, static_cast<uint64_t>(age));
   if (pass_.waiting_files.insert(c.ino).second) ++pass_.protect.waiting_files;
   if (age > static_cast<int64_t>(p.within_s) && pass_.overdue_files.insert(c.ino).second) {
     ++pass_.protect.overdue_files;
@@ -116,8 +117,8 @@ int64_t RepairPlanner::NotePending(const ChunkReplicas& c, size_t good, int64_t 
   return age;
 }
 
-void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Choice>& nodes, int64_t now_s,
-                              DeferredQueue* defer) {
+void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Choice>& nodes,
+                              int64_t now_s, DeferredQueue* defer) {
   const bool first = defer != nullptr;  // the scan, which counts; else a deferred protection copy
   bool has_task = false;
   {
@@ -238,7 +239,8 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
     cmd.set_source_volume(source->volume.value());
     cmd.set_version(committed);
     const uint64_t cap_ms =
-        std::max<uint64_t>(static_cast<uint64_t>(config_.copy_timeout.value.count()), ChunkBytes(c) / (kMinCopyRate / 1000));
+        std::max<uint64_t>(static_cast<uint64_t>(config_.copy_timeout.value.count()),
+                           ChunkBytes(c) / (kMinCopyRate / 1000));
     Capability cap = SignCapability(cap_key_, c.chunk, kCapRead, WallMillis() + cap_ms);
     cmd.mutable_cap()->set_mac(cap.mac);
     cmd.mutable_cap()->set_expiry_ms(cap.expiry_ms);

@@ -94,8 +94,10 @@ class RepairPlanner {
     ChunkId chunk;
     NodeId target;
     Clock::time_point created;
-    Clock::time_point sent;        // zero until handed to the target
-    Clock::time_point progressed;  // created, then the last heartbeat its node copied bytes while running it
+    Clock::time_point sent;  // zero until handed to the target
+    // Created, then the last heartbeat in which its node copied bytes while
+    // running it.
+    Clock::time_point progressed;
   };
   struct Choice;  // a node as this pass sees it
   // A protection copy left for after the scan, and how long it has waited.

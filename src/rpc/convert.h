@@ -47,7 +47,8 @@ template <class Kind, class Keep>
 constexpr void CheckProtection() {
   static_assert(static_cast<int>(Kind::kNone) == pb::PROTECT_NONE &&
                 static_cast<int>(Kind::kReplicas) == pb::PROTECT_REPLICAS &&
-                static_cast<int>(Kind::kEc) == pb::PROTECT_EC && static_cast<int>(Kind::kObject) == pb::PROTECT_OBJECT);
+                static_cast<int>(Kind::kEc) == pb::PROTECT_EC &&
+                static_cast<int>(Kind::kObject) == pb::PROTECT_OBJECT);
   static_assert(static_cast<int>(Keep::kKeep) == pb::KEEP_LOCAL_KEEP &&
                 static_cast<int>(Keep::kDrop) == pb::KEEP_LOCAL_DROP &&
                 static_cast<int>(Keep::kPressure) == pb::KEEP_LOCAL_PRESSURE);

@@ -134,28 +134,27 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         return Status::Ok();
       }));
 
-  h.push_back(Handle<Method::kFsck>(
-      [this](const pb::Empty&, pb::FsckRsp& rsp, Call&) -> Status {
-        // Replicas on down nodes are not readable: a file held only there
-        // (e.g. lost before it was protected) is named.
-        std::set<NodeId> down;
-        ASSIGN_OR_RETURN(std::vector<NodeRecord> nodes, store_->ListNodes());
-        for (const NodeRecord& n : nodes) {
-          if (health_.Of(n.node) == Health::kDown) down.insert(n.node);
-        }
-        ASSIGN_OR_RETURN(auto problems, store_->Check(down));
-        for (auto& p : problems) {
-          if (p.starts_with(MetaStore::kBelowObjective)) {
-            rsp.add_below_objective(p.substr(MetaStore::kBelowObjective.size()));
-          } else {
-            rsp.add_problems(std::move(p));
-          }
-        }
-        ASSIGN_OR_RETURN(StoreCounts counts, store_->Counts());
-        rsp.set_inodes(counts.files + counts.directories);
-        rsp.set_chunks(counts.chunks);
-        return Status::Ok();
-      }));
+  h.push_back(Handle<Method::kFsck>([this](const pb::Empty&, pb::FsckRsp& rsp, Call&) -> Status {
+    // Replicas on down nodes are not readable: a file held only there
+    // (e.g. lost before it was protected) is named.
+    std::set<NodeId> down;
+    ASSIGN_OR_RETURN(std::vector<NodeRecord> nodes, store_->ListNodes());
+    for (const NodeRecord& n : nodes) {
+      if (health_.Of(n.node) == Health::kDown) down.insert(n.node);
+    }
+    ASSIGN_OR_RETURN(auto problems, store_->Check(down));
+    for (auto& p : problems) {
+      if (p.starts_with(MetaStore::kBelowObjective)) {
+        rsp.add_below_objective(p.substr(MetaStore::kBelowObjective.size()));
+      } else {
+        rsp.add_problems(std::move(p));
+      }
+    }
+    ASSIGN_OR_RETURN(StoreCounts counts, store_->Counts());
+    rsp.set_inodes(counts.files + counts.directories);
+    rsp.set_chunks(counts.chunks);
+    return Status::Ok();
+  }));
 
   h.push_back(Handle<Method::kChunkList>(
       [this](const pb::ChunkListReq& req, pb::ChunkListRsp& rsp, Call&) -> Status {

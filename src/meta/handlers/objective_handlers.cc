@@ -34,11 +34,13 @@ void MetaService::AddObjectiveHandlers(HandlerList& h) {
           }
           ASSIGN_OR_RETURN(uint64_t changed, store_->SetObjective(ino, obj, req.recursive()));
           rsp.set_changed(changed);
-          LOG_INFO("objective of inode {} set to replicas={} placement={} protect kind {} copies {} within {}s by {} "
-                   "({} inodes)",
-                   ino, obj.replicas, obj.placement == Placement::kLocal ? "local" : "spread",
-                   static_cast<uint32_t>(obj.protect.kind), obj.protect.copies, obj.protect.within_s, call.peer,
-                   changed);
+          LOG_INFO(
+              "objective of inode {} set to replicas={} placement={} protect kind {} copies {} "
+              "within {}s by {} "
+              "({} inodes)",
+              ino, obj.replicas, obj.placement == Placement::kLocal ? "local" : "spread",
+              static_cast<uint32_t>(obj.protect.kind), obj.protect.copies, obj.protect.within_s,
+              call.peer, changed);
         }
         ASSIGN_OR_RETURN(Objective current, store_->GetObjective(ino));
         ToWire(current, rsp.mutable_objective());

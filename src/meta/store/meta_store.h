@@ -93,7 +93,7 @@ struct InodeAttr {
   uint32_t replicas = 1;    // the objective (inherited from the parent at creation)
   Placement placement = Placement::kLocal;
   std::vector<NodeId> placement_nodes;
-  Protection protect;       // the objective's protection goal (inherited like replicas)
+  Protection protect;  // the objective's protection goal (inherited like replicas)
 };
 
 struct DirEntry {
@@ -288,7 +288,7 @@ struct ChunkReplicas {
   Objective objective;  // its chunk_size is the file's
   std::vector<Replica> replicas;
   uint64_t file_size = 0;
-  Timespec ctime;            // the file's last change (data or attributes; never set back by utimes)
+  Timespec ctime;  // the file's last change (data or attributes; never set back by utimes)
   bool writer_open = false;  // a write handle is open (only asked when objective.protect is set)
 };
 

@@ -236,8 +236,9 @@ TEST_F(CorruptionTest, LiveReplicaQueuedForRemovalNamesTheNode) {
 TEST_F(CorruptionTest, BelowObjectiveIsReportedAsSuch) {
   std::vector<std::string> problems = Inject("UPDATE inodes SET replicas = 2 WHERE ino = 4");
   ASSERT_EQ(problems.size(), 2u) << Join(problems);
-  EXPECT_EQ(problems[0], std::string(MetaStore::kBelowObjective) +
-                             "file 4 /d/f chunk #0 has 1 healthy replica(s), its objective wants 2");
+  EXPECT_EQ(problems[0],
+            std::string(MetaStore::kBelowObjective) +
+                "file 4 /d/f chunk #0 has 1 healthy replica(s), its objective wants 2");
   EXPECT_EQ(problems[1].rfind(MetaStore::kBelowObjective, 0), 0u) << problems[1];
 }
 // Replicas on nodes the caller knows are down are healthy but not readable:
@@ -250,32 +251,40 @@ TEST_F(CorruptionTest, UnreadableAndOverdueFilesAreNamed) {
   auto down = store->Check({NodeId(1)});
   ASSERT_OK(down);
   ASSERT_EQ(down->size(), 2u) << Join(*down);
-  EXPECT_EQ((*down)[0], std::string(MetaStore::kBelowObjective) +
-                            "file 4 /d/f chunk #0 has 0 readable healthy replica(s), its objective wants 1 "
-                            "(node(s) 1 down; unavailable until one comes back)");
+  EXPECT_EQ((*down)[0],
+            std::string(MetaStore::kBelowObjective) +
+                "file 4 /d/f chunk #0 has 0 readable healthy replica(s), its objective wants 1 "
+                "(node(s) 1 down; unavailable until one comes back)");
 
   const Protection protect{ProtectKind::kReplicas, 2, 0, 60, KeepLocal::kKeep};
-  ASSERT_OK(store->SetObjective(InodeId(4), Objective{1, Placement::kLocal, {}, 0, protect}, false));
+  ASSERT_OK(
+      store->SetObjective(InodeId(4), Objective{1, Placement::kLocal, {}, 0, protect}, false));
   auto lost = store->Check({NodeId(1)});
   ASSERT_OK(lost);
   ASSERT_EQ(lost->size(), 2u) << Join(*lost);
-  EXPECT_NE((*lost)[1].find("file 4 /d/f chunk #1 has 0 readable healthy replica(s), its objective wants 1 (node(s) "
-                            "1 down; lost before it was protected: unavailable)"),
-            std::string::npos)
+  EXPECT_NE(
+      (*lost)[1].find(
+          "file 4 /d/f chunk #1 has 0 readable healthy replica(s), its objective wants 1 (node(s) "
+          "1 down; lost before it was protected: unavailable)"),
+      std::string::npos)
       << (*lost)[1];
   auto overdue = store->Check();
   ASSERT_OK(overdue);
   ASSERT_EQ(overdue->size(), 2u) << Join(*overdue);
-  EXPECT_EQ((*overdue)[0].rfind(std::string(MetaStore::kBelowObjective) +
-                                    "file 4 /d/f chunk #0 has 1 healthy replica(s), its protection wants 2; changed ",
-                                0),
-            0u)
+  EXPECT_EQ(
+      (*overdue)[0].rfind(
+          std::string(MetaStore::kBelowObjective) +
+              "file 4 /d/f chunk #0 has 1 healthy replica(s), its protection wants 2; changed ",
+          0),
+      0u)
       << (*overdue)[0];
-  EXPECT_NE((*overdue)[0].find("s ago, past its deadline of 60s"), std::string::npos) << (*overdue)[0];
+  EXPECT_NE((*overdue)[0].find("s ago, past its deadline of 60s"), std::string::npos)
+      << (*overdue)[0];
 }
 TEST_F(CorruptionTest, StaleReplicasDoNotCount) {
-  ExpectReported("UPDATE replicas SET state = 1 WHERE chunk_id = (SELECT MIN(chunk_id) FROM replicas)",
-                 "file 4 /d/f chunk #0 has 0 healthy replica(s), its objective wants 1");
+  ExpectReported(
+      "UPDATE replicas SET state = 1 WHERE chunk_id = (SELECT MIN(chunk_id) FROM replicas)",
+      "file 4 /d/f chunk #0 has 0 healthy replica(s), its objective wants 1");
 }
 TEST_F(CorruptionTest, HandleOfUnknownSession) {
   ExpectReported("UPDATE handles SET session = 999", "unknown session 999");

@@ -65,7 +65,10 @@ TEST_F(ObjectiveWalkTest, EveryInodeOfTheTreeOnceAcrossBatches) {
   inodes_.erase(outside.value());
   InodeId top = BuildTree();
   ASSERT_GT(inodes_.size(), 5 * kBatch);
-  const Objective objective{3, Placement::kSpread, {NodeId(2), NodeId(5)}, 8192,
+  const Objective objective{3,
+                            Placement::kSpread,
+                            {NodeId(2), NodeId(5)},
+                            8192,
                             Protection{ProtectKind::kReplicas, 4, 0, 300, KeepLocal::kKeep}};
   auto changed = store_->SetObjective(top, objective, true);
   ASSERT_OK(changed);
@@ -121,8 +124,9 @@ TEST_F(ObjectiveWalkTest, NewEntriesInheritAfterTheWalk) {
   auto objective = store_->GetObjective(later);
   ASSERT_OK(objective);
   EXPECT_EQ(objective->protect, protect);
-  EXPECT_CODE(store_->SetObjective(InodeId(99999), Objective{2, Placement::kLocal, {}, 0, {}}, true),
-              kNotFound);
+  EXPECT_CODE(
+      store_->SetObjective(InodeId(99999), Objective{2, Placement::kLocal, {}, 0, {}}, true),
+      kNotFound);
 }
 
 }  // namespace

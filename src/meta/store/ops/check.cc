@@ -364,7 +364,8 @@ std::map<InodeId, std::string> PathsOf(const Rows& rows, const std::set<InodeId>
       dir = it->second->parent;
     }
     std::string path;
-    for (auto name = names.rbegin(); name != names.rend(); ++name) path += fmt::format("/{}", *name);
+    for (auto name = names.rbegin(); name != names.rend(); ++name)
+      path += fmt::format("/{}", *name);
     return path;
   };
   for (const DentryRow& d : rows.dentries) {
@@ -404,20 +405,24 @@ void CheckObjectives(const Rows& rows, const std::set<NodeId>& unreadable, Times
       if (unreadable.count(rep.node) != 0 || rows.nodes.count(rep.node) == 0) down.insert(rep.node);
     }
     const size_t readable = healthy.size() - down.size();
-    const bool unprotected = a.protect.kind == ProtectKind::kReplicas && healthy.size() < a.protect.copies;
+    const bool unprotected =
+        a.protect.kind == ProtectKind::kReplicas && healthy.size() < a.protect.copies;
     std::string what;
     if (healthy.size() < a.replicas) {
-      what = fmt::format("has {} healthy replica(s), its objective wants {}", healthy.size(), a.replicas);
+      what = fmt::format("has {} healthy replica(s), its objective wants {}", healthy.size(),
+                         a.replicas);
     } else if (readable < a.replicas) {
-      what = fmt::format("has {} readable healthy replica(s), its objective wants {} (node(s) {} down{})", readable,
-                         a.replicas, fmt::join(down, ", "),
-                         readable == 0 ? unprotected ? "; lost before it was protected: unavailable"
-                                                     : "; unavailable until one comes back"
-                                       : "");
+      what = fmt::format(
+          "has {} readable healthy replica(s), its objective wants {} (node(s) {} down{})",
+          readable, a.replicas, fmt::join(down, ", "),
+          readable == 0 ? unprotected ? "; lost before it was protected: unavailable"
+                                      : "; unavailable until one comes back"
+                        : "");
     } else if (unprotected && now.sec - a.ctime.sec > static_cast<int64_t>(a.protect.within_s)) {
-      what = fmt::format("has {} healthy replica(s), its protection wants {}; changed {}s ago, past its deadline "
-                         "of {}s",
-                         healthy.size(), a.protect.copies, now.sec - a.ctime.sec, a.protect.within_s);
+      what = fmt::format(
+          "has {} healthy replica(s), its protection wants {}; changed {}s ago, past its deadline "
+          "of {}s",
+          healthy.size(), a.protect.copies, now.sec - a.ctime.sec, a.protect.within_s);
     }
     if (!what.empty()) below.push_back({c.chunk.ino, c.chunk.index, std::move(what)});
   }
@@ -426,8 +431,8 @@ void CheckObjectives(const Rows& rows, const std::set<NodeId>& unreadable, Times
   const std::map<InodeId, std::string> paths = PathsOf(rows, files);
   Report r(out);
   for (const Below& b : below) {
-    r.Add(fmt::format("{}file {} {} chunk #{} {}", MetaStore::kBelowObjective, b.ino, paths.at(b.ino), b.index,
-                      b.what));
+    r.Add(fmt::format("{}file {} {} chunk #{} {}", MetaStore::kBelowObjective, b.ino,
+                      paths.at(b.ino), b.index, b.what));
   }
 }
 

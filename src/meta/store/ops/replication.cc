@@ -25,7 +25,9 @@ Objective ObjectiveOf(const InodeAttr& attr) {
   return out;
 }
 
-bool Writes(const HandleRow& h) { return (h.flags & O_ACCMODE) != O_RDONLY; }
+bool Writes(const HandleRow& h) {
+  return (h.flags & O_ACCMODE) != O_RDONLY;
+}
 
 }  // namespace
 
@@ -121,7 +123,7 @@ Result<std::vector<ChunkReplicas>> PosixStore::ScanReplicas(ChunkId after, size_
     // store, reported by Check) is not listed; the scan goes on past it.
     ChunkId cursor = after;
     std::optional<InodeRow> file;  // the file of the previous chunk
-    bool writer_open = false;      // whether it has a write handle (asked only with a protection goal)
+    bool writer_open = false;  // whether it has a write handle (asked only with a protection goal)
     for (;;) {
       // One chunk more than fits, to know whether the scan is complete.
       const size_t want = max - out.size() + 1;

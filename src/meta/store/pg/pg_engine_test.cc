@@ -262,10 +262,11 @@ TEST(PgEngine, SchemaVersion1IsMigrated) {
       home.schema()));
   ASSERT_OK(step);
   EXPECT_EQ(step->Int(0, 0), static_cast<int64_t>(pgschema::kIdBlock));
-  auto columns = home.admin().Exec(fmt::format(
-      "SELECT count(*) FROM information_schema.columns WHERE table_schema = '{}' AND table_name = 'inodes' "
-      "AND column_name IN ('protect', 'protect_within')",
-      home.schema()));
+  auto columns =
+      home.admin().Exec(fmt::format("SELECT count(*) FROM information_schema.columns WHERE "
+                                    "table_schema = '{}' AND table_name = 'inodes' "
+                                    "AND column_name IN ('protect', 'protect_within')",
+                                    home.schema()));
   ASSERT_OK(columns);
   EXPECT_EQ(columns->Int(0, 0), 2);
   uint64_t previous = 500;

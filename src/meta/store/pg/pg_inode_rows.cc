@@ -14,11 +14,11 @@ namespace {
 
 // The columns of an inode row, in InodeAt's order, of table alias `t`
 // ("" for the table itself, "i." or "p." in joins).
-#define T0FS_PG_INODE_COLUMNS_OF(t)                                                          \
-  t "ino, " t "mode, " t "uid, " t "gid, " t "size, " t "nlink, " t "rdev, " t "atime_s, " t \
-  "atime_ns, " t "mtime_s, " t "mtime_ns, " t "ctime_s, " t "ctime_ns, " t "chunk_size, " t  \
-  "generation, " t "replicas, " t "placement, " t "placement_nodes, " t "target, " t         \
-  "parent, " t "entry_seq, " t "protect, " t "protect_within"
+#define T0FS_PG_INODE_COLUMNS_OF(t)                                                           \
+  t "ino, " t "mode, " t "uid, " t "gid, " t "size, " t "nlink, " t "rdev, " t "atime_s, " t  \
+    "atime_ns, " t "mtime_s, " t "mtime_ns, " t "ctime_s, " t "ctime_ns, " t "chunk_size, " t \
+    "generation, " t "replicas, " t "placement, " t "placement_nodes, " t "target, " t        \
+    "parent, " t "entry_seq, " t "protect, " t "protect_within"
 constexpr int kInodeColumnCount = 23;
 #define T0FS_PG_INODE_COLUMNS T0FS_PG_INODE_COLUMNS_OF("")
 #define T0FS_PG_JOINED_INODE_COLUMNS T0FS_PG_INODE_COLUMNS_OF("i.")
@@ -41,7 +41,8 @@ constexpr Stmt kPutInode{
     "excluded.placement, "
     "placement_nodes = excluded.placement_nodes, target = excluded.target, parent = "
     "excluded.parent, "
-    "entry_seq = excluded.entry_seq, protect = excluded.protect, protect_within = excluded.protect_within"};
+    "entry_seq = excluded.entry_seq, protect = excluded.protect, protect_within = "
+    "excluded.protect_within"};
 constexpr Stmt kDeleteInode{"delete_inode", "DELETE FROM inodes WHERE ino = $1"};
 
 // With the entry's inode, which the caller nearly always loads next (kept

@@ -219,7 +219,8 @@ Status PrepareLocked(pg::Connection& conn, const std::string& where) {
     }
     if (version < 3) {
       RETURN_IF_ERROR(conn.ExecScript(kMigrateTo3));
-      LOG_INFO("{}: migrated the metadata schema from version {} to {}", where, std::max<int64_t>(version, 2), 3);
+      LOG_INFO("{}: migrated the metadata schema from version {} to {}", where,
+               std::max<int64_t>(version, 2), 3);
     }
     return Status::Ok();
   }

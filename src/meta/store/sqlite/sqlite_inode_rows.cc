@@ -77,8 +77,10 @@ Status PutInode(Db& db, const InodeRow& row) {
   return db.Run(
       "INSERT INTO inodes (ino, mode, uid, gid, size, nlink, rdev, atime_s, atime_ns, mtime_s, "
       "mtime_ns, ctime_s, ctime_ns, chunk_size, generation, replicas, placement, placement_nodes, "
-      "target, parent, entry_seq, protect, protect_within) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-      "?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (ino) DO UPDATE SET mode = excluded.mode, uid = excluded.uid, "
+      "target, parent, entry_seq, protect, protect_within) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+      "?, ?, ?, "
+      "?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (ino) DO UPDATE SET mode = excluded.mode, uid = "
+      "excluded.uid, "
       "gid = excluded.gid, size = excluded.size, nlink = excluded.nlink, rdev = excluded.rdev, "
       "atime_s = excluded.atime_s, atime_ns = excluded.atime_ns, mtime_s = excluded.mtime_s, "
       "mtime_ns = excluded.mtime_ns, ctime_s = excluded.ctime_s, ctime_ns = excluded.ctime_ns, "

@@ -111,7 +111,8 @@ TEST(SqliteMigration, SchemaTwoDatabaseOpensAndKeepsEverything) {
   objective.protect = protect;
   ASSERT_OK(store->SetObjective(data, objective, false));
   EXPECT_EQ(store->GetAttr(data)->protect, protect);
-  objective.protect = Protection{};  // (else the check below names it: changed long ago, unprotected)
+  objective.protect =
+      Protection{};  // (else the check below names it: changed long ago, unprotected)
   ASSERT_OK(store->SetObjective(data, objective, false));
   EXPECT_EQ(Walk(*store, {"a", "moved"}), InodeId(20));
   EXPECT_FALSE(Walk(*store, {"empty"}).valid());
