@@ -60,6 +60,12 @@ Status Populate(Engine& engine) {
     row.attr.replicas = 2;
     row.attr.placement = ino % 2 == 0 ? Placement::kSpread : Placement::kLocal;
     if (ino % 3 == 0) row.attr.placement_nodes = {NodeId(1), NodeId(ino)};
+    if (ino % 4 == 3) {
+      row.attr.protect =
+          ino % 8 == 3
+              ? Protection{ProtectKind::kReplicas, 3, 0, 300, KeepLocal::kKeep}
+              : Protection{ProtectKind::kEc, 4, 2, static_cast<uint32_t>(ino), KeepLocal::kDrop};
+    }
     if (S_ISLNK(row.attr.mode)) row.target = std::string("t\0\xff/", 4) + std::to_string(ino);
     row.parent = S_ISDIR(row.attr.mode) ? kRootInode : InodeId();
     row.entry_seq = ino;
@@ -110,11 +116,15 @@ std::vector<std::string> Dump(Engine& engine) {
     const InodeAttr& a = r.attr;
     std::string nodes;
     for (NodeId n : a.placement_nodes) nodes += fmt::format("{},", n.value());
+    const Protection& p = a.protect;
     out.push_back(fmt::format(
-        "inode {} {} {} {} {} {} {} {}.{} {}.{} {}.{} {} {} {} {} [{}] {} {} {}", a.ino.value(),
-        a.mode, a.uid, a.gid, a.size, a.nlink, a.rdev, a.atime.sec, a.atime.nsec, a.mtime.sec,
-        a.mtime.nsec, a.ctime.sec, a.ctime.nsec, a.chunk_size, a.generation, a.replicas,
-        static_cast<uint32_t>(a.placement), nodes, bytes(r.target), r.parent.value(), r.entry_seq));
+        "inode {} {} {} {} {} {} {} {}.{} {}.{} {}.{} {} {} {} {} [{}] {} {} {} protect {} {}+{} "
+        "within {} keep {}",
+        a.ino.value(), a.mode, a.uid, a.gid, a.size, a.nlink, a.rdev, a.atime.sec, a.atime.nsec,
+        a.mtime.sec, a.mtime.nsec, a.ctime.sec, a.ctime.nsec, a.chunk_size, a.generation,
+        a.replicas, static_cast<uint32_t>(a.placement), nodes, bytes(r.target), r.parent.value(),
+        r.entry_seq, static_cast<uint32_t>(p.kind), p.copies, p.parity, p.within_s,
+        static_cast<uint32_t>(p.keep_local)));
     return Status::Ok();
   }));
   EXPECT_OK(t.ScanDentries([&](const DentryRow& r) {
@@ -259,6 +269,31 @@ TEST(EngineCopy, AFreshRootIsReplacedAndChangesAreFound) {
   EXPECT_CODE(st, kCorruption);
   EXPECT_NE(st.message().find("xattrs"), std::string::npos) << st.ToString();
   EXPECT_EQ(st.message().find("inodes"), std::string::npos) << st.ToString();
+}
+
+// The protection goal is part of what VerifyCopy compares of an inode.
+TEST(EngineCopy, AChangedProtectionIsFound) {
+  CopyPair pair("sqlite_memory", "sqlite_memory");
+  Engine* from = pair.from.get();
+  Engine* to = pair.to.get();
+  ASSERT_TRUE(from && to);
+  ASSERT_OK(Populate(*from));
+  ASSERT_OK(CopyStore(*from, *to));
+  {
+    auto txn = to->BeginWrite(WriteOptions{});
+    ASSERT_OK(txn);
+    auto row = (*txn)->GetInode(InodeId(3));
+    ASSERT_OK(row);
+    ASSERT_TRUE(row->has_value());
+    InodeRow changed = **row;
+    ASSERT_EQ(changed.attr.protect.kind, ProtectKind::kReplicas);
+    changed.attr.protect.within_s += 1;
+    ASSERT_OK((*txn)->PutInode(changed));
+    ASSERT_OK((*txn)->Commit());
+  }
+  Status st = VerifyCopy(*from, *to);
+  EXPECT_CODE(st, kCorruption);
+  EXPECT_NE(st.message().find("inodes"), std::string::npos) << st.ToString();
 }
 
 TEST(EngineCopy, SqliteToPostgresAndBack) {

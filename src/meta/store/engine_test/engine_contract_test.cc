@@ -9,6 +9,7 @@
 // live beside each engine.
 #include <sys/stat.h>
 
+#include <map>
 #include <thread>
 
 #include "meta/store/engine_test/engine_homes.h"
@@ -162,6 +163,70 @@ TEST_P(EngineContract, PutReplacesAndDeleteRemoves) {
   got = txn->GetInode(InodeId(20));
   ASSERT_OK(got);
   EXPECT_FALSE(got->has_value());
+}
+
+// Protection goals (two integer columns, rows.h) come back as written after
+// a commit (and a reopen of a persistent store) — read, scanned and joined
+// to an entry — the default
+// as kNone and a kind this build does not know as it was.
+TEST_P(EngineContract, ProtectionGoalsRoundTrip) {
+  const std::vector<Protection> goals = {
+      Protection{},
+      Protection{ProtectKind::kReplicas, 3, 0, 300, KeepLocal::kKeep},
+      Protection{ProtectKind::kEc, 4, 2, 0, KeepLocal::kDrop},
+      Protection{ProtectKind::kObject, 0, 0, UINT32_MAX, KeepLocal::kPressure},
+      Protection{static_cast<ProtectKind>(255), 255, 255, 1, static_cast<KeepLocal>(255)},
+  };
+  {
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    InodeRow dir = SampleInode(1, S_IFDIR | 0755);
+    dir.attr.protect = Protection{};
+    ASSERT_OK(txn->PutInode(dir));
+    for (size_t goal_idx = 0; goal_idx < goals.size(); ++goal_idx) {
+      InodeRow row = SampleInode(50 + goal_idx, S_IFREG | 0644);
+      row.attr.protect = goals[goal_idx];
+      ASSERT_OK(txn->PutInode(row));
+      ASSERT_OK(txn->PutDentry(DentryRow{InodeId(1), "f" + std::to_string(goal_idx),
+                                         InodeId(50 + goal_idx), goal_idx + 1}));
+    }
+    // A row written without setting the goal has none.
+    InodeRow bare;
+    bare.attr.ino = InodeId(60);
+    bare.attr.mode = S_IFREG | 0600;
+    ASSERT_OK(txn->PutInode(bare));
+    ASSERT_OK(txn->Commit());
+  }
+  if (home->persistent()) {
+    ASSERT_TRUE(Reopen());
+  }
+  auto txn = BeginReadTxn(*engine);
+  ASSERT_TRUE(txn);
+  for (size_t goal_idx = 0; goal_idx < goals.size(); ++goal_idx) {
+    auto got = txn->GetInode(InodeId(50 + goal_idx));
+    ASSERT_OK(got);
+    ASSERT_TRUE(got->has_value());
+    EXPECT_EQ((*got)->attr.protect, goals[goal_idx]) << "goal " << goal_idx;
+  }
+  auto bare = txn->GetInode(InodeId(60));
+  ASSERT_OK(bare);
+  ASSERT_TRUE(bare->has_value());
+  EXPECT_EQ((*bare)->attr.protect.kind, ProtectKind::kNone);
+  EXPECT_EQ((*bare)->attr.protect, Protection{});
+  std::map<uint64_t, Protection> scanned;
+  ASSERT_OK(txn->ScanInodes([&](const InodeRow& row) {
+    scanned[row.attr.ino.value()] = row.attr.protect;
+    return Status::Ok();
+  }));
+  for (size_t goal_idx = 0; goal_idx < goals.size(); ++goal_idx)
+    EXPECT_EQ(scanned[50 + goal_idx], goals[goal_idx]) << "goal " << goal_idx;
+  auto listed = txn->ListDir(InodeId(1), 0, 100, true);
+  ASSERT_OK(listed);
+  ASSERT_EQ(listed->size(), goals.size());
+  for (size_t goal_idx = 0; goal_idx < goals.size(); ++goal_idx) {
+    ASSERT_TRUE((*listed)[goal_idx].inode.has_value());
+    EXPECT_EQ((*listed)[goal_idx].inode->attr.protect, goals[goal_idx]) << "goal " << goal_idx;
+  }
 }
 
 TEST_P(EngineContract, DentriesListBySeqAndScanByName) {

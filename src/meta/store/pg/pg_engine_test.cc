@@ -283,6 +283,69 @@ TEST(PgEngine, SchemaVersion1IsMigrated) {
   ASSERT_OK(home.Open());
 }
 
+// A store of schema version 2 (before the protection goal) opened by this
+// build gains the protection columns: its inodes read as having no goal,
+// their other fields as they were, and a goal written afterwards persists.
+TEST(PgEngine, SchemaVersion2GainsNoProtection) {
+  REQUIRE_SERVER();
+  PgHome home;
+  InodeRow row;
+  row.attr.ino = InodeId(7);
+  row.attr.mode = S_IFREG | 0644;
+  row.attr.size = 12345;
+  row.attr.replicas = 2;
+  row.attr.placement = Placement::kSpread;
+  row.attr.placement_nodes = {NodeId(3)};
+  row.attr.protect = Protection{ProtectKind::kEc, 4, 2, 300, KeepLocal::kDrop};
+  {
+    auto engine = home.Open();
+    ASSERT_OK(engine);
+    auto txn = (*engine)->BeginWrite(WriteOptions{});
+    ASSERT_OK(txn);
+    ASSERT_OK((*txn)->PutInode(row));
+    ASSERT_OK((*txn)->Commit());
+  }
+  ASSERT_OK(home.admin().ExecScript(
+      fmt::format("SET search_path TO {}; DELETE FROM t0fs_schema WHERE version > 2; "
+                  "INSERT INTO t0fs_schema (version) VALUES (2) ON CONFLICT DO NOTHING; "
+                  "ALTER TABLE inodes DROP COLUMN protect, DROP COLUMN protect_within;",
+                  home.schema())));
+  ASSERT_OK(home.admin().Exec("RESET search_path"));
+
+  auto engine = home.Open();
+  ASSERT_OK(engine);
+  auto version =
+      home.admin().Exec(fmt::format("SELECT max(version) FROM {}.t0fs_schema", home.schema()));
+  ASSERT_OK(version);
+  EXPECT_EQ(version->Int(0, 0), pgschema::kSchemaVersion);
+  {
+    auto txn = (*engine)->BeginRead();
+    ASSERT_OK(txn);
+    auto got = (*txn)->GetInode(InodeId(7));
+    ASSERT_OK(got);
+    ASSERT_TRUE(got->has_value());
+    EXPECT_EQ((*got)->attr.protect, Protection{});
+    EXPECT_EQ((*got)->attr.size, 12345u);
+    EXPECT_EQ((*got)->attr.replicas, 2u);
+    EXPECT_EQ((*got)->attr.placement, Placement::kSpread);
+    EXPECT_EQ((*got)->attr.placement_nodes, std::vector<NodeId>{NodeId(3)});
+  }
+  {
+    auto txn = (*engine)->BeginWrite(WriteOptions{});
+    ASSERT_OK(txn);
+    ASSERT_OK((*txn)->PutInode(row));
+    ASSERT_OK((*txn)->Commit());
+  }
+  engine = home.Open();
+  ASSERT_OK(engine);
+  auto txn = (*engine)->BeginRead();
+  ASSERT_OK(txn);
+  auto got = (*txn)->GetInode(InodeId(7));
+  ASSERT_OK(got);
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ((*got)->attr.protect, row.attr.protect);
+}
+
 TEST(PgEngine, FailedStatementKillsTheTransaction) {
   REQUIRE_SERVER();
   PgHome home;

@@ -162,5 +162,55 @@ TEST(SqliteMigration, SchemaTwoDatabaseOpensAndKeepsEverything) {
   EXPECT_EQ(Walk(*store, {"c"}), c);
 }
 
+// A schema-3 database (before the protection goal) opens as version 4: its
+// inodes, objectives and all, read as having no goal, and a goal set
+// afterwards persists.
+TEST(SqliteMigration, SchemaThreeDatabaseGainsNoProtection) {
+  TempDir dir;
+  const std::string path = dir.File("meta.db");
+  InodeId file;
+  Objective objective;
+  {
+    auto store = testing::OpenOrDie(path);
+    ASSERT_NE(store, nullptr);
+    MakeNodeArgs f{kRootInode, "f", S_IFREG | 0644, 0, 0, 0, true, "", 65536};
+    auto made = store->MakeNode(OpToken{}, f, T(1000));
+    ASSERT_OK(made);
+    file = made->attr.ino;
+    objective = *store->GetObjective(file);
+    objective.replicas = 2;
+    objective.placement = Placement::kSpread;
+    objective.protect = Protection{ProtectKind::kEc, 4, 2, 300, KeepLocal::kDrop};
+    ASSERT_OK(store->SetObjective(file, objective, false));
+  }
+  {
+    // What version 3 had: no protection columns (a goal set above is gone).
+    auto raw = sqlite::Db::Open(path, std::chrono::milliseconds(1000));
+    ASSERT_OK(raw);
+    ASSERT_OK(
+        raw->Exec("ALTER TABLE inodes DROP COLUMN protect; "
+                  "ALTER TABLE inodes DROP COLUMN protect_within; PRAGMA user_version = 3;"));
+  }
+  ASSERT_EQ(UserVersion(path), 3);
+  auto store = testing::OpenOrDie(path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(UserVersion(path), 4);
+  auto attr = store->GetAttr(file);
+  ASSERT_OK(attr);
+  EXPECT_EQ(attr->protect, Protection{});
+  EXPECT_EQ(attr->protect.kind, ProtectKind::kNone);
+  EXPECT_EQ(attr->replicas, 2u);
+  EXPECT_EQ(attr->placement, Placement::kSpread);
+  EXPECT_EQ(store->GetAttr(kRootInode)->protect, Protection{});
+  auto problems = store->Check();
+  ASSERT_OK(problems);
+  EXPECT_TRUE(problems->empty()) << problems->front();
+  ASSERT_OK(store->SetObjective(file, objective, false));
+  store.reset();
+  store = testing::OpenOrDie(path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->GetAttr(file)->protect, objective.protect);
+}
+
 }  // namespace
 }  // namespace t0fs::meta
