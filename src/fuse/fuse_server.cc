@@ -197,6 +197,12 @@ void FuseServer::AddGauges(metrics::Registry& registry) {
                        [watcher = watcher_.get()](metrics::SampleSink& sink) {
                          sink.Add(watcher != nullptr ? static_cast<double>(watcher->invalidations()) : 0.0);
                        });
+  registry.AddCallback(
+      metrics::MetricType::kCounter, kGaugeNames[10],
+      "Creates and renames that found their name taken where this mount had answered it missing "
+      "(another client made it); each made the kernel look its cached names up again.",
+      {},
+      [ops](metrics::SampleSink& sink) { sink.Add(static_cast<double>(ops->names_forgotten())); });
 }
 
 Status FuseServer::Run() {

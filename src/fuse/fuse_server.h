@@ -92,12 +92,17 @@ class FuseServer {
   FuseServer(client::Client& client, const MountConfig& config);
   // Registers the gauges read from the session and ops (removed by ~FuseServer).
   void AddGauges(metrics::Registry& registry);
-  static constexpr const char* kGaugeNames[] = {"t0fs_fuse_requests_in_flight", "t0fs_fuse_interrupts_total",
-                                                 "t0fs_fuse_open_files", "t0fs_fuse_threads",
-                                                 "t0fs_fuse_passthrough_enabled", "t0fs_fuse_opens_total",
-                                                 "t0fs_fuse_passthrough_backing_files", "t0fs_fuse_io_uring",
-                                                 "t0fs_fuse_io_uring_requests_total",
-                                                 "t0fs_fuse_invalidations_total"};
+  static constexpr const char* kGaugeNames[] = {"t0fs_fuse_requests_in_flight",
+                                                "t0fs_fuse_interrupts_total",
+                                                "t0fs_fuse_open_files",
+                                                "t0fs_fuse_threads",
+                                                "t0fs_fuse_passthrough_enabled",
+                                                "t0fs_fuse_opens_total",
+                                                "t0fs_fuse_passthrough_backing_files",
+                                                "t0fs_fuse_io_uring",
+                                                "t0fs_fuse_io_uring_requests_total",
+                                                "t0fs_fuse_invalidations_total",
+                                                "t0fs_fuse_stale_names_total"};
   void TuneReadahead() const;
 
   const MountConfig config_;

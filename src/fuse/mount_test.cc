@@ -501,6 +501,59 @@ TEST_F(FuseMountTest, SecondMountOnALiveMountIsRefused) {
   EXPECT_NE(second.status().message().find("live FUSE mount"), std::string::npos);
 }
 
+// Missing names cached long, as while a mount hears other clients' changes.
+class NegativeCacheMountTest : public MountedFsTest {
+ protected:
+  NegativeCacheMountTest() {
+    config_.entry_timeout = Duration{std::chrono::seconds(60)};
+    config_.negative_timeout = Duration{std::chrono::seconds(60)};
+  }
+};
+
+// A name made by "another client" that this mount still answers missing
+// (MemClient::HideFromLookup): each way of making or moving to that name
+// fails with EEXIST, and the caller's next stat finds the name (the kernel
+// was told to look its cached names up again) instead of a cached "no such
+// name" — mv stats its target after renameat2(RENAME_NOREPLACE) fails, and
+// two clients racing over one name failed on it ("cannot overwrite
+// directory with non-directory").
+TEST_F(NegativeCacheMountTest, ANameFoundTakenIsSeenAtOnce) {
+  ASSERT_TRUE(WriteFile(Path("src"), "S"));
+  const std::vector<std::pair<std::string, std::function<int(const std::string&)>>> ways = {
+      {"rename",
+       [&](const std::string& p) {
+         return ::renameat2(AT_FDCWD, Path("src").c_str(), AT_FDCWD, p.c_str(), RENAME_NOREPLACE);
+       }},
+      {"create",
+       [](const std::string& p) {
+         int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+         if (fd >= 0) ::close(fd);
+         return fd < 0 ? -1 : 0;
+       }},
+      {"mkdir", [](const std::string& p) { return ::mkdir(p.c_str(), 0755); }},
+      {"mknod", [](const std::string& p) { return ::mknod(p.c_str(), S_IFIFO | 0644, 0); }},
+      {"symlink", [](const std::string& p) { return ::symlink("t", p.c_str()); }},
+      {"link", [&](const std::string& p) { return ::link(Path("src").c_str(), p.c_str()); }},
+  };
+  for (const auto& [way, make] : ways) {
+    SCOPED_TRACE(way);
+    const std::string name = "taken-" + way;
+    // Made behind the kernel's back, as by another client.
+    ASSERT_TRUE(client_->Mknod(InodeId(1), name, S_IFREG | 0600, 0, client::Caller{0, 0}).ok());
+    client_->HideFromLookup(name);
+    struct stat st;
+    ASSERT_EQ(::stat(Path(name).c_str(), &st), -1) << "the hidden name was found";
+    ASSERT_EQ(errno, ENOENT);
+    errno = 0;
+    EXPECT_EQ(make(Path(name)), -1);
+    EXPECT_EQ(errno, EEXIST);
+    ASSERT_EQ(::lstat(Path(name).c_str(), &st), 0) << "a stale 'no such name' after EEXIST";
+    EXPECT_TRUE(S_ISREG(st.st_mode));
+    EXPECT_EQ(st.st_mode & 07777, 0600u);
+  }
+  EXPECT_EQ(ReadAll(Path("src")), "S");
+}
+
 class TracedMountTest : public MountedFsTest {
  protected:
   TracedMountTest() { config_.debug = true; }

@@ -43,6 +43,16 @@ void ReplyEntry(const OpContext& ctx, Reply& reply, const Result<client::Attr>& 
   reply.Send(MakeEntry(ctx, *attr));
 }
 
+void ReplyNewEntry(OpContext& ctx, Reply& reply, const Result<client::Attr>& attr) {
+  if (!attr.ok()) return FailName(ctx, reply, attr.status());
+  ReplyEntry(ctx, reply, attr);
+}
+
+void FailName(OpContext& ctx, Reply& reply, const Status& status) {
+  if (ToErrno(status.code()) == EEXIST) ctx.ForgetCachedNames(reply.device());
+  reply.Fail(status);
+}
+
 void FailInode(Reply& reply, const Status& status) {
   if (status.code() == StatusCode::kNotFound) return reply.Error(ESTALE);
   reply.Fail(status);

@@ -14,7 +14,7 @@ void OpCreate(OpContext& ctx, Request& req, Reply& reply) {
   if (!args.Read(&in) || !args.ReadName(&name)) return reply.Error(EINVAL);
   auto file = ctx.client.Create(InodeId(req.nodeid()), name, in.mode,
                                 static_cast<int>(in.flags), CallerOf(req));
-  if (!file.ok()) return reply.Fail(file.status());
+  if (!file.ok()) return FailName(ctx, reply, file.status());
   if (in.open_flags & abi::kOpenKillSuidgid) {  // O_TRUNC of an existing file
     Status st = DropSetIdBits(ctx, (*file)->attr(), req.header.gid);
     if (!st.ok()) return reply.Fail(st);

@@ -1,5 +1,10 @@
 #include "fuse/ops/fuse_ops.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "common/logging.h"
 
 namespace t0fs::fuse {
@@ -78,6 +83,26 @@ void FuseOps::CloseAll() {
 }
 
 thread_local uint64_t CacheTimeouts::t_generation = 0;
+
+void OpContext::ForgetCachedNames(int device) {
+  if (no_epoch_.load(std::memory_order_relaxed)) return;
+  abi::OutHeader h{};
+  h.len = sizeof(h);
+  h.error = static_cast<int32_t>(abi::NotifyCode::kIncEpoch);
+  if (::write(device, &h, sizeof(h)) == static_cast<ssize_t>(sizeof(h))) {
+    names_forgotten_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const int err = errno;
+  if (err == EINVAL && !no_epoch_.exchange(true)) {
+    LOG_INFO(
+        "fuse: the kernel has no FUSE_NOTIFY_INC_EPOCH (Linux 6.16+): after a create or rename "
+        "finds a name taken that this mount had answered missing, the name is seen at the next "
+        "change poll");
+  } else if (err != EINVAL) {
+    LOG_DEBUG("fuse: FUSE_NOTIFY_INC_EPOCH: {}", std::strerror(err));
+  }
+}
 
 void FuseOps::Handle(Request& req, Reply& reply) {
   ctx_.timeouts.BeginRequest();

@@ -28,6 +28,7 @@ class FuseOps : public RequestHandler {
   PassthroughTable& passthrough() { return ctx_.passthrough; }
   client::Client& client() { return ctx_.client; }
   CacheTimeouts& timeouts() { return ctx_.timeouts; }
+  uint64_t names_forgotten() const { return ctx_.names_forgotten(); }
   // Closes (commits) every File the kernel did not release; after the
   // connection ended. Also done by the destructor.
   void CloseAll();

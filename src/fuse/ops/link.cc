@@ -11,7 +11,7 @@ void OpLink(OpContext& ctx, Request& req, Reply& reply) {
   ArgReader args(req.args);
   std::string_view name;
   if (!args.Read(&in) || !args.ReadName(&name)) return reply.Error(EINVAL);
-  ReplyEntry(ctx, reply, ctx.client.Link(InodeId(in.oldnodeid), InodeId(req.nodeid()), name));
+  ReplyNewEntry(ctx, reply, ctx.client.Link(InodeId(in.oldnodeid), InodeId(req.nodeid()), name));
 }
 
 }  // namespace t0fs::fuse

@@ -11,8 +11,8 @@ void OpMkdir(OpContext& ctx, Request& req, Reply& reply) {
   ArgReader args(req.args);
   std::string_view name;
   if (!args.Read(&in) || !args.ReadName(&name)) return reply.Error(EINVAL);
-  ReplyEntry(ctx, reply,
-             ctx.client.Mkdir(InodeId(req.nodeid()), name, in.mode & 07777, CallerOf(req)));
+  ReplyNewEntry(ctx, reply,
+                ctx.client.Mkdir(InodeId(req.nodeid()), name, in.mode & 07777, CallerOf(req)));
 }
 
 }  // namespace t0fs::fuse

@@ -12,8 +12,8 @@ void OpMknod(OpContext& ctx, Request& req, Reply& reply) {
   ArgReader args(req.args);
   std::string_view name;
   if (!args.Read(&in) || !args.ReadName(&name)) return reply.Error(EINVAL);
-  ReplyEntry(ctx, reply,
-             ctx.client.Mknod(InodeId(req.nodeid()), name, in.mode, in.rdev, CallerOf(req)));
+  ReplyNewEntry(ctx, reply,
+                ctx.client.Mknod(InodeId(req.nodeid()), name, in.mode, in.rdev, CallerOf(req)));
 }
 
 }  // namespace t0fs::fuse

@@ -100,12 +100,22 @@ struct DirHandle {
 struct OpContext {
   OpContext(client::Client& c, const MountConfig& cfg) : client(c), config(cfg), timeouts(cfg) {}
 
+  // Tells the kernel behind /dev/fuse fd `device` to look every cached name
+  // up again at its next use (FailName in attr_convert.h says when and why).
+  void ForgetCachedNames(int device);
+  // Times ForgetCachedNames reached the kernel.
+  uint64_t names_forgotten() const { return names_forgotten_.load(std::memory_order_relaxed); }
+
   client::Client& client;
   const MountConfig config;
   CacheTimeouts timeouts;
   HandleTable<client::File> files;
   HandleTable<DirHandle> dirs;
   PassthroughTable passthrough;
+
+ private:
+  std::atomic<uint64_t> names_forgotten_{0};
+  std::atomic<bool> no_epoch_{false};  // the kernel refused FUSE_NOTIFY_INC_EPOCH (before 6.16)
 };
 
 }  // namespace t0fs::fuse

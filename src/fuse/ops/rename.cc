@@ -1,5 +1,6 @@
 #include <cerrno>
 
+#include "fuse/ops/attr_convert.h"
 #include "fuse/ops/ops.h"
 
 namespace t0fs::fuse {
@@ -16,7 +17,7 @@ void DoRename(OpContext& ctx, Request& req, Reply& reply, uint64_t new_dir, uint
   }
   Status st =
       ctx.client.Rename(InodeId(req.nodeid()), old_name, InodeId(new_dir), new_name, flags);
-  if (!st.ok()) return reply.Fail(st);
+  if (!st.ok()) return FailName(ctx, reply, st);
   reply.SendEmpty();
 }
 

@@ -10,8 +10,7 @@ void OpSymlink(OpContext& ctx, Request& req, Reply& reply) {
   ArgReader args(req.args);
   std::string_view name, target;
   if (!args.ReadName(&name) || !args.ReadString(&target)) return reply.Error(EINVAL);
-  ReplyEntry(ctx, reply,
-             ctx.client.Symlink(InodeId(req.nodeid()), name, target, CallerOf(req)));
+  ReplyNewEntry(ctx, reply, ctx.client.Symlink(InodeId(req.nodeid()), name, target, CallerOf(req)));
 }
 
 }  // namespace t0fs::fuse

@@ -207,7 +207,9 @@ struct OutHeader {
 
 // ---- notifications: written by the server unasked, with unique 0 and the
 // code in OutHeader::error
-enum class NotifyCode : int32_t { kInvalInode = 2, kInvalEntry = 3 };
+// kIncEpoch (protocol 7.44, Linux 6.16): every cached name, positive or
+// negative, is looked up again at its next use; no payload, takes no lock.
+enum class NotifyCode : int32_t { kInvalInode = 2, kInvalEntry = 3, kIncEpoch = 8 };
 struct NotifyInvalInodeOut {
   uint64_t ino;
   int64_t off;  // first byte of page cache to drop; negative: attributes only

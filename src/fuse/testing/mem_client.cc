@@ -44,7 +44,7 @@ Result<MemClient::Inode*> MemClient::NewChild(Inode* dir, std::string_view name,
                                               const client::Caller& caller) {
   if (!ValidName(name)) return Status(StatusCode::kInvalidArgument, "bad name");
   if (name.size() > kMaxName) return Status(StatusCode::kNameTooLong, std::string(name));
-  if (dir->names.count(name) != 0) return Status(StatusCode::kExists, std::string(name));
+  if (dir->names.count(name) != 0) return Taken(name);
   auto inode = std::make_unique<Inode>();
   Inode* raw = inode.get();
   raw->attr.ino = InodeId(next_ino_++);
@@ -120,7 +120,7 @@ Result<std::unique_ptr<client::File>> MemClient::Create(InodeId parent, std::str
   if (created != nullptr) *created = false;
   auto it = dir->names.find(name);
   if (it != dir->names.end()) {
-    if (flags & O_EXCL) return Status(StatusCode::kExists, std::string(name));
+    if (flags & O_EXCL) return Taken(name);
     Inode* existing = Find(dir->entries.at(it->second).second);
     if (existing == nullptr) return Status(StatusCode::kInternal, "dangling entry");
     if (existing->is_dir()) return Status(StatusCode::kIsDirectory, std::string(name));
@@ -157,6 +157,16 @@ size_t MemClient::open_files() const {
 void MemClient::SetHook(std::function<void(std::string_view)> hook) {
   std::lock_guard lock(mu_);
   hook_ = std::move(hook);
+}
+
+void MemClient::HideFromLookup(std::string name) {
+  std::lock_guard lock(mu_);
+  hidden_.insert(std::move(name));
+}
+
+Status MemClient::Taken(std::string_view name) {
+  if (auto it = hidden_.find(name); it != hidden_.end()) hidden_.erase(it);
+  return Status(StatusCode::kExists, std::string(name));
 }
 
 void MemClient::RunHook(std::string_view what) {

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -78,6 +79,10 @@ class MemClient : public client::Client {
   // Called (without the lock) at the start of File::Read ("read") and
   // GetXattr ("getxattr:<name>"); tests use it to hold a request in flight.
   void SetHook(std::function<void(std::string_view what)> hook);
+  // Lookups answer `name` (in any directory) missing, as a client that has
+  // not yet heard of another client's create would, until a create,
+  // rename or link finds it taken (then the real client forgets its view).
+  void HideFromLookup(std::string name);
 
  private:
   friend class MemFile;
@@ -95,12 +100,14 @@ class MemClient : public client::Client {
   void CloseFile(InodeId ino);
   void RunHook(std::string_view what);
   Result<InodeId> Walk(std::string_view path, bool parent_only, std::string* leaf);  // requires mu_
+  Status Taken(std::string_view name);  // kExists for `name`, which lookups see again; requires mu_
 
   mutable std::mutex mu_;  // guards everything below; never held while calling out
   std::unordered_map<uint64_t, std::unique_ptr<Inode>> inodes_;
   uint64_t next_ino_ = 2;
   size_t open_files_ = 0;
   std::function<void(std::string_view)> hook_;
+  std::set<std::string, std::less<>> hidden_;  // HideFromLookup
 };
 
 }  // namespace t0fs::fuse::testing

@@ -25,7 +25,9 @@ Result<Attr> MemClient::Lookup(InodeId parent, std::string_view name) {
     return up != nullptr ? up->attr : dir->attr;
   }
   auto it = dir->names.find(name);
-  if (it == dir->names.end()) return Status(StatusCode::kNotFound, std::string(name));
+  if (it == dir->names.end() || hidden_.count(name) != 0) {
+    return Status(StatusCode::kNotFound, std::string(name));
+  }
   Inode* child = Find(dir->entries.at(it->second).second);
   if (child == nullptr) return Status(StatusCode::kInternal, "dangling entry");
   return child->attr;
@@ -97,7 +99,9 @@ Status MemClient::Unlink(InodeId parent, std::string_view name) {
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Inode * dir, FindDir(parent));
   auto it = dir->names.find(name);
-  if (it == dir->names.end()) return Status(StatusCode::kNotFound, std::string(name));
+  if (it == dir->names.end() || hidden_.count(name) != 0) {
+    return Status(StatusCode::kNotFound, std::string(name));
+  }
   Inode* child = Find(dir->entries.at(it->second).second);
   if (child != nullptr && child->is_dir()) return Status(StatusCode::kIsDirectory, "unlink dir");
   RemoveEntry(dir, name);
@@ -110,7 +114,9 @@ Status MemClient::Rmdir(InodeId parent, std::string_view name) {
   ASSIGN_OR_RETURN(Inode * dir, FindDir(parent));
   if (name == ".") return Status(StatusCode::kInvalidArgument, "rmdir .");
   auto it = dir->names.find(name);
-  if (it == dir->names.end()) return Status(StatusCode::kNotFound, std::string(name));
+  if (it == dir->names.end() || hidden_.count(name) != 0) {
+    return Status(StatusCode::kNotFound, std::string(name));
+  }
   Inode* child = Find(dir->entries.at(it->second).second);
   if (child == nullptr || !child->is_dir()) return Status(StatusCode::kNotDirectory, "rmdir");
   if (!child->names.empty()) return Status(StatusCode::kNotEmpty, std::string(name));
@@ -160,7 +166,7 @@ Status MemClient::Rename(InodeId old_parent, std::string_view old_name, InodeId 
     return Status::Ok();
   }
   if (target != nullptr) {
-    if (flags & kNoReplace) return Status(StatusCode::kExists, std::string(new_name));
+    if (flags & kNoReplace) return Taken(new_name);
     if (target == moving) return Status::Ok();  // two names of one inode: nothing to do
     if (target->is_dir() && !moving->is_dir()) return Status(StatusCode::kIsDirectory, "target");
     if (!target->is_dir() && moving->is_dir()) return Status(StatusCode::kNotDirectory, "target");
@@ -189,7 +195,7 @@ Result<Attr> MemClient::Link(InodeId ino, InodeId new_parent, std::string_view n
   ASSIGN_OR_RETURN(Inode * dir, FindDir(new_parent));
   if (!ValidName(new_name)) return Status(StatusCode::kInvalidArgument, "bad name");
   if (new_name.size() > kMaxName) return Status(StatusCode::kNameTooLong, std::string(new_name));
-  if (dir->names.count(new_name) != 0) return Status(StatusCode::kExists, std::string(new_name));
+  if (dir->names.count(new_name) != 0) return Taken(new_name);
   AddEntry(dir, new_name, ino);
   inode->attr.nlink++;
   inode->Touch(false);
