@@ -271,7 +271,8 @@ Status Connection::LeavePipeline() {
   return Status::Ok();
 }
 
-Status Connection::Queue(const std::string& name, std::string_view sql, const std::vector<Param>& params) {
+Status Connection::Queue(const std::string& name, std::string_view sql,
+                         const std::vector<Param>& params, bool keep) {
   if (conn_ == nullptr) return Status(StatusCode::kTryAgain, "PostgreSQL: not connected");
   if (broken_) return Status(StatusCode::kTryAgain, "PostgreSQL: connection out of step");
   RETURN_IF_ERROR(EnterPipeline());
@@ -288,7 +289,7 @@ Status Connection::Queue(const std::string& name, std::string_view sql, const st
                           w.formats.data(), 0) == 0) {
     return Broken(name);
   }
-  due_.push_back(Due{Due::kStatement, name});
+  due_.push_back(Due{Due::kStatement, name, keep});
   ++batch_;
   return Status::Ok();
 }
@@ -304,17 +305,18 @@ Status Connection::QueueSql(std::string_view sql) {
   return Status::Ok();
 }
 
-Result<Rows> Connection::Sync() {
+Result<Rows> Connection::Sync(std::vector<Rows>* kept) {
   if (!pipeline_ || broken_) return Status(StatusCode::kTryAgain, "PostgreSQL: no pipeline to sync");
   if (PQpipelineSync(conn_) == 0) return Broken("sync");
   due_.push_back(Due{Due::kSync, "sync"});
   batch_ = 0;
+  ++round_trips_;
   while (dropped_ > 0) {
     --dropped_;
     auto dropped = ReadBatch();
     if (!dropped.ok() && !healthy()) return dropped.status();
   }
-  return ReadBatch();
+  return ReadBatch(kept);
 }
 
 void Connection::SyncLater() {
@@ -328,7 +330,7 @@ void Connection::SyncLater() {
   ++dropped_;
 }
 
-Result<Rows> Connection::ReadBatch() {
+Result<Rows> Connection::ReadBatch(std::vector<Rows>* kept) {
   Status first;  // the batch's first failure
   Rows last;
   while (!due_.empty()) {
@@ -357,7 +359,12 @@ Result<Rows> Connection::ReadBatch() {
           return Drop(first);
         }
       } else if (due.kind == Due::kStatement) {
-        last = std::move(rows).value();
+        if (due.keep && kept != nullptr) {
+          kept->push_back(std::move(rows).value());
+          last = Rows();
+        } else {
+          last = std::move(rows).value();
+        }
       }
     }
     // Each statement's results end with a null result.

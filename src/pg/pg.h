@@ -25,6 +25,8 @@
 // results nobody wants (a ROLLBACK): they are read, and dropped, at the next
 // use of the connection, before anything else. In a batch, the statements
 // after a failed one are skipped by the server (PGRES_PIPELINE_ABORTED).
+// A statement queued with `keep` has its rows handed back by Sync too (a
+// read sent ahead of the one that waits: several reads, one round trip).
 // The plain calls (Exec, Prepared, ExecScript, Begin, Commit) leave pipeline
 // mode first, reading what is still due.
 //
@@ -124,15 +126,17 @@ class Connection {
   // ---- pipelines (see the header comment) ----
   // Queues prepared statement `name` (prepared in the same batch on its
   // first use on this connection). Fails only if the connection is broken.
-  Status Queue(const std::string& name, std::string_view sql, const std::vector<Param>& params);
+  Status Queue(const std::string& name, std::string_view sql, const std::vector<Param>& params,
+               bool keep = false);
   // Queues `sql`, one statement without parameters (BEGIN, COMMIT).
   Status QueueSql(std::string_view sql);
   // Statements queued since the last Sync/SyncLater.
   size_t queued() const { return batch_; }
   // Ends the batch and waits for it: the first failure of the batch, else
-  // the rows of its last statement. Earlier batches of SyncLater are read
-  // (and dropped) first.
-  Result<Rows> Sync();
+  // the rows of its last statement, and in `kept` (if given) those of its
+  // statements queued with `keep`, in order. Earlier batches of SyncLater
+  // are read (and dropped) first.
+  Result<Rows> Sync(std::vector<Rows>* kept = nullptr);
   // Ends the batch and sends it without waiting; its results are dropped.
   // A connection that cannot send is left unhealthy.
   void SyncLater();
@@ -153,6 +157,8 @@ class Connection {
   Status Reset();
   // host:port of the server we are connected to.
   std::string server() const;
+  // Pipeline batches waited for (Sync calls): a PgTxn's round trips.
+  uint64_t round_trips() const { return round_trips_; }
 
  private:
   explicit Connection(pg_conn* conn, std::string conninfo, Duration timeout);
@@ -163,7 +169,7 @@ class Connection {
   Status LeavePipeline();
   // Reads the results of the oldest batch due, through its sync: its first
   // failure, else the rows of its last statement.
-  Result<Rows> ReadBatch();
+  Result<Rows> ReadBatch(std::vector<Rows>* kept = nullptr);
   // Forgets every result due (the connection is lost or broken) and returns `st`.
   Status Drop(Status st);
   // The connection can no longer be trusted (a result missing from a
@@ -173,7 +179,8 @@ class Connection {
   // One statement of a pipeline whose results are still due.
   struct Due {
     enum Kind { kPrepare, kStatement, kSync } kind;
-    std::string what;  // statement name or text, for messages
+    std::string what;   // statement name or text, for messages
+    bool keep = false;  // its rows are handed back by Sync
   };
 
   pg_conn* conn_;
@@ -186,6 +193,7 @@ class Connection {
   std::deque<Due> due_;                              // results still to read, in order
   size_t batch_ = 0;                                 // statements queued since the last sync
   size_t dropped_ = 0;  // batches of SyncLater at the front of due_ (a Sync reads its own at once)
+  uint64_t round_trips_ = 0;
 };
 
 // Whether a caller should retry after `status` (see the header comment).

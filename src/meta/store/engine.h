@@ -72,10 +72,14 @@ class ReadTxn {
 
   // ---- directory entries ----
   virtual Result<std::optional<DentryRow>> GetDentry(InodeId parent, std::string_view name) = 0;
-  // A hint that GetInode(dir) and GetDentry(dir, name) come next (every
-  // namespace operation starts so): an engine may read both at once
-  // (PostgreSQL: one round trip instead of two). Reads nothing by default.
+  // Prefetch hints: that GetInode(dir) and GetDentry(dir, name) come soon
+  // (every namespace operation starts so), or GetVolume(volume).
+  // An engine may send them ahead and read them with the next read that
+  // waits (PostgreSQL: a create's reads in one round trip). A hint changes
+  // no answer: a later read returns what it would have without it, this
+  // transaction's writes included. Read nothing by default.
   virtual Status PrefetchEntry(InodeId /*dir*/, std::string_view /*name*/) { return Status::Ok(); }
+  virtual Status PrefetchVolume(VolumeId /*volume*/) { return Status::Ok(); }
   // The entries of `parent` with seq > after_seq, by ascending seq, at most
   // `limit`; with their inodes when `with_inodes`.
   virtual Result<std::vector<DirItem>> ListDir(InodeId parent, uint64_t after_seq, size_t limit,
@@ -138,6 +142,16 @@ class WriteTxn : public ReadTxn {
   virtual Status DeleteXattr(InodeId ino, std::string_view name) = 0;
   virtual Status DeleteXattrsOf(InodeId ino) = 0;
   virtual Status PutChunk(const ChunkRow& row) = 0;
+  // Adds `row` unless a chunk row with its id exists (then changes nothing);
+  // true when added. By default GetChunk then PutChunk; PostgreSQL inserts
+  // without reading the table, which under serializable isolation would
+  // lock the index page every concurrent create inserts its chunk into.
+  virtual Result<bool> InsertChunkIfFree(const ChunkRow& row) {
+    ASSIGN_OR_RETURN(std::optional<ChunkWithReplicas> taken, GetChunk(row.id));
+    if (taken) return false;
+    RETURN_IF_ERROR(PutChunk(row));
+    return true;
+  }
   virtual Status DeleteChunk(ChunkId chunk) = 0;  // the chunk row and its replica rows
   virtual Status PutReplica(const ReplicaRow& row) = 0;
   virtual Status DeleteReplica(ChunkId chunk, uint32_t pos) = 0;

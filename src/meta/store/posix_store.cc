@@ -103,14 +103,15 @@ Status PosixStore::Retry(const std::function<Status()>& attempt) {
 }
 
 Status PosixStore::Mutate(const OpToken& token, const Body& body, const Replay& replay,
-                          bool durable) {
-  return Retry([&] { return MutateOnce(token, body, replay, durable); });
+                          bool durable, const Prefetch& prefetch) {
+  return Retry([&] { return MutateOnce(token, body, replay, durable, prefetch); });
 }
 
 Status PosixStore::MutateOnce(const OpToken& token, const Body& body, const Replay& replay,
-                              bool durable) {
+                              bool durable, const Prefetch& prefetch) {
   const WriteOptions wopts{.durable = durable};
   ASSIGN_OR_RETURN(std::unique_ptr<WriteTxn> txn, engine_->BeginWrite(wopts));
+  if (prefetch) RETURN_IF_ERROR(prefetch(*txn));
   const bool record = token.session.valid();
   // The outcome recorded for `token` earlier, when it is this very request.
   auto recorded = [&](WriteTxn& t) -> Result<std::optional<ReplayRow>> {

@@ -129,6 +129,9 @@ class PosixStore final : public MetaStore {
   };
   using Body = std::function<Status(WriteTxn&, Outcome&)>;
   using Replay = std::function<Status(ReadTxn&, const Outcome&)>;
+  // The prefetch hints (engine.h) of what `body` reads first, given before
+  // the token's replay slot is read: an engine may read them all together.
+  using Prefetch = std::function<Status(ReadTxn&)>;
 
   PosixStore(std::unique_ptr<Engine> engine, PosixStoreOptions opts, std::string cluster_id);
 
@@ -139,9 +142,10 @@ class PosixStore final : public MetaStore {
   // in a transaction of its own, its changes dropped). A zero token records
   // nothing. `durable`: the commit reaches stable storage.
   Status Mutate(const OpToken& token, const Body& body, const Replay& replay = nullptr,
-                bool durable = false);
+                bool durable = false, const Prefetch& prefetch = nullptr);
   // One attempt of Mutate; kTryAgain when the engine asks for another.
-  Status MutateOnce(const OpToken& token, const Body& body, const Replay& replay, bool durable);
+  Status MutateOnce(const OpToken& token, const Body& body, const Replay& replay, bool durable,
+                    const Prefetch& prefetch);
   // A write transaction without a token (cluster and repair bookkeeping).
   Status Write(const std::function<Status(WriteTxn&)>& body);
   // Runs `body` in a read transaction (one consistent snapshot).

@@ -131,17 +131,17 @@ Result<HandleId> AddHandle(WriteTxn& txn, SessionId session, InodeId ino, uint32
 
 Result<ChunkWithReplicas> AddChunk(WriteTxn& txn, InodeId ino, uint64_t index,
                                    const std::vector<ReplicaTarget>& targets, ChunkId wanted) {
-  ChunkId chunk = wanted;
-  if (chunk.valid()) {
-    ASSIGN_OR_RETURN(auto taken, txn.GetChunk(chunk));
-    if (taken) chunk = ChunkId();
+  bool inserted = false;
+  if (wanted.valid()) {
+    ASSIGN_OR_RETURN(inserted, txn.InsertChunkIfFree(ChunkRow{wanted, ino, index}));
   }
-  if (!chunk.valid()) {
+  ChunkId chunk = wanted;
+  if (!inserted) {
     ASSIGN_OR_RETURN(uint64_t id, txn.NextId(Counter::kChunk));
     chunk = ChunkId(id);
   }
   ChunkWithReplicas added{ChunkRow{chunk, ino, index}, {}};
-  RETURN_IF_ERROR(txn.PutChunk(added.chunk));
+  if (!inserted) RETURN_IF_ERROR(txn.PutChunk(added.chunk));
   added.replicas.reserve(targets.size());
   for (size_t pos = 0; pos < targets.size(); ++pos) {
     added.replicas.push_back(ReplicaRow{chunk, static_cast<uint32_t>(pos), targets[pos].node,

@@ -281,6 +281,14 @@ TEST_P(EngineContract, DentriesListBySeqAndScanByName) {
   EXPECT_EQ(after->size(), 2u);
 }
 
+// The inode `name` in `dir` names, as `txn` reads it; nullopt if none.
+std::optional<uint64_t> EntryIno(WriteTxn& txn, uint64_t dir, const std::string& name) {
+  auto got = txn.GetDentry(InodeId(dir), name);
+  EXPECT_OK(got);
+  if (!got.ok() || !got->has_value()) return std::nullopt;
+  return (*got)->ino.value();
+}
+
 // PrefetchEntry (a hint: an engine may read a directory and one entry at
 // once) changes no answer: the reads after it give what they give without
 // it, also after the transaction wrote that entry.
@@ -293,12 +301,6 @@ TEST_P(EngineContract, PrefetchedEntriesAnswerLikeReads) {
     ASSERT_OK(txn->PutDentry(DentryRow{InodeId(40), "f", InodeId(41), 1}));
     ASSERT_OK(txn->Commit());
   }
-  auto entry = [](WriteTxn& txn, uint64_t dir, const std::string& name) -> std::optional<uint64_t> {
-    auto got = txn.GetDentry(InodeId(dir), name);
-    EXPECT_OK(got);
-    if (!got.ok() || !got->has_value()) return std::nullopt;
-    return (*got)->ino.value();
-  };
   {
     auto txn = BeginWriteTxn(*engine);
     ASSERT_TRUE(txn);
@@ -307,41 +309,148 @@ TEST_P(EngineContract, PrefetchedEntriesAnswerLikeReads) {
     ASSERT_OK(dir);
     ASSERT_TRUE(dir->has_value());
     ExpectSameInode(**dir, SampleInode(40, S_IFDIR | 0755));
-    EXPECT_EQ(entry(*txn, 40, "f"), 41u);
+    EXPECT_EQ(EntryIno(*txn, 40, "f"), 41u);
     auto file = txn->GetInode(InodeId(41));
     ASSERT_OK(file);
     ASSERT_TRUE(file->has_value());
     ExpectSameInode(**file, SampleInode(41, S_IFREG | 0644));
     ASSERT_OK(txn->PrefetchEntry(InodeId(40), "g"));  // the directory is known: reads nothing
-    EXPECT_EQ(entry(*txn, 40, "g"), std::nullopt);
+    EXPECT_EQ(EntryIno(*txn, 40, "g"), std::nullopt);
   }
   {
     auto txn = BeginWriteTxn(*engine);
     ASSERT_TRUE(txn);
     ASSERT_OK(txn->PrefetchEntry(InodeId(40), "none"));
-    EXPECT_EQ(entry(*txn, 40, "none"), std::nullopt);
+    EXPECT_EQ(EntryIno(*txn, 40, "none"), std::nullopt);
     ASSERT_OK(txn->PrefetchEntry(InodeId(99), "f"));  // no such directory
     auto dir = txn->GetInode(InodeId(99));
     ASSERT_OK(dir);
     EXPECT_FALSE(dir->has_value());
-    EXPECT_EQ(entry(*txn, 99, "f"), std::nullopt);
+    EXPECT_EQ(EntryIno(*txn, 99, "f"), std::nullopt);
   }
   {  // written after the prefetch: the write is what is read
     auto txn = BeginWriteTxn(*engine);
     ASSERT_TRUE(txn);
     ASSERT_OK(txn->PrefetchEntry(InodeId(40), "f"));
     ASSERT_OK(txn->DeleteDentry(InodeId(40), "f"));
-    EXPECT_EQ(entry(*txn, 40, "f"), std::nullopt);
+    EXPECT_EQ(EntryIno(*txn, 40, "f"), std::nullopt);
   }
   {
     auto txn = BeginWriteTxn(*engine);
     ASSERT_TRUE(txn);
     ASSERT_OK(txn->PrefetchEntry(InodeId(40), "g"));
     ASSERT_OK(txn->PutDentry(DentryRow{InodeId(40), "g", InodeId(41), 2}));
-    EXPECT_EQ(entry(*txn, 40, "g"), 41u);
+    EXPECT_EQ(EntryIno(*txn, 40, "g"), 41u);
     // Another entry than the prefetched one is read as usual.
-    EXPECT_EQ(entry(*txn, 40, "f"), 41u);
+    EXPECT_EQ(EntryIno(*txn, 40, "f"), 41u);
   }
+}
+
+// Prefetches sent together before any read (a mutation's: PostgreSQL reads
+// them with the next read that waits) change no answer either: two entries
+// of one directory and two volumes, present or missing, read in any order
+// with other reads between; a row written after its prefetch was queued is
+// read as written; a prefetch nobody read does not stop the commit.
+TEST_P(EngineContract, PrefetchesTogetherAnswerLikeReads) {
+  const VolumeRecord volume{VolumeId(4), NodeId(2), "uuid-4", "/v", 100, 50, 3};
+  {
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    ASSERT_OK(txn->PutInode(SampleInode(40, S_IFDIR | 0755)));
+    ASSERT_OK(txn->PutInode(SampleInode(41, S_IFREG | 0644)));
+    ASSERT_OK(txn->PutDentry(DentryRow{InodeId(40), "f", InodeId(41), 1}));
+    ASSERT_OK(txn->PutVolume(volume));
+    ASSERT_OK(txn->PutChunk(ChunkRow{ChunkId(7), InodeId(41), 0}));
+    ASSERT_OK(txn->PutReplica(
+        ReplicaRow{ChunkId(7), 0, NodeId(2), VolumeId(4), 1, ReplicaState::kHealthy}));
+    ASSERT_OK(txn->Commit());
+  }
+  auto prefetch_all = [](WriteTxn& txn) {
+    EXPECT_OK(txn.PrefetchEntry(InodeId(40), "f"));
+    EXPECT_OK(txn.PrefetchEntry(InodeId(40), "new"));
+    EXPECT_OK(txn.PrefetchVolume(VolumeId(4)));
+    EXPECT_OK(txn.PrefetchVolume(VolumeId(5)));
+  };
+  {  // read after another read (the replay slot's), in any order
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    prefetch_all(*txn);
+    auto replay = txn->GetReplay(SessionId(9), 0);
+    ASSERT_OK(replay);
+    EXPECT_FALSE(replay->has_value());
+    auto chunk = txn->GetChunk(ChunkId(7));
+    ASSERT_OK(chunk);
+    ASSERT_TRUE(chunk->has_value());
+    EXPECT_EQ((*chunk)->chunk.ino, InodeId(41));
+    ASSERT_EQ((*chunk)->replicas.size(), 1u);
+    EXPECT_EQ((*chunk)->replicas[0].volume, VolumeId(4));
+    auto other_chunk = txn->GetChunk(ChunkId(8));
+    ASSERT_OK(other_chunk);
+    EXPECT_FALSE(other_chunk->has_value());
+    EXPECT_EQ(EntryIno(*txn, 40, "new"), std::nullopt);
+    EXPECT_EQ(EntryIno(*txn, 40, "f"), 41u);
+    auto vol = txn->GetVolume(VolumeId(4));
+    ASSERT_OK(vol);
+    ASSERT_TRUE(vol->has_value());
+    EXPECT_EQ((*vol)->node, NodeId(2));
+    EXPECT_EQ((*vol)->uuid, "uuid-4");
+    auto missing = txn->GetVolume(VolumeId(5));
+    ASSERT_OK(missing);
+    EXPECT_FALSE(missing->has_value());
+    auto file = txn->GetInode(InodeId(41));
+    ASSERT_OK(file);
+    ASSERT_TRUE(file->has_value());
+    ExpectSameInode(**file, SampleInode(41, S_IFREG | 0644));
+  }
+  {  // written after the prefetches were queued: the writes are what is read
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    prefetch_all(*txn);
+    InodeRow dir = SampleInode(40, S_IFDIR | 0755);
+    dir.attr.size = 777;
+    ASSERT_OK(txn->PutInode(dir));
+    ASSERT_OK(txn->DeleteInode(InodeId(41)));
+    ASSERT_OK(txn->PutDentry(DentryRow{InodeId(40), "new", InodeId(41), 2}));
+    ASSERT_OK(txn->DeleteDentry(InodeId(40), "f"));
+    VolumeRecord moved = volume;
+    moved.node = NodeId(3);
+    ASSERT_OK(txn->PutVolume(moved));
+    ASSERT_OK(txn->DeleteChunk(ChunkId(7)));
+    auto got_dir = txn->GetInode(InodeId(40));
+    ASSERT_OK(got_dir);
+    ASSERT_TRUE(got_dir->has_value());
+    EXPECT_EQ((*got_dir)->attr.size, 777u);
+    auto file = txn->GetInode(InodeId(41));
+    ASSERT_OK(file);
+    EXPECT_FALSE(file->has_value());
+    EXPECT_EQ(EntryIno(*txn, 40, "new"), 41u);
+    EXPECT_EQ(EntryIno(*txn, 40, "f"), std::nullopt);
+    auto vol = txn->GetVolume(VolumeId(4));
+    ASSERT_OK(vol);
+    ASSERT_TRUE(vol->has_value());
+    EXPECT_EQ((*vol)->node, NodeId(3));
+    auto chunk = txn->GetChunk(ChunkId(7));
+    ASSERT_OK(chunk);
+    EXPECT_FALSE(chunk->has_value());
+  }
+  {  // prefetched, never read, committed
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    prefetch_all(*txn);
+    ASSERT_OK(txn->PutReplica(
+        ReplicaRow{ChunkId(7), 1, NodeId(3), VolumeId(6), 1, ReplicaState::kHealthy}));
+    auto chunk = txn->GetChunk(ChunkId(7));
+    ASSERT_OK(chunk);
+    ASSERT_TRUE(chunk->has_value());
+    EXPECT_EQ((*chunk)->replicas.size(), 2u);
+    ASSERT_OK(txn->Commit());
+  }
+  auto txn = BeginReadTxn(*engine);
+  ASSERT_TRUE(txn);
+  auto chunk = txn->GetChunk(ChunkId(7));
+  ASSERT_OK(chunk);
+  ASSERT_TRUE(chunk->has_value());
+  EXPECT_EQ((*chunk)->replicas.size(), 2u);
 }
 
 TEST_P(EngineContract, ScanStopsOnVisitorError) {
@@ -437,6 +546,46 @@ TEST_P(EngineContract, ChunksCarryTheirReplicasInPosOrder) {
     return Status::Ok();
   }));
   EXPECT_EQ(replicas, 1);
+}
+
+// InsertChunkIfFree adds a chunk row whose id is free and leaves a taken
+// one (and its replicas) as it was, in the transaction and after commit.
+TEST_P(EngineContract, InsertChunkIfFreeNeverReplaces) {
+  {
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    ASSERT_OK(txn->PutChunk(ChunkRow{ChunkId(7), InodeId(41), 3}));
+    ASSERT_OK(txn->PutReplica(
+        ReplicaRow{ChunkId(7), 0, NodeId(2), VolumeId(4), 1, ReplicaState::kHealthy}));
+    ASSERT_OK(txn->Commit());
+  }
+  {
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    auto taken = txn->InsertChunkIfFree(ChunkRow{ChunkId(7), InodeId(99), 0});
+    ASSERT_OK(taken);
+    EXPECT_FALSE(*taken);
+    auto added = txn->InsertChunkIfFree(ChunkRow{ChunkId(8), InodeId(99), 0});
+    ASSERT_OK(added);
+    EXPECT_TRUE(*added);
+    auto again = txn->InsertChunkIfFree(ChunkRow{ChunkId(8), InodeId(98), 1});  // added just now
+    ASSERT_OK(again);
+    EXPECT_FALSE(*again);
+    ASSERT_OK(txn->Commit());
+  }
+  auto txn = BeginReadTxn(*engine);
+  ASSERT_TRUE(txn);
+  auto seven = txn->GetChunk(ChunkId(7));
+  ASSERT_OK(seven);
+  ASSERT_TRUE(seven->has_value());
+  EXPECT_EQ((*seven)->chunk.ino, InodeId(41));
+  EXPECT_EQ((*seven)->chunk.index, 3u);
+  EXPECT_EQ((*seven)->replicas.size(), 1u);
+  auto eight = txn->GetChunk(ChunkId(8));
+  ASSERT_OK(eight);
+  ASSERT_TRUE(eight->has_value());
+  EXPECT_EQ((*eight)->chunk.ino, InodeId(99));
+  EXPECT_EQ((*eight)->chunk.index, 0u);
 }
 
 TEST_P(EngineContract, GarbageQueue) {

@@ -42,7 +42,8 @@ Result<InodeAttr> PosixStore::Link(const OpToken& token, InodeId ino, InodeId ne
     result = std::move(row.attr);
     return Status::Ok();
   };
-  RETURN_IF_ERROR(Mutate(token, body, replay));
+  RETURN_IF_ERROR(Mutate(token, body, replay, /*durable=*/false,
+                         [&](ReadTxn& txn) { return txn.PrefetchEntry(new_parent, new_name); }));
   return result;
 }
 

@@ -165,7 +165,18 @@ Result<MakeNodeResult> PosixStore::MakeNode(const OpToken& token, const MakeNode
     }
     return Status::Ok();
   };
-  RETURN_IF_ERROR(Mutate(token, body, replay));
+  // A create's first reads: the directory and the name, its first chunk's
+  // target volumes (CheckTargets). Not the chunk id it names (AddChunk):
+  // read that early, PostgreSQL's serializable isolation makes concurrent
+  // creates conflict twice as often (its lock covers the index page where
+  // every create inserts its chunk).
+  auto prefetch = [&](ReadTxn& txn) -> Status {
+    RETURN_IF_ERROR(txn.PrefetchEntry(args.parent, args.name));
+    if (!args.open_session.valid()) return Status::Ok();
+    for (const ReplicaTarget& t : args.first_chunk) RETURN_IF_ERROR(txn.PrefetchVolume(t.volume));
+    return Status::Ok();
+  };
+  RETURN_IF_ERROR(Mutate(token, body, replay, /*durable=*/false, prefetch));
   return result;
 }
 

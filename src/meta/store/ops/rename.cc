@@ -64,7 +64,7 @@ Status PosixStore::Rename(const OpToken& token, InodeId old_parent, std::string_
   const bool exchange = (flags & RenameFlags::kExchange) != 0;
   const bool noreplace = (flags & RenameFlags::kNoReplace) != 0;
 
-  return Mutate(token, [&](WriteTxn& txn, Outcome&) -> Status {
+  auto body = [&](WriteTxn& txn, Outcome&) -> Status {
     RETURN_IF_ERROR(txn.PrefetchEntry(old_parent, old_name));
     RETURN_IF_ERROR(internal::LoadDir(txn, old_parent).status());
     RETURN_IF_ERROR(internal::LoadDir(txn, new_parent).status());
@@ -158,7 +158,13 @@ Status PosixStore::Rename(const OpToken& token, InodeId old_parent, std::string_
     if (dst_dir) return internal::RemoveDir(txn, dst->ino, new_parent, now);
     ASSIGN_OR_RETURN(InodeRow replaced, internal::LoadInode(txn, dst->ino));
     return internal::DropLink(txn, std::move(replaced), now);
-  });
+  };
+  // Both names and both directories (one, when they are the same).
+  auto prefetch = [&](ReadTxn& txn) -> Status {
+    RETURN_IF_ERROR(txn.PrefetchEntry(old_parent, old_name));
+    return txn.PrefetchEntry(new_parent, new_name);
+  };
+  return Mutate(token, body, nullptr, /*durable=*/false, prefetch);
 }
 
 }  // namespace t0fs::meta

@@ -9,7 +9,7 @@ namespace t0fs::meta {
 Status PosixStore::Unlink(const OpToken& token, InodeId parent, std::string_view name,
                           Timespec now, InodeAttr* dir_after) {
   RETURN_IF_ERROR(internal::CheckName(name));
-  return Mutate(token, [&](WriteTxn& txn, Outcome&) -> Status {
+  auto body = [&](WriteTxn& txn, Outcome&) -> Status {
     ASSIGN_OR_RETURN(internal::DirAndEntry named, internal::LoadDirEntry(txn, parent, name));
     InodeRow& dir = named.dir;
     std::optional<DentryRow>& entry = named.entry;
@@ -23,13 +23,15 @@ Status PosixStore::Unlink(const OpToken& token, InodeId parent, std::string_view
     RETURN_IF_ERROR(txn.PutInode(dir));
     if (dir_after != nullptr) *dir_after = dir.attr;
     return internal::DropLink(txn, std::move(file), now);
-  });
+  };
+  return Mutate(token, body, nullptr, /*durable=*/false,
+                [&](ReadTxn& txn) { return txn.PrefetchEntry(parent, name); });
 }
 
 Status PosixStore::Rmdir(const OpToken& token, InodeId parent, std::string_view name,
                          Timespec now, InodeAttr* dir_after) {
   RETURN_IF_ERROR(internal::CheckName(name));
-  return Mutate(token, [&](WriteTxn& txn, Outcome&) -> Status {
+  auto body = [&](WriteTxn& txn, Outcome&) -> Status {
     ASSIGN_OR_RETURN(internal::DirAndEntry named, internal::LoadDirEntry(txn, parent, name));
     InodeRow& dir = named.dir;
     std::optional<DentryRow>& entry = named.entry;
@@ -49,7 +51,9 @@ Status PosixStore::Rmdir(const OpToken& token, InodeId parent, std::string_view 
     ASSIGN_OR_RETURN(InodeRow after, internal::LoadInode(txn, parent));  // RemoveDir took a link
     *dir_after = after.attr;
     return Status::Ok();
-  });
+  };
+  return Mutate(token, body, nullptr, /*durable=*/false,
+                [&](ReadTxn& txn) { return txn.PrefetchEntry(parent, name); });
 }
 
 }  // namespace t0fs::meta

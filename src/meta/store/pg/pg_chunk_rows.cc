@@ -32,6 +32,11 @@ constexpr Stmt kScanReplicas{"scan_replicas",
 constexpr Stmt kPutChunk{"put_chunk",
                          "INSERT INTO chunks (id, ino, idx) VALUES ($1, $2, $3) "
                          "ON CONFLICT (id) DO UPDATE SET ino = excluded.ino, idx = excluded.idx"};
+// ON CONFLICT checks the key with a dirty snapshot, which takes no
+// serializable read lock (a SELECT by key would lock the index page).
+constexpr Stmt kInsertChunkIfFree{"insert_chunk_if_free",
+                                  "INSERT INTO chunks (id, ino, idx) VALUES ($1, $2, $3) "
+                                  "ON CONFLICT (id) DO NOTHING RETURNING id"};
 // One statement for the chunk row and its replica rows.
 constexpr Stmt kDeleteChunk{"delete_chunk",
                             "WITH gone AS (DELETE FROM replicas WHERE chunk_id = $1) "
@@ -134,6 +139,12 @@ Status PgTxn::ScanReplicas(const RowVisitor<ReplicaRow>& visit) {
 
 Status PgTxn::PutChunk(const ChunkRow& row) {
   return Exec(kPutChunk, {Id64(row.id), Id64(row.ino), U(row.index)});
+}
+
+Result<bool> PgTxn::InsertChunkIfFree(const ChunkRow& row) {
+  ASSIGN_OR_RETURN(pg::Rows rows,
+                   Run(kInsertChunkIfFree, {Id64(row.id), Id64(row.ino), U(row.index)}));
+  return rows.size() == 1;
 }
 
 Status PgTxn::DeleteChunk(ChunkId chunk) {

@@ -246,7 +246,18 @@ Status PgTxn::PutNode(const NodeRow& row) {
                          U(row.last_heartbeat.nsec), U(static_cast<uint32_t>(row.admin_state))});
 }
 
+Status PgTxn::PrefetchVolume(VolumeId volume) {
+  if (!failed_.ok()) return failed_;
+  if (volumes_.count(volume.value())) return Status::Ok();
+  const uint64_t writes = volume_writes_;
+  return Prefetch(kGetVolume, {Id64(volume)}, [this, volume, writes](const pg::Rows& rows) {
+    if (volume_writes_ == writes) volumes_.emplace(volume.value(), FirstOfRows(rows, VolumeOfRow));
+  });
+}
+
 Result<std::optional<VolumeRecord>> PgTxn::GetVolume(VolumeId volume) {
+  RETURN_IF_ERROR(Settle());
+  if (auto known = volumes_.find(volume.value()); known != volumes_.end()) return known->second;
   ASSIGN_OR_RETURN(pg::Rows rows, Run(kGetVolume, {Id64(volume)}));
   return FirstOfRows(rows, VolumeOfRow);
 }
@@ -257,6 +268,8 @@ Result<std::vector<VolumeRecord>> PgTxn::ListVolumes() {
 }
 
 Status PgTxn::PutVolume(const VolumeRecord& row) {
+  volumes_.clear();
+  ++volume_writes_;
   return Exec(kPutVolume,
               {Id64(row.volume), Id64(row.node), pg::Param::Bytes(row.uuid),
                pg::Param::Bytes(row.path), U(row.total_bytes), U(row.free_bytes), U(row.chunks)});
@@ -275,7 +288,9 @@ Status PgTxn::PutProperty(std::string_view key, std::string_view value) {
 }
 
 Result<RowTotals> PgTxn::Totals() {
+  RETURN_IF_ERROR(AllowSeqScan(true));
   ASSIGN_OR_RETURN(pg::Rows rows, Run(kTotals, {}));
+  RETURN_IF_ERROR(AllowSeqScan(false));
   RowTotals t;
   t.directories = rows.UInt(0, 0);
   t.files = rows.UInt(0, 1);

@@ -49,9 +49,13 @@
 // those at store creation and copy (nothing else runs); nodes and volumes,
 // reserved while servers run, are not in blocks and stay exact.
 //
+// Every transaction runs with enable_seqscan off (pg_engine.cc says why:
+// whole-table reads lock the whole table under serializable isolation).
+//
 // Cost (PgTxn, pipeline mode): BEGIN is queued with the first statement,
 // writes are queued, each read is one round trip carrying the writes before
-// it, COMMIT one; the ROLLBACK that ends a read transaction is not waited
+// it, COMMIT one; prefetch hints (engine.h) are queued and come back with
+// the next read; the ROLLBACK that ends a read transaction is not waited
 // for. Statements are prepared once per connection, in the same batch as
 // their first use. Full scans page by key (pgrows::kScanPage rows a
 // statement), so memory stays bounded on large stores.
@@ -61,6 +65,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -110,6 +115,9 @@ class PgEngine final : public Engine {
   Result<std::unique_ptr<ReadTxn>> BeginRead() override;
   Result<std::unique_ptr<WriteTxn>> BeginWrite(const WriteOptions& options) override;
   std::string_view name() const override { return "postgresql"; }
+  // Round trips the transactions of this engine waited for (each read that
+  // waits, each commit; a prefetch rides with the next read).
+  uint64_t round_trips() const { return round_trips_.load(std::memory_order_relaxed); }
 
  private:
   friend class PgTxn;
@@ -145,6 +153,7 @@ class PgEngine final : public Engine {
   std::condition_variable released_;
   std::vector<std::unique_ptr<pg::Connection>> idle_;
   uint32_t open_ = 0;  // connections in idle_ or owned by a transaction
+  std::atomic<uint64_t> round_trips_{0};
 };
 
 }  // namespace t0fs::meta

@@ -166,6 +166,7 @@ std::vector<pg::Param> XattrKey(const XattrRow& row) {
 // ---- inodes ----
 
 Result<std::optional<InodeRow>> PgTxn::GetInode(InodeId ino) {
+  RETURN_IF_ERROR(Settle());
   if (!failed_.ok()) return failed_;
   if (auto known = inodes_.find(ino.value()); known != inodes_.end()) return known->second;
   ASSIGN_OR_RETURN(pg::Rows rows, Run(kGetInode, {Id64(ino)}));
@@ -219,28 +220,32 @@ Status PgTxn::PrefetchEntry(InodeId dir, std::string_view name) {
   // A directory known already (read or written here) is not read again:
   // GetDentry then reads the entry alone.
   if (inodes_.count(dir.value())) return Status::Ok();
-  ASSIGN_OR_RETURN(pg::Rows rows, Run(kGetDirEntry, {Id64(dir), pg::Param::Bytes(name)}));
-  if (rows.size() == 0) {
-    inodes_[dir.value()] = std::nullopt;
-    return Status::Ok();
-  }
-  inodes_[dir.value()] = InodeAt(rows, 0, kDirColumn);
-  PrefetchedEntry found{dir, std::string(name), std::nullopt};
-  if (!rows.IsNull(0, 0)) {
-    found.entry = DentryOfRow(rows, 0);
-    if (!rows.IsNull(0, 4) && !inodes_.count(found.entry->ino.value())) {
-      inodes_[found.entry->ino.value()] = InodeAt(rows, 0, 4);
-    }
-  }
-  prefetched_ = std::move(found);
-  return Status::Ok();
+  const uint64_t writes = entry_writes_;
+  return Prefetch(kGetDirEntry, {Id64(dir), pg::Param::Bytes(name)},
+                  [this, dir, name = std::string(name), writes](const pg::Rows& rows) {
+                    // Rows written meanwhile (queued after this read) win.
+                    if (rows.size() == 0) {
+                      inodes_.emplace(dir.value(), std::nullopt);
+                      return;
+                    }
+                    inodes_.emplace(dir.value(), InodeAt(rows, 0, kDirColumn));
+                    PrefetchedEntry found{dir, name, std::nullopt};
+                    if (!rows.IsNull(0, 0)) {
+                      found.entry = DentryOfRow(rows, 0);
+                      if (!rows.IsNull(0, 4))
+                        inodes_.emplace(found.entry->ino.value(), InodeAt(rows, 0, 4));
+                    }
+                    if (entry_writes_ == writes) prefetched_.push_back(std::move(found));
+                  });
 }
 
 Result<std::optional<DentryRow>> PgTxn::GetDentry(InodeId parent, std::string_view name) {
+  RETURN_IF_ERROR(Settle());
   if (!failed_.ok()) return failed_;
-  if (prefetched_ && prefetched_->parent == parent && prefetched_->name == name) {
-    std::optional<DentryRow> entry = std::move(prefetched_->entry);
-    prefetched_.reset();
+  for (auto it = prefetched_.begin(); it != prefetched_.end(); ++it) {
+    if (it->parent != parent || it->name != name) continue;
+    std::optional<DentryRow> entry = std::move(it->entry);
+    prefetched_.erase(it);
     return entry;
   }
   ASSIGN_OR_RETURN(pg::Rows rows, Run(kGetDentry, {Id64(parent), pg::Param::Bytes(name)}));
@@ -274,13 +279,15 @@ Status PgTxn::ScanDentries(const RowVisitor<DentryRow>& visit) {
 }
 
 Status PgTxn::PutDentry(const DentryRow& row) {
-  prefetched_.reset();
+  prefetched_.clear();
+  ++entry_writes_;
   return Exec(kPutDentry,
               {Id64(row.parent), pg::Param::Bytes(row.name), Id64(row.ino), U(row.seq)});
 }
 
 Status PgTxn::DeleteDentry(InodeId parent, std::string_view name) {
-  prefetched_.reset();
+  prefetched_.clear();
+  ++entry_writes_;
   return Exec(kDeleteDentry, {Id64(parent), pg::Param::Bytes(name)});
 }
 

@@ -22,18 +22,20 @@ PgTxn::~PgTxn() {
   engine_.Release(std::move(conn_));
 }
 
-Status PgTxn::Queue(const Stmt* stmt, const std::vector<pg::Param>& params) {
+Status PgTxn::Queue(const Stmt* stmt, const std::vector<pg::Param>& params, bool keep) {
   if (!begun_) {
     for (const std::string& sql : begin_) RETURN_IF_ERROR(conn_->QueueSql(sql));
     begun_ = true;
   }
   if (stmt == nullptr) return conn_->QueueSql("COMMIT");
-  if (!synced_) first_batch_.emplace_back(*stmt, params);
-  return conn_->Queue(stmt->name, stmt->sql, params);
+  if (!synced_) first_batch_.push_back(Queued{*stmt, params, keep});
+  return conn_->Queue(stmt->name, stmt->sql, params, keep);
 }
 
 Result<pg::Rows> PgTxn::Sync(bool committing) {
-  auto rows = conn_->Sync();
+  std::vector<pg::Rows> kept;
+  engine_.round_trips_.fetch_add(1, std::memory_order_relaxed);
+  auto rows = conn_->Sync(&kept);
   if (!rows.ok() && !synced_ && !committing && !conn_->healthy()) {
     // Lost before this transaction had anything back, and before COMMIT:
     // the server applied none of it. Once more on a fresh connection.
@@ -44,16 +46,43 @@ Result<pg::Rows> PgTxn::Sync(bool committing) {
       auto batch = std::move(first_batch_);
       first_batch_.clear();
       Status queued;
-      for (const auto& [stmt, params] : batch) {
-        queued = Queue(&stmt, params);
+      for (const Queued& q : batch) {
+        queued = Queue(&q.stmt, q.params, q.keep);
         if (!queued.ok()) break;
       }
-      rows = queued.ok() ? conn_->Sync() : Result<pg::Rows>(queued);
+      kept.clear();
+      rows = queued.ok() ? conn_->Sync(&kept) : Result<pg::Rows>(queued);
     }
   }
   synced_ = true;
   first_batch_.clear();
+  std::vector<Take> pending = std::move(pending_);
+  pending_.clear();
+  if (!rows.ok()) return rows;
+  if (kept.size() != pending.size()) {
+    return Status(StatusCode::kInternal,
+                  fmt::format("PostgreSQL: {} prefetch(es) queued, {} came back", pending.size(),
+                              kept.size()));
+  }
+  for (size_t i = 0; i < pending.size(); ++i) pending[i](kept[i]);
   return rows;
+}
+
+Status PgTxn::Prefetch(const Stmt& stmt, const std::vector<pg::Param>& params, Take take) {
+  if (!failed_.ok()) return failed_;
+  if (!open_) return Status(StatusCode::kInternal, "transaction already committed");
+  Status queued = Queue(&stmt, params, /*keep=*/true);
+  if (!queued.ok()) return Fail(queued);
+  pending_.push_back(std::move(take));
+  return Status::Ok();
+}
+
+Status PgTxn::Settle() {
+  if (pending_.empty()) return Status::Ok();
+  if (!failed_.ok()) return failed_;
+  auto rows = Sync(/*committing=*/false);
+  if (!rows.ok()) return Fail(rows.status());
+  return Status::Ok();
 }
 
 Result<pg::Rows> PgTxn::Run(const Stmt& stmt, const std::vector<pg::Param>& params) {
@@ -142,10 +171,18 @@ Result<uint64_t> PgTxn::NextId(Counter counter) {
   return first;
 }
 
+Status PgTxn::AllowSeqScan(bool allow) {
+  static constexpr Stmt kOn{"seqscan_on", "SELECT set_config('enable_seqscan', 'on', true)"};
+  static constexpr Stmt kOff{"seqscan_off", "SELECT set_config('enable_seqscan', 'off', true)"};
+  return Exec(allow ? kOn : kOff, {});
+}
+
 Status PgTxn::ReserveId(Counter counter, uint64_t id) {
   const CounterStmts& s = StmtsOf(counter);
   RETURN_IF_ERROR(Exec(Stmt{s.lock_name.c_str(), s.lock_sql.c_str()}, {}));
+  RETURN_IF_ERROR(AllowSeqScan(true));
   RETURN_IF_ERROR(Exec(Stmt{s.reserve_name.c_str(), s.reserve_sql.c_str()}, {U(id)}));
+  RETURN_IF_ERROR(AllowSeqScan(false));
   // This engine's next block comes from the raised sequence (pg_engine.h:
   // blocks other engines hold already are not affected).
   if (pgschema::InBlocks(counter)) engine_.DropBlock(counter);

@@ -14,6 +14,11 @@
 //    reads its entry's inode with it: a lookup's next GetInode is free.
 //    PrefetchEntry reads a directory, one of its entries and that entry's
 //    inode in one statement: a namespace operation's first three reads.
+//  - Prefetches (PrefetchEntry, PrefetchVolume) are queued,
+//    not waited for: their rows come back with the next read's (the replay
+//    slot a mutation reads first), so a create reads everything in one
+//    round trip. A read they may answer sends them first if still queued.
+//    A write queued after a prefetch wins over its (older) rows.
 //  - The end of a transaction not committed (every read transaction) queues
 //    ROLLBACK and does not wait: the connection reads that result at its
 //    next use, before anything of the next transaction.
@@ -77,6 +82,7 @@ class PgTxn final : public WriteTxn {
   Status ScanInodes(const RowVisitor<InodeRow>& visit) override;
   Result<std::optional<DentryRow>> GetDentry(InodeId parent, std::string_view name) override;
   Status PrefetchEntry(InodeId dir, std::string_view name) override;
+  Status PrefetchVolume(VolumeId volume) override;
   Result<std::vector<DirItem>> ListDir(InodeId parent, uint64_t after_seq, size_t limit,
                                        bool with_inodes) override;
   Status ScanDentries(const RowVisitor<DentryRow>& visit) override;
@@ -115,6 +121,7 @@ class PgTxn final : public WriteTxn {
   Status DeleteXattr(InodeId ino, std::string_view name) override;
   Status DeleteXattrsOf(InodeId ino) override;
   Status PutChunk(const ChunkRow& row) override;
+  Result<bool> InsertChunkIfFree(const ChunkRow& row) override;
   Status DeleteChunk(ChunkId chunk) override;
   Status PutReplica(const ReplicaRow& row) override;
   Status DeleteReplica(ChunkId chunk, uint32_t pos) override;
@@ -144,10 +151,23 @@ class PgTxn final : public WriteTxn {
   // Queues `stmt` (a write: its rows are not wanted); Ok unless the
   // transaction already failed. Its own failure shows at the next Run or Commit.
   Status Exec(const pgrows::Stmt& stmt, const std::vector<pg::Param>& params);
-  // Queues BEGIN if not yet done, then `stmt` (nullptr: COMMIT).
-  Status Queue(const pgrows::Stmt* stmt, const std::vector<pg::Param>& params);
-  // Sends the batch and waits (see the class comment for the resend).
+  // Queues BEGIN if not yet done, then `stmt` (nullptr: COMMIT); `keep`:
+  // a prefetch, whose rows Sync hands to the oldest of pending_.
+  Status Queue(const pgrows::Stmt* stmt, const std::vector<pg::Param>& params, bool keep = false);
+  // Sends the batch and waits (see the class comment for the resend); the
+  // prefetches of the batch take their rows.
   Result<pg::Rows> Sync(bool committing);
+  // Queues a prefetch; `take` gets its rows when the batch comes back.
+  using Take = std::function<void(const pg::Rows&)>;
+  Status Prefetch(const pgrows::Stmt& stmt, const std::vector<pg::Param>& params, Take take);
+  // Sends the queued prefetches (with the queued writes) if there are any.
+  Status Settle();
+  // Queues the planner's permission to read whole tables for the statements
+  // after it (pg_engine.cc: off in every transaction). For those that read
+  // a whole table on purpose (Totals) or a sequence (ReserveId): planned
+  // without it they took 60-200 ms.
+  Status AllowSeqScan(bool allow);
+
   Status Fail(Status st) {
     if (failed_.ok()) failed_ = st;
     return st;
@@ -170,16 +190,27 @@ class PgTxn final : public WriteTxn {
   // GetDentry's entry) or wrote, by ino; nullopt: none. One snapshot for the
   // whole transaction, so a second read would give the same.
   std::unordered_map<uint64_t, std::optional<InodeRow>> inodes_;
-  // The entry PrefetchEntry read, for the next GetDentry of it; dropped by
-  // that GetDentry and by any write of an entry.
+  // The entries PrefetchEntry read, each for the next GetDentry of it;
+  // dropped by that GetDentry and by any write of an entry.
   struct PrefetchedEntry {
     InodeId parent;
     std::string name;
     std::optional<DentryRow> entry;
   };
-  std::optional<PrefetchedEntry> prefetched_;
+  std::vector<PrefetchedEntry> prefetched_;
+  // Prefetches queued and not yet back, oldest first.
+  std::vector<Take> pending_;
+  // Rows of PrefetchVolume, until a volume is written. Writes are counted:
+  // a prefetch's rows older than a write of their kind are dropped.
+  std::unordered_map<uint64_t, std::optional<VolumeRecord>> volumes_;
+  uint64_t entry_writes_ = 0, volume_writes_ = 0;
   // The statements of the first batch, kept for its one resend.
-  std::vector<std::pair<pgrows::Stmt, std::vector<pg::Param>>> first_batch_;
+  struct Queued {
+    pgrows::Stmt stmt;
+    std::vector<pg::Param> params;
+    bool keep;
+  };
+  std::vector<Queued> first_batch_;
 };
 
 template <typename Row>
