@@ -99,9 +99,7 @@ Status MemClient::Unlink(InodeId parent, std::string_view name) {
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Inode * dir, FindDir(parent));
   auto it = dir->names.find(name);
-  if (it == dir->names.end() || hidden_.count(name) != 0) {
-    return Status(StatusCode::kNotFound, std::string(name));
-  }
+  if (it == dir->names.end()) return Status(StatusCode::kNotFound, std::string(name));
   Inode* child = Find(dir->entries.at(it->second).second);
   if (child != nullptr && child->is_dir()) return Status(StatusCode::kIsDirectory, "unlink dir");
   RemoveEntry(dir, name);
@@ -114,9 +112,7 @@ Status MemClient::Rmdir(InodeId parent, std::string_view name) {
   ASSIGN_OR_RETURN(Inode * dir, FindDir(parent));
   if (name == ".") return Status(StatusCode::kInvalidArgument, "rmdir .");
   auto it = dir->names.find(name);
-  if (it == dir->names.end() || hidden_.count(name) != 0) {
-    return Status(StatusCode::kNotFound, std::string(name));
-  }
+  if (it == dir->names.end()) return Status(StatusCode::kNotFound, std::string(name));
   Inode* child = Find(dir->entries.at(it->second).second);
   if (child == nullptr || !child->is_dir()) return Status(StatusCode::kNotDirectory, "rmdir");
   if (!child->names.empty()) return Status(StatusCode::kNotEmpty, std::string(name));

@@ -48,12 +48,12 @@ namespace {
 // times as often (scripts/bench-meta-stores, docs/performance.md). Set in
 // every transaction, read ones too: a prepared statement's cached plan is
 // shared by both kinds on a connection.
-constexpr std::string_view kNoSeqScan = "SET LOCAL enable_seqscan = off";
+constexpr const char* kNoSeqScan = "SET LOCAL enable_seqscan = off";
 }  // namespace
 
 PgEngine::PgEngine(std::string url, PgOptions opts, std::unique_ptr<pg::Connection> first)
     : url_(std::move(url)), opts_(std::move(opts)) {
-  begin_write_ = {"BEGIN ISOLATION LEVEL SERIALIZABLE", std::string(kNoSeqScan)};
+  begin_write_ = {"BEGIN ISOLATION LEVEL SERIALIZABLE", kNoSeqScan};
   if (opts_.synchronous_commit != "server") {
     begin_write_.push_back(
         fmt::format("SET LOCAL synchronous_commit = {}", opts_.synchronous_commit));
@@ -110,12 +110,10 @@ void PgEngine::Release(std::unique_ptr<pg::Connection> conn) {
 Result<std::unique_ptr<PgTxn>> PgEngine::Begin(bool write, bool durable) {
   ASSIGN_OR_RETURN(auto conn, Acquire());
   // Nothing is sent yet: PgTxn queues these ahead of its first statement.
-  std::vector<std::string> begin = {"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-                                    std::string(kNoSeqScan)};
+  std::vector<std::string> begin = {"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", kNoSeqScan};
   if (write) begin = begin_write_;
   if (write && durable) {
-    begin = {"BEGIN ISOLATION LEVEL SERIALIZABLE", std::string(kNoSeqScan),
-             "SET LOCAL synchronous_commit = on"};
+    begin = {"BEGIN ISOLATION LEVEL SERIALIZABLE", kNoSeqScan, "SET LOCAL synchronous_commit = on"};
   }
   return std::make_unique<PgTxn>(*this, std::move(conn), std::move(begin));
 }

@@ -22,6 +22,24 @@ using testing::PgHome;
   if (testing::PgTestUrl().empty()) \
   GTEST_SKIP() << "T0FS_PG_URL is not set (tests/pg/engine.sh sets it)"
 
+// The script that takes `home`'s store back to schema `version` (1 or 2:
+// both before the protection columns); it leaves search_path set.
+std::string BackToSchema(PgHome& home, int version) {
+  return fmt::format(
+      "SET search_path TO {0}; DELETE FROM t0fs_schema WHERE version > {1}; "
+      "INSERT INTO t0fs_schema (version) VALUES ({1}) ON CONFLICT DO NOTHING; "
+      "ALTER TABLE inodes DROP COLUMN protect, DROP COLUMN protect_within;",
+      home.schema(), version);
+}
+
+// The store's recorded schema is this build's.
+void ExpectCurrentSchema(PgHome& home) {
+  auto version =
+      home.admin().Exec(fmt::format("SELECT max(version) FROM {}.t0fs_schema", home.schema()));
+  ASSERT_OK(version);
+  EXPECT_EQ(version->Int(0, 0), pgschema::kSchemaVersion);
+}
+
 void ExpectNoChunk(ReadTxn& txn, ChunkId id) {
   auto chunk = txn.GetChunk(id);
   ASSERT_OK(chunk);
@@ -239,11 +257,7 @@ TEST(PgEngine, SchemaVersion1IsMigrated) {
   PgHome home;
   { ASSERT_OK(home.Open()); }
   // Back to what version 1 made, with ids handed out up to 500.
-  std::string v1 = fmt::format(
-      "SET search_path TO {}; DELETE FROM t0fs_schema WHERE version > 1; "
-      "INSERT INTO t0fs_schema (version) VALUES (1) ON CONFLICT DO NOTHING; "
-      "ALTER TABLE inodes DROP COLUMN protect, DROP COLUMN protect_within;",
-      home.schema());
+  std::string v1 = BackToSchema(home, 1);
   for (const char* seq : {"inode_ids", "chunk_ids", "garbage_ids", "session_ids", "handle_ids"}) {
     v1 += fmt::format("ALTER SEQUENCE {} INCREMENT BY 1; SELECT setval('{}', 500);", seq, seq);
   }
@@ -252,10 +266,7 @@ TEST(PgEngine, SchemaVersion1IsMigrated) {
 
   auto engine = home.Open();
   ASSERT_OK(engine);
-  auto version =
-      home.admin().Exec(fmt::format("SELECT max(version) FROM {}.t0fs_schema", home.schema()));
-  ASSERT_OK(version);
-  EXPECT_EQ(version->Int(0, 0), pgschema::kSchemaVersion);
+  ExpectCurrentSchema(home);
   auto step = home.admin().Exec(fmt::format(
       "SELECT increment_by FROM pg_sequences WHERE schemaname = '{}' AND sequencename = "
       "'inode_ids'",
@@ -305,19 +316,12 @@ TEST(PgEngine, SchemaVersion2GainsNoProtection) {
     ASSERT_OK((*txn)->PutInode(row));
     ASSERT_OK((*txn)->Commit());
   }
-  ASSERT_OK(home.admin().ExecScript(
-      fmt::format("SET search_path TO {}; DELETE FROM t0fs_schema WHERE version > 2; "
-                  "INSERT INTO t0fs_schema (version) VALUES (2) ON CONFLICT DO NOTHING; "
-                  "ALTER TABLE inodes DROP COLUMN protect, DROP COLUMN protect_within;",
-                  home.schema())));
+  ASSERT_OK(home.admin().ExecScript(BackToSchema(home, 2)));
   ASSERT_OK(home.admin().Exec("RESET search_path"));
 
   auto engine = home.Open();
   ASSERT_OK(engine);
-  auto version =
-      home.admin().Exec(fmt::format("SELECT max(version) FROM {}.t0fs_schema", home.schema()));
-  ASSERT_OK(version);
-  EXPECT_EQ(version->Int(0, 0), pgschema::kSchemaVersion);
+  ExpectCurrentSchema(home);
   {
     auto txn = (*engine)->BeginRead();
     ASSERT_OK(txn);
