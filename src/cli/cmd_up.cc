@@ -171,9 +171,16 @@ bool Up::NodesUp() {
   auto cluster = admin_.admin->GetStatus();
   if (!cluster.ok()) return false;
   size_t up = 0;
+  const auto now = SupervisorClock::now();
   for (const client::NodeStatus& n : cluster->nodes) {
-    bool ours = std::find(addresses_.begin(), addresses_.end(), n.address) != addresses_.end();
-    if (!ours || n.state != "up") continue;
+    auto ours = std::find(addresses_.begin(), addresses_.end(), n.address);
+    if (ours == addresses_.end() || n.state != "up") continue;
+    // Up as of a heartbeat from the node we started, not from its previous
+    // run (meta keeps a node's last heartbeat across restarts).
+    const auto& child = *data_[static_cast<size_t>(ours - addresses_.begin())];
+    const auto running =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - child.started_at());
+    if (n.last_heartbeat_ms_ago >= static_cast<uint64_t>(running.count())) continue;
     ++up;
     if (n.address == addresses_.front()) mount_node_ = n.node.value();
   }

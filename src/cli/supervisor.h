@@ -45,6 +45,7 @@ class ChildProcess {
   pid_t pid() const { return pid_; }
   const std::string& name() const { return name_; }
   const std::string& log() const { return log_; }
+  SupervisorClock::time_point started_at() const { return started_at_; }
 
   // Restarts: the delay before the next one (1 s, doubled for every death
   // within kQuickDeath of its start, at most 30 s; back to 1 s after a long

@@ -270,7 +270,11 @@ void DataService::CheckReplicas(const pb::NodeCommand& cmd) {
 void DataService::HeartbeatLoop() {
   auto last_warning = std::chrono::steady_clock::time_point{};
   for (;;) {
-    Status st = registered_ ? Heartbeat() : Register();
+    // Registered, the node says so at once: meta counts it up (and places
+    // data on it) from its first heartbeat.
+    const bool registering = !registered_;
+    Status st = registering ? Register() : Heartbeat();
+    if (st.ok() && registering) st = Heartbeat();
     if (!st.ok()) {
       if (st.code() == StatusCode::kMetaNoNode) {
         registered_ = false;  // meta forgot us (a new database): register again

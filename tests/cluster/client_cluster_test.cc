@@ -315,5 +315,39 @@ TEST_F(ClusterTest, CreateTakesOnlyChunkIdsMetaReserved) {
   meta.Close();
 }
 
+// A registered node is up from its first heartbeat, not from its
+// registration: until the registration answer (the capability key) reaches
+// it, it refuses every chunk request, so neither status (`t0fs up`'s
+// readiness) nor placement may count on it.
+TEST_F(ClusterTest, ANodeIsUpFromItsFirstHeartbeat) {
+  auto secret = LoadSecret(dir_ + "/secret");
+  ASSERT_TRUE(secret.ok());
+  rpc::ClientOptions copts;
+  copts.secret = *secret;
+  copts.role = "node";
+  rpc::Channel channel(meta_->endpoint(), copts);
+  auto state_of = [&](uint64_t node) {
+    pb::ClusterStatusRsp status;
+    EXPECT_TRUE((channel.Call<rpc::Method::kClusterStatus>(pb::Empty(), &status)).ok());
+    for (const auto& n : status.nodes()) {
+      if (n.node() == node) return n.state();
+    }
+    return std::string("missing");
+  };
+  pb::RegisterNodeReq reg;
+  reg.set_host_id("another-host");
+  reg.set_address("127.0.0.1:9");
+  reg.set_hostname("late");
+  pb::RegisterNodeRsp registered;
+  ASSERT_TRUE((channel.Call<rpc::Method::kRegisterNode>(reg, &registered)).ok());
+  EXPECT_EQ(state_of(registered.node()), "down");
+
+  pb::HeartbeatReq beat;
+  beat.set_node(registered.node());
+  pb::HeartbeatRsp answer;
+  ASSERT_TRUE((channel.Call<rpc::Method::kHeartbeat>(beat, &answer)).ok());
+  EXPECT_EQ(state_of(registered.node()), "up");
+}
+
 }  // namespace
 }  // namespace t0fs

@@ -85,8 +85,11 @@ files=$(status_field waiting_files)
 (($(status_field waiting_bytes) == 3 << 20)) || fail "status counts $(status_field waiting_bytes) bytes waiting"
 (($(status_field overdue_files) == 0)) || fail "a file within its deadline counted as overdue"
 admin status | grep -q "protection: 1 file(s), 3 MiB waiting" || fail "status: $(admin status | grep protection)"
-curl -sf "http://$METRICS/metrics" | grep -Eq '^t0fs_meta_protect_waiting_files(\{\})? 1$' ||
-  fail "meta /metrics: $(curl -sf "http://$METRICS/metrics" | grep "^t0fs_meta_protect")"
+# Read whole first: grep -q leaving early would kill curl with SIGPIPE, and
+# pipefail would call that a failure.
+metrics=$(curl -sf "http://$METRICS/metrics") || fail "meta /metrics does not answer"
+grep -Eq '^t0fs_meta_protect_waiting_files(\{\})? 1$' <<<"$metrics" ||
+  fail "meta /metrics: $(grep "^t0fs_meta_protect" <<<"$metrics")"
 fsck_clean
 
 log "== a file kept open past its within= is protected all the same"

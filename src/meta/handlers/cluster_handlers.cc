@@ -44,10 +44,12 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         node.address = req.address();
         node.local_socket = req.local_socket();
         node.volumes = VolumesOf(req.volumes(), node.node);
-        ASSIGN_OR_RETURN(NodeRecord stored, store_->RegisterNode(node, WallNow()));
+        ASSIGN_OR_RETURN(NodeRecord stored, store_->RegisterNode(node));
         ForgetCachedNodes();
         // A (re)starting node may have lost or missed data: reconcile it.
-        health_.Seen(stored.node);
+        // It is not up yet: until it holds this answer (the capability key)
+        // it refuses every chunk request, so it counts as seen from its
+        // first heartbeat, which it sends right after.
         planner_->RequestCheck(stored.node);
         LOG_INFO("node {} registered from {} ({} at {}, {} volume(s))", stored.node, call.peer,
                  stored.hostname, stored.address, stored.volumes.size());

@@ -392,7 +392,10 @@ class MetaStore {
   // ---- cluster ----
   // Creates or updates a node (node.node == 0: assign an id). Volumes are
   // matched by uuid; new ones get ids. Returns the stored record.
-  virtual Result<NodeRecord> RegisterNode(const NodeRecord& node, Timespec now) = 0;
+  // Registering is not a heartbeat: last_heartbeat keeps its value (zero for
+  // a new node) until UpdateVolumes — a node is up once it has its
+  // registration answer and says so, not while the answer is on its way.
+  virtual Result<NodeRecord> RegisterNode(const NodeRecord& node) = 0;
   virtual Status UpdateVolumes(NodeId node, const std::vector<VolumeRecord>& volumes,
                                Timespec now) = 0;
   virtual Result<std::vector<NodeRecord>> ListNodes() = 0;

@@ -90,7 +90,7 @@ class PosixStore final : public MetaStore {
   Status CloseSession(SessionId session) override;
   Result<size_t> ExpireSessions(Timespec cutoff) override;
 
-  Result<NodeRecord> RegisterNode(const NodeRecord& node, Timespec now) override;
+  Result<NodeRecord> RegisterNode(const NodeRecord& node) override;
   Status UpdateVolumes(NodeId node, const std::vector<VolumeRecord>& volumes,
                        Timespec now) override;
   Result<std::vector<NodeRecord>> ListNodes() override;

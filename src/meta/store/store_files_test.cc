@@ -683,27 +683,30 @@ TEST_P(StoreTest, RegisterNodeAndVolumes) {
   n.local_socket = "/run/t0fs/data.sock";
   n.volumes = {VolumeRecord{VolumeId(), NodeId(), "uuid-a", "/a", 100, 50, 3},
                VolumeRecord{VolumeId(), NodeId(), "uuid-b", "/b", 200, 150, 0}};
-  auto r = store_->RegisterNode(n, T(10));
+  auto r = store_->RegisterNode(n);
   ASSERT_OK(r);
   EXPECT_TRUE(r->node.valid());
   EXPECT_EQ(r->address, "10.0.0.1:7700");
   EXPECT_EQ(r->local_socket, "/run/t0fs/data.sock");
-  EXPECT_EQ(r->last_heartbeat, T(10));
+  EXPECT_EQ(r->last_heartbeat, Timespec{});  // not heard from yet
   ASSERT_EQ(r->volumes.size(), 2u);
   VolumeId va = r->volumes[0].volume;
   EXPECT_EQ(r->volumes[0].uuid, "uuid-a");
   EXPECT_EQ(r->volumes[0].total_bytes, 100u);
   EXPECT_EQ(r->volumes[0].node, r->node);
+  ASSERT_OK(store_->UpdateVolumes(r->node, {}, T(10)));
 
-  // Re-registering: same id, volumes matched by uuid, a new one added.
+  // Re-registering: same id, volumes matched by uuid, a new one added, the
+  // last heartbeat kept.
   n.node = r->node;
   n.address = "10.0.0.1:7800";
   n.volumes = {VolumeRecord{VolumeId(), NodeId(), "uuid-c", "/c", 1, 1, 1},
                VolumeRecord{VolumeId(), NodeId(), "uuid-a", "/a2", 101, 51, 4}};
-  auto r2 = store_->RegisterNode(n, T(20));
+  auto r2 = store_->RegisterNode(n);
   ASSERT_OK(r2);
   EXPECT_EQ(r2->node, r->node);
   EXPECT_EQ(r2->address, "10.0.0.1:7800");
+  EXPECT_EQ(r2->last_heartbeat, T(10));
   ASSERT_EQ(r2->volumes.size(), 3u);
   EXPECT_EQ(r2->volumes[0].volume, va);
   EXPECT_EQ(r2->volumes[0].path, "/a2");
@@ -714,7 +717,7 @@ TEST_P(StoreTest, RegisterNodeAndVolumes) {
   NodeRecord thief;
   thief.host_id = "h2";
   thief.volumes = {VolumeRecord{VolumeId(), NodeId(), "uuid-b", "/b", 1, 1, 1}};
-  auto bad = store_->RegisterNode(thief, T(30));
+  auto bad = store_->RegisterNode(thief);
   ASSERT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("uuid-b"), std::string::npos);
   EXPECT_EQ(store_->ListNodes()->size(), 1u);  // the failed registration left nothing
@@ -723,10 +726,10 @@ TEST_P(StoreTest, RegisterNodeAndVolumes) {
   NodeRecord explicit_node;
   explicit_node.node = NodeId(50);
   explicit_node.host_id = "h50";
-  ASSERT_EQ(store_->RegisterNode(explicit_node, T(40))->node, NodeId(50));
+  ASSERT_EQ(store_->RegisterNode(explicit_node)->node, NodeId(50));
   NodeRecord fresh;
   fresh.host_id = "h51";
-  EXPECT_GT(store_->RegisterNode(fresh, T(41))->node, NodeId(50));
+  EXPECT_GT(store_->RegisterNode(fresh)->node, NodeId(50));
 
   auto nodes = store_->ListNodes();
   ASSERT_OK(nodes);

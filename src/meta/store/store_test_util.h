@@ -99,7 +99,7 @@ inline std::vector<ReplicaTarget> RegisterTargets(MetaStore& store, uint64_t nod
     v.free_bytes = 1 << 29;
     rec.volumes.push_back(v);
   }
-  auto stored = store.RegisterNode(rec, T(1));
+  auto stored = store.RegisterNode(rec);
   std::vector<ReplicaTarget> targets;
   if (!stored.ok()) {
     ADD_FAILURE() << stored.status().ToString();

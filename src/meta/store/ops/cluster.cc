@@ -41,7 +41,7 @@ Result<std::optional<VolumeRecord>> VolumeByUuid(ReadTxn& txn, std::string_view 
 
 }  // namespace
 
-Result<NodeRecord> PosixStore::RegisterNode(const NodeRecord& node, Timespec now) {
+Result<NodeRecord> PosixStore::RegisterNode(const NodeRecord& node) {
   NodeRecord stored;
   RETURN_IF_ERROR(Write([&](WriteTxn& txn) -> Status {
     NodeId id = node.node;
@@ -60,7 +60,6 @@ Result<NodeRecord> PosixStore::RegisterNode(const NodeRecord& node, Timespec now
     row.hostname = node.hostname;
     row.address = node.address;
     row.local_socket = node.local_socket;
-    row.last_heartbeat = now;
     RETURN_IF_ERROR(txn.PutNode(row));
     for (const VolumeRecord& v : node.volumes) {
       if (v.uuid.empty()) return Status(StatusCode::kInvalidArgument, "volume without uuid");
