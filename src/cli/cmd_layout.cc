@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -72,20 +73,28 @@ int RunLayout(LayoutState& s) {
   }
   const client::PassthroughVerdict pt = client::PassthroughEligibility(info, NodeId(viewer));
   // The protection state: chunks with fewer healthy replicas (on distinct
-  // nodes) than the protection goal.
+  // nodes) than the protection goal, or without a copy of their newest
+  // version in the object tier.
   const client::Protection& goal = objective.protect;
+  const bool served =
+      goal.kind == client::ProtectKind::kReplicas || goal.kind == client::ProtectKind::kObject;
   size_t chunks_below = 0;
   for (const client::ChunkInfo& c : *chunks) {
     std::set<uint64_t> healthy;
+    uint64_t newest = 0;
     for (const client::ReplicaInfo& r : c.replicas) {
       if (r.state == client::ReplicaState::kHealthy) healthy.insert(r.node.value());
+      newest = std::max(newest, r.version);
     }
-    chunks_below += goal.kind == client::ProtectKind::kReplicas && healthy.size() < goal.copies;
+    if (goal.kind == client::ProtectKind::kReplicas) chunks_below += healthy.size() < goal.copies;
+    if (goal.kind == client::ProtectKind::kObject) {
+      chunks_below += c.object_version == 0 || c.object_version < newest;
+    }
   }
-  const char* protection = goal.kind == client::ProtectKind::kNone       ? "none"
-                           : goal.kind != client::ProtectKind::kReplicas ? "not served"
-                           : chunks_below == 0                           ? "protected"
-                                                                         : "waiting";
+  const char* protection = goal.kind == client::ProtectKind::kNone ? "none"
+                           : !served                               ? "not served"
+                           : chunks_below == 0                     ? "protected"
+                                                                   : "waiting";
   const char* pt_mode = pt.mode == client::PassthroughMode::kReadWrite ? "read-write"
                         : pt.mode == client::PassthroughMode::kRead    ? "read"
                                                                        : "none";
@@ -112,7 +121,8 @@ int RunLayout(LayoutState& s) {
                         {"state", state_name(r.state)},
                         {"local", r.local}});
       }
-      list.push_back({{"index", c.index}, {"replicas", reps}});
+      list.push_back(
+          {{"index", c.index}, {"replicas", reps}, {"object_version", c.object_version}});
     }
     out["chunks"] = list;
     fmt::print("{}\n", out.dump(2));
@@ -129,11 +139,12 @@ int RunLayout(LayoutState& s) {
                           r.state == client::ReplicaState::kHealthy ? "" : fmt::format(" [{}]", state_name(r.state)),
                           r.local ? " [local]" : "");
     }
+    if (c.object_version != 0) reps += fmt::format("  object v{}", c.object_version);
     fmt::print("  #{:<6}{}\n", c.index, reps);
   }
   if (goal.kind == client::ProtectKind::kNone) {
     fmt::print("protection: none (no protect= goal: the replicas written are all there is)\n");
-  } else if (goal.kind != client::ProtectKind::kReplicas) {
+  } else if (!served) {
     fmt::print("protection: protect={} is not served by this version\n",
                client::DescribeProtection(goal));
   } else if (chunks_below == 0) {

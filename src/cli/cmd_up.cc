@@ -66,7 +66,31 @@ struct UpOptions {
   uint32_t nodes = 1;
   std::string store;          // empty: SQLite in the cluster directory
   uint32_t meta_servers = 0;  // 0: as recorded (1 for a new cluster)
+  // The object tier protect=object copies to, passed to every meta server
+  // (empty: none, or as the cluster's config file says).
+  std::string object_endpoint;
+  std::string object_bucket;
+  std::string object_region;
+  std::string object_credentials;
 };
+
+// The meta flags of the object tier options that are set.
+std::vector<std::string> ObjectTierFlags(const UpOptions& o) {
+  std::vector<std::string> out;
+  auto add = [&](const char* flag, const std::string& value) {
+    if (value.empty()) return;
+    out.push_back(flag);
+    out.push_back(value);
+  };
+  add("--object-endpoint", o.object_endpoint);
+  add("--object-bucket", o.object_bucket);
+  add("--object-region", o.object_region);
+  // Absolute: data nodes read the file by the path meta hands them.
+  std::error_code ec;
+  add("--object-credentials",
+      o.object_credentials.empty() ? "" : fs::absolute(o.object_credentials, ec).string());
+  return out;
+}
 
 // The stop signals (SIGINT, SIGTERM, SIGHUP), blocked in every thread since
 // main, are taken here; SIGCHLD (blocked by RegisterUp) only wakes the wait.
@@ -213,11 +237,11 @@ int Up::Start() {
   for (uint32_t idx = 0; st.ok() && idx < dir_.meta_servers(); ++idx) {
     const std::string& address = dir_.meta_listen(idx);
     std::string name = dir_.meta_servers() == 1 ? "meta" : fmt::format("meta{}", idx + 1);
-    metas_.push_back(std::make_unique<ChildProcess>(
-        name,
-        std::vector<std::string>{"t0fs", "meta", "--config", config, "--log-level", o_.log_level,
-                                 "--listen", address},
-        dir_.logs() + "/" + name + ".log"));
+    std::vector<std::string> argv{"t0fs",        "meta",       "--config", config,
+                                  "--log-level", o_.log_level, "--listen", address};
+    for (std::string& flag : ObjectTierFlags(o_)) argv.push_back(std::move(flag));
+    metas_.push_back(
+        std::make_unique<ChildProcess>(name, std::move(argv), dir_.logs() + "/" + name + ".log"));
     st = StartChild(*metas_.back());
     if (!st.ok()) break;
     AdminOptions one;
@@ -482,6 +506,14 @@ void RegisterUp(CLI::App& app, int* exit_code) {
                   "meta servers for a new cluster, on consecutive ports from --meta-listen "
                   "(default 1; more need a PostgreSQL --store); clients spread over them")
       ->check(CLI::Range(1, 16));
+  cmd->add_option("--object-endpoint", o->object_endpoint,
+                  "S3 endpoint (http://host:port) of the object tier that protect=object "
+                  "copies chunks to (AWS, Ceph RGW, MinIO)");
+  cmd->add_option("--object-bucket", o->object_bucket,
+                  "the object tier's bucket (created beforehand)");
+  cmd->add_option("--object-region", o->object_region, "the object tier's region");
+  cmd->add_option("--object-credentials", o->object_credentials,
+                  "file with the object tier's access_key_id= and secret_access_key= lines");
   cmd->add_option(
          "--restart", o->restart,
          "when a child dies: always (restart it, with a back-off) or never (leave it down)")

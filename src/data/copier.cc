@@ -29,6 +29,37 @@ Copier::~Copier() {
   for (auto& t : workers_) t.join();
 }
 
+void Copier::SetObjectTier(const pb::ObjectTier& tier) {
+  const std::string serialized = tier.SerializeAsString();
+  {
+    std::lock_guard lock(mu_);
+    if (serialized == object_config_ && object_) return;
+  }
+  s3::Config config;
+  config.endpoint = tier.endpoint();
+  config.bucket = tier.bucket();
+  config.region = tier.region();
+  config.credentials_file = tier.credentials_file();
+  auto client = s3::Client::Open(std::move(config));
+  std::lock_guard lock(mu_);
+  object_config_ = serialized;
+  if (client.ok()) {
+    object_ = std::move(client).value();
+    object_status_ = Status::Ok();
+    LOG_INFO("object tier: {} bucket {}", tier.endpoint(), tier.bucket());
+  } else {
+    object_.reset();
+    object_status_ = client.status().WithContext("object tier");
+    LOG_ERROR("{}: uploads and recalls fail until it is fixed", object_status_.ToString());
+  }
+}
+
+Result<std::shared_ptr<s3::Client>> Copier::ObjectClient() {
+  std::lock_guard lock(mu_);
+  if (!object_) return object_status_;
+  return object_;
+}
+
 void Copier::Enqueue(const pb::NodeCommand& cmd) {
   {
     std::lock_guard lock(mu_);
@@ -65,7 +96,7 @@ void Copier::Worker() {
       queue_.pop_front();
       running_.push_back(cmd.id());
     }
-    pb::CopyResult result = Copy(cmd);
+    pb::CopyResult result = cmd.kind() == pb::COMMAND_UPLOAD ? Upload(cmd) : Copy(cmd);
     std::lock_guard lock(mu_);
     running_.erase(std::remove(running_.begin(), running_.end(), cmd.id()), running_.end());
     results_.push_back(std::move(result));
@@ -109,19 +140,43 @@ pb::CopyResult Copier::Copy(const pb::NodeCommand& cmd) {
   result.set_version(cmd.version());
   VolumeId volume(cmd.volume());
   ChunkId chunk(cmd.chunk());
+  const bool recall = !cmd.object_key().empty();
   auto fail = [&](const Status& st) {
     store_.DropTemp(volume, chunk);
     result.set_ok(false);
     result.set_error(st.ToString());
-    LOG_WARN("copy of chunk {} from node {}: {}", chunk, cmd.source_node(), st.ToString());
+    if (recall) {
+      LOG_WARN("recall of chunk {} from the object tier: {}", chunk, st.ToString());
+    } else {
+      LOG_WARN("copy of chunk {} from node {}: {}", chunk, cmd.source_node(), st.ToString());
+    }
     return result;
   };
+  std::shared_ptr<s3::Client> object;
+  if (recall) {
+    auto client = ObjectClient();
+    if (!client.ok()) return fail(client.status());
+    object = std::move(client).value();
+  }
   auto temp = store_.CreateTemp(volume, chunk);
   if (!temp.ok()) return fail(temp.status());
-  rpc::Channel& peer = PeerChannel(cmd.source_address());
   AlignedBuffer buf(kPiece);
   uint64_t offset = 0;
-  for (;;) {
+  while (recall) {
+    // The object holds exactly the commanded version (keys name versions).
+    auto got = object->GetObject(cmd.object_key(), offset, buf.span());
+    if (!got.ok()) return fail(got.status());
+    if (*got > 0) {
+      Status w = (*temp)->Write(offset, std::span(buf.data(), *got), cmd.version());
+      if (!w.ok()) return fail(w);
+      bytes_ += *got;
+      Throttle(*got);
+    }
+    offset += *got;
+    if (*got < kPiece) break;
+  }
+  rpc::Channel* peer = recall ? nullptr : &PeerChannel(cmd.source_address());
+  while (!recall) {
     pb::ChunkReadReq req;
     req.set_chunk(cmd.chunk());
     req.set_volume(cmd.source_volume());
@@ -131,7 +186,8 @@ pb::CopyResult Copier::Copy(const pb::NodeCommand& cmd) {
     *req.mutable_cap() = cmd.cap();
     pb::ChunkReadRsp rsp;
     size_t got = 0;
-    Status st = peer.Call<rpc::Method::kChunkRead>(req, &rsp, {.reply_payload = buf.span(), .reply_payload_len = &got});
+    Status st = peer->Call<rpc::Method::kChunkRead>(
+        req, &rsp, {.reply_payload = buf.span(), .reply_payload_len = &got});
     if (st.code() == StatusCode::kDataNoChunk && cmd.version() == 0 && offset == 0) {
       break;  // never written: an empty chunk
     }
@@ -158,7 +214,93 @@ pb::CopyResult Copier::Copy(const pb::NodeCommand& cmd) {
   if (!st.ok()) return fail(st);
   result.set_ok(true);
   result.set_bytes(offset);
-  LOG_DEBUG("copied chunk {} ({} bytes, version {}) from node {}", chunk, offset, cmd.version(), cmd.source_node());
+  if (recall) {
+    LOG_INFO("recalled chunk {} ({} bytes, version {}) from the object tier", chunk, offset,
+             cmd.version());
+  } else {
+    LOG_DEBUG("copied chunk {} ({} bytes, version {}) from node {}", chunk, offset, cmd.version(),
+              cmd.source_node());
+  }
+  return result;
+}
+
+pb::CopyResult Copier::Upload(const pb::NodeCommand& cmd) {
+  pb::CopyResult result;
+  result.set_id(cmd.id());
+  result.set_chunk(cmd.chunk());
+  result.set_version(cmd.version());
+  const VolumeId volume(cmd.volume());
+  const ChunkId chunk(cmd.chunk());
+  const std::string& key = cmd.object_key();
+  auto fail = [&](const Status& st) {
+    result.set_ok(false);
+    result.set_error(st.ToString());
+    LOG_DEBUG("upload of chunk {} to the object tier: {}", chunk, st.ToString());
+    return result;
+  };
+  auto client = ObjectClient();
+  if (!client.ok()) return fail(client.status());
+  s3::Client& s3 = **client;
+  auto stat = store_.Stat(volume, chunk);
+  if (!stat.ok()) return fail(stat.status());
+  if (stat->version != cmd.version()) {
+    return fail(Status(StatusCode::kStale, fmt::format("the replica is at version {}, not {}",
+                                                       stat->version, cmd.version())));
+  }
+  const uint64_t length = stat->length;
+  // S3 allows 10,000 parts: a 64 GiB chunk goes in parts of 8 MiB, a larger
+  // one in larger parts (whole MiB).
+  constexpr uint64_t kMiB = 1u << 20;
+  const uint64_t part =
+      std::max<uint64_t>(s3.config().part_size, (length / 9000 + kMiB) / kMiB * kMiB);
+  AlignedBuffer buf(std::max<uint64_t>(4096, std::min(part, length)));
+  // Reads [offset, offset + want) of the replica at the commanded version
+  // (checksums verified by the store): a write meanwhile fails the upload.
+  auto read = [&](uint64_t offset, size_t want) -> Status {
+    size_t got = 0;
+    while (got < want) {
+      uint64_t version = 0;
+      ASSIGN_OR_RETURN(
+          size_t n, store_.Read(volume, chunk, offset + got,
+                                std::span(buf.data() + got, want - got), cmd.version(), &version));
+      if (version != cmd.version()) {
+        return Status(StatusCode::kStale,
+                      fmt::format("the replica moved to version {} during the upload", version));
+      }
+      if (n == 0) return Status(StatusCode::kIoError, "the replica is shorter than its length");
+      got += n;
+    }
+    bytes_ += want;
+    Throttle(want);
+    return Status::Ok();
+  };
+  if (length <= part) {
+    Status st = read(0, length);
+    if (st.ok()) st = s3.PutObject(key, std::span<const std::byte>(buf.data(), length));
+    if (!st.ok()) return fail(st);
+  } else {
+    auto upload = s3.CreateMultipartUpload(key);
+    if (!upload.ok()) return fail(upload.status());
+    std::vector<s3::CompletedPart> parts;
+    Status st;
+    for (uint64_t offset = 0; st.ok() && offset < length; offset += part) {
+      const size_t size = std::min(part, length - offset);
+      st = read(offset, size);
+      if (!st.ok()) break;
+      auto etag = s3.UploadPart(key, *upload, static_cast<int>(parts.size() + 1),
+                                std::span<const std::byte>(buf.data(), size));
+      if (!etag.ok()) st = etag.status();
+      if (st.ok()) parts.push_back(s3::CompletedPart{static_cast<int>(parts.size() + 1), *etag});
+    }
+    if (st.ok()) st = s3.CompleteMultipartUpload(key, *upload, parts);
+    if (!st.ok()) {
+      (void)s3.AbortMultipartUpload(key, *upload);
+      return fail(st);
+    }
+  }
+  result.set_ok(true);
+  result.set_bytes(length);
+  LOG_DEBUG("uploaded chunk {} ({} bytes, version {}) to {}", chunk, length, cmd.version(), key);
   return result;
 }
 

@@ -8,6 +8,13 @@
 // place. Copies are throttled to `rate` bytes/s in total so that repair does
 // not starve client I/O.
 //
+// The object tier (protect=object): an upload command sends a replica of
+// this node to an S3 object (one PUT, or a multipart upload in parts for a
+// large chunk), read at the commanded version and checksum-verified; a copy
+// command with an object key is a recall: the same as a copy from a peer
+// but read from the object with ranged GETs. Both share the workers and the
+// bandwidth budget.
+//
 // Thread safety: safe for concurrent use; `threads` workers run copies.
 #pragma once
 
@@ -24,6 +31,7 @@
 #include "data/chunk_store.h"
 #include "rpc/channel.h"
 #include "rpc/proto/meta.pb.h"
+#include "s3/s3.h"
 
 namespace t0fs::data {
 
@@ -40,7 +48,12 @@ class Copier {
  public:
   Copier(ChunkStore& store, rpc::ClientOptions peer_options, uint32_t threads, uint64_t rate_bytes_per_sec);
   ~Copier();
+  // Copy, recall and upload commands.
   void Enqueue(const pb::NodeCommand& cmd);
+  // Where the object tier is (from meta's registration answer): opens a
+  // client, reading the credentials file. A failure is kept and reported by
+  // every upload and recall until a later call succeeds.
+  void SetObjectTier(const pb::ObjectTier& tier);
   // Finished copies since the last call.
   std::vector<pb::CopyResult> TakeResults();
   // Ids of copies queued or running.
@@ -50,6 +63,9 @@ class Copier {
  private:
   void Worker();
   pb::CopyResult Copy(const pb::NodeCommand& cmd);
+  pb::CopyResult Upload(const pb::NodeCommand& cmd);
+  // The object tier's client, or why there is none.
+  Result<std::shared_ptr<s3::Client>> ObjectClient();
   rpc::Channel& PeerChannel(const std::string& address);
   void Throttle(size_t bytes);
 
@@ -65,6 +81,10 @@ class Copier {
   std::vector<pb::CopyResult> results_;
   std::unordered_map<std::string, std::unique_ptr<rpc::Channel>> peers_;
   std::chrono::steady_clock::time_point throttle_until_{};
+  std::string object_config_;           // the serialized pb::ObjectTier in use
+  std::shared_ptr<s3::Client> object_;  // null: see object_status_
+  Status object_status_{StatusCode::kNotSupported,
+                        "this cluster has no object tier (meta runs without --object-endpoint)"};
   bool stopping_ = false;
   std::vector<std::thread> workers_;
 };

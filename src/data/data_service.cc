@@ -172,6 +172,7 @@ Status DataService::Register() {
     node_ = node;
   }
   gate_.SetKey(rsp.capability_key());
+  if (rsp.has_object_tier()) copier_->SetObjectTier(rsp.object_tier());
   registered_ = true;
   LOG_INFO("registered with meta {} as node {}", config_.meta, node);
   return Status::Ok();
@@ -225,7 +226,7 @@ Status DataService::Heartbeat() {
   }
   std::vector<uint64_t> done;
   for (const pb::NodeCommand& cmd : rsp.commands()) {
-    if (cmd.kind() == pb::COMMAND_COPY) {
+    if (cmd.kind() == pb::COMMAND_COPY || cmd.kind() == pb::COMMAND_UPLOAD) {
       copier_->Enqueue(cmd);
       continue;
     }

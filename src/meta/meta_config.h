@@ -8,6 +8,33 @@
 
 namespace t0fs::meta {
 
+// The object tier (S3: AWS, Ceph RGW, MinIO) that protect=object copies
+// chunks to. Meta deletes objects the cluster no longer needs; data nodes
+// upload and recall (they are told the endpoint, bucket and region at
+// registration and read the credentials file at the same path).
+struct ObjectTierConfig {
+  std::string endpoint;  // http://host:port; empty: no object tier
+  std::string bucket;
+  std::string region = "us-east-1";
+  std::string credentials;  // a file of mode 0600: access_key = ... / secret_key = ...
+  // Key prefix of this cluster's objects; empty: t0fs/<cluster id>/.
+  std::string prefix;
+
+  bool enabled() const { return !endpoint.empty(); }
+  template <class V>
+  void Visit(V& v) {
+    v("object-endpoint", endpoint,
+      "S3 endpoint of the object tier (http://host:port) that protect=object copies to; "
+      "empty: none");
+    v("object-bucket", bucket, "the object tier's bucket (created beforehand)");
+    v("object-region", region, "the object tier's region (part of the request signature)");
+    v("object-credentials", credentials,
+      "file (mode 0600, same path on every data node) with access_key = and secret_key = "
+      "lines for the object tier");
+    v("object-prefix", prefix, "key prefix of this cluster's objects (default t0fs/CLUSTER-ID/)");
+  }
+};
+
 struct MetaConfig {
   std::string listen = "127.0.0.1:7700";
   // The metadata store, by URL (meta/store/store_url.h); empty: from `db`.
@@ -50,6 +77,7 @@ struct MetaConfig {
   std::string sync = "normal";  // SQLite synchronous for ordinary ops: normal | full (fsync commits are always full)
   std::string log_level = "info";
   metrics::MetricsConfig metrics;  // --metrics-listen
+  ObjectTierConfig object;         // --object-*
 
   template <class V>
   void Visit(V& v) {
@@ -78,6 +106,7 @@ struct MetaConfig {
     v("sync", sync, "SQLite synchronous mode for ordinary operations: normal or full");
     v("log-level", log_level, "trace, debug, info, warn or error");
     metrics.Visit(v);
+    object.Visit(v);
   }
 };
 

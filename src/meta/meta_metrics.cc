@@ -193,6 +193,19 @@ void AddMetaMetrics(metrics::Registry& registry, MetaStore& store, const NodeHea
         MetricType::kCounter);
   repair_gauge("t0fs_meta_repair_bytes_total", "Bytes copied by repair since meta started.",
                [](const RepairStats& r) { return r.copied_bytes; }, MetricType::kCounter);
+  gauge(
+      "t0fs_meta_object_uploads_total",
+      "Chunk versions copied to the object tier (protect=object) since meta started, by result.",
+      {"result"},
+      [](const ClusterView::Snapshot& s, SampleSink& sink) {
+        sink.Add({"ok"}, static_cast<double>(s.repair.uploads_done));
+        sink.Add({"failed"}, static_cast<double>(s.repair.uploads_failed));
+      },
+      MetricType::kCounter);
+  repair_gauge(
+      "t0fs_meta_object_recalls_total",
+      "Copies of chunks back from the object tier, ordered since meta started.",
+      [](const RepairStats& r) { return r.recalls; }, MetricType::kCounter);
 
   auto count_gauge = [&](std::string_view name, std::string_view help, auto field) {
     gauge(name, help, {}, [field](const ClusterView::Snapshot& s, SampleSink& sink) {

@@ -71,7 +71,13 @@ Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfi
   std::unique_ptr<MetaService> svc(new MetaService(config, std::move(store)));
   MetaService& s = *svc;
   ASSIGN_OR_RETURN(s.cap_key_, s.store_->CapabilityKey());
-  s.planner_ = std::make_unique<RepairPlanner>(*s.store_, s.health_, s.config_, s.cap_key_);
+  if (config.object.enabled()) {
+    ASSIGN_OR_RETURN(s.object_tier_, ObjectTier::Open(config.object, s.store_->cluster_id()));
+    LOG_INFO("object tier: {} bucket {}, keys under {}", config.object.endpoint,
+             config.object.bucket, s.object_tier_->prefix());
+  }
+  s.planner_ = std::make_unique<RepairPlanner>(*s.store_, s.health_, s.config_, s.cap_key_,
+                                               s.object_tier_.get());
   // Nodes keep the age of their last stored heartbeat across a meta restart,
   // so a node that was down stays down and one that was up is not declared
   // down (and its data re-replicated) just because meta restarted. Each is
@@ -137,6 +143,12 @@ void MetaService::Housekeeping() {
     RefreshHealth();
     if (!LeadsHousekeeping()) continue;
     planner_->RunPass();
+    if (object_tier_) {
+      auto collected = object_tier_->CollectGarbage(*store_, 1000);
+      std::string error = collected.ok() ? std::string() : collected.status().ToString();
+      if (error != object_gc_error_ && !error.empty()) LOG_WARN("{}; retrying", error);
+      object_gc_error_ = std::move(error);
+    }
     if (std::chrono::steady_clock::now() < next_session_check) continue;
     next_session_check = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     Timespec cutoff = WallNow();

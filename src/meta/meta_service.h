@@ -32,6 +32,7 @@
 #include "meta/health.h"
 #include "meta/meta_config.h"
 #include "meta/meta_metrics.h"
+#include "meta/object_tier.h"
 #include "meta/placement.h"
 #include "meta/repair.h"
 #include "meta/store/meta_store.h"
@@ -126,6 +127,7 @@ class MetaService {
   std::unique_ptr<rpc::Server> server_;
   std::string cap_key_;
   NodeHealth health_;
+  std::unique_ptr<ObjectTier> object_tier_;  // null: the cluster has none
   std::unique_ptr<RepairPlanner> planner_;
   NodeReports node_reports_;  // traffic and metrics address from heartbeats
   std::mutex nodes_mu_;  // guards nodes_cache_, nodes_cached_at_
@@ -144,6 +146,7 @@ class MetaService {
   bool shared_store_ = false;
   std::string server_id_;  // host@address: the lease holder name
   bool leading_ = false;   // housekeeping thread only
+  std::string object_gc_error_;  // housekeeping thread only: the last one logged
 };
 
 }  // namespace t0fs::meta

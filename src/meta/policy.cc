@@ -38,13 +38,15 @@ Status ValidateObjective(const Objective& objective) {
                 p.copies, objective.replicas, kMaxReplicas));
       }
       break;
-    case ProtectKind::kEc:
     case ProtectKind::kObject:
-      return Status(
-          StatusCode::kNotSupported,
-          p.kind == ProtectKind::kEc
-              ? "protect=ec:K+M is not served yet by this meta (only protect=replicas:N is)"
-              : "protect=object is not served yet by this meta (only protect=replicas:N is)");
+      if (p.copies != 0 || p.parity != 0) {
+        return Status(StatusCode::kInvalidArgument, "protect=object takes no count");
+      }
+      break;
+    case ProtectKind::kEc:
+      return Status(StatusCode::kNotSupported,
+                    "protect=ec:K+M is not served yet by this meta (protect=replicas:N and "
+                    "protect=object are)");
     default:
       return Status(StatusCode::kInvalidArgument,
                     fmt::format("unknown protect kind {}", static_cast<uint32_t>(p.kind)));

@@ -33,11 +33,12 @@ uint64_t NewFileChunkSize(const InodeAttr& dir, const MetaConfig& config);
 
 // An objective a client may set: 1..kMaxReplicas replicas, a chunk size of 0
 // (the cluster default) or a positive multiple of kChunkSizeAlign, no
-// protection or protect=replicas:N with replicas < N <= kMaxReplicas within
-// at most kMaxProtectWithinS, keeping the writer's copy (the other kinds and
-// keep-local rules are refused as unsupported: not served yet).
-// kInvalidArgument with the rule otherwise. (Whether the named nodes exist is
-// the caller's check: it needs the node list.)
+// protection, protect=replicas:N with replicas < N <= kMaxReplicas or
+// protect=object, within at most kMaxProtectWithinS, keeping the writer's
+// copy (ec:K+M and keep-local rules are refused as unsupported: not served
+// yet). kInvalidArgument with the rule otherwise. (Whether the named nodes
+// exist, and whether the cluster has an object tier, are the caller's
+// checks: they need the node list and the configuration.)
 Status ValidateObjective(const Objective& objective);
 
 // The chunk-size settings of the service: `chunk-size` a positive multiple of

@@ -69,7 +69,14 @@ TEST(Policy, ProtectionGoals) {
   // Kinds and rules not served yet say so.
   EXPECT_EQ(with(1, Protection{ProtectKind::kEc, 4, 2, 300, KeepLocal::kKeep}),
             StatusCode::kNotSupported);
+  // protect=object (whether the cluster has an object tier is the handler's
+  // check), without a count.
   EXPECT_EQ(with(1, Protection{ProtectKind::kObject, 0, 0, 300, KeepLocal::kKeep}),
+            StatusCode::kOk);
+  EXPECT_EQ(with(2, Protection{ProtectKind::kObject, 0, 0, 0, KeepLocal::kKeep}), StatusCode::kOk);
+  EXPECT_EQ(with(1, Protection{ProtectKind::kObject, 2, 0, 300, KeepLocal::kKeep}),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(with(1, Protection{ProtectKind::kObject, 0, 0, 300, KeepLocal::kDrop}),
             StatusCode::kNotSupported);
   EXPECT_EQ(with(1, Protection{ProtectKind::kReplicas, 2, 0, 300, KeepLocal::kDrop}),
             StatusCode::kNotSupported);

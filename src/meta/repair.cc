@@ -36,8 +36,12 @@ constexpr auto kUnconfirmed = std::chrono::seconds(10);  // a sent copy the node
 }  // namespace
 
 RepairPlanner::RepairPlanner(MetaStore& store, NodeHealth& health, const MetaConfig& config,
-                             std::string cap_key)
-    : store_(store), health_(health), config_(config), cap_key_(std::move(cap_key)) {}
+                             std::string cap_key, const ObjectTier* object_tier)
+    : store_(store),
+      health_(health),
+      config_(config),
+      cap_key_(std::move(cap_key)),
+      object_tier_(object_tier) {}
 
 uint64_t RepairPlanner::LoadOf(NodeId node) {
   std::lock_guard lock(mu_);
@@ -95,9 +99,20 @@ void RepairPlanner::RunPass() {
   last_pass_ = pass_;
 }
 
-int64_t RepairPlanner::NotePending(const ChunkReplicas& c, size_t good, int64_t now_s) {
+int64_t RepairPlanner::NotePending(const ChunkReplicas& c, size_t good, uint64_t committed,
+                                   int64_t now_s) {
   const Protection& p = c.objective.protect;
-  if (p.kind != ProtectKind::kReplicas || good >= p.copies) return -1;
+  switch (p.kind) {
+    case ProtectKind::kReplicas:
+      if (good >= p.copies) return -1;
+      break;
+    case ProtectKind::kObject:
+      // Never written: nothing to protect.
+      if (committed == 0 || c.object_version == committed) return -1;
+      break;
+    default:
+      return -1;
+  }
   // Waiting since the file last changed (its ctime: a copy that sets an old
   // mtime does not make it overdue), or since a pass first saw it
   // unprotected if earlier (a file kept open and written keeps moving its
@@ -159,7 +174,7 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
     good.push_back(&r);
   }
   std::lock_guard lock(mu_);
-  const int64_t waited = first ? NotePending(c, good.size(), now_s) : 0;
+  const int64_t waited = first ? NotePending(c, good.size(), committed, now_s) : 0;
   if (has_task) return;
   // The copies to reach now and to keep (the durability ladder): the
   // writer's `replicas`, raised to the protection's copies once the file has
@@ -185,7 +200,11 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
       return;
     }
     if (first) ++pass_.under_replicated;
-    if (sources.empty()) {
+    // No node holds it any more: recalled from the object tier, when that
+    // has the committed version.
+    const bool recall = sources.empty() && object_tier_ != nullptr && committed != 0 &&
+                        c.object_version == committed;
+    if (sources.empty() && !recall) {
       if (first) ++pass_.unavailable;
       return;
     }
@@ -220,7 +239,6 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
     }
     if (!targets.ok()) return;  // nowhere to put it now; a later pass retries
     const ReplicaTarget& target = targets->front();
-    const Replica* source = sources.front();
     Status added = store_.AddPendingReplica(c.chunk, target.node, target.volume);
     if (!added.ok()) {
       LOG_WARN("repair: chunk {}: cannot add a replica on node {}: {}", c.chunk, target.node, added.ToString());
@@ -234,10 +252,21 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
     cmd.set_kind(pb::COMMAND_COPY);
     cmd.set_chunk(c.chunk.value());
     cmd.set_volume(target.volume.value());
+    cmd.set_version(committed);
+    if (recall) {
+      cmd.set_object_key(object_tier_->Key(c.chunk, committed));
+      ++stats_.recalls;
+      queued_[target.node].push_back(std::move(cmd));
+      LOG_INFO(
+          "repair: chunk {} (file inode {}) has no copy on any node: recalling version {} "
+          "from the object tier to node {}",
+          c.chunk, c.ino, committed, target.node);
+      return;
+    }
+    const Replica* source = sources.front();
     cmd.set_source_node(source->node.value());
     cmd.set_source_address(nodes.at(source->node).record->address);
     cmd.set_source_volume(source->volume.value());
-    cmd.set_version(committed);
     const uint64_t cap_ms =
         std::max<uint64_t>(static_cast<uint64_t>(config_.copy_timeout.value.count()),
                            ChunkBytes(c) / (kMinCopyRate / 1000));
@@ -271,6 +300,38 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
     Status st = store_.DropReplica(c.chunk, r->node);
     if (!st.ok()) LOG_WARN("repair: chunk {}: drop replica on node {}: {}", c.chunk, r->node, st.ToString());
   }
+  // The object tier's copy: once the file has no writer or waited `within`.
+  const Protection& p = c.objective.protect;
+  if (p.kind == ProtectKind::kObject && object_tier_ != nullptr && waited >= 0 &&
+      (!c.writer_open || waited >= static_cast<int64_t>(p.within_s))) {
+    PlanUpload(c, committed, sources, nodes);
+  }
+}
+
+void RepairPlanner::PlanUpload(const ChunkReplicas& c, uint64_t committed,
+                               const std::vector<const Replica*>& sources,
+                               const std::map<NodeId, Choice>& nodes) {
+  const uint32_t per_node_limit = std::max<uint32_t>(1, config_.copies_per_node);
+  for (const Replica* source : sources) {
+    if (source->version != committed) continue;
+    uint64_t load = 0;
+    for (auto& [chunk, task] : tasks_) load += task.target == source->node;
+    if (load >= per_node_limit || nodes.at(source->node).health != Health::kUp) continue;
+    const Clock::time_point now = Clock::now();
+    Task task{next_task_id_++, c.chunk, source->node, now, {}, now, true};
+    tasks_[c.chunk] = task;
+    pb::NodeCommand cmd;
+    cmd.set_id(task.id);
+    cmd.set_kind(pb::COMMAND_UPLOAD);
+    cmd.set_chunk(c.chunk.value());
+    cmd.set_volume(source->volume.value());
+    cmd.set_version(committed);
+    cmd.set_object_key(object_tier_->Key(c.chunk, committed));
+    queued_[source->node].push_back(std::move(cmd));
+    LOG_DEBUG("protect: chunk {} version {}: upload from node {}", c.chunk, committed,
+              source->node);
+    return;
+  }
 }
 
 void RepairPlanner::ExpireTasks() {
@@ -296,6 +357,11 @@ void RepairPlanner::ExpireTasks() {
     }
   }
   for (const Task& t : expired) {
+    if (t.upload) {
+      LOG_WARN("protect: upload of chunk {} by node {} did not finish; retrying later", t.chunk,
+               t.target);
+      continue;
+    }
     LOG_WARN("repair: copy of chunk {} to node {} did not finish; retrying later", t.chunk, t.target);
     (void)store_.SetReplicaState(t.chunk, t.target, ReplicaState::kStale);
   }
@@ -398,11 +464,37 @@ void RepairPlanner::OnHeartbeat(NodeId node, const pb::HeartbeatReq& beat) {
   }
   for (const pb::CopyResult& r : finished) {
     ChunkId chunk(r.chunk());
+    bool upload = false;
     {
       std::lock_guard lock(mu_);
       auto it = tasks_.find(chunk);
       if (it == tasks_.end() || it->second.id != r.id()) continue;  // expired meanwhile
+      upload = it->second.upload;
       tasks_.erase(it);
+    }
+    if (upload) {
+      Status st = r.ok() ? store_.SetObjectVersion(chunk, r.version())
+                         : Status(StatusCode::kIoError, r.error());
+      std::lock_guard lock(mu_);
+      if (st.ok()) {
+        ++stats_.uploads_done;
+        upload_error_.clear();
+        LOG_DEBUG("protect: chunk {} version {} in the object tier ({} bytes, node {})", chunk,
+                  r.version(), r.bytes(), node);
+        continue;
+      }
+      ++stats_.uploads_failed;
+      // One line per distinct error: a bucket that refuses every upload
+      // does not flood the log (t0fs status counts what waits).
+      std::string error = st.ToString();
+      if (error != upload_error_) {
+        LOG_WARN(
+            "protect: upload of chunk {} to the object tier by node {} failed: {}; data stays "
+            "on the node, retrying",
+            chunk, node, error);
+        upload_error_ = std::move(error);
+      }
+      continue;
     }
     Status st = r.ok() ? store_.CompleteReplica(chunk, node, r.version())
                        : Status(StatusCode::kIoError, r.error());

@@ -19,6 +19,13 @@
 // 64 GiB chunk over 1 Gbit/s: about 10 minutes); the source's read right
 // lasts as long as the copy would at kMinCopyRate.
 //
+// With protect=object (an object tier configured), a chunk is protected
+// once the object tier holds its committed version: the pass sends an upload
+// command to a node with a healthy replica (after the file's last close, or
+// `within` after its last change), and a chunk no node holds any more is
+// recalled from its object to a new node by an ordinary copy task whose
+// source is the object. Uploads share the copy slots of the uploading node.
+//
 // It also reconciles a node that comes back (or that this meta has not seen
 // yet): the node is sent the replicas it should hold with their committed
 // versions and reports any whose file is missing or older, which become
@@ -41,6 +48,7 @@
 
 #include "meta/health.h"
 #include "meta/meta_config.h"
+#include "meta/object_tier.h"
 #include "meta/store/meta_store.h"
 #include "rpc/proto/meta.pb.h"
 
@@ -64,6 +72,9 @@ struct RepairStats {
   uint64_t copies_done = 0;
   uint64_t copies_failed = 0;
   uint64_t copied_bytes = 0;
+  uint64_t uploads_done = 0;  // chunk versions copied to the object tier
+  uint64_t uploads_failed = 0;
+  uint64_t recalls = 0;      // copies started from the object tier
   double copy_rate_bps = 0;  // bytes/s received by copies over the last minute
   std::unordered_map<NodeId, uint64_t> replicas_per_node;  // as of the last pass
   ProtectStats protect;
@@ -71,7 +82,9 @@ struct RepairStats {
 
 class RepairPlanner {
  public:
-  RepairPlanner(MetaStore& store, NodeHealth& health, const MetaConfig& config, std::string cap_key);
+  // `object_tier`: null when the cluster has none (protect=object waits).
+  RepairPlanner(MetaStore& store, NodeHealth& health, const MetaConfig& config, std::string cap_key,
+                const ObjectTier* object_tier = nullptr);
 
   // One pass over every chunk.
   void RunPass();
@@ -98,6 +111,7 @@ class RepairPlanner {
     // Created, then the last heartbeat in which its node copied bytes while
     // running it.
     Clock::time_point progressed;
+    bool upload = false;  // to the object tier, run by `target` from its own replica
   };
   struct Choice;  // a node as this pass sees it
   // A protection copy left for after the scan, and how long it has waited.
@@ -118,7 +132,12 @@ class RepairPlanner {
   // Counts a chunk below its protection goal in the pass; returns the
   // seconds its data has waited, -1 when it is protected or has no goal.
   // Called with mu_ held.
-  int64_t NotePending(const ChunkReplicas& c, size_t good, int64_t now_s);
+  int64_t NotePending(const ChunkReplicas& c, size_t good, uint64_t committed, int64_t now_s);
+  // Sends an upload of `c` at `committed` to the node of one of `sources`
+  // that has a free copy slot. Called with mu_ held.
+  void PlanUpload(const ChunkReplicas& c, uint64_t committed,
+                  const std::vector<const Replica*>& sources,
+                  const std::map<NodeId, Choice>& nodes);
   void ExpireTasks();
   // The check commands for `node`: its healthy replicas, in pages.
   std::vector<pb::NodeCommand> CheckCommands(NodeId node);
@@ -127,6 +146,7 @@ class RepairPlanner {
   NodeHealth& health_;
   const MetaConfig& config_;
   const std::string cap_key_;
+  const ObjectTier* const object_tier_;
 
   std::mutex mu_;  // guards everything below
   uint64_t next_task_id_ = 1;
@@ -148,6 +168,7 @@ class RepairPlanner {
   };
   PassCounts pass_, last_pass_;
   std::unordered_map<ChunkId, int64_t> waiting_since_;  // of the last complete pass
+  std::string upload_error_;  // the last upload failure logged (one line per distinct error)
 };
 
 }  // namespace t0fs::meta

@@ -119,12 +119,14 @@ template <class C>
 void ToWire(const C& in, pb::ChunkLayout* out) {
   out->set_index(in.index);
   for (const auto& r : in.replicas) ToWire(r, out->add_replicas());
+  out->set_object_version(in.object_version);
 }
 
 template <class C>
 C FromWire(const pb::ChunkLayout& in) {
   C out;
   out.index = in.index();
+  out.object_version = in.object_version();
   using Replica = typename decltype(out.replicas)::value_type;
   for (const pb::Replica& r : in.replicas()) out.replicas.push_back(FromWire<Replica>(r));
   return out;

@@ -30,6 +30,7 @@ struct TestReplica {
 struct TestChunk {
   uint64_t index = 0;
   std::vector<TestReplica> replicas;
+  uint64_t object_version = 0;
 };
 
 enum class TestPlacement : uint32_t { kLocal = 0, kSpread = 1 };
@@ -74,7 +75,8 @@ TEST(Convert, ChunkLayoutKeepsReplicaStatesAsTheirWireNumbers) {
   TestChunk in{3,
                {{NodeId(1), VolumeId(2), ChunkId(3), 4, TestReplicaState::kHealthy},
                 {NodeId(5), VolumeId(6), ChunkId(3), 2, TestReplicaState::kStale},
-                {NodeId(7), VolumeId(8), ChunkId(3), 0, TestReplicaState::kPending}}};
+                {NodeId(7), VolumeId(8), ChunkId(3), 0, TestReplicaState::kPending}},
+               4};
   pb::ChunkLayout wire;
   ToWire(in, &wire);
   ASSERT_EQ(wire.replicas_size(), 3);
@@ -82,6 +84,7 @@ TEST(Convert, ChunkLayoutKeepsReplicaStatesAsTheirWireNumbers) {
   EXPECT_EQ(wire.replicas(2).state(), pb::REPLICA_PENDING);
   TestChunk out = FromWire<TestChunk>(wire);
   EXPECT_EQ(out.index, 3u);
+  EXPECT_EQ(out.object_version, 4u);
   ASSERT_EQ(out.replicas.size(), 3u);
   EXPECT_EQ(out.replicas[1].node, NodeId(5));
   EXPECT_EQ(out.replicas[1].version, 2u);

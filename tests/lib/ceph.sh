@@ -10,6 +10,7 @@
 #                  (http://127.0.0.1:PORT), CEPH_S3_ACCESS_KEY, CEPH_S3_SECRET_KEY,
 #                  CEPH_S3_CREDENTIALS (a 0600 file: access_key = / secret_key =),
 #                  CEPH_DIR (logs under $CEPH_DIR/log)
+#   ceph_s3cfg F   writes an s3cmd config for the gateway to F (0600)
 #   ceph_stop      helpers still running, radosgw, then the OSD, then the monitor (radosgw hangs if
 #                  the OSD goes first); removes the directory. Idempotent.
 #
@@ -166,6 +167,20 @@ ceph_start() {
   export CEPH_S3_ENDPOINT CEPH_S3_ACCESS_KEY CEPH_S3_SECRET_KEY CEPH_S3_CREDENTIALS
   CEPH_START_MS=$((($(date +%s%N) - start_ns) / 1000000))
   log "ceph: mon v2:127.0.0.1:$mon_port, rgw $CEPH_S3_ENDPOINT, started in ${CEPH_START_MS} ms ($CEPH_DIR)"
+}
+
+ceph_s3cfg() {
+  (umask 077 && cat >"$1" <<EOF
+[default]
+access_key = $CEPH_S3_ACCESS_KEY
+secret_key = $CEPH_S3_SECRET_KEY
+host_base = ${CEPH_S3_ENDPOINT#http://}
+host_bucket = ${CEPH_S3_ENDPOINT#http://}
+use_https = False
+signature_v2 = False
+check_ssl_certificate = False
+EOF
+  )
 }
 
 _ceph_stop_one() { # _ceph_stop_one NAME: TERM, then KILL after 15 s

@@ -9,6 +9,8 @@
 #   CLUSTER_DIR    temp directory of this cluster (after cluster_start)
 #   MNT            the mount point
 #   META_ADDR      host:port of meta
+#   CLUSTER_STOP_ALSO  a command cluster_stop runs last (e.g. ceph_stop of
+#                  a server the test started before the cluster)
 #   META_FLAGS     extra flags for `t0fs meta` (array; set before starting)
 #   NODE_FLAGS     extra flags for every `t0fs data` of multi_start (array)
 #   NODE_ADDRS[i]  host:port of data node i (multi_start)
@@ -26,6 +28,7 @@
 set -euo pipefail
 T0FS=${T0FS:?set T0FS to the t0fs binary}
 CLUSTER_DIR=""
+CLUSTER_STOP_ALSO=""
 META_PID="" DATA_PID="" MOUNT_PID=""
 declare -a META_FLAGS=() NODE_FLAGS=() NODE_PIDS=() NODE_ADDRS=()
 NS_TAG=""  # set by multi_start with NETNS=1: namespaces t0h-TAG (meta, bridge) and t0n-TAG-i
@@ -141,6 +144,7 @@ cluster_stop() {
   fi
   netns_remove
   [[ -z "$META_PG_URL" ]] || pg_stop_all
+  [[ -z "$CLUSTER_STOP_ALSO" ]] || "$CLUSTER_STOP_ALSO"
   rm -rf "$CLUSTER_DIR"
   CLUSTER_DIR=""
   return $rc

@@ -27,17 +27,7 @@ python3 -c "import random,sys; random.seed($SEED); sys.stdout.buffer.write(rando
 "$S3_TEST" --gtest_brief=1 | tee "$WORK/test.out"
 
 # From outside: s3cmd with the same endpoint and keys.
-cat >"$WORK/s3cfg" <<EOF2
-[default]
-access_key = $CEPH_S3_ACCESS_KEY
-secret_key = $CEPH_S3_SECRET_KEY
-host_base = ${CEPH_S3_ENDPOINT#http://}
-host_bucket = ${CEPH_S3_ENDPOINT#http://}
-use_https = False
-signature_v2 = False
-check_ssl_certificate = False
-EOF2
-chmod 600 "$WORK/s3cfg"
+ceph_s3cfg "$WORK/s3cfg"
 s3() { s3cmd -c "$WORK/s3cfg" --no-progress "$@"; }
 s3 ls "s3://$S3_BUCKET/big/" | grep -q "$((40 << 20)) *s3://$S3_BUCKET/big/object" || fail "s3cmd does not list big/object"
 s3 get --force "s3://$S3_BUCKET/big/object" "$WORK/via-s3cmd.bin" >/dev/null

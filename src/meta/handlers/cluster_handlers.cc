@@ -57,6 +57,7 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         rsp.set_cluster_id(store_->cluster_id());
         rsp.set_heartbeat_ms(static_cast<uint64_t>(config_.heartbeat.value.count()));
         rsp.set_capability_key(cap_key_);
+        if (object_tier_) *rsp.mutable_object_tier() = object_tier_->NodeConfig();
         for (const VolumeRecord& v : stored.volumes) ToWire(v, rsp.add_volumes());
         return Status::Ok();
       }));

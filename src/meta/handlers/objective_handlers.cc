@@ -27,6 +27,11 @@ void MetaService::AddObjectiveHandlers(HandlerList& h) {
           }
           Objective obj = FromWire<Objective>(in);
           RETURN_IF_ERROR(ValidateObjective(obj));
+          if (obj.protect.kind == ProtectKind::kObject && !object_tier_) {
+            return Status(StatusCode::kNotSupported,
+                          "protect=object needs an object tier: start meta with "
+                          "--object-endpoint, --object-bucket and --object-credentials");
+          }
           ASSIGN_OR_RETURN(auto nodes, store_->ListNodes());
           for (NodeId n : obj.nodes) {
             bool known = std::any_of(nodes.begin(), nodes.end(), [&](const NodeRecord& r) { return r.node == n; });

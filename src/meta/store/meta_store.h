@@ -104,6 +104,10 @@ struct DirEntry {
   std::optional<InodeAttr> attr;  // filled when ReadDir is asked for attrs
 };
 
+// The garbage queue of the object tier: its rows name objects (chunk,
+// version) that meta deletes from the bucket. No data node has this id.
+inline const NodeId kObjectTierNode{0};
+
 enum class ReplicaState : uint32_t { kHealthy = 0, kStale = 1, kPending = 2 };
 
 struct Replica {
@@ -118,6 +122,7 @@ struct Replica {
 struct ChunkLayout {
   uint64_t index = 0;  // covers [index * chunk_size, (index + 1) * chunk_size)
   std::vector<Replica> replicas;
+  uint64_t object_version = 0;  // of the copy in the object tier (protect=object); 0: none
   friend bool operator==(const ChunkLayout&, const ChunkLayout&) = default;
 };
 
@@ -199,6 +204,7 @@ struct GarbageChunk {
   ChunkId chunk;
   NodeId node;
   VolumeId volume;
+  uint64_t version = 0;  // the replica's (kObjectTierNode: the object's)
 };
 
 struct RenameFlags {
@@ -290,6 +296,7 @@ struct ChunkReplicas {
   uint64_t file_size = 0;
   Timespec ctime;  // the file's last change (data or attributes; never set back by utimes)
   bool writer_open = false;  // a write handle is open (only asked when objective.protect is set)
+  uint64_t object_version = 0;  // the version of its copy in the object tier; 0 = none
 };
 
 // One chunk as fsck sees it.
@@ -437,6 +444,11 @@ class MetaStore {
   // Removes the replica of `chunk` on `node` from the layout; its file goes
   // to the garbage queue of that node.
   virtual Status DropReplica(ChunkId chunk, NodeId node) = 0;
+  // The object tier holds `chunk` at `version` (an upload finished). It
+  // becomes the chunk's object copy when newer than the one recorded; the
+  // older object (or this one, when older or when the chunk is gone) goes
+  // to the garbage queue of kObjectTierNode.
+  virtual Status SetObjectVersion(ChunkId chunk, uint64_t version) = 0;
   virtual Status SetNodeAdminState(NodeId node, NodeAdminState state) = 0;
   // The key meta signs chunk capabilities with (created with the store).
   virtual Result<std::string> CapabilityKey() = 0;

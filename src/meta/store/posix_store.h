@@ -104,6 +104,7 @@ class PosixStore final : public MetaStore {
   Status AddPendingReplica(ChunkId chunk, NodeId node, VolumeId volume) override;
   Status CompleteReplica(ChunkId chunk, NodeId node, uint64_t version) override;
   Status DropReplica(ChunkId chunk, NodeId node) override;
+  Status SetObjectVersion(ChunkId chunk, uint64_t version) override;
   Status SetNodeAdminState(NodeId node, NodeAdminState state) override;
   Result<std::string> CapabilityKey() override;
   Status ClaimSecret(std::string_view fingerprint) override;

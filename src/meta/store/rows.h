@@ -78,6 +78,9 @@ struct ChunkRow {
   ChunkId id;
   InodeId ino;
   uint64_t index = 0;
+  // The chunk version whose copy is in the object tier (protect=object;
+  // object key: ObjectKey in meta/object_tier.h); 0 = none.
+  uint64_t object_version = 0;
 };
 
 // One replica of a chunk; key (chunk, pos), pos 0 being the primary.

@@ -78,7 +78,7 @@ Replica ReplicaOf(const ReplicaRow& row) {
 }
 
 ChunkLayout LayoutOf(const ChunkWithReplicas& chunk) {
-  ChunkLayout layout{chunk.chunk.index, {}};
+  ChunkLayout layout{chunk.chunk.index, {}, chunk.chunk.object_version};
   layout.replicas.reserve(chunk.replicas.size());
   for (const ReplicaRow& r : chunk.replicas) layout.replicas.push_back(ReplicaOf(r));
   return layout;
@@ -220,6 +220,12 @@ Status DropChunks(WriteTxn& txn, std::vector<ChunkWithReplicas> chunks) {
       ASSIGN_OR_RETURN(uint64_t id, txn.NextId(Counter::kGarbage));
       RETURN_IF_ERROR(txn.PutGarbage(
           GarbageRow{id, c.chunk.id, c.chunk.ino, c.chunk.index, r.node, r.volume, r.version}));
+    }
+    if (c.chunk.object_version != 0) {
+      ASSIGN_OR_RETURN(uint64_t id, txn.NextId(Counter::kGarbage));
+      RETURN_IF_ERROR(
+          txn.PutGarbage(GarbageRow{id, c.chunk.id, c.chunk.ino, c.chunk.index, kObjectTierNode,
+                                    VolumeId(0), c.chunk.object_version}));
     }
     RETURN_IF_ERROR(txn.DeleteChunk(c.chunk.id));
   }

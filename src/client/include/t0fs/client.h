@@ -161,6 +161,7 @@ struct ReplicaInfo {
 struct ChunkInfo {
   uint64_t index = 0;
   std::vector<ReplicaInfo> replicas;
+  uint64_t object_version = 0;  // of the copy in the object tier (protect=object); 0: none
 };
 struct LayoutInfo {
   uint64_t chunk_size = 0;

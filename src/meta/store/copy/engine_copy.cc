@@ -131,7 +131,7 @@ class DigestSink final : public RowSink {
   }
   Status Chunk(const ChunkRow& r) override {
     Begin(kChunks);
-    Ints({r.id.value(), r.ino.value(), r.index});
+    Ints({r.id.value(), r.ino.value(), r.index, r.object_version});
     return Status::Ok();
   }
   Status Replica(const ReplicaRow& r) override {

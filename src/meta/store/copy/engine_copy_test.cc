@@ -73,7 +73,8 @@ Status Populate(Engine& engine) {
     const std::string name = std::string("n\0", 2) + std::to_string(ino) + "\x80";
     RETURN_IF_ERROR(txn->PutDentry(DentryRow{kRootInode, name, InodeId(ino), ino}));
     RETURN_IF_ERROR(txn->PutXattr(InodeId(ino), "user.x", std::string("\0v", 2)));
-    RETURN_IF_ERROR(txn->PutChunk(ChunkRow{ChunkId(100 + ino), InodeId(ino), ino % 5}));
+    RETURN_IF_ERROR(txn->PutChunk(
+        ChunkRow{ChunkId(100 + ino), InodeId(ino), ino % 5, ino % 3 == 1 ? ino * 10 : 0}));
     RETURN_IF_ERROR(txn->PutReplica(
         ReplicaRow{ChunkId(100 + ino), 0, NodeId(1), VolumeId(11), ino,
                    ino % 2 == 0 ? ReplicaState::kPending : ReplicaState::kHealthy}));

@@ -554,7 +554,7 @@ TEST_P(EngineContract, InsertChunkIfFreeNeverReplaces) {
   {
     auto txn = BeginWriteTxn(*engine);
     ASSERT_TRUE(txn);
-    ASSERT_OK(txn->PutChunk(ChunkRow{ChunkId(7), InodeId(41), 3}));
+    ASSERT_OK(txn->PutChunk(ChunkRow{ChunkId(7), InodeId(41), 3, 5}));
     ASSERT_OK(txn->PutReplica(
         ReplicaRow{ChunkId(7), 0, NodeId(2), VolumeId(4), 1, ReplicaState::kHealthy}));
     ASSERT_OK(txn->Commit());
@@ -562,7 +562,7 @@ TEST_P(EngineContract, InsertChunkIfFreeNeverReplaces) {
   {
     auto txn = BeginWriteTxn(*engine);
     ASSERT_TRUE(txn);
-    auto taken = txn->InsertChunkIfFree(ChunkRow{ChunkId(7), InodeId(99), 0});
+    auto taken = txn->InsertChunkIfFree(ChunkRow{ChunkId(7), InodeId(99), 0, 9});
     ASSERT_OK(taken);
     EXPECT_FALSE(*taken);
     auto added = txn->InsertChunkIfFree(ChunkRow{ChunkId(8), InodeId(99), 0});
@@ -580,12 +580,18 @@ TEST_P(EngineContract, InsertChunkIfFreeNeverReplaces) {
   ASSERT_TRUE(seven->has_value());
   EXPECT_EQ((*seven)->chunk.ino, InodeId(41));
   EXPECT_EQ((*seven)->chunk.index, 3u);
+  EXPECT_EQ((*seven)->chunk.object_version, 5u);  // the object copy's version kept
   EXPECT_EQ((*seven)->replicas.size(), 1u);
+  auto listed = txn->ListChunksOf(InodeId(41), 0, 10);
+  ASSERT_OK(listed);
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ(listed->front().chunk.object_version, 5u);
   auto eight = txn->GetChunk(ChunkId(8));
   ASSERT_OK(eight);
   ASSERT_TRUE(eight->has_value());
   EXPECT_EQ((*eight)->chunk.ino, InodeId(99));
   EXPECT_EQ((*eight)->chunk.index, 0u);
+  EXPECT_EQ((*eight)->chunk.object_version, 0u);
 }
 
 TEST_P(EngineContract, GarbageQueue) {

@@ -136,7 +136,8 @@ Result<std::vector<GarbageChunk>> PosixStore::TakeGarbage(NodeId node, size_t ma
   RETURN_IF_ERROR(Read([&](ReadTxn& txn) -> Status {
     out.clear();
     ASSIGN_OR_RETURN(std::vector<GarbageRow> rows, txn.ListGarbageOfNode(node, max));
-    for (const GarbageRow& g : rows) out.push_back(GarbageChunk{g.id, g.chunk, g.node, g.volume});
+    for (const GarbageRow& g : rows)
+      out.push_back(GarbageChunk{g.id, g.chunk, g.node, g.volume, g.version});
     return Status::Ok();
   }));
   return out;

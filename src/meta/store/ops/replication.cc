@@ -154,6 +154,7 @@ Result<std::vector<ChunkReplicas>> PosixStore::ScanReplicas(ChunkId after, size_
         r.file_size = file->attr.size;
         r.ctime = file->attr.ctime;
         r.writer_open = writer_open;
+        r.object_version = c.chunk.object_version;
         for (const ReplicaRow& row : c.replicas) r.replicas.push_back(internal::ReplicaOf(row));
         out.push_back(std::move(r));
       }
@@ -252,6 +253,25 @@ Status PosixStore::DropReplica(ChunkId chunk, NodeId node) {
       RETURN_IF_ERROR(txn.DeleteReplica(chunk, r.pos));
     }
     return Status::Ok();
+  });
+}
+
+Status PosixStore::SetObjectVersion(ChunkId chunk, uint64_t version) {
+  return Write([&](WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(std::optional<ChunkWithReplicas> c, txn.GetChunk(chunk));
+    GarbageRow gone{0, chunk, InodeId(0), 0, kObjectTierNode, VolumeId(0), version};
+    if (c) {
+      gone.ino = c->chunk.ino;
+      gone.index = c->chunk.index;
+      if (version == c->chunk.object_version) return Status::Ok();
+      if (version > c->chunk.object_version) {
+        std::swap(gone.version, c->chunk.object_version);
+        RETURN_IF_ERROR(txn.PutChunk(c->chunk));
+      }
+    }
+    if (gone.version == 0) return Status::Ok();
+    ASSIGN_OR_RETURN(gone.id, txn.NextId(Counter::kGarbage));
+    return txn.PutGarbage(gone);
   });
 }
 

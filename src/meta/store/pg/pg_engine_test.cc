@@ -23,12 +23,13 @@ using testing::PgHome;
   GTEST_SKIP() << "T0FS_PG_URL is not set (tests/pg/engine.sh sets it)"
 
 // The script that takes `home`'s store back to schema `version` (1 or 2:
-// both before the protection columns); it leaves search_path set.
+// both before the protection columns and the object copy's version); it leaves search_path set.
 std::string BackToSchema(PgHome& home, int version) {
   return fmt::format(
       "SET search_path TO {0}; DELETE FROM t0fs_schema WHERE version > {1}; "
       "INSERT INTO t0fs_schema (version) VALUES ({1}) ON CONFLICT DO NOTHING; "
-      "ALTER TABLE inodes DROP COLUMN protect, DROP COLUMN protect_within;",
+      "ALTER TABLE inodes DROP COLUMN protect, DROP COLUMN protect_within; "
+      "ALTER TABLE chunks DROP COLUMN object_version;",
       home.schema(), version);
 }
 

@@ -74,6 +74,7 @@ CREATE TABLE chunks (
   id  bigint PRIMARY KEY,
   ino bigint NOT NULL,
   idx bigint NOT NULL,
+  object_version bigint NOT NULL DEFAULT 0,
   UNIQUE (ino, idx)
 );
 
@@ -181,6 +182,13 @@ ALTER TABLE inodes ADD COLUMN protect_within bigint NOT NULL DEFAULT 0;
 INSERT INTO t0fs_schema (version) VALUES (3);
 )sql";
 
+// Version 3 to 4: the version of a chunk's copy in the object tier
+// (`object_version` on chunks); existing chunks have none.
+const char* const kMigrateTo4 = R"sql(
+ALTER TABLE chunks ADD COLUMN object_version bigint NOT NULL DEFAULT 0;
+INSERT INTO t0fs_schema (version) VALUES (4);
+)sql";
+
 // pg_advisory_xact_lock key of schema creation ("t0fsschm").
 constexpr int64_t kSchemaLock = 0x7430667373636866;
 
@@ -221,6 +229,11 @@ Status PrepareLocked(pg::Connection& conn, const std::string& where) {
       RETURN_IF_ERROR(conn.ExecScript(kMigrateTo3));
       LOG_INFO("{}: migrated the metadata schema from version {} to {}", where,
                std::max<int64_t>(version, 2), 3);
+    }
+    if (version < 4) {
+      RETURN_IF_ERROR(conn.ExecScript(kMigrateTo4));
+      LOG_INFO("{}: migrated the metadata schema from version {} to {}", where,
+               std::max<int64_t>(version, 3), 4);
     }
     return Status::Ok();
   }

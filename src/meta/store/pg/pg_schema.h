@@ -11,7 +11,7 @@ namespace t0fs::meta::pgschema {
 
 // The version this build writes and reads; t0fs_schema holds the store's.
 // 1: the first. 2: the sequences of InBlocks counters step by kIdBlock.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // Ids an engine takes from a counter at a time (InBlocks): the sequence's
 // INCREMENT BY, so one nextval = v hands out v .. v + kIdBlock - 1.

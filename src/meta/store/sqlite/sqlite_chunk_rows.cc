@@ -9,7 +9,8 @@ namespace {
 // A chunk joined with its replicas: one result row per replica (one row with
 // NULL replica columns for a chunk without any), in chunk order, then pos.
 constexpr const char* kChunkJoin =
-    "SELECT c.id, c.ino, c.idx, r.pos, r.node, r.volume, r.version, r.state FROM chunks c "
+    "SELECT c.id, c.ino, c.idx, c.object_version, r.pos, r.node, r.volume, r.version, r.state FROM "
+    "chunks c "
     "LEFT JOIN replicas r ON r.chunk_id = c.id";
 
 Result<std::vector<ChunkWithReplicas>> CollectChunks(StatementLease& q) {
@@ -19,11 +20,11 @@ Result<std::vector<ChunkWithReplicas>> CollectChunks(StatementLease& q) {
     if (!row) return out;
     ChunkId id(q->U64(0));
     if (out.empty() || out.back().chunk.id != id) {
-      out.push_back(ChunkWithReplicas{ChunkRow{id, InodeId(q->U64(1)), q->U64(2)}, {}});
+      out.push_back(ChunkWithReplicas{ChunkRow{id, InodeId(q->U64(1)), q->U64(2), q->U64(3)}, {}});
     }
-    if (q->IsNull(3)) continue;
-    out.back().replicas.push_back(ReplicaRow{id, q->U32(3), NodeId(q->U64(4)), VolumeId(q->U64(5)),
-                                             q->U64(6), static_cast<ReplicaState>(q->U32(7))});
+    if (q->IsNull(4)) continue;
+    out.back().replicas.push_back(ReplicaRow{id, q->U32(4), NodeId(q->U64(5)), VolumeId(q->U64(6)),
+                                             q->U64(7), static_cast<ReplicaState>(q->U32(8))});
   }
 }
 
@@ -90,9 +91,10 @@ Status ScanReplicas(Db& db, const RowVisitor<ReplicaRow>& visit) {
 
 Status PutChunk(Db& db, const ChunkRow& row) {
   return db.Run(
-      "INSERT INTO chunks (id, ino, idx) VALUES (?, ?, ?) "
-      "ON CONFLICT (id) DO UPDATE SET ino = excluded.ino, idx = excluded.idx",
-      row.id, row.ino, row.index);
+      "INSERT INTO chunks (id, ino, idx, object_version) VALUES (?, ?, ?, ?) "
+      "ON CONFLICT (id) DO UPDATE SET ino = excluded.ino, idx = excluded.idx, "
+      "object_version = excluded.object_version",
+      row.id, row.ino, row.index, row.object_version);
 }
 
 Status DeleteChunk(Db& db, ChunkId chunk) {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "meta/store/sqlite/sqlite_db.h"
+#include "meta/store/sqlite/sqlite_schema.h"
 #include "meta/store/store_test_util.h"
 
 namespace t0fs::meta {
@@ -75,7 +76,7 @@ TEST(SqliteMigration, SchemaTwoDatabaseOpensAndKeepsEverything) {
   ASSERT_EQ(LoadFixture(path, "v2_store.sql"), 2);
   auto store = testing::OpenOrDie(path);
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(UserVersion(path), 4);
+  EXPECT_EQ(UserVersion(path), sqlite::kSchemaVersion);
   EXPECT_EQ(store->cluster_id(), "ab7bdd16-6eae-40a8-a9d0-bff2a9078e6a");
   auto problems = store->Check();
   ASSERT_OK(problems);
@@ -162,7 +163,7 @@ TEST(SqliteMigration, SchemaTwoDatabaseOpensAndKeepsEverything) {
   EXPECT_EQ(Walk(*store, {"c"}), c);
 }
 
-// A schema-3 database (before the protection goal) opens as version 4: its
+// A schema-3 database (before the protection goal) opens as the current version: its
 // inodes, objectives and all, read as having no goal, and a goal set
 // afterwards persists.
 TEST(SqliteMigration, SchemaThreeDatabaseGainsNoProtection) {
@@ -189,12 +190,13 @@ TEST(SqliteMigration, SchemaThreeDatabaseGainsNoProtection) {
     ASSERT_OK(raw);
     ASSERT_OK(
         raw->Exec("ALTER TABLE inodes DROP COLUMN protect; "
-                  "ALTER TABLE inodes DROP COLUMN protect_within; PRAGMA user_version = 3;"));
+                  "ALTER TABLE inodes DROP COLUMN protect_within; "
+                  "ALTER TABLE chunks DROP COLUMN object_version; PRAGMA user_version = 3;"));
   }
   ASSERT_EQ(UserVersion(path), 3);
   auto store = testing::OpenOrDie(path);
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(UserVersion(path), 4);
+  EXPECT_EQ(UserVersion(path), sqlite::kSchemaVersion);
   auto attr = store->GetAttr(file);
   ASSERT_OK(attr);
   EXPECT_EQ(attr->protect, Protection{});
@@ -210,6 +212,43 @@ TEST(SqliteMigration, SchemaThreeDatabaseGainsNoProtection) {
   store = testing::OpenOrDie(path);
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(store->GetAttr(file)->protect, objective.protect);
+}
+
+// A schema-4 database (before object copies) opens as version 5: its chunks
+// have no object copy, and one recorded afterwards persists.
+TEST(SqliteMigration, SchemaFourDatabaseGainsNoObjectCopies) {
+  TempDir dir;
+  const std::string path = dir.File("meta.db");
+  {
+    auto store = testing::OpenOrDie(path);
+    ASSERT_NE(store, nullptr);
+    std::vector<ReplicaTarget> targets = testing::RegisterTargets(*store, 1, 1);
+    MakeNodeArgs f{kRootInode, "f", S_IFREG | 0644, 0, 0, 0, true, "", 65536};
+    auto made = store->MakeNode(OpToken{}, f, T(1000));
+    ASSERT_OK(made);
+    ASSERT_OK(store->Allocate(OpToken{}, made->attr.ino, {0}, targets));
+  }
+  {
+    auto raw = sqlite::Db::Open(path, std::chrono::milliseconds(1000));
+    ASSERT_OK(raw);
+    ASSERT_OK(raw->Exec("ALTER TABLE chunks DROP COLUMN object_version; PRAGMA user_version = 4;"));
+  }
+  auto store = testing::OpenOrDie(path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(UserVersion(path), 5);
+  bool eof = false;
+  auto chunks = store->ScanReplicas(ChunkId(), 10, &eof);
+  ASSERT_OK(chunks);
+  ASSERT_EQ(chunks->size(), 1u);
+  EXPECT_EQ(chunks->front().object_version, 0u);
+  ASSERT_OK(store->SetObjectVersion(chunks->front().chunk, 3));
+  store.reset();
+  store = testing::OpenOrDie(path);
+  ASSERT_NE(store, nullptr);
+  chunks = store->ScanReplicas(ChunkId(), 10, &eof);
+  ASSERT_OK(chunks);
+  ASSERT_EQ(chunks->size(), 1u);
+  EXPECT_EQ(chunks->front().object_version, 3u);
 }
 
 }  // namespace

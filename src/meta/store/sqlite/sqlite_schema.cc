@@ -69,6 +69,7 @@ CREATE TABLE chunks (
   id  INTEGER PRIMARY KEY AUTOINCREMENT,
   ino INTEGER NOT NULL,
   idx INTEGER NOT NULL,
+  object_version INTEGER NOT NULL DEFAULT 0,
   UNIQUE (ino, idx)
 );
 
@@ -157,6 +158,8 @@ CREATE INDEX replicas_by_node ON replicas (node);
 // the parent lookup linear on large databases.
 // Version 3 → 4: the protection goal of an objective on inodes (`protect`,
 // `protect_within`: rows.h, PackProtection); existing inodes have none.
+// Version 4 → 5: the version of a chunk's copy in the object tier
+// (`object_version` on chunks); existing chunks have none.
 const char* const kMigrations[] = {
     R"sql(
 ALTER TABLE inodes ADD COLUMN replicas INTEGER NOT NULL DEFAULT 1;
@@ -189,6 +192,9 @@ DROP INDEX dentries_migration_by_ino;
     R"sql(
 ALTER TABLE inodes ADD COLUMN protect INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE inodes ADD COLUMN protect_within INTEGER NOT NULL DEFAULT 0;
+)sql",
+    R"sql(
+ALTER TABLE chunks ADD COLUMN object_version INTEGER NOT NULL DEFAULT 0;
 )sql",
 };
 

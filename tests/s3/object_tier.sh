@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# protect=object on a 2-node cluster (real processes on loopback) with a real
+# one-node Ceph RGW as the object tier, through a mount on node 1:
+#  - a file under `replicas=1 protect=object within=1s` is copied to the
+#    bucket after its last close, one object per chunk named
+#    <prefix>chunks/<chunk>.<version>, byte for byte what was written
+#    (checked from outside with s3cmd); status has nothing waiting;
+#  - a rewritten chunk is uploaded again at its new version and the old
+#    object is deleted;
+#  - node 1 (the only node holding the file) is killed: repair recalls the
+#    chunks from the bucket to node 2 and the file reads back byte for byte;
+#  - a removed file's objects are deleted;
+#  - without a tier, or with bad tier settings, meta refuses clearly.
+set -euo pipefail
+source "$(dirname "$0")/../lib/cluster.sh"
+source "$(dirname "$0")/../lib/ceph.sh"
+if ! ceph_usable; then echo "SKIP: needs root and Debian's ceph-mon ceph-osd radosgw ceph-common s3cmd"; exit 77; fi
+trap ceph_stop EXIT
+trap 'exit 130' INT TERM
+ceph_start
+BUCKET=t0fs-tier
+S3CFG=$(mktemp /tmp/t0fs-s3cfg.XXXXXX)
+ceph_s3cfg "$S3CFG"
+s3() { s3cmd -c "$S3CFG" --no-progress "$@"; }
+s3 mb "s3://$BUCKET" >/dev/null
+rm_s3cfg_and_ceph() {
+  rm -f "$S3CFG"
+  ceph_stop
+}
+
+log "== meta refuses bad tier settings"
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$CEPH_DIR/secret"
+chmod 600 "$CEPH_DIR/secret"
+if out=$(timeout 20 "$T0FS" meta --listen "127.0.0.1:$(free_port)" --store "sqlite:///$CEPH_DIR/bad.db" \
+  --secret-file "$CEPH_DIR/secret" \
+  --object-endpoint "$CEPH_S3_ENDPOINT" --object-bucket "$BUCKET" \
+  --object-credentials /nonexistent/credentials 2>&1); then
+  fail "meta started with a missing credentials file"
+fi
+grep -q "object tier.*credentials" <<<"$out" || fail "missing credentials file: $out"
+if out=$(timeout 20 "$T0FS" meta --listen "127.0.0.1:$(free_port)" --store "sqlite:///$CEPH_DIR/bad.db" \
+  --secret-file "$CEPH_DIR/secret" \
+  --object-endpoint "$CEPH_S3_ENDPOINT" --object-credentials "$CEPH_S3_CREDENTIALS" 2>&1); then
+  fail "meta started with an endpoint and no bucket"
+fi
+grep -q "object-bucket" <<<"$out" || fail "no bucket: $out"
+
+METRICS="127.0.0.1:$(free_port)"
+META_FLAGS=(--suspect-after 1s --node-timeout 2s --repair-grace 3s --repair-interval 300ms --heartbeat 200ms
+  --metrics-listen "$METRICS" --object-endpoint "$CEPH_S3_ENDPOINT" --object-bucket "$BUCKET"
+  --object-credentials "$CEPH_S3_CREDENTIALS")
+CLUSTER_STOP_ALSO=rm_s3cfg_and_ceph
+multi_start 2 1M
+MNT="$CLUSTER_DIR/mnt"
+mkdir -p "$MNT"
+mount_start --node-id 1
+
+# objects: the keys of this cluster's chunk objects, sorted.
+objects() {
+  local out
+  out=$(s3 ls -r "s3://$BUCKET/") || fail "s3cmd ls failed"
+  grep -o 's3://[^ ]*/chunks/[0-9a-f]*\.[0-9]*$' <<<"$out" | sort || true
+}
+object_count_is() { (($(objects | wc -l) == $1)); }
+# expected_keys PATH: the object key (after the bucket) of every chunk of
+# PATH in index order, from `t0fs layout --json` (chunk id and version).
+expected_keys() {
+  admin layout "t0fs:$1" --json | python3 -c '
+import json, sys
+for c in sorted(json.load(sys.stdin)["chunks"], key=lambda c: c["index"]):
+    r = c["replicas"][0]
+    print("chunks/%016x.%d" % (r["chunk"], r["version"]))'
+}
+# objects_match PATH SRC: the file's chunk objects, in index order, are SRC.
+objects_match() {
+  local keys key all
+  keys=$(expected_keys "$1")
+  all=$(objects)
+  : >"$CLUSTER_DIR/joined"
+  for key in $keys; do
+    local url
+    url=$(grep -F "/$key" <<<"$all") || return 1
+    s3 get --force "$url" "$CLUSTER_DIR/piece" >/dev/null || return 1
+    cat "$CLUSTER_DIR/piece" >>"$CLUSTER_DIR/joined"
+  done
+  cmp -s "$2" "$CLUSTER_DIR/joined"
+}
+protection_is() {  # protection_is PATH STATE: `t0fs layout` reports STATE
+  [[ "$(admin layout "t0fs:$1" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["protection"]["state"])')" == "$2" ]]
+}
+status_field() {  # status_field KEY: protection.KEY of `t0fs status --json`
+  admin status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["protection"][sys.argv[1]])' "$1"
+}
+
+log "== protect=object needs the goal's form"
+mkdir "$MNT/o"
+if out=$(admin objective set t0fs:/o protect=object:2 2>&1); then fail "protect=object:2 was accepted"; fi
+admin objective set t0fs:/o replicas=1 protect=object within=1s >/dev/null
+admin objective get t0fs:/o | grep -qF "protect=object" || fail "objective get: $(admin objective get t0fs:/o)"
+
+log "== a closed file is copied to the bucket, one object per chunk"
+# 4.5 MiB: four whole 1 MiB chunks and a half one.
+head -c $((9 << 19)) /dev/urandom >"$CLUSTER_DIR/src"
+cp "$CLUSTER_DIR/src" "$MNT/o/f"
+wait_until 60 "o/f's 5 chunks in the bucket" object_count_is 5
+objects_match /o/f "$CLUSTER_DIR/src" || fail "the objects are not the file's bytes: $(objects)"
+log "objects: $(objects | head -n 2 | tr '\n' ' ')..."
+wait_until 20 "o/f protected" protection_is /o/f protected
+admin layout t0fs:/o/f | grep -q "object v1" || fail "layout shows no object copy: $(admin layout t0fs:/o/f)"
+(($(status_field waiting_files) == 0)) || fail "status counts $(status_field waiting_files) file(s) waiting"
+fsck_clean
+
+log "== a rewritten chunk is uploaded at its new version; the old object goes"
+old_key=$(expected_keys /o/f | head -n 1)
+printf 'rewritten' | dd of="$CLUSTER_DIR/src" bs=1 seek=100 conv=notrunc status=none
+printf 'rewritten' | dd of="$MNT/o/f" bs=1 seek=100 conv=notrunc status=none
+new_key=$(expected_keys /o/f | head -n 1)
+[[ "$new_key" != "$old_key" ]] || fail "the rewrite did not change chunk 0's version ($old_key)"
+wait_until 60 "chunk 0 uploaded at its new version" objects_match /o/f "$CLUSTER_DIR/src"
+wait_until 20 "o/f protected again" protection_is /o/f protected
+wait_until 30 "the old version deleted" object_count_is 5
+! objects | grep -qF "/$old_key" || fail "the old version $old_key is still in the bucket"
+
+log "== the only node holding the file is lost: repair recalls it from the bucket"
+kill9 "${NODE_PIDS[1]}"
+NODE_PIDS[1]=""
+wait_until 20 "node 1 down" node_is 1 down
+on_node2() {  # every chunk of o/f has a healthy replica on node 2
+  admin layout t0fs:/o/f --json | python3 -c '
+import json, sys
+chunks = json.load(sys.stdin)["chunks"]
+sys.exit(0 if chunks and all(any(r["node"] == 2 and r["state"] == "healthy" for r in c["replicas"]) for c in chunks) else 1)'
+}
+wait_until 90 "o/f recalled to node 2" on_node2
+log "recalled: $(admin layout t0fs:/o/f | grep -c 'node 2') chunk(s) on node 2"
+timeout 60 cmp "$CLUSTER_DIR/src" "$MNT/o/f" || fail "o/f does not read back after the recall"
+curl -sf "http://$METRICS/metrics" >"$CLUSTER_DIR/metrics" || fail "meta /metrics does not answer"
+grep -E '^t0fs_meta_object_(uploads|recalls)' "$CLUSTER_DIR/metrics" | tr '\n' ' ' >&2 || true
+echo >&2
+
+log "== a removed file's objects are deleted"
+rm "$MNT/o/f"
+wait_until 60 "o/f's objects deleted" object_count_is 0
+log "PASS"
