@@ -32,6 +32,7 @@ uint64_t ChunkBytes(const ChunkReplicas& c) {
   const uint64_t start = c.index * c.chunk_size;
   return c.file_size > start ? std::min(c.chunk_size, c.file_size - start) : 0;
 }
+constexpr auto kMaxUploadPause = std::chrono::seconds(60);  // between uploads after failures
 constexpr auto kUnconfirmed = std::chrono::seconds(10);  // a sent copy the node does not list is lost
 }  // namespace
 
@@ -303,7 +304,8 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
   // The object tier's copy: once the file has no writer or waited `within`.
   const Protection& p = c.objective.protect;
   if (p.kind == ProtectKind::kObject && object_tier_ != nullptr && waited >= 0 &&
-      (!c.writer_open || waited >= static_cast<int64_t>(p.within_s))) {
+      (!c.writer_open || waited >= static_cast<int64_t>(p.within_s)) &&
+      Clock::now() >= uploads_paused_until_) {
     PlanUpload(c, committed, sources, nodes);
   }
 }
@@ -478,21 +480,33 @@ void RepairPlanner::OnHeartbeat(NodeId node, const pb::HeartbeatReq& beat) {
       std::lock_guard lock(mu_);
       if (st.ok()) {
         ++stats_.uploads_done;
-        upload_error_.clear();
+        if (upload_failing_) LOG_INFO("protect: uploads to the object tier succeed again");
+        upload_failing_ = false;
+        upload_backoff_ = std::chrono::seconds(0);
+        uploads_paused_until_ = {};
         LOG_DEBUG("protect: chunk {} version {} in the object tier ({} bytes, node {})", chunk,
                   r.version(), r.bytes(), node);
         continue;
       }
       ++stats_.uploads_failed;
-      // One line per distinct error: a bucket that refuses every upload
-      // does not flood the log (t0fs status counts what waits).
-      std::string error = st.ToString();
-      if (error != upload_error_) {
+      upload_backoff_ = std::min<std::chrono::seconds>(
+          kMaxUploadPause,
+          std::max<std::chrono::seconds>(std::chrono::seconds(1), 2 * upload_backoff_));
+      uploads_paused_until_ = Clock::now() + upload_backoff_;
+      // The first failure after a success, then one line a minute with
+      // the count: a bucket that refuses every upload does not flood the
+      // log (t0fs status counts what waits).
+      ++uploads_failed_unlogged_;
+      const Clock::time_point now = Clock::now();
+      if (!upload_failing_ || now - upload_failure_logged_ >= kMaxUploadPause) {
         LOG_WARN(
-            "protect: upload of chunk {} to the object tier by node {} failed: {}; data stays "
-            "on the node, retrying",
-            chunk, node, error);
-        upload_error_ = std::move(error);
+            "protect: upload of chunk {} to the object tier by node {} failed: {} ({} failed "
+            "upload(s) since the last line); data stays on the node; uploads pause (up to {}s "
+            "after repeated failures) and retry",
+            chunk, node, st.ToString(), uploads_failed_unlogged_, kMaxUploadPause.count());
+        upload_failing_ = true;
+        upload_failure_logged_ = now;
+        uploads_failed_unlogged_ = 0;
       }
       continue;
     }

@@ -168,7 +168,15 @@ class RepairPlanner {
   };
   PassCounts pass_, last_pass_;
   std::unordered_map<ChunkId, int64_t> waiting_since_;  // of the last complete pass
-  std::string upload_error_;  // the last upload failure logged (one line per distinct error)
+  // Upload failures are logged once, then once a minute while they go on.
+  bool upload_failing_ = false;
+  Clock::time_point upload_failure_logged_{};
+  uint64_t uploads_failed_unlogged_ = 0;
+  // After a failed upload no new one is ordered until this (the tier is
+  // down or refuses): a pause of 1 s, doubled by each failure up to 60 s;
+  // a success ends it.
+  Clock::time_point uploads_paused_until_{};
+  std::chrono::seconds upload_backoff_{0};
 };
 
 }  // namespace t0fs::meta

@@ -9,6 +9,8 @@
 #    object is deleted;
 #  - node 1 (the only node holding the file) is killed: repair recalls the
 #    chunks from the bucket to node 2 and the file reads back byte for byte;
+#  - a node with bad keys: its uploads fail (counted, logged), its data
+#    stays and reads back; with the keys fixed, uploads resume;
 #  - a removed file's objects are deleted;
 #  - without a tier, or with bad tier settings, meta refuses clearly.
 set -euo pipefail
@@ -138,7 +140,33 @@ curl -sf "http://$METRICS/metrics" >"$CLUSTER_DIR/metrics" || fail "meta /metric
 grep -E '^t0fs_meta_object_(uploads|recalls)' "$CLUSTER_DIR/metrics" | tr '\n' ' ' >&2 || true
 echo >&2
 
+log "== bad keys on a node: its uploads fail, its data stays; fixed keys resume"
+# Node 1 comes back reading a wrong secret (meta read the good one at start).
+cp -p "$CEPH_S3_CREDENTIALS" "$CLUSTER_DIR/good.credentials"
+sed -i 's/^secret_key = .*/secret_key = not-the-key/' "$CEPH_S3_CREDENTIALS"
+node_start 1
+head -c $((3 << 20)) /dev/urandom >"$CLUSTER_DIR/src2"
+cp "$CLUSTER_DIR/src2" "$MNT/o/g"
+uploads_failed() {  # the failed-upload count in meta's /metrics
+  local m
+  m=$(curl -sf "http://$METRICS/metrics") || return 1
+  sed -n 's/^t0fs_meta_object_uploads_total{result="failed"} \([0-9]*\).*/\1/p' <<<"$m"
+}
+some_uploads_failed() { (($(uploads_failed) > 0)); }
+wait_until 60 "uploads with bad keys failed" some_uploads_failed
+grep -q "upload of chunk .* failed: .*SignatureDoesNotMatch" "$CLUSTER_DIR/meta.log" ||
+  fail "meta did not log why the upload failed: $(grep 'upload of chunk' "$CLUSTER_DIR/meta.log" | tail -n 2)"
+log "meta: $(grep -o 'upload of chunk .* failed: .\{0,80\}' "$CLUSTER_DIR/meta.log" | head -n 1)"
+protection_is /o/g waiting || fail "o/g not waiting: $(admin layout t0fs:/o/g)"
+cmp "$CLUSTER_DIR/src2" "$MNT/o/g" || fail "o/g does not read back while its uploads fail"
+object_count_is 5 || fail "objects changed while uploads failed: $(objects)"
+cp -p "$CLUSTER_DIR/good.credentials" "$CEPH_S3_CREDENTIALS"
+stop_pid "${NODE_PIDS[1]}"
+node_start 1
+wait_until 120 "o/g uploaded with the keys fixed" protection_is /o/g protected
+objects_match /o/g "$CLUSTER_DIR/src2" || fail "o/g's objects are not its bytes"
+
 log "== a removed file's objects are deleted"
-rm "$MNT/o/f"
-wait_until 60 "o/f's objects deleted" object_count_is 0
+rm "$MNT/o/f" "$MNT/o/g"
+wait_until 60 "the files' objects deleted" object_count_is 0
 log "PASS"
