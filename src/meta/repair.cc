@@ -304,8 +304,7 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
   // The object tier's copy: once the file has no writer or waited `within`.
   const Protection& p = c.objective.protect;
   if (p.kind == ProtectKind::kObject && object_tier_ != nullptr && waited >= 0 &&
-      (!c.writer_open || waited >= static_cast<int64_t>(p.within_s)) &&
-      Clock::now() >= uploads_paused_until_) {
+      (!c.writer_open || waited >= static_cast<int64_t>(p.within_s))) {
     PlanUpload(c, committed, sources, nodes);
   }
 }
@@ -314,12 +313,16 @@ void RepairPlanner::PlanUpload(const ChunkReplicas& c, uint64_t committed,
                                const std::vector<const Replica*>& sources,
                                const std::map<NodeId, Choice>& nodes) {
   const uint32_t per_node_limit = std::max<uint32_t>(1, config_.copies_per_node);
+  const Clock::time_point now = Clock::now();
   for (const Replica* source : sources) {
     if (source->version != committed) continue;
+    if (auto paused = upload_pauses_.find(source->node);
+        paused != upload_pauses_.end() && now < paused->second.until) {
+      continue;
+    }
     uint64_t load = 0;
     for (auto& [chunk, task] : tasks_) load += task.target == source->node;
     if (load >= per_node_limit || nodes.at(source->node).health != Health::kUp) continue;
-    const Clock::time_point now = Clock::now();
     Task task{next_task_id_++, c.chunk, source->node, now, {}, now, true};
     tasks_[c.chunk] = task;
     pb::NodeCommand cmd;
@@ -482,17 +485,17 @@ void RepairPlanner::OnHeartbeat(NodeId node, const pb::HeartbeatReq& beat) {
         ++stats_.uploads_done;
         if (upload_failing_) LOG_INFO("protect: uploads to the object tier succeed again");
         upload_failing_ = false;
-        upload_backoff_ = std::chrono::seconds(0);
-        uploads_paused_until_ = {};
+        upload_pauses_.erase(node);
         LOG_DEBUG("protect: chunk {} version {} in the object tier ({} bytes, node {})", chunk,
                   r.version(), r.bytes(), node);
         continue;
       }
       ++stats_.uploads_failed;
-      upload_backoff_ = std::min<std::chrono::seconds>(
+      UploadPause& pause = upload_pauses_[node];
+      pause.backoff = std::min<std::chrono::seconds>(
           kMaxUploadPause,
-          std::max<std::chrono::seconds>(std::chrono::seconds(1), 2 * upload_backoff_));
-      uploads_paused_until_ = Clock::now() + upload_backoff_;
+          std::max<std::chrono::seconds>(std::chrono::seconds(1), 2 * pause.backoff));
+      pause.until = Clock::now() + pause.backoff;
       // The first failure after a success, then one line a minute with
       // the count: a bucket that refuses every upload does not flood the
       // log (t0fs status counts what waits).
@@ -501,7 +504,7 @@ void RepairPlanner::OnHeartbeat(NodeId node, const pb::HeartbeatReq& beat) {
       if (!upload_failing_ || now - upload_failure_logged_ >= kMaxUploadPause) {
         LOG_WARN(
             "protect: upload of chunk {} to the object tier by node {} failed: {} ({} failed "
-            "upload(s) since the last line); data stays on the node; uploads pause (up to {}s "
+            "upload(s) since the last line); data stays on the node; its uploads pause (up to {}s "
             "after repeated failures) and retry",
             chunk, node, st.ToString(), uploads_failed_unlogged_, kMaxUploadPause.count());
         upload_failing_ = true;

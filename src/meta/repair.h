@@ -172,11 +172,14 @@ class RepairPlanner {
   bool upload_failing_ = false;
   Clock::time_point upload_failure_logged_{};
   uint64_t uploads_failed_unlogged_ = 0;
-  // After a failed upload no new one is ordered until this (the tier is
-  // down or refuses): a pause of 1 s, doubled by each failure up to 60 s;
-  // a success ends it.
-  Clock::time_point uploads_paused_until_{};
-  std::chrono::seconds upload_backoff_{0};
+  // After a node's upload failed, it is ordered no new one until `until`
+  // (the tier is down, or refuses its keys): a pause of 1 s, doubled by
+  // each failure up to 60 s; a success ends it. Other nodes go on.
+  struct UploadPause {
+    Clock::time_point until{};
+    std::chrono::seconds backoff{0};
+  };
+  std::unordered_map<NodeId, UploadPause> upload_pauses_;
 };
 
 }  // namespace t0fs::meta

@@ -10,7 +10,8 @@
 #  - node 1 (the only node holding the file) is killed: repair recalls the
 #    chunks from the bucket to node 2 and the file reads back byte for byte;
 #  - a node with bad keys: its uploads fail (counted, logged), its data
-#    stays and reads back; with the keys fixed, uploads resume;
+#    stays and reads back, another node's uploads go on; with the keys
+#    fixed, uploads resume;
 #  - a removed file's objects are deleted;
 #  - without a tier, or with bad tier settings, meta refuses clearly.
 set -euo pipefail
@@ -160,6 +161,15 @@ log "meta: $(grep -o 'upload of chunk .* failed: .\{0,80\}' "$CLUSTER_DIR/meta.l
 protection_is /o/g waiting || fail "o/g not waiting: $(admin layout t0fs:/o/g)"
 cmp "$CLUSTER_DIR/src2" "$MNT/o/g" || fail "o/g does not read back while its uploads fail"
 object_count_is 5 || fail "objects changed while uploads failed: $(objects)"
+# Node 2's uploads go on meanwhile.
+mkdir "$MNT/o2"
+admin objective set t0fs:/o2 replicas=1 nodes=2 protect=object within=1s >/dev/null
+head -c $((1 << 20)) /dev/urandom >"$CLUSTER_DIR/src3"
+cp "$CLUSTER_DIR/src3" "$MNT/o2/k"
+admin layout t0fs:/o2/k | grep -q "node 2" || fail "o2/k is not on node 2: $(admin layout t0fs:/o2/k)"
+wait_until 60 "o2/k (node 2) uploaded while node 1 fails" protection_is /o2/k protected
+objects_match /o2/k "$CLUSTER_DIR/src3" || fail "o2/k's object is not its bytes"
+protection_is /o/g waiting || fail "o/g protected with bad keys: $(admin layout t0fs:/o/g)"
 cp -p "$CLUSTER_DIR/good.credentials" "$CEPH_S3_CREDENTIALS"
 stop_pid "${NODE_PIDS[1]}"
 node_start 1
@@ -167,6 +177,6 @@ wait_until 120 "o/g uploaded with the keys fixed" protection_is /o/g protected
 objects_match /o/g "$CLUSTER_DIR/src2" || fail "o/g's objects are not its bytes"
 
 log "== a removed file's objects are deleted"
-rm "$MNT/o/f" "$MNT/o/g"
+rm "$MNT/o/f" "$MNT/o/g" "$MNT/o2/k"
 wait_until 60 "the files' objects deleted" object_count_is 0
 log "PASS"
