@@ -23,13 +23,14 @@ trap 'exit 130' INT TERM
 ceph_start
 BUCKET=t0fs-tier
 S3CFG=$(mktemp /tmp/t0fs-s3cfg.XXXXXX)
-ceph_s3cfg "$S3CFG"
-s3() { s3cmd -c "$S3CFG" --no-progress "$@"; }
-s3 mb "s3://$BUCKET" >/dev/null
 rm_s3cfg_and_ceph() {
   rm -f "$S3CFG"
   ceph_stop
 }
+trap rm_s3cfg_and_ceph EXIT
+ceph_s3cfg "$S3CFG"
+s3() { s3cmd -c "$S3CFG" --no-progress "$@"; }
+s3 mb "s3://$BUCKET" >/dev/null
 
 log "== meta refuses bad tier settings"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$CEPH_DIR/secret"
