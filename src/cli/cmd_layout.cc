@@ -13,6 +13,7 @@
 #include "cli/command_util.h"
 #include "cli/commands.h"
 #include "common/config.h"
+#include "ec/stripe_record.h"
 #include "t0fs/admin.h"
 #include "t0fs/client.h"
 
@@ -74,12 +75,20 @@ int RunLayout(LayoutState& s) {
   const client::PassthroughVerdict pt = client::PassthroughEligibility(info, NodeId(viewer));
   // The protection state: chunks with fewer healthy replicas (on distinct
   // nodes) than the protection goal, or without a copy of their newest
-  // version in the object tier.
+  // version in the object tier, or without all K+M erasure-coded cells of
+  // it on nodes that are not down.
   const client::Protection& goal = objective.protect;
-  const bool served =
-      goal.kind == client::ProtectKind::kReplicas || goal.kind == client::ProtectKind::kObject;
+  const bool served = goal.kind == client::ProtectKind::kReplicas ||
+                      goal.kind == client::ProtectKind::kObject ||
+                      goal.kind == client::ProtectKind::kEc;
   size_t chunks_below = 0;
+  std::vector<ec::EcStripe> stripes;  // by chunk, in order
   for (const client::ChunkInfo& c : *chunks) {
+    auto stripe = ec::ParseStripe(c.ec);
+    if (!stripe.ok()) {
+      fmt::print(stderr, "t0fs layout: chunk #{}: {}\n", c.index, stripe.status().ToString());
+    }
+    stripes.push_back(stripe.ok() ? *stripe : ec::EcStripe{});
     std::set<uint64_t> healthy;
     uint64_t newest = 0;
     for (const client::ReplicaInfo& r : c.replicas) {
@@ -89,6 +98,16 @@ int RunLayout(LayoutState& s) {
     if (goal.kind == client::ProtectKind::kReplicas) chunks_below += healthy.size() < goal.copies;
     if (goal.kind == client::ProtectKind::kObject) {
       chunks_below += c.object_version == 0 || c.object_version < newest;
+    }
+    if (goal.kind == client::ProtectKind::kEc) {
+      const ec::EcStripe& e = stripes.back();
+      bool complete = !e.empty() && e.version >= newest && e.k == goal.copies &&
+                      e.m == goal.parity && e.placed() == e.cells.size();
+      for (const ec::CellPlace& cell : e.cells) {
+        auto it = nodes.find(cell.node.value());
+        complete = complete && it != nodes.end() && it->second->state != "down";
+      }
+      chunks_below += !complete;
     }
   }
   const char* protection = goal.kind == client::ProtectKind::kNone ? "none"
@@ -111,7 +130,8 @@ int RunLayout(LayoutState& s) {
           {"state", protection},
           {"chunks_below", chunks_below}}}};
     nlohmann::json list = nlohmann::json::array();
-    for (const auto& c : *chunks) {
+    for (size_t i = 0; i < chunks->size(); ++i) {
+      const client::ChunkInfo& c = (*chunks)[i];
       nlohmann::json reps = nlohmann::json::array();
       for (const auto& r : c.replicas) {
         reps.push_back({{"node", r.node.value()},
@@ -121,8 +141,21 @@ int RunLayout(LayoutState& s) {
                         {"state", state_name(r.state)},
                         {"local", r.local}});
       }
-      list.push_back(
-          {{"index", c.index}, {"replicas", reps}, {"object_version", c.object_version}});
+      nlohmann::json cells = nullptr;
+      if (const ec::EcStripe& e = stripes[i]; !e.empty()) {
+        nlohmann::json places = nlohmann::json::array();
+        for (size_t j = 0; j < e.cells.size(); ++j) {
+          places.push_back({{"cell", j},
+                            {"node", e.cells[j].node.value()},
+                            {"volume", e.cells[j].volume.value()}});
+        }
+        cells = {{"k", e.k},           {"m", e.m},       {"unit", e.unit}, {"version", e.version},
+                 {"length", e.length}, {"cells", places}};
+      }
+      list.push_back({{"index", c.index},
+                      {"replicas", reps},
+                      {"object_version", c.object_version},
+                      {"ec", cells}});
     }
     out["chunks"] = list;
     fmt::print("{}\n", out.dump(2));
@@ -130,7 +163,8 @@ int RunLayout(LayoutState& s) {
   }
   fmt::print("{}: inode {}, {} in {} chunk(s) of {} ({})\n", s.path, *ino, FormatByteSize(attr->size),
              chunks->size(), FormatByteSize(attr->chunk_size), client::DescribeObjective(objective));
-  for (const auto& c : *chunks) {
+  for (size_t i = 0; i < chunks->size(); ++i) {
+    const client::ChunkInfo& c = (*chunks)[i];
     std::string reps;
     for (const auto& r : c.replicas) {
       auto it = nodes.find(r.node.value());
@@ -140,6 +174,14 @@ int RunLayout(LayoutState& s) {
                           r.local ? " [local]" : "");
     }
     if (c.object_version != 0) reps += fmt::format("  object v{}", c.object_version);
+    if (const ec::EcStripe& e = stripes[i]; !e.empty()) {
+      reps += fmt::format("  ec {}+{} v{}:", e.k, e.m, e.version);
+      for (size_t j = 0; j < e.cells.size(); ++j) {
+        reps += e.cells[j].node.value() == 0
+                    ? fmt::format(" {}@-", j)
+                    : fmt::format(" {}@node{}", j, e.cells[j].node.value());
+      }
+    }
     fmt::print("  #{:<6}{}\n", c.index, reps);
   }
   if (goal.kind == client::ProtectKind::kNone) {

@@ -120,12 +120,13 @@ void RegisterObjective(CLI::App& app, int* exit_code) {
       "the file's last close (or within=DURATION after its last change for a file kept open, "
       "default 10m);\n"
       "protect=object copies every chunk to the object tier (meta's --object-* settings);\n"
+      "protect=ec:K+M cuts every chunk into K data and M parity cells, each on its own node;\n"
       "`sync` removes the background goal. Example: replicas=1 protect=replicas:2 within=5m");
   set->add_option("PATH", set_state->path, "path on a t0fs mount, or t0fs:/path")->required();
   set->add_option("SETTINGS", set_state->items,
                   "replicas=N placement=local|spread nodes=ID,ID chunk-size=SIZE "
-                  "protect=replicas:N|object|none within=DURATION sync (protect=ec:K+M and "
-                  "keep-local=drop|pressure: not served yet)")
+                  "protect=replicas:N|ec:K+M|object|none within=DURATION sync "
+                  "(keep-local=drop|pressure: not served yet)")
       ->required();
   set->add_flag("--no-recursive", set_state->no_recursive,
                 "a directory only, not what is already below it");

@@ -114,7 +114,7 @@ class RpcAdminClient final : public AdminClient {
       RETURN_IF_ERROR(CallMeta<rpc::Method::kChunkList>(req, &rsp));
       for (const pb::ChunkRef& c : rsp.chunks()) {
         refs.push_back(ChunkRef{ChunkId(c.chunk()), NodeId(c.node()), VolumeId(c.volume()),
-                                c.version(), InodeId(c.ino()), c.index(), c.garbage()});
+                                c.version(), InodeId(c.ino()), c.index(), c.garbage(), c.cell()});
         after = std::max(after, c.chunk());
       }
       if (rsp.eof() || rsp.chunks_size() == 0) break;

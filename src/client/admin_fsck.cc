@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "common/config.h"
+#include "ec/cells.h"
 #include "t0fs/admin.h"
 
 namespace t0fs::client {
@@ -142,8 +143,12 @@ Result<FsckReport> AdminClient::Fsck() {
   // After the nodes' listings: a chunk created meanwhile is in meta's list.
   ASSIGN_OR_RETURN(std::vector<ChunkRef> refs, ChunkRefs());
   MetaReplicas meta;
-  for (const ChunkRef& ref : refs)
-    (ref.garbage ? meta.garbage : meta.live)[{ref.chunk.value(), ref.node.value()}] = ref;
+  for (const ChunkRef& ref : refs) {
+    // A cell is checked like a replica, under the chunk id of its file.
+    const uint64_t file =
+        ref.cell == 0 ? ref.chunk.value() : ec::CellChunkId(ref.chunk, ref.cell - 1).value();
+    (ref.garbage ? meta.garbage : meta.live)[{file, ref.node.value()}] = ref;
+  }
   CompareFiles(meta, nodes, &report);
   if (!report.below_objective.empty() &&
       (cluster.copies_running > 0 || cluster.under_replicated > 0)) {

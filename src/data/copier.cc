@@ -1,11 +1,14 @@
 #include "data/copier.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "common/buffer.h"
 #include "common/logging.h"
+#include "data/ec_cells.h"
+#include "ec/cells.h"
+#include "ec/stripe_layout.h"
 #include "rpc/proto/data.pb.h"
 
 namespace t0fs::data {
@@ -96,7 +99,9 @@ void Copier::Worker() {
       queue_.pop_front();
       running_.push_back(cmd.id());
     }
-    pb::CopyResult result = cmd.kind() == pb::COMMAND_UPLOAD ? Upload(cmd) : Copy(cmd);
+    pb::CopyResult result = cmd.kind() == pb::COMMAND_UPLOAD      ? Upload(cmd)
+                            : cmd.kind() == pb::COMMAND_EC_ENCODE ? Encode(cmd)
+                                                                  : Copy(cmd);
     std::lock_guard lock(mu_);
     running_.erase(std::remove(running_.begin(), running_.end(), cmd.id()), running_.end());
     results_.push_back(std::move(result));
@@ -141,12 +146,15 @@ pb::CopyResult Copier::Copy(const pb::NodeCommand& cmd) {
   VolumeId volume(cmd.volume());
   ChunkId chunk(cmd.chunk());
   const bool recall = !cmd.object_key().empty();
+  const bool rebuild = cmd.ec_cells_size() > 0;
   auto fail = [&](const Status& st) {
     store_.DropTemp(volume, chunk);
     result.set_ok(false);
     result.set_error(st.ToString());
     if (recall) {
       LOG_WARN("recall of chunk {} from the object tier: {}", chunk, st.ToString());
+    } else if (rebuild) {
+      LOG_WARN("rebuild of chunk {} from its erasure-coded cells: {}", chunk, st.ToString());
     } else {
       LOG_WARN("copy of chunk {} from node {}: {}", chunk, cmd.source_node(), st.ToString());
     }
@@ -175,8 +183,13 @@ pb::CopyResult Copier::Copy(const pb::NodeCommand& cmd) {
     offset += *got;
     if (*got < kPiece) break;
   }
-  rpc::Channel* peer = recall ? nullptr : &PeerChannel(cmd.source_address());
-  while (!recall) {
+  if (rebuild) {
+    Status st = RebuildFromCells(cmd, **temp);
+    if (!st.ok()) return fail(st);
+    offset = cmd.ec().length();
+  }
+  rpc::Channel* peer = recall || rebuild ? nullptr : &PeerChannel(cmd.source_address());
+  while (!recall && !rebuild) {
     pb::ChunkReadReq req;
     req.set_chunk(cmd.chunk());
     req.set_volume(cmd.source_volume());
@@ -217,6 +230,9 @@ pb::CopyResult Copier::Copy(const pb::NodeCommand& cmd) {
   if (recall) {
     LOG_INFO("recalled chunk {} ({} bytes, version {}) from the object tier", chunk, offset,
              cmd.version());
+  } else if (rebuild) {
+    LOG_INFO("rebuilt chunk {} ({} bytes, version {}) from its erasure-coded cells", chunk, offset,
+             cmd.version());
   } else {
     LOG_DEBUG("copied chunk {} ({} bytes, version {}) from node {}", chunk, offset, cmd.version(),
               cmd.source_node());
@@ -254,25 +270,8 @@ pb::CopyResult Copier::Upload(const pb::NodeCommand& cmd) {
   const uint64_t part =
       std::max<uint64_t>(s3.config().part_size, (length / 9000 + kMiB) / kMiB * kMiB);
   AlignedBuffer buf(std::max<uint64_t>(4096, std::min(part, length)));
-  // Reads [offset, offset + want) of the replica at the commanded version
-  // (checksums verified by the store): a write meanwhile fails the upload.
-  auto read = [&](uint64_t offset, size_t want) -> Status {
-    size_t got = 0;
-    while (got < want) {
-      uint64_t version = 0;
-      ASSIGN_OR_RETURN(
-          size_t n, store_.Read(volume, chunk, offset + got,
-                                std::span(buf.data() + got, want - got), cmd.version(), &version));
-      if (version != cmd.version()) {
-        return Status(StatusCode::kStale,
-                      fmt::format("the replica moved to version {} during the upload", version));
-      }
-      if (n == 0) return Status(StatusCode::kIoError, "the replica is shorter than its length");
-      got += n;
-    }
-    bytes_ += want;
-    Throttle(want);
-    return Status::Ok();
+  auto read = [&](uint64_t offset, size_t want) {
+    return ReadLocal(cmd, offset, std::span(buf.data(), want));
   };
   if (length <= part) {
     Status st = read(0, length);
@@ -302,6 +301,182 @@ pb::CopyResult Copier::Upload(const pb::NodeCommand& cmd) {
   result.set_bytes(length);
   LOG_DEBUG("uploaded chunk {} ({} bytes, version {}) to {}", chunk, length, cmd.version(), key);
   return result;
+}
+
+Status Copier::ReadLocal(const pb::NodeCommand& cmd, uint64_t offset, std::span<std::byte> buf) {
+  const VolumeId volume(cmd.volume());
+  const ChunkId chunk(cmd.chunk());
+  size_t got = 0;
+  while (got < buf.size()) {
+    uint64_t version = 0;
+    ASSIGN_OR_RETURN(size_t n, store_.Read(volume, chunk, offset + got, buf.subspan(got),
+                                           cmd.version(), &version));
+    if (version != cmd.version()) {
+      return Status(StatusCode::kStale,
+                    fmt::format("the replica moved to version {} meanwhile", version));
+    }
+    if (n == 0) return Status(StatusCode::kIoError, "the replica is shorter than its length");
+    got += n;
+  }
+  bytes_ += buf.size();
+  Throttle(buf.size());
+  return Status::Ok();
+}
+
+Result<ec::ErasureCode> Copier::CodeOf(const pb::NodeCommand& cmd) {
+  const uint64_t unit = cmd.ec().unit();
+  if (unit == 0 || unit % ec::kUnitAlign != 0 || unit > kPiece) {
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("erasure-code unit {} is not a multiple of {} up to {}", unit,
+                              ec::kUnitAlign, kPiece));
+  }
+  return ec::ErasureCode::Make(cmd.ec().k(), cmd.ec().m());
+}
+
+pb::CopyResult Copier::Encode(const pb::NodeCommand& cmd) {
+  pb::CopyResult result;
+  result.set_id(cmd.id());
+  result.set_chunk(cmd.chunk());
+  result.set_version(cmd.version());
+  const ChunkId chunk(cmd.chunk());
+  auto fail = [&](const Status& st) {
+    result.set_ok(false);
+    result.set_error(st.ToString());
+    LOG_WARN("encode of chunk {} into erasure-coded cells: {}", chunk, st.ToString());
+    return result;
+  };
+  auto code = CodeOf(cmd);
+  if (!code.ok()) return fail(code.status());
+  const uint32_t k = code->k(), cells = k + code->m();
+  const uint64_t unit = cmd.ec().unit();
+  for (const pb::EcCell& cell : cmd.ec_cells()) {
+    if (cell.cell() >= cells) {
+      return fail(Status(StatusCode::kInvalidArgument,
+                         fmt::format("cell {} of ec:{}+{}", cell.cell(), k, code->m())));
+    }
+  }
+  auto stat = store_.Stat(VolumeId(cmd.volume()), chunk);
+  if (!stat.ok()) return fail(stat.status());
+  if (stat->version != cmd.version()) {
+    return fail(Status(StatusCode::kStale, fmt::format("the replica is at version {}, not {}",
+                                                       stat->version, cmd.version())));
+  }
+  const uint64_t length = stat->length;
+  AlignedBuffer row(k * unit), buf(cells * unit);
+  // Aims a data RPC at a cell: the chunk file of its cell id on its node.
+  auto to_cell = [&](const pb::EcCell& cell, auto& req) {
+    req.set_chunk(ec::CellChunkId(chunk, cell.cell()).value());
+    req.set_volume(cell.volume());
+    *req.mutable_cap() = cell.cap();
+  };
+  for (uint64_t r = 0; r < EcRows(length, k, unit); ++r) {
+    const uint64_t n = EcRowBytes(length, k, unit, r);
+    Status st = ReadLocal(cmd, r * k * unit, std::span(row.data(), n));
+    if (st.ok()) st = EncodeRow(*code, unit, std::span(row.data(), n), buf.span());
+    if (!st.ok()) return fail(st);
+    for (const pb::EcCell& cell : cmd.ec_cells()) {
+      const uint64_t bytes = EcCellRowBytes(n, k, unit, cell.cell());
+      if (bytes == 0) continue;
+      pb::ChunkWriteReq req;
+      to_cell(cell, req);
+      req.set_offset(r * unit);
+      req.set_version(cmd.version());
+      st = PeerChannel(cell.address())
+               .Call<rpc::Method::kChunkWrite>(
+                   req, nullptr, {.payload = std::span(buf.data() + cell.cell() * unit, bytes)});
+      if (!st.ok())
+        return fail(st.WithContext(fmt::format("cell {} to node {}", cell.cell(), cell.node())));
+    }
+  }
+  // Each cell's exact length (a cell left longer by an older version is cut;
+  // a cell with no bytes gets its file), then to the drive.
+  auto layout = ec::StripeLayout::Make(k, unit);
+  if (!layout.ok()) return fail(layout.status());
+  for (const pb::EcCell& cell : cmd.ec_cells()) {
+    pb::ChunkTruncateReq cut;
+    to_cell(cell, cut);
+    cut.set_length(cell.cell() < k ? layout->DataCellLength(cell.cell(), length)
+                                   : layout->ParityCellLength(length));
+    cut.set_version(cmd.version());
+    pb::ChunkSyncReq sync;
+    to_cell(cell, sync);
+    pb::ChunkEmptyRsp rsp;
+    rpc::Channel& peer = PeerChannel(cell.address());
+    Status st = peer.Call<rpc::Method::kChunkTruncate>(cut, &rsp);
+    if (st.ok()) st = peer.Call<rpc::Method::kChunkSync>(sync, &rsp);
+    if (!st.ok())
+      return fail(st.WithContext(fmt::format("cell {} on node {}", cell.cell(), cell.node())));
+  }
+  result.set_ok(true);
+  result.set_bytes(length);
+  LOG_DEBUG("encoded chunk {} ({} bytes, version {}) into {} cell(s)", chunk, length, cmd.version(),
+            cmd.ec_cells_size());
+  return result;
+}
+
+Status Copier::RebuildFromCells(const pb::NodeCommand& cmd, ChunkFile& out) {
+  ASSIGN_OR_RETURN(ec::ErasureCode code, CodeOf(cmd));
+  const uint32_t k = code.k(), cells = k + code.m();
+  const uint64_t unit = cmd.ec().unit(), length = cmd.ec().length();
+  const ChunkId chunk(cmd.chunk());
+  std::vector<const pb::EcCell*> source(cells, nullptr);  // by cell; null: not offered or failed
+  for (const pb::EcCell& cell : cmd.ec_cells()) {
+    if (cell.cell() < cells) source[cell.cell()] = &cell;
+  }
+  AlignedBuffer row(k * unit), buf(cells * unit);
+  for (uint64_t r = 0; r < EcRows(length, k, unit); ++r) {
+    const uint64_t n = EcRowBytes(length, k, unit, r);
+    // The first k cells that answer (data cells first: then nothing is
+    // decoded); a cell that fails is not asked again.
+    std::vector<uint32_t> missing;
+    uint32_t have = 0;
+    for (uint32_t i = 0; i < cells; ++i) {
+      std::byte* at = buf.data() + i * unit;
+      const uint64_t bytes = EcCellRowBytes(n, k, unit, i);
+      if (have == k || source[i] == nullptr) {
+        missing.push_back(i);
+        continue;
+      }
+      size_t got = 0;
+      Status st;
+      if (bytes > 0) {
+        pb::ChunkReadReq req;
+        req.set_chunk(ec::CellChunkId(chunk, i).value());
+        req.set_volume(source[i]->volume());
+        req.set_offset(r * unit);
+        req.set_length(static_cast<uint32_t>(bytes));
+        req.set_min_version(cmd.version());
+        *req.mutable_cap() = source[i]->cap();
+        pb::ChunkReadRsp rsp;
+        st = PeerChannel(source[i]->address())
+                 .Call<rpc::Method::kChunkRead>(
+                     req, &rsp, {.reply_payload = std::span(at, bytes), .reply_payload_len = &got});
+        if (st.ok() && rsp.version() != cmd.version()) {
+          st = Status(StatusCode::kStale, fmt::format("it is at version {}", rsp.version()));
+        } else if (st.ok() && got != bytes) {
+          st = Status(StatusCode::kIoError, fmt::format("{} bytes where {} were due", got, bytes));
+        }
+      }
+      if (!st.ok()) {
+        LOG_WARN("rebuild of chunk {}: cell {} on node {}: {}; trying another cell", chunk, i,
+                 source[i]->node(), st.ToString());
+        source[i] = nullptr;
+        missing.push_back(i);
+        continue;
+      }
+      std::memset(at + bytes, 0, unit - bytes);
+      ++have;
+    }
+    if (have < k) {
+      return Status(StatusCode::kIoError,
+                    fmt::format("only {} of the {} cells needed could be read", have, k));
+    }
+    RETURN_IF_ERROR(DecodeRow(code, unit, buf.span(), missing, std::span(row.data(), n)));
+    RETURN_IF_ERROR(out.Write(r * k * unit, std::span(row.data(), n), cmd.version()));
+    bytes_ += n;
+    Throttle(n);
+  }
+  return Status::Ok();
 }
 
 }  // namespace t0fs::data

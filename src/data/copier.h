@@ -15,6 +15,16 @@
 // but read from the object with ranged GETs. Both share the workers and the
 // bandwidth budget.
 //
+// Erasure coding (protect=ec:K+M; docs/formats/ec.md): an encode command
+// reads a replica of this node at the commanded version row by row (k
+// units of the code at a time), computes the row's m parity cells and
+// writes each listed cell's bytes to the cell's node as a chunk of its own
+// (id ec::CellChunkId), then cuts each cell to its length and syncs it; a
+// copy command with cells is a rebuild: each row is read from the first k
+// listed cells that answer at exactly the commanded version (data cells
+// first, so a healthy set decodes nothing), the missing data cells are
+// computed, and the chunk is written here like any copy.
+//
 // Thread safety: safe for concurrent use; `threads` workers run copies.
 #pragma once
 
@@ -29,6 +39,7 @@
 #include <vector>
 
 #include "data/chunk_store.h"
+#include "ec/erasure_code.h"
 #include "rpc/channel.h"
 #include "rpc/proto/meta.pb.h"
 #include "s3/s3.h"
@@ -48,7 +59,8 @@ class Copier {
  public:
   Copier(ChunkStore& store, rpc::ClientOptions peer_options, uint32_t threads, uint64_t rate_bytes_per_sec);
   ~Copier();
-  // Copy, recall and upload commands.
+  // Copy (from a peer, the object tier or erasure-coded cells), upload and
+  // encode commands.
   void Enqueue(const pb::NodeCommand& cmd);
   // Where the object tier is (from meta's registration answer): opens a
   // client, reading the credentials file. A failure is kept and reported by
@@ -64,6 +76,15 @@ class Copier {
   void Worker();
   pb::CopyResult Copy(const pb::NodeCommand& cmd);
   pb::CopyResult Upload(const pb::NodeCommand& cmd);
+  pb::CopyResult Encode(const pb::NodeCommand& cmd);
+  // The rows of a rebuild (copy with ec_cells), written to `out`.
+  Status RebuildFromCells(const pb::NodeCommand& cmd, ChunkFile& out);
+  // The code of an encode or rebuild command, its unit checked.
+  static Result<ec::ErasureCode> CodeOf(const pb::NodeCommand& cmd);
+  // Reads buf.size() bytes at `offset` of the command's replica on this
+  // node at exactly its version (checksums verified by the store; a write
+  // meanwhile fails it), counted and throttled.
+  Status ReadLocal(const pb::NodeCommand& cmd, uint64_t offset, std::span<std::byte> buf);
   // The object tier's client, or why there is none.
   Result<std::shared_ptr<s3::Client>> ObjectClient();
   rpc::Channel& PeerChannel(const std::string& address);

@@ -226,7 +226,8 @@ Status DataService::Heartbeat() {
   }
   std::vector<uint64_t> done;
   for (const pb::NodeCommand& cmd : rsp.commands()) {
-    if (cmd.kind() == pb::COMMAND_COPY || cmd.kind() == pb::COMMAND_UPLOAD) {
+    if (cmd.kind() == pb::COMMAND_COPY || cmd.kind() == pb::COMMAND_UPLOAD ||
+        cmd.kind() == pb::COMMAND_EC_ENCODE) {
       copier_->Enqueue(cmd);
       continue;
     }

@@ -206,6 +206,20 @@ void AddMetaMetrics(metrics::Registry& registry, MetaStore& store, const NodeHea
       "t0fs_meta_object_recalls_total",
       "Copies of chunks back from the object tier, ordered since meta started.",
       [](const RepairStats& r) { return r.recalls; }, MetricType::kCounter);
+  gauge(
+      "t0fs_meta_ec_encodes_total",
+      "Encode commands (protect=ec: a replica cut into erasure-coded cells) since meta started, "
+      "by result.",
+      {"result"},
+      [](const ClusterView::Snapshot& s, SampleSink& sink) {
+        sink.Add({"ok"}, static_cast<double>(s.repair.ec_encodes_done));
+        sink.Add({"failed"}, static_cast<double>(s.repair.ec_encodes_failed));
+      },
+      MetricType::kCounter);
+  repair_gauge(
+      "t0fs_meta_ec_rebuilds_total",
+      "Copies of chunks rebuilt from their erasure-coded cells, ordered since meta started.",
+      [](const RepairStats& r) { return r.ec_rebuilds; }, MetricType::kCounter);
 
   auto count_gauge = [&](std::string_view name, std::string_view help, auto field) {
     gauge(name, help, {}, [field](const ClusterView::Snapshot& s, SampleSink& sink) {

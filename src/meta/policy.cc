@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "ec/erasure_code.h"
+
 namespace t0fs::meta {
 
 uint64_t NewFileChunkSize(const InodeAttr& dir, const MetaConfig& config) {
@@ -44,9 +46,13 @@ Status ValidateObjective(const Objective& objective) {
       }
       break;
     case ProtectKind::kEc:
-      return Status(StatusCode::kNotSupported,
-                    "protect=ec:K+M is not served yet by this meta (protect=replicas:N and "
-                    "protect=object are)");
+      if (p.copies == 0 || p.parity == 0 || p.copies + p.parity > ec::kMaxCells) {
+        return Status(StatusCode::kInvalidArgument,
+                      fmt::format("protect=ec:{}+{}: K and M must be at least 1 and K+M at most "
+                                  "{} (each cell on its own node)",
+                                  p.copies, p.parity, ec::kMaxCells));
+      }
+      break;
     default:
       return Status(StatusCode::kInvalidArgument,
                     fmt::format("unknown protect kind {}", static_cast<uint32_t>(p.kind)));

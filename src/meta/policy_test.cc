@@ -66,9 +66,16 @@ TEST(Policy, ProtectionGoals) {
   // Settings of a goal without a goal.
   EXPECT_EQ(with(1, Protection{ProtectKind::kNone, 0, 0, 300, KeepLocal::kKeep}),
             StatusCode::kInvalidArgument);
-  // Kinds and rules not served yet say so.
-  EXPECT_EQ(with(1, Protection{ProtectKind::kEc, 4, 2, 300, KeepLocal::kKeep}),
-            StatusCode::kNotSupported);
+  // ec:K+M: K and M at least 1, at most kMaxCells cells.
+  EXPECT_EQ(with(1, Protection{ProtectKind::kEc, 4, 2, 300, KeepLocal::kKeep}), StatusCode::kOk);
+  EXPECT_EQ(with(1, Protection{ProtectKind::kEc, 2, 1, 0, KeepLocal::kKeep}), StatusCode::kOk);
+  EXPECT_EQ(with(1, Protection{ProtectKind::kEc, 30, 3, 300, KeepLocal::kKeep}),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(with(1, Protection{ProtectKind::kEc, 0, 2, 300, KeepLocal::kKeep}),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(with(1, Protection{ProtectKind::kEc, 2, 0, 300, KeepLocal::kKeep}),
+            StatusCode::kInvalidArgument);
+  // Rules not served yet say so.
   // protect=object (whether the cluster has an object tier is the handler's
   // check), without a count.
   EXPECT_EQ(with(1, Protection{ProtectKind::kObject, 0, 0, 300, KeepLocal::kKeep}),

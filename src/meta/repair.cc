@@ -1,11 +1,13 @@
 #include "meta/repair.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "common/capability.h"
 #include "common/logging.h"
+#include "ec/cells.h"
+#include "ec/stripe_layout.h"
 #include "meta/placement.h"
 
 namespace t0fs::meta {
@@ -31,6 +33,12 @@ constexpr uint64_t kMinCopyRate = 16u << 20;
 uint64_t ChunkBytes(const ChunkReplicas& c) {
   const uint64_t start = c.index * c.chunk_size;
   return c.file_size > start ? std::min(c.chunk_size, c.file_size - start) : 0;
+}
+// The unit of a new ec:K+M stripe: a chunk spread over its K data cells in
+// whole pages, at most ec::kDefaultUnit.
+uint64_t EcUnit(uint64_t chunk_size, uint32_t k) {
+  const uint64_t share = (chunk_size / k + ec::kUnitAlign - 1) / ec::kUnitAlign * ec::kUnitAlign;
+  return std::clamp<uint64_t>(share, ec::kUnitAlign, ec::kDefaultUnit);
 }
 constexpr auto kMaxUploadPause = std::chrono::seconds(60);  // between uploads after failures
 constexpr auto kUnconfirmed = std::chrono::seconds(10);  // a sent copy the node does not list is lost
@@ -101,7 +109,7 @@ void RepairPlanner::RunPass() {
 }
 
 int64_t RepairPlanner::NotePending(const ChunkReplicas& c, size_t good, uint64_t committed,
-                                   int64_t now_s) {
+                                   bool ec_complete, int64_t now_s) {
   const Protection& p = c.objective.protect;
   switch (p.kind) {
     case ProtectKind::kReplicas:
@@ -110,6 +118,9 @@ int64_t RepairPlanner::NotePending(const ChunkReplicas& c, size_t good, uint64_t
     case ProtectKind::kObject:
       // Never written: nothing to protect.
       if (committed == 0 || c.object_version == committed) return -1;
+      break;
+    case ProtectKind::kEc:
+      if (committed == 0 || ec_complete) return -1;
       break;
     default:
       return -1;
@@ -174,8 +185,33 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
     }
     good.push_back(&r);
   }
+  // The erasure-coded cells (protect=ec) of the committed version: on
+  // nodes not lost (complete when all K+M are), and readable now (a rebuild
+  // needs K).
+  ec::EcStripe stripe;
+  if (!c.ec.empty()) {
+    auto parsed = ec::ParseStripe(c.ec);
+    if (parsed.ok()) {
+      stripe = std::move(parsed).value();
+    } else {
+      LOG_WARN("repair: chunk {}: {}", c.chunk, parsed.status().ToString());
+    }
+  }
+  std::vector<uint32_t> readable_cells;
+  bool ec_complete = false;
+  if (!stripe.empty() && committed != 0 && stripe.version == committed) {
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < stripe.cells.size(); ++i) {
+      auto it = nodes.find(stripe.cells[i].node);
+      if (it == nodes.end() || it->second.lost) continue;
+      ++kept;
+      if (it->second.health != Health::kDown) readable_cells.push_back(i);
+    }
+    const Protection& p = c.objective.protect;
+    ec_complete = kept == stripe.cells.size() && stripe.k == p.copies && stripe.m == p.parity;
+  }
   std::lock_guard lock(mu_);
-  const int64_t waited = first ? NotePending(c, good.size(), committed, now_s) : 0;
+  const int64_t waited = first ? NotePending(c, good.size(), committed, ec_complete, now_s) : 0;
   if (has_task) return;
   // The copies to reach now and to keep (the durability ladder): the
   // writer's `replicas`, raised to the protection's copies once the file has
@@ -205,7 +241,10 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
     // has the committed version.
     const bool recall = sources.empty() && object_tier_ != nullptr && committed != 0 &&
                         c.object_version == committed;
-    if (sources.empty() && !recall) {
+    // Or rebuilt from K of its erasure-coded cells.
+    const bool rebuild =
+        sources.empty() && !recall && !stripe.empty() && readable_cells.size() >= stripe.k;
+    if (sources.empty() && !recall && !rebuild) {
       if (first) ++pass_.unavailable;
       return;
     }
@@ -246,7 +285,7 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
       return;
     }
     const Clock::time_point now = Clock::now();
-    Task task{next_task_id_++, c.chunk, target.node, now, {}, now};
+    Task task{next_task_id_++, c.chunk, target.node, now, {}, now, Task::kCopy, {}};
     tasks_[c.chunk] = task;
     pb::NodeCommand cmd;
     cmd.set_id(task.id);
@@ -264,17 +303,33 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
           c.chunk, c.ino, committed, target.node);
       return;
     }
+    if (rebuild) {
+      cmd.mutable_ec()->set_k(stripe.k);
+      cmd.mutable_ec()->set_m(stripe.m);
+      cmd.mutable_ec()->set_unit(stripe.unit);
+      cmd.mutable_ec()->set_length(stripe.length);
+      for (uint32_t i : readable_cells) {
+        const ec::CellPlace& place = stripe.cells[i];
+        pb::EcCell* cell = cmd.add_ec_cells();
+        cell->set_cell(i);
+        cell->set_node(place.node.value());
+        cell->set_address(nodes.at(place.node).record->address);
+        cell->set_volume(place.volume.value());
+        *cell->mutable_cap() = CopyCap(ec::CellChunkId(c.chunk, i), kCapRead, stripe.length);
+      }
+      ++stats_.ec_rebuilds;
+      queued_[target.node].push_back(std::move(cmd));
+      LOG_INFO(
+          "repair: chunk {} (file inode {}) has no copy on any node: rebuilding version {} from "
+          "{} of its {} erasure-coded cells on node {}",
+          c.chunk, c.ino, committed, readable_cells.size(), stripe.cells.size(), target.node);
+      return;
+    }
     const Replica* source = sources.front();
     cmd.set_source_node(source->node.value());
     cmd.set_source_address(nodes.at(source->node).record->address);
     cmd.set_source_volume(source->volume.value());
-    const uint64_t cap_ms =
-        std::max<uint64_t>(static_cast<uint64_t>(config_.copy_timeout.value.count()),
-                           ChunkBytes(c) / (kMinCopyRate / 1000));
-    Capability cap = SignCapability(cap_key_, c.chunk, kCapRead, WallMillis() + cap_ms);
-    cmd.mutable_cap()->set_mac(cap.mac);
-    cmd.mutable_cap()->set_expiry_ms(cap.expiry_ms);
-    cmd.mutable_cap()->set_rights(cap.rights);
+    *cmd.mutable_cap() = CopyCap(c.chunk, kCapRead, ChunkBytes(c));
     queued_[target.node].push_back(std::move(cmd));
     LOG_DEBUG("repair: chunk {} ({} of {} good): copy from node {} to node {}", c.chunk, good.size(), want,
               source->node, target.node);
@@ -307,23 +362,115 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
       (!c.writer_open || waited >= static_cast<int64_t>(p.within_s))) {
     PlanUpload(c, committed, sources, nodes);
   }
+  if (p.kind == ProtectKind::kEc && !ec_complete && waited >= 0 &&
+      (!c.writer_open || waited >= static_cast<int64_t>(p.within_s))) {
+    PlanEncode(c, committed, stripe, sources, nodes);
+  }
+}
+
+std::chrono::seconds RepairPlanner::PauseNode(NodeId node) {
+  UploadPause& pause = upload_pauses_[node];
+  pause.backoff = std::min<std::chrono::seconds>(
+      kMaxUploadPause, std::max<std::chrono::seconds>(std::chrono::seconds(1), 2 * pause.backoff));
+  pause.until = Clock::now() + pause.backoff;
+  return pause.backoff;
+}
+
+pb::Capability RepairPlanner::CopyCap(ChunkId chunk, uint32_t rights, uint64_t bytes) const {
+  const uint64_t cap_ms = std::max<uint64_t>(
+      static_cast<uint64_t>(config_.copy_timeout.value.count()), bytes / (kMinCopyRate / 1000));
+  Capability cap = SignCapability(cap_key_, chunk, rights, WallMillis() + cap_ms);
+  pb::Capability out;
+  out.set_mac(cap.mac);
+  out.set_expiry_ms(cap.expiry_ms);
+  out.set_rights(cap.rights);
+  return out;
+}
+
+void RepairPlanner::PlanEncode(const ChunkReplicas& c, uint64_t committed,
+                               const ec::EcStripe& stripe,
+                               const std::vector<const Replica*>& sources,
+                               const std::map<NodeId, Choice>& nodes) {
+  const Protection& p = c.objective.protect;
+  const uint32_t cells = p.copies + p.parity;
+  // Keep the cells of the same code and version on nodes not lost; make
+  // the others.
+  ec::EcStripe made{p.copies,  p.parity, EcUnit(c.chunk_size, p.copies),
+                    committed, 0,        std::vector<ec::CellPlace>(cells)};
+  std::vector<uint32_t> wanted;
+  std::vector<NodeId> holding;  // nodes with a kept cell: each cell on its own node
+  const bool same = stripe.k == made.k && stripe.m == made.m && stripe.version == committed &&
+                    stripe.cells.size() == cells;
+  if (same) made.unit = stripe.unit;
+  for (uint32_t i = 0; i < cells; ++i) {
+    if (same) {
+      auto it = nodes.find(stripe.cells[i].node);
+      if (it != nodes.end() && !it->second.lost) {
+        holding.push_back(stripe.cells[i].node);
+        continue;
+      }
+    }
+    wanted.push_back(i);
+  }
+  if (wanted.empty()) return;
+  const Replica* source = FreeSource(sources, committed, nodes);
+  if (source == nullptr) return;  // a later pass
+  const Clock::time_point now = Clock::now();
+  std::vector<NodeChoice> choices;
+  for (const auto& [id, n] : nodes) choices.push_back(NodeChoice{n.record, n.usable, 0});
+  PlacementRequest req;
+  req.replicas = static_cast<uint32_t>(wanted.size());
+  req.placement = Placement::kSpread;
+  req.allowed = c.objective.nodes;
+  req.chunk_size = c.chunk_size / p.copies;
+  req.exclude = holding;
+  auto targets = ChooseTargets(choices, req);
+  if (!targets.ok() || targets->size() < wanted.size()) {
+    if (now - ec_short_logged_ >= std::chrono::minutes(1)) {
+      ec_short_logged_ = now;
+      LOG_WARN(
+          "protect: chunk {} (file inode {}) needs {} more node(s) for its ec:{}+{} cells (each "
+          "cell on its own usable node); it waits: {}",
+          c.chunk, c.ino, wanted.size(), p.copies, p.parity,
+          targets.ok() ? "not enough nodes" : targets.status().ToString());
+    }
+    return;
+  }
+  Task task{next_task_id_++, c.chunk, source->node, now, {}, now, Task::kEncode, {}};
+  pb::NodeCommand cmd;
+  cmd.set_id(task.id);
+  cmd.set_kind(pb::COMMAND_EC_ENCODE);
+  cmd.set_chunk(c.chunk.value());
+  cmd.set_volume(source->volume.value());
+  cmd.set_version(committed);
+  cmd.mutable_ec()->set_k(made.k);
+  cmd.mutable_ec()->set_m(made.m);
+  cmd.mutable_ec()->set_unit(made.unit);
+  for (size_t j = 0; j < wanted.size(); ++j) {
+    const ReplicaTarget& t = (*targets)[j];
+    made.cells[wanted[j]] = ec::CellPlace{t.node, t.volume};
+    pb::EcCell* cell = cmd.add_ec_cells();
+    cell->set_cell(wanted[j]);
+    cell->set_node(t.node.value());
+    cell->set_address(nodes.at(t.node).record->address);
+    cell->set_volume(t.volume.value());
+    *cell->mutable_cap() =
+        CopyCap(ec::CellChunkId(c.chunk, wanted[j]), kCapWrite, ChunkBytes(c) / p.copies);
+  }
+  task.made = std::move(made);
+  tasks_[c.chunk] = std::move(task);
+  queued_[source->node].push_back(std::move(cmd));
+  LOG_DEBUG("protect: chunk {} version {}: encode {} of {} cells from node {}", c.chunk, committed,
+            wanted.size(), cells, source->node);
 }
 
 void RepairPlanner::PlanUpload(const ChunkReplicas& c, uint64_t committed,
                                const std::vector<const Replica*>& sources,
                                const std::map<NodeId, Choice>& nodes) {
-  const uint32_t per_node_limit = std::max<uint32_t>(1, config_.copies_per_node);
-  const Clock::time_point now = Clock::now();
-  for (const Replica* source : sources) {
-    if (source->version != committed) continue;
-    if (auto paused = upload_pauses_.find(source->node);
-        paused != upload_pauses_.end() && now < paused->second.until) {
-      continue;
-    }
-    uint64_t load = 0;
-    for (auto& [chunk, task] : tasks_) load += task.target == source->node;
-    if (load >= per_node_limit || nodes.at(source->node).health != Health::kUp) continue;
-    Task task{next_task_id_++, c.chunk, source->node, now, {}, now, true};
+  const Replica* source = FreeSource(sources, committed, nodes);
+  if (source != nullptr) {
+    const Clock::time_point now = Clock::now();
+    Task task{next_task_id_++, c.chunk, source->node, now, {}, now, Task::kUpload, {}};
     tasks_[c.chunk] = task;
     pb::NodeCommand cmd;
     cmd.set_id(task.id);
@@ -335,8 +482,25 @@ void RepairPlanner::PlanUpload(const ChunkReplicas& c, uint64_t committed,
     queued_[source->node].push_back(std::move(cmd));
     LOG_DEBUG("protect: chunk {} version {}: upload from node {}", c.chunk, committed,
               source->node);
-    return;
   }
+}
+
+const Replica* RepairPlanner::FreeSource(const std::vector<const Replica*>& sources,
+                                         uint64_t committed,
+                                         const std::map<NodeId, Choice>& nodes) {
+  const uint32_t per_node_limit = std::max<uint32_t>(1, config_.copies_per_node);
+  const Clock::time_point now = Clock::now();
+  for (const Replica* r : sources) {
+    if (r->version != committed || nodes.at(r->node).health != Health::kUp) continue;
+    if (auto paused = upload_pauses_.find(r->node);
+        paused != upload_pauses_.end() && now < paused->second.until) {
+      continue;
+    }
+    uint64_t load = 0;
+    for (auto& [chunk, task] : tasks_) load += task.target == r->node;
+    if (load < per_node_limit) return r;
+  }
+  return nullptr;
 }
 
 void RepairPlanner::ExpireTasks() {
@@ -362,9 +526,15 @@ void RepairPlanner::ExpireTasks() {
     }
   }
   for (const Task& t : expired) {
-    if (t.upload) {
+    if (t.kind == Task::kUpload) {
       LOG_WARN("protect: upload of chunk {} by node {} did not finish; retrying later", t.chunk,
                t.target);
+      continue;
+    }
+    if (t.kind == Task::kEncode) {
+      LOG_WARN("protect: encode of chunk {} by node {} did not finish; retrying later", t.chunk,
+               t.target);
+      (void)store_.RecordEcCells(t.chunk, t.made, false);
       continue;
     }
     LOG_WARN("repair: copy of chunk {} to node {} did not finish; retrying later", t.chunk, t.target);
@@ -469,15 +639,33 @@ void RepairPlanner::OnHeartbeat(NodeId node, const pb::HeartbeatReq& beat) {
   }
   for (const pb::CopyResult& r : finished) {
     ChunkId chunk(r.chunk());
-    bool upload = false;
+    Task task;
     {
       std::lock_guard lock(mu_);
       auto it = tasks_.find(chunk);
       if (it == tasks_.end() || it->second.id != r.id()) continue;  // expired meanwhile
-      upload = it->second.upload;
+      task = std::move(it->second);
       tasks_.erase(it);
     }
-    if (upload) {
+    if (task.kind == Task::kEncode) {
+      task.made.length = r.bytes();
+      Status st = store_.RecordEcCells(chunk, task.made, r.ok());
+      if (st.ok() && !r.ok()) st = Status(StatusCode::kIoError, r.error());
+      std::lock_guard lock(mu_);
+      if (st.ok()) {
+        ++stats_.ec_encodes_done;
+        upload_pauses_.erase(node);
+        LOG_DEBUG("protect: chunk {} version {}: {} erasure-coded cell(s) written by node {}",
+                  chunk, r.version(), task.made.placed(), node);
+        continue;
+      }
+      ++stats_.ec_encodes_failed;
+      const std::chrono::seconds paused = PauseNode(node);
+      LOG_WARN("protect: encode of chunk {} by node {} failed: {}; its encodes pause {}s", chunk,
+               node, st.ToString(), paused.count());
+      continue;
+    }
+    if (task.kind == Task::kUpload) {
       Status st = r.ok() ? store_.SetObjectVersion(chunk, r.version())
                          : Status(StatusCode::kIoError, r.error());
       std::lock_guard lock(mu_);
@@ -491,11 +679,7 @@ void RepairPlanner::OnHeartbeat(NodeId node, const pb::HeartbeatReq& beat) {
         continue;
       }
       ++stats_.uploads_failed;
-      UploadPause& pause = upload_pauses_[node];
-      pause.backoff = std::min<std::chrono::seconds>(
-          kMaxUploadPause,
-          std::max<std::chrono::seconds>(std::chrono::seconds(1), 2 * pause.backoff));
-      pause.until = Clock::now() + pause.backoff;
+      PauseNode(node);
       // The first failure after a success, then one line a minute with
       // the count: a bucket that refuses every upload does not flood the
       // log (t0fs status counts what waits).
@@ -526,6 +710,15 @@ void RepairPlanner::OnHeartbeat(NodeId node, const pb::HeartbeatReq& beat) {
     }
   }
   for (const pb::ReplicaProblem& p : beat.problems()) {
+    if (const ChunkId id(p.chunk()); ec::IsCellId(id)) {
+      LOG_ERROR(
+          "node {} reports cell {} of chunk {} bad ({}); dropping it to be made again from the "
+          "chunk",
+          node, ec::CellOfId(id), ec::ChunkOfCell(id), p.detail());
+      Status st = store_.DropEcCell(ec::ChunkOfCell(id), ec::CellOfId(id), node);
+      if (!st.ok()) LOG_WARN("repair: dropping a bad cell: {}", st.ToString());
+      continue;
+    }
     LOG_ERROR("node {} reports its replica of chunk {} bad ({}); marking it stale for repair", node, p.chunk(),
               p.detail());
     (void)store_.SetReplicaState(ChunkId(p.chunk()), node, ReplicaState::kStale);

@@ -26,6 +26,14 @@
 // recalled from its object to a new node by an ordinary copy task whose
 // source is the object. Uploads share the copy slots of the uploading node.
 //
+// With protect=ec:K+M, a chunk is protected once K+M cells of its committed
+// version are on K+M distinct nodes that are not lost: the pass sends an
+// encode command to a node with a healthy replica (same timing as uploads),
+// which cuts it into the cells listed and writes each to its node; cells on
+// lost nodes are made again (from a replica) on other nodes. A chunk no node
+// holds any more is rebuilt by a copy task whose sources are K of its cells
+// (the node decodes). Encodes share the copy slots of the encoding node.
+//
 // It also reconciles a node that comes back (or that this meta has not seen
 // yet): the node is sent the replicas it should hold with their committed
 // versions and reports any whose file is missing or older, which become
@@ -75,6 +83,9 @@ struct RepairStats {
   uint64_t uploads_done = 0;  // chunk versions copied to the object tier
   uint64_t uploads_failed = 0;
   uint64_t recalls = 0;      // copies started from the object tier
+  uint64_t ec_encodes_done = 0;  // encode commands that wrote their cells
+  uint64_t ec_encodes_failed = 0;
+  uint64_t ec_rebuilds = 0;  // copies started from erasure-coded cells
   double copy_rate_bps = 0;  // bytes/s received by copies over the last minute
   std::unordered_map<NodeId, uint64_t> replicas_per_node;  // as of the last pass
   ProtectStats protect;
@@ -111,7 +122,9 @@ class RepairPlanner {
     // Created, then the last heartbeat in which its node copied bytes while
     // running it.
     Clock::time_point progressed;
-    bool upload = false;  // to the object tier, run by `target` from its own replica
+    // kUpload, kEncode: run by `target` from its own replica.
+    enum Kind { kCopy, kUpload, kEncode } kind = kCopy;
+    ec::EcStripe made;  // kEncode: the cells it makes (others at node 0)
   };
   struct Choice;  // a node as this pass sees it
   // A protection copy left for after the scan, and how long it has waited.
@@ -132,12 +145,28 @@ class RepairPlanner {
   // Counts a chunk below its protection goal in the pass; returns the
   // seconds its data has waited, -1 when it is protected or has no goal.
   // Called with mu_ held.
-  int64_t NotePending(const ChunkReplicas& c, size_t good, uint64_t committed, int64_t now_s);
+  int64_t NotePending(const ChunkReplicas& c, size_t good, uint64_t committed, bool ec_complete,
+                      int64_t now_s);
   // Sends an upload of `c` at `committed` to the node of one of `sources`
   // that has a free copy slot. Called with mu_ held.
   void PlanUpload(const ChunkReplicas& c, uint64_t committed,
                   const std::vector<const Replica*>& sources,
                   const std::map<NodeId, Choice>& nodes);
+  // Sends an encode of `c` at `committed` to the node of one of `sources`:
+  // every cell when `stripe` is of another code or version, else the cells
+  // it lacks or has on lost nodes. Called with mu_ held.
+  void PlanEncode(const ChunkReplicas& c, uint64_t committed, const ec::EcStripe& stripe,
+                  const std::vector<const Replica*>& sources,
+                  const std::map<NodeId, Choice>& nodes);
+  // The first of `sources` at `committed` whose node is up, not paused and
+  // has a free copy slot; null if none. Called with mu_ held.
+  const Replica* FreeSource(const std::vector<const Replica*>& sources, uint64_t committed,
+                            const std::map<NodeId, Choice>& nodes);
+  // After a failed upload or encode by `node`: it is ordered none until its
+  // pause ends (see upload_pauses_); returns the pause. Called with mu_ held.
+  std::chrono::seconds PauseNode(NodeId node);
+  // A right (`rights`) on `chunk` (or a cell id) lasting a copy of `bytes`.
+  pb::Capability CopyCap(ChunkId chunk, uint32_t rights, uint64_t bytes) const;
   void ExpireTasks();
   // The check commands for `node`: its healthy replicas, in pages.
   std::vector<pb::NodeCommand> CheckCommands(NodeId node);
@@ -172,7 +201,7 @@ class RepairPlanner {
   bool upload_failing_ = false;
   Clock::time_point upload_failure_logged_{};
   uint64_t uploads_failed_unlogged_ = 0;
-  // After a node's upload failed, it is ordered no new one until `until`
+  // After a node's upload or encode failed, it is ordered no new one until `until`
   // (the tier is down, or refuses its keys): a pause of 1 s, doubled by
   // each failure up to 60 s; a success ends it. Other nodes go on.
   struct UploadPause {
@@ -180,6 +209,7 @@ class RepairPlanner {
     std::chrono::seconds backoff{0};
   };
   std::unordered_map<NodeId, UploadPause> upload_pauses_;
+  Clock::time_point ec_short_logged_{};  // the last "too few nodes for ec:K+M" line
 };
 
 }  // namespace t0fs::meta

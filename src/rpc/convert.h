@@ -120,6 +120,7 @@ void ToWire(const C& in, pb::ChunkLayout* out) {
   out->set_index(in.index);
   for (const auto& r : in.replicas) ToWire(r, out->add_replicas());
   out->set_object_version(in.object_version);
+  out->set_ec(in.ec);
 }
 
 template <class C>
@@ -127,6 +128,7 @@ C FromWire(const pb::ChunkLayout& in) {
   C out;
   out.index = in.index();
   out.object_version = in.object_version();
+  out.ec = in.ec();
   using Replica = typename decltype(out.replicas)::value_type;
   for (const pb::Replica& r : in.replicas()) out.replicas.push_back(FromWire<Replica>(r));
   return out;

@@ -31,6 +31,7 @@ struct TestChunk {
   uint64_t index = 0;
   std::vector<TestReplica> replicas;
   uint64_t object_version = 0;
+  std::string ec{};
 };
 
 enum class TestPlacement : uint32_t { kLocal = 0, kSpread = 1 };
@@ -76,7 +77,8 @@ TEST(Convert, ChunkLayoutKeepsReplicaStatesAsTheirWireNumbers) {
                {{NodeId(1), VolumeId(2), ChunkId(3), 4, TestReplicaState::kHealthy},
                 {NodeId(5), VolumeId(6), ChunkId(3), 2, TestReplicaState::kStale},
                 {NodeId(7), VolumeId(8), ChunkId(3), 0, TestReplicaState::kPending}},
-               4};
+               4,
+               "2+1 4096 4 100 1:2,5:6,7:8"};
   pb::ChunkLayout wire;
   ToWire(in, &wire);
   ASSERT_EQ(wire.replicas_size(), 3);
@@ -85,6 +87,7 @@ TEST(Convert, ChunkLayoutKeepsReplicaStatesAsTheirWireNumbers) {
   TestChunk out = FromWire<TestChunk>(wire);
   EXPECT_EQ(out.index, 3u);
   EXPECT_EQ(out.object_version, 4u);
+  EXPECT_EQ(out.ec, in.ec);
   ASSERT_EQ(out.replicas.size(), 3u);
   EXPECT_EQ(out.replicas[1].node, NodeId(5));
   EXPECT_EQ(out.replicas[1].version, 2u);

@@ -62,7 +62,7 @@ got=$(admin objective get t0fs:/p)
 grep -qF "replicas=1 placement=local protect=replicas:2 within=60m" <<<"$got" || fail "objective get: $got"
 refused "must be 2..16" protect=replicas:1
 refused "must ask for more copies than replicas=2" replicas=2
-refused "not served yet" protect=ec:4+2
+refused "K+M at most 32" protect=ec:30+3
 refused "needs an object tier: start meta with --object-endpoint" protect=object
 refused "protect must be" protect=mirror
 refused "not a duration" within=soon

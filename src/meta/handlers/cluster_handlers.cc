@@ -173,6 +173,7 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
           out->set_ino(c.ino.value());
           out->set_index(c.index);
           out->set_garbage(c.garbage);
+          out->set_cell(c.cell);
         }
         rsp.set_eof(eof);
         return Status::Ok();

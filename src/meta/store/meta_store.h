@@ -32,6 +32,7 @@
 #include "common/ids.h"
 #include "common/set_attr_mask.h"
 #include "common/status.h"
+#include "ec/stripe_record.h"
 
 namespace t0fs::meta {
 
@@ -123,6 +124,7 @@ struct ChunkLayout {
   uint64_t index = 0;  // covers [index * chunk_size, (index + 1) * chunk_size)
   std::vector<Replica> replicas;
   uint64_t object_version = 0;  // of the copy in the object tier (protect=object); 0: none
+  std::string ec{};  // its erasure-coded cells (protect=ec): ec::FormatStripe text; "" none
   friend bool operator==(const ChunkLayout&, const ChunkLayout&) = default;
 };
 
@@ -297,6 +299,7 @@ struct ChunkReplicas {
   Timespec ctime;  // the file's last change (data or attributes; never set back by utimes)
   bool writer_open = false;  // a write handle is open (only asked when objective.protect is set)
   uint64_t object_version = 0;  // the version of its copy in the object tier; 0 = none
+  std::string ec;               // its erasure-coded cells: ec::FormatStripe text; "" none
 };
 
 // One chunk as fsck sees it.
@@ -306,6 +309,9 @@ struct ChunkRecord {
   uint64_t index = 0;
   Replica replica;
   bool garbage = false;  // queued for removal, no longer in a layout
+  // 0: a replica; i + 1: the chunk's erasure-coded cell i, whose file on
+  // replica.node is ec::CellChunkId(chunk, i) (replica.chunk says so too).
+  uint32_t cell = 0;
 };
 
 class MetaStore {
@@ -449,6 +455,20 @@ class MetaStore {
   // older object (or this one, when older or when the chunk is gone) goes
   // to the garbage queue of kObjectTierNode.
   virtual Status SetObjectVersion(ChunkId chunk, uint64_t version) = 0;
+  // An encode command for `chunk` ended: `made` is the stripe it was told
+  // to make (its cells listed at their nodes, the others at node 0), with
+  // the chunk's length as the node reported it. When `ok` and the chunk
+  // still exists, the cells made replace those of the recorded stripe (the
+  // others are kept when the recorded stripe has the same code and
+  // version; else they are dropped). Every cell file no longer recorded —
+  // replaced, dropped, or written by a failed command or for a chunk that
+  // is gone — goes to the garbage queue of its node (under its cell id,
+  // ec/cells.h).
+  virtual Status RecordEcCells(ChunkId chunk, const ec::EcStripe& made, bool ok) = 0;
+  // Cell `cell` of `chunk` on `node` is bad (its node's scrubber says so):
+  // it leaves the recorded stripe (to be made again) and its file goes to
+  // the garbage queue of `node`. Nothing when the stripe has it elsewhere.
+  virtual Status DropEcCell(ChunkId chunk, uint32_t cell, NodeId node) = 0;
   virtual Status SetNodeAdminState(NodeId node, NodeAdminState state) = 0;
   // The key meta signs chunk capabilities with (created with the store).
   virtual Result<std::string> CapabilityKey() = 0;

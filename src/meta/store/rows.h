@@ -81,6 +81,9 @@ struct ChunkRow {
   // The chunk version whose copy is in the object tier (protect=object;
   // object key: ObjectKey in meta/object_tier.h); 0 = none.
   uint64_t object_version = 0;
+  // The chunk's erasure-coded cells (protect=ec): ec::FormatStripe text,
+  // "" = none.
+  std::string ec{};
 };
 
 // One replica of a chunk; key (chunk, pos), pos 0 being the primary.

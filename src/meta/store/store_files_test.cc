@@ -6,6 +6,7 @@
 #include <set>
 #include <thread>
 
+#include "ec/cells.h"
 #include "meta/store/pg/pg_engine.h"
 #include "meta/store/posix_store.h"
 #include "meta/store/store_test_util.h"
@@ -790,6 +791,92 @@ TEST_P(StoreTest, GarbageQueuePerNode) {
   EXPECT_EQ(store_->TakeGarbage(NodeId(2), 10)->size(), 3u);
   EXPECT_TRUE(store_->TakeGarbage(NodeId(9), 10)->empty());
   EXPECT_EQ(Counts().garbage_chunks, 4u);
+}
+
+// An encode's cells replace those of the recorded stripe cell by cell; a
+// cell file no longer recorded (moved, of a failed command, of a removed
+// chunk) is queued as garbage of its node under its cell id.
+TEST_P(StoreTest, ErasureCodedCellsAreRecordedAndCollected) {
+  std::vector<ReplicaTarget> n;
+  for (uint32_t i = 1; i <= 4; ++i) n.push_back(testing::RegisterTargets(*store_, i, 1)[0]);
+  InodeId f = MkFile(kRootInode, "f");
+  ASSERT_OK(store_->Allocate(OpToken{}, f, {0}, {n[0]}));
+  bool eof = false;
+  auto scanned = store_->ScanReplicas(ChunkId(), 10, &eof);
+  ASSERT_OK(scanned);
+  ASSERT_EQ(scanned->size(), 1u);
+  const ChunkId chunk = scanned->front().chunk;
+  EXPECT_EQ(scanned->front().ec, "");
+  auto place = [&](size_t i) { return ec::CellPlace{n[i].node, n[i].volume}; };
+  const ec::CellPlace none{};
+  auto recorded = [&]() -> std::string {
+    auto page = store_->ScanReplicas(ChunkId(), 10, &eof);
+    return page.ok() && page->size() == 1 ? page->front().ec : "?";
+  };
+  // garbage(NODE): the cell ids and versions queued for node NODE (acknowledged).
+  auto garbage = [&](size_t i) {
+    std::vector<std::pair<ChunkId, uint64_t>> out;
+    auto page = store_->TakeGarbage(n[i].node, 100);
+    EXPECT_OK(page);
+    std::vector<uint64_t> ids;
+    for (const GarbageChunk& g : *page) {
+      out.emplace_back(g.chunk, g.version);
+      ids.push_back(g.id);
+    }
+    EXPECT_OK(store_->AckGarbage(ids));
+    return out;
+  };
+  using Cells = std::vector<std::pair<ChunkId, uint64_t>>;
+
+  ec::EcStripe made{2, 1, 4096, 3, 10000, {place(1), place(2), place(3)}};
+  ASSERT_OK(store_->RecordEcCells(chunk, made, true));
+  EXPECT_EQ(recorded(), ec::FormatStripe(made));
+  for (size_t i = 0; i < 4; ++i) EXPECT_TRUE(garbage(i).empty()) << i;
+
+  // Cell 1 made again on node 1: its file on node 3 is garbage.
+  ASSERT_OK(store_->RecordEcCells(chunk, ec::EcStripe{2, 1, 4096, 3, 10000, {none, place(0), none}},
+                                  true));
+  EXPECT_EQ(recorded(),
+            ec::FormatStripe(ec::EcStripe{2, 1, 4096, 3, 10000, {place(1), place(0), place(3)}}));
+  EXPECT_EQ(garbage(2), (Cells{{ec::CellChunkId(chunk, 1), 3}}));
+
+  // A new version on nodes 2, 3, 4: cells 0 and 2 are overwritten in place,
+  // cell 1 on node 1 is garbage.
+  ec::EcStripe v4{2, 1, 4096, 4, 9000, {place(1), place(2), place(3)}};
+  ASSERT_OK(store_->RecordEcCells(chunk, v4, true));
+  EXPECT_EQ(recorded(), ec::FormatStripe(v4));
+  EXPECT_EQ(garbage(0), (Cells{{ec::CellChunkId(chunk, 1), 3}}));
+  for (size_t i = 1; i < 4; ++i) EXPECT_TRUE(garbage(i).empty()) << i;
+
+  // A failed encode: what it wrote is garbage, except files the recorded
+  // stripe holds; the record stays.
+  ASSERT_OK(store_->RecordEcCells(chunk, ec::EcStripe{2, 1, 4096, 5, 0, {place(0), place(2), none}},
+                                  false));
+  EXPECT_EQ(recorded(), ec::FormatStripe(v4));
+  EXPECT_EQ(garbage(0), (Cells{{ec::CellChunkId(chunk, 0), 5}}));
+  EXPECT_TRUE(garbage(2).empty());
+
+  // A cell found bad on its node leaves the record and is garbage; a
+  // report naming another node changes nothing.
+  ASSERT_OK(store_->DropEcCell(chunk, 1, n[0].node));
+  EXPECT_EQ(recorded(), ec::FormatStripe(v4));
+  ASSERT_OK(store_->DropEcCell(chunk, 1, n[2].node));
+  EXPECT_EQ(recorded(),
+            ec::FormatStripe(ec::EcStripe{2, 1, 4096, 4, 9000, {place(1), none, place(3)}}));
+  EXPECT_EQ(garbage(2), (Cells{{ec::CellChunkId(chunk, 1), 4}}));
+  ASSERT_OK(store_->RecordEcCells(chunk, ec::EcStripe{2, 1, 4096, 4, 9000, {none, place(2), none}},
+                                  true));
+  EXPECT_EQ(recorded(), ec::FormatStripe(v4));
+
+  // The file removed: its replica and every recorded cell are garbage; an
+  // encode that ends after that leaves only garbage.
+  ASSERT_OK(store_->Unlink(OpToken{}, kRootInode, "f", T(200)));
+  EXPECT_EQ(garbage(0), (Cells{{chunk, 0}}));
+  EXPECT_EQ(garbage(1), (Cells{{ec::CellChunkId(chunk, 0), 4}}));
+  EXPECT_EQ(garbage(2), (Cells{{ec::CellChunkId(chunk, 1), 4}}));
+  EXPECT_EQ(garbage(3), (Cells{{ec::CellChunkId(chunk, 2), 4}}));
+  ASSERT_OK(store_->RecordEcCells(chunk, v4, true));
+  EXPECT_EQ(garbage(3), (Cells{{ec::CellChunkId(chunk, 2), 4}}));
 }
 
 TEST_P(StoreTest, ListChunksPagesOverLayoutsAndGarbage) {

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "common/logging.h"
+#include "ec/cells.h"
 #include "meta/store/chunk_math.h"
 #include "meta/store/store_util.h"
 
@@ -78,7 +80,7 @@ Replica ReplicaOf(const ReplicaRow& row) {
 }
 
 ChunkLayout LayoutOf(const ChunkWithReplicas& chunk) {
-  ChunkLayout layout{chunk.chunk.index, {}, chunk.chunk.object_version};
+  ChunkLayout layout{chunk.chunk.index, {}, chunk.chunk.object_version, chunk.chunk.ec};
   layout.replicas.reserve(chunk.replicas.size());
   for (const ReplicaRow& r : chunk.replicas) layout.replicas.push_back(ReplicaOf(r));
   return layout;
@@ -211,6 +213,27 @@ Status FreeInode(WriteTxn& txn, const InodeAttr& attr) {
   return txn.DeleteInode(attr.ino);
 }
 
+Status DropEcCells(WriteTxn& txn, const ChunkRow& chunk, std::string_view old_text,
+                   std::string_view kept_text) {
+  if (old_text.empty()) return Status::Ok();
+  auto old = ec::ParseStripe(old_text);
+  auto kept = ec::ParseStripe(kept_text);
+  if (!old.ok() || !kept.ok()) {
+    LOG_WARN("chunk {}: {}; its cell files are not collected", chunk.id,
+             (old.ok() ? kept.status() : old.status()).ToString());
+    return Status::Ok();
+  }
+  for (uint32_t i = 0; i < old->cells.size(); ++i) {
+    const ec::CellPlace& cell = old->cells[i];
+    if (cell.node.value() == 0) continue;
+    if (i < kept->cells.size() && kept->cells[i].node == cell.node) continue;
+    ASSIGN_OR_RETURN(uint64_t id, txn.NextId(Counter::kGarbage));
+    RETURN_IF_ERROR(txn.PutGarbage(GarbageRow{id, ec::CellChunkId(chunk.id, i), chunk.ino,
+                                              chunk.index, cell.node, cell.volume, old->version}));
+  }
+  return Status::Ok();
+}
+
 Status DropChunks(WriteTxn& txn, std::vector<ChunkWithReplicas> chunks) {
   std::sort(chunks.begin(), chunks.end(), [](const auto& a, const auto& b) {
     return a.chunk.id.value() < b.chunk.id.value();
@@ -227,6 +250,7 @@ Status DropChunks(WriteTxn& txn, std::vector<ChunkWithReplicas> chunks) {
           txn.PutGarbage(GarbageRow{id, c.chunk.id, c.chunk.ino, c.chunk.index, kObjectTierNode,
                                     VolumeId(0), c.chunk.object_version}));
     }
+    RETURN_IF_ERROR(DropEcCells(txn, c.chunk, c.chunk.ec, ""));
     RETURN_IF_ERROR(txn.DeleteChunk(c.chunk.id));
   }
   return Status::Ok();

@@ -115,6 +115,12 @@ Status FreeInode(WriteTxn& txn, const InodeAttr& attr);
 // Moves the replicas of `chunks` to the garbage queue (by chunk id, then
 // pos) and deletes the chunks.
 Status DropChunks(WriteTxn& txn, std::vector<ChunkWithReplicas> chunks);
+// Queues the cell files of stripe `old_text` (ec::FormatStripe text) of
+// `chunk` as garbage of their nodes, except those `kept_text` records at
+// the same node (the same file: a cell is overwritten in place). An
+// unreadable stripe text is logged and queues nothing.
+Status DropEcCells(WriteTxn& txn, const ChunkRow& chunk, std::string_view old_text,
+                   std::string_view kept_text);
 // Moves the chunks of `ino` with index >= first to the garbage queue.
 Status DropChunksFrom(WriteTxn& txn, InodeId ino, uint64_t first);
 // Drops the chunks wholly past the end of `ino` that no replica ever took a

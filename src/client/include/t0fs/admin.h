@@ -145,6 +145,9 @@ struct ChunkRef {
   InodeId ino;
   uint64_t index = 0;  // chunk index in the file
   bool garbage = false;
+  // 0: a replica; i + 1: the chunk's erasure-coded cell i (protect=ec),
+  // stored on the node as a chunk of its own (docs/formats/ec.md).
+  uint32_t cell = 0;
 };
 
 // A chunk file a data node holds.

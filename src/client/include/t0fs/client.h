@@ -162,6 +162,9 @@ struct ChunkInfo {
   uint64_t index = 0;
   std::vector<ReplicaInfo> replicas;
   uint64_t object_version = 0;  // of the copy in the object tier (protect=object); 0: none
+  // Where its erasure-coded cells are (protect=ec): "K+M UNIT VERSION LENGTH
+  // NODE:VOLUME,..." with one pair per cell (0:0: none); "" none.
+  std::string ec{};
 };
 struct LayoutInfo {
   uint64_t chunk_size = 0;

@@ -132,6 +132,7 @@ class DigestSink final : public RowSink {
   Status Chunk(const ChunkRow& r) override {
     Begin(kChunks);
     Ints({r.id.value(), r.ino.value(), r.index, r.object_version});
+    Bytes(r.ec);
     return Status::Ok();
   }
   Status Replica(const ReplicaRow& r) override {

@@ -74,7 +74,8 @@ Status Populate(Engine& engine) {
     RETURN_IF_ERROR(txn->PutDentry(DentryRow{kRootInode, name, InodeId(ino), ino}));
     RETURN_IF_ERROR(txn->PutXattr(InodeId(ino), "user.x", std::string("\0v", 2)));
     RETURN_IF_ERROR(txn->PutChunk(
-        ChunkRow{ChunkId(100 + ino), InodeId(ino), ino % 5, ino % 3 == 1 ? ino * 10 : 0}));
+        ChunkRow{ChunkId(100 + ino), InodeId(ino), ino % 5, ino % 3 == 1 ? ino * 10 : 0,
+                 ino % 4 == 1 ? fmt::format("1+1 4096 {} 8 1:11,2:12", ino) : ""}));
     RETURN_IF_ERROR(txn->PutReplica(
         ReplicaRow{ChunkId(100 + ino), 0, NodeId(1), VolumeId(11), ino,
                    ino % 2 == 0 ? ReplicaState::kPending : ReplicaState::kHealthy}));

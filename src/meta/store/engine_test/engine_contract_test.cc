@@ -554,7 +554,7 @@ TEST_P(EngineContract, InsertChunkIfFreeNeverReplaces) {
   {
     auto txn = BeginWriteTxn(*engine);
     ASSERT_TRUE(txn);
-    ASSERT_OK(txn->PutChunk(ChunkRow{ChunkId(7), InodeId(41), 3, 5}));
+    ASSERT_OK(txn->PutChunk(ChunkRow{ChunkId(7), InodeId(41), 3, 5, "2+1 4096 5 10 2:4,3:5,4:6"}));
     ASSERT_OK(txn->PutReplica(
         ReplicaRow{ChunkId(7), 0, NodeId(2), VolumeId(4), 1, ReplicaState::kHealthy}));
     ASSERT_OK(txn->Commit());
@@ -581,11 +581,13 @@ TEST_P(EngineContract, InsertChunkIfFreeNeverReplaces) {
   EXPECT_EQ((*seven)->chunk.ino, InodeId(41));
   EXPECT_EQ((*seven)->chunk.index, 3u);
   EXPECT_EQ((*seven)->chunk.object_version, 5u);  // the object copy's version kept
+  EXPECT_EQ((*seven)->chunk.ec, "2+1 4096 5 10 2:4,3:5,4:6");  // and its cells
   EXPECT_EQ((*seven)->replicas.size(), 1u);
   auto listed = txn->ListChunksOf(InodeId(41), 0, 10);
   ASSERT_OK(listed);
   ASSERT_EQ(listed->size(), 1u);
   EXPECT_EQ(listed->front().chunk.object_version, 5u);
+  EXPECT_EQ(listed->front().chunk.ec, "2+1 4096 5 10 2:4,3:5,4:6");
   auto eight = txn->GetChunk(ChunkId(8));
   ASSERT_OK(eight);
   ASSERT_TRUE(eight->has_value());

@@ -155,6 +155,7 @@ Result<std::vector<ChunkReplicas>> PosixStore::ScanReplicas(ChunkId after, size_
         r.ctime = file->attr.ctime;
         r.writer_open = writer_open;
         r.object_version = c.chunk.object_version;
+        r.ec = c.chunk.ec;
         for (const ReplicaRow& row : c.replicas) r.replicas.push_back(internal::ReplicaOf(row));
         out.push_back(std::move(r));
       }
@@ -272,6 +273,50 @@ Status PosixStore::SetObjectVersion(ChunkId chunk, uint64_t version) {
     if (gone.version == 0) return Status::Ok();
     ASSIGN_OR_RETURN(gone.id, txn.NextId(Counter::kGarbage));
     return txn.PutGarbage(gone);
+  });
+}
+
+Status PosixStore::RecordEcCells(ChunkId chunk, const ec::EcStripe& made, bool ok) {
+  const std::string made_text = ec::FormatStripe(made);
+  return Write([&](WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(std::optional<ChunkWithReplicas> c, txn.GetChunk(chunk));
+    if (!c) {
+      // The chunk is gone: every cell written for it is garbage.
+      ChunkRow gone;
+      gone.id = chunk;
+      return internal::DropEcCells(txn, gone, made_text, "");
+    }
+    ChunkRow& row = c->chunk;
+    if (!ok) return internal::DropEcCells(txn, row, made_text, row.ec);
+    ASSIGN_OR_RETURN(ec::EcStripe stripe, ec::ParseStripe(row.ec));
+    if (stripe.k != made.k || stripe.m != made.m || stripe.unit != made.unit ||
+        stripe.version != made.version || stripe.cells.size() != made.cells.size()) {
+      stripe = made;  // another code or version: the recorded cells are dropped
+    } else {
+      for (size_t i = 0; i < made.cells.size(); ++i) {
+        if (made.cells[i].node.value() != 0) stripe.cells[i] = made.cells[i];
+      }
+      stripe.length = made.length;
+    }
+    std::string text = ec::FormatStripe(stripe);
+    RETURN_IF_ERROR(internal::DropEcCells(txn, row, row.ec, text));
+    row.ec = std::move(text);
+    return txn.PutChunk(row);
+  });
+}
+
+Status PosixStore::DropEcCell(ChunkId chunk, uint32_t cell, NodeId node) {
+  return Write([&](WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(std::optional<ChunkWithReplicas> c, txn.GetChunk(chunk));
+    if (!c) return Status::Ok();
+    ChunkRow& row = c->chunk;
+    ASSIGN_OR_RETURN(ec::EcStripe stripe, ec::ParseStripe(row.ec));
+    if (cell >= stripe.cells.size() || stripe.cells[cell].node != node) return Status::Ok();
+    stripe.cells[cell] = ec::CellPlace{};
+    std::string text = ec::FormatStripe(stripe);
+    RETURN_IF_ERROR(internal::DropEcCells(txn, row, row.ec, text));
+    row.ec = std::move(text);
+    return txn.PutChunk(row);
   });
 }
 

@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 
+#include "ec/cells.h"
 #include "meta/store/posix_store.h"
 #include "meta/store/store_util.h"
 
@@ -52,7 +53,9 @@ Result<std::vector<ChunkRecord>> PosixStore::ListChunks(ChunkId after, size_t ma
     }
     std::map<ChunkId, const ChunkWithReplicas*> ids;
     for (const ChunkWithReplicas& c : live) {
-      if (!c.replicas.empty() && c.chunk.id.value() <= bound) ids.emplace(c.chunk.id, &c);
+      if ((!c.replicas.empty() || !c.chunk.ec.empty()) && c.chunk.id.value() <= bound) {
+        ids.emplace(c.chunk.id, &c);
+      }
     }
     for (ChunkId id : queued) {
       if (id.value() <= bound) ids.emplace(id, nullptr);
@@ -66,6 +69,16 @@ Result<std::vector<ChunkRecord>> PosixStore::ListChunks(ChunkId after, size_t ma
         for (const ReplicaRow& r : layout->replicas) {
           rows.push_back(ChunkRecord{chunk, layout->chunk.ino, layout->chunk.index,
                                      internal::ReplicaOf(r), false});
+        }
+        // Its cells, under the chunk's id (pages follow chunk ids).
+        auto stripe = ec::ParseStripe(layout->chunk.ec);
+        for (uint32_t cell = 0; stripe.ok() && cell < stripe->cells.size(); ++cell) {
+          const ec::CellPlace& place = stripe->cells[cell];
+          if (place.node.value() == 0) continue;
+          rows.push_back(ChunkRecord{chunk, layout->chunk.ino, layout->chunk.index,
+                                     Replica{place.node, place.volume, ec::CellChunkId(chunk, cell),
+                                             stripe->version, ReplicaState::kHealthy},
+                                     false, cell + 1});
         }
       }
       ASSIGN_OR_RETURN(std::vector<GarbageRow> garbage, txn.ListGarbageOfChunk(chunk));

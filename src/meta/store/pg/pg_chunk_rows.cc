@@ -12,8 +12,9 @@ namespace {
 
 // A chunk joined with its replicas: one result row per replica (one row with
 // NULL replica columns for a chunk without any), in chunk order, then pos.
-#define T0FS_PG_CHUNK_JOIN                                                                    \
-  "SELECT c.id, c.ino, c.idx, c.object_version, r.pos, r.node, r.volume, r.version, r.state " \
+#define T0FS_PG_CHUNK_JOIN                                                                  \
+  "SELECT c.id, c.ino, c.idx, c.object_version, c.ec, r.pos, r.node, r.volume, r.version, " \
+  "r.state "                                                                                \
   "FROM chunks c LEFT JOIN replicas r ON r.chunk_id = c.id "
 #define T0FS_PG_GARBAGE_COLUMNS "id, chunk_id, ino, idx, node, volume, version"
 
@@ -30,15 +31,15 @@ constexpr Stmt kScanReplicas{"scan_replicas",
                              "WHERE (chunk_id, pos) > ($1, $2) ORDER BY chunk_id, pos LIMIT $3"};
 constexpr Stmt kPutChunk{
     "put_chunk",
-    "INSERT INTO chunks (id, ino, idx, object_version) VALUES ($1, $2, $3, $4) "
+    "INSERT INTO chunks (id, ino, idx, object_version, ec) VALUES ($1, $2, $3, $4, $5) "
     "ON CONFLICT (id) DO UPDATE SET ino = excluded.ino, idx = excluded.idx, "
-    "object_version = excluded.object_version"};
+    "object_version = excluded.object_version, ec = excluded.ec"};
 // ON CONFLICT checks the key with a dirty snapshot, which takes no
 // serializable read lock (a SELECT by key would lock the index page).
 constexpr Stmt kInsertChunkIfFree{
     "insert_chunk_if_free",
-    "INSERT INTO chunks (id, ino, idx, object_version) "
-    "VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING RETURNING id"};
+    "INSERT INTO chunks (id, ino, idx, object_version, ec) "
+    "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING RETURNING id"};
 // One statement for the chunk row and its replica rows.
 constexpr Stmt kDeleteChunk{"delete_chunk",
                             "WITH gone AS (DELETE FROM replicas WHERE chunk_id = $1) "
@@ -74,13 +75,14 @@ std::vector<ChunkWithReplicas> ChunksOfRows(const pg::Rows& q) {
   for (int r = 0; r < q.size(); ++r) {
     ChunkId id(q.UInt(r, 0));
     if (out.empty() || out.back().chunk.id != id) {
-      out.push_back(
-          ChunkWithReplicas{ChunkRow{id, InodeId(q.UInt(r, 1)), q.UInt(r, 2), q.UInt(r, 3)}, {}});
+      out.push_back(ChunkWithReplicas{ChunkRow{id, InodeId(q.UInt(r, 1)), q.UInt(r, 2),
+                                               q.UInt(r, 3), std::string(q.Text(r, 4))},
+                                      {}});
     }
-    if (q.IsNull(r, 4)) continue;
-    out.back().replicas.push_back(ReplicaRow{id, static_cast<uint32_t>(q.Int(r, 4)),
-                                             NodeId(q.UInt(r, 5)), VolumeId(q.UInt(r, 6)),
-                                             q.UInt(r, 7), static_cast<ReplicaState>(q.Int(r, 8))});
+    if (q.IsNull(r, 5)) continue;
+    out.back().replicas.push_back(ReplicaRow{id, static_cast<uint32_t>(q.Int(r, 5)),
+                                             NodeId(q.UInt(r, 6)), VolumeId(q.UInt(r, 7)),
+                                             q.UInt(r, 8), static_cast<ReplicaState>(q.Int(r, 9))});
   }
   return out;
 }
@@ -141,12 +143,14 @@ Status PgTxn::ScanReplicas(const RowVisitor<ReplicaRow>& visit) {
 }
 
 Status PgTxn::PutChunk(const ChunkRow& row) {
-  return Exec(kPutChunk, {Id64(row.id), Id64(row.ino), U(row.index), U(row.object_version)});
+  return Exec(kPutChunk, {Id64(row.id), Id64(row.ino), U(row.index), U(row.object_version),
+                          pg::Param(std::string_view(row.ec))});
 }
 
 Result<bool> PgTxn::InsertChunkIfFree(const ChunkRow& row) {
   ASSIGN_OR_RETURN(pg::Rows rows, Run(kInsertChunkIfFree, {Id64(row.id), Id64(row.ino),
-                                                           U(row.index), U(row.object_version)}));
+                                                           U(row.index), U(row.object_version),
+                                                           pg::Param(std::string_view(row.ec))}));
   return rows.size() == 1;
 }
 

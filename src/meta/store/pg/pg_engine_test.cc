@@ -29,7 +29,7 @@ std::string BackToSchema(PgHome& home, int version) {
       "SET search_path TO {0}; DELETE FROM t0fs_schema WHERE version > {1}; "
       "INSERT INTO t0fs_schema (version) VALUES ({1}) ON CONFLICT DO NOTHING; "
       "ALTER TABLE inodes DROP COLUMN protect, DROP COLUMN protect_within; "
-      "ALTER TABLE chunks DROP COLUMN object_version;",
+      "ALTER TABLE chunks DROP COLUMN object_version, DROP COLUMN ec;",
       home.schema(), version);
 }
 

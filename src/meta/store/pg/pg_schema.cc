@@ -75,6 +75,7 @@ CREATE TABLE chunks (
   ino bigint NOT NULL,
   idx bigint NOT NULL,
   object_version bigint NOT NULL DEFAULT 0,
+  ec text NOT NULL DEFAULT '',
   UNIQUE (ino, idx)
 );
 
@@ -189,6 +190,13 @@ ALTER TABLE chunks ADD COLUMN object_version bigint NOT NULL DEFAULT 0;
 INSERT INTO t0fs_schema (version) VALUES (4);
 )sql";
 
+// Version 4 to 5: a chunk's erasure-coded cells (`ec` on chunks, the text
+// of ec::FormatStripe); existing chunks have none.
+const char* const kMigrateTo5 = R"sql(
+ALTER TABLE chunks ADD COLUMN ec text NOT NULL DEFAULT '';
+INSERT INTO t0fs_schema (version) VALUES (5);
+)sql";
+
 // pg_advisory_xact_lock key of schema creation ("t0fsschm").
 constexpr int64_t kSchemaLock = 0x7430667373636866;
 
@@ -234,6 +242,11 @@ Status PrepareLocked(pg::Connection& conn, const std::string& where) {
       RETURN_IF_ERROR(conn.ExecScript(kMigrateTo4));
       LOG_INFO("{}: migrated the metadata schema from version {} to {}", where,
                std::max<int64_t>(version, 3), 4);
+    }
+    if (version < 5) {
+      RETURN_IF_ERROR(conn.ExecScript(kMigrateTo5));
+      LOG_INFO("{}: migrated the metadata schema from version {} to {}", where,
+               std::max<int64_t>(version, 4), 5);
     }
     return Status::Ok();
   }

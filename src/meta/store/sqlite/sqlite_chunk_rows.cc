@@ -9,9 +9,8 @@ namespace {
 // A chunk joined with its replicas: one result row per replica (one row with
 // NULL replica columns for a chunk without any), in chunk order, then pos.
 constexpr const char* kChunkJoin =
-    "SELECT c.id, c.ino, c.idx, c.object_version, r.pos, r.node, r.volume, r.version, r.state FROM "
-    "chunks c "
-    "LEFT JOIN replicas r ON r.chunk_id = c.id";
+    "SELECT c.id, c.ino, c.idx, c.object_version, c.ec, r.pos, r.node, r.volume, r.version, "
+    "r.state FROM chunks c LEFT JOIN replicas r ON r.chunk_id = c.id";
 
 Result<std::vector<ChunkWithReplicas>> CollectChunks(StatementLease& q) {
   std::vector<ChunkWithReplicas> out;
@@ -20,11 +19,12 @@ Result<std::vector<ChunkWithReplicas>> CollectChunks(StatementLease& q) {
     if (!row) return out;
     ChunkId id(q->U64(0));
     if (out.empty() || out.back().chunk.id != id) {
-      out.push_back(ChunkWithReplicas{ChunkRow{id, InodeId(q->U64(1)), q->U64(2), q->U64(3)}, {}});
+      out.push_back(ChunkWithReplicas{
+          ChunkRow{id, InodeId(q->U64(1)), q->U64(2), q->U64(3), q->Bytes(4)}, {}});
     }
-    if (q->IsNull(4)) continue;
-    out.back().replicas.push_back(ReplicaRow{id, q->U32(4), NodeId(q->U64(5)), VolumeId(q->U64(6)),
-                                             q->U64(7), static_cast<ReplicaState>(q->U32(8))});
+    if (q->IsNull(5)) continue;
+    out.back().replicas.push_back(ReplicaRow{id, q->U32(5), NodeId(q->U64(6)), VolumeId(q->U64(7)),
+                                             q->U64(8), static_cast<ReplicaState>(q->U32(9))});
   }
 }
 
@@ -91,10 +91,10 @@ Status ScanReplicas(Db& db, const RowVisitor<ReplicaRow>& visit) {
 
 Status PutChunk(Db& db, const ChunkRow& row) {
   return db.Run(
-      "INSERT INTO chunks (id, ino, idx, object_version) VALUES (?, ?, ?, ?) "
+      "INSERT INTO chunks (id, ino, idx, object_version, ec) VALUES (?, ?, ?, ?, ?) "
       "ON CONFLICT (id) DO UPDATE SET ino = excluded.ino, idx = excluded.idx, "
-      "object_version = excluded.object_version",
-      row.id, row.ino, row.index, row.object_version);
+      "object_version = excluded.object_version, ec = excluded.ec",
+      row.id, row.ino, row.index, row.object_version, row.ec);
 }
 
 Status DeleteChunk(Db& db, ChunkId chunk) {

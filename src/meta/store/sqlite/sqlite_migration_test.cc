@@ -188,10 +188,11 @@ TEST(SqliteMigration, SchemaThreeDatabaseGainsNoProtection) {
     // What version 3 had: no protection columns (a goal set above is gone).
     auto raw = sqlite::Db::Open(path, std::chrono::milliseconds(1000));
     ASSERT_OK(raw);
-    ASSERT_OK(
-        raw->Exec("ALTER TABLE inodes DROP COLUMN protect; "
-                  "ALTER TABLE inodes DROP COLUMN protect_within; "
-                  "ALTER TABLE chunks DROP COLUMN object_version; PRAGMA user_version = 3;"));
+    ASSERT_OK(raw->Exec(
+        "ALTER TABLE inodes DROP COLUMN protect; "
+        "ALTER TABLE inodes DROP COLUMN protect_within; "
+        "ALTER TABLE chunks DROP COLUMN object_version; ALTER TABLE chunks DROP COLUMN ec; "
+        "PRAGMA user_version = 3;"));
   }
   ASSERT_EQ(UserVersion(path), 3);
   auto store = testing::OpenOrDie(path);
@@ -214,41 +215,81 @@ TEST(SqliteMigration, SchemaThreeDatabaseGainsNoProtection) {
   EXPECT_EQ(store->GetAttr(file)->protect, objective.protect);
 }
 
+// A current store at `path` with one node, one volume and a file of one
+// allocated chunk on it; returns the node's targets (empty on failure).
+std::vector<ReplicaTarget> StoreWithOneChunk(const std::string& path) {
+  auto store = testing::OpenOrDie(path);
+  if (store == nullptr) return {};
+  std::vector<ReplicaTarget> targets = testing::RegisterTargets(*store, 1, 1);
+  MakeNodeArgs f{kRootInode, "f", S_IFREG | 0644, 0, 0, 0, true, "", 65536};
+  auto made = store->MakeNode(OpToken{}, f, T(1000));
+  if (!made.ok() || !store->Allocate(OpToken{}, made->attr.ino, {0}, targets).ok()) return {};
+  return targets;
+}
+
+// The one chunk of `store` (StoreWithOneChunk's), as the repair scan sees it.
+std::optional<ChunkReplicas> OnlyChunk(MetaStore& store) {
+  bool eof = false;
+  auto chunks = store.ScanReplicas(ChunkId(), 10, &eof);
+  if (!chunks.ok() || chunks->size() != 1) return std::nullopt;
+  return chunks->front();
+}
+
 // A schema-4 database (before object copies) opens as version 5: its chunks
 // have no object copy, and one recorded afterwards persists.
 TEST(SqliteMigration, SchemaFourDatabaseGainsNoObjectCopies) {
   TempDir dir;
   const std::string path = dir.File("meta.db");
-  {
-    auto store = testing::OpenOrDie(path);
-    ASSERT_NE(store, nullptr);
-    std::vector<ReplicaTarget> targets = testing::RegisterTargets(*store, 1, 1);
-    MakeNodeArgs f{kRootInode, "f", S_IFREG | 0644, 0, 0, 0, true, "", 65536};
-    auto made = store->MakeNode(OpToken{}, f, T(1000));
-    ASSERT_OK(made);
-    ASSERT_OK(store->Allocate(OpToken{}, made->attr.ino, {0}, targets));
-  }
+  ASSERT_FALSE(StoreWithOneChunk(path).empty());
   {
     auto raw = sqlite::Db::Open(path, std::chrono::milliseconds(1000));
     ASSERT_OK(raw);
-    ASSERT_OK(raw->Exec("ALTER TABLE chunks DROP COLUMN object_version; PRAGMA user_version = 4;"));
+    ASSERT_OK(raw->Exec(
+        "ALTER TABLE chunks DROP COLUMN object_version; ALTER TABLE chunks DROP COLUMN ec; "
+        "PRAGMA user_version = 4;"));
   }
   auto store = testing::OpenOrDie(path);
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(UserVersion(path), 5);
-  bool eof = false;
-  auto chunks = store->ScanReplicas(ChunkId(), 10, &eof);
-  ASSERT_OK(chunks);
-  ASSERT_EQ(chunks->size(), 1u);
-  EXPECT_EQ(chunks->front().object_version, 0u);
-  ASSERT_OK(store->SetObjectVersion(chunks->front().chunk, 3));
+  EXPECT_EQ(UserVersion(path), sqlite::kSchemaVersion);
+  auto chunk = OnlyChunk(*store);
+  ASSERT_TRUE(chunk.has_value());
+  EXPECT_EQ(chunk->object_version, 0u);
+  ASSERT_OK(store->SetObjectVersion(chunk->chunk, 3));
   store.reset();
   store = testing::OpenOrDie(path);
   ASSERT_NE(store, nullptr);
-  chunks = store->ScanReplicas(ChunkId(), 10, &eof);
-  ASSERT_OK(chunks);
-  ASSERT_EQ(chunks->size(), 1u);
-  EXPECT_EQ(chunks->front().object_version, 3u);
+  chunk = OnlyChunk(*store);
+  ASSERT_TRUE(chunk.has_value());
+  EXPECT_EQ(chunk->object_version, 3u);
+}
+
+// A schema-5 database (before erasure-coded cells) opens as version 6: its
+// chunks have no cells, and cells recorded afterwards persist.
+TEST(SqliteMigration, SchemaFiveDatabaseGainsNoCells) {
+  TempDir dir;
+  const std::string path = dir.File("meta.db");
+  const std::vector<ReplicaTarget> targets = StoreWithOneChunk(path);
+  ASSERT_FALSE(targets.empty());
+  {
+    auto raw = sqlite::Db::Open(path, std::chrono::milliseconds(1000));
+    ASSERT_OK(raw);
+    ASSERT_OK(raw->Exec("ALTER TABLE chunks DROP COLUMN ec; PRAGMA user_version = 5;"));
+  }
+  auto store = testing::OpenOrDie(path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(UserVersion(path), 6);
+  auto chunk = OnlyChunk(*store);
+  ASSERT_TRUE(chunk.has_value());
+  EXPECT_EQ(chunk->ec, "");
+  const ec::EcStripe stripe{
+      1, 1, 4096, 1, 100, {{NodeId(1), targets[0].volume}, {NodeId(1), targets[0].volume}}};
+  ASSERT_OK(store->RecordEcCells(chunk->chunk, stripe, true));
+  store.reset();
+  store = testing::OpenOrDie(path);
+  ASSERT_NE(store, nullptr);
+  chunk = OnlyChunk(*store);
+  ASSERT_TRUE(chunk.has_value());
+  EXPECT_EQ(chunk->ec, ec::FormatStripe(stripe));
 }
 
 }  // namespace

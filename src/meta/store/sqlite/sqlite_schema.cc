@@ -70,6 +70,7 @@ CREATE TABLE chunks (
   ino INTEGER NOT NULL,
   idx INTEGER NOT NULL,
   object_version INTEGER NOT NULL DEFAULT 0,
+  ec TEXT NOT NULL DEFAULT '',
   UNIQUE (ino, idx)
 );
 
@@ -160,6 +161,8 @@ CREATE INDEX replicas_by_node ON replicas (node);
 // `protect_within`: rows.h, PackProtection); existing inodes have none.
 // Version 4 → 5: the version of a chunk's copy in the object tier
 // (`object_version` on chunks); existing chunks have none.
+// Version 5 → 6: a chunk's erasure-coded cells (`ec` on chunks, the text of
+// ec::FormatStripe); existing chunks have none.
 const char* const kMigrations[] = {
     R"sql(
 ALTER TABLE inodes ADD COLUMN replicas INTEGER NOT NULL DEFAULT 1;
@@ -195,6 +198,9 @@ ALTER TABLE inodes ADD COLUMN protect_within INTEGER NOT NULL DEFAULT 0;
 )sql",
     R"sql(
 ALTER TABLE chunks ADD COLUMN object_version INTEGER NOT NULL DEFAULT 0;
+)sql",
+    R"sql(
+ALTER TABLE chunks ADD COLUMN ec TEXT NOT NULL DEFAULT '';
 )sql",
 };
 

@@ -12,7 +12,7 @@ namespace t0fs::meta::sqlite {
 // Stored in PRAGMA user_version. A store refuses a database whose version it
 // does not know; a new version comes with a migration from the previous one,
 // applied at open (an old database is upgraded in place, in one transaction).
-inline constexpr int64_t kSchemaVersion = 5;
+inline constexpr int64_t kSchemaVersion = 6;
 
 // Creates every table and index of version kSchemaVersion (no rows).
 extern const char* const kSchemaSql;

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# protect=ec:K+M on a 6-node cluster (real processes on loopback), through a
+# mount on node 1 (files written there keep their one replica on node 1):
+#  - files under `replicas=1 protect=ec:2+1 within=1s` and `ec:4+2` are cut
+#    into K+M cells on K+M distinct nodes after their last close; each data
+#    cell's file on its node holds the chunk's units round robin
+#    (docs/formats/ec.md), checked from outside; layout says protected,
+#    status has nothing waiting, fsck is clean;
+#  - a rewrite is encoded again at the chunk's new version;
+#  - node 1 (the only replica of both files, and one cell of each chunk) is
+#    killed: repair rebuilds every chunk from K of its cells onto another
+#    node and both files read back byte for byte; the 2+1 file's lost cells
+#    are made again on the nodes left;
+#  - node 2 is killed too: the 4+2 file has lost M = 2 of its cells (and
+#    maybe its rebuilt replica) and still reads back;
+#  - a removed file's cell files are deleted from the nodes still up;
+#  - bad goals are refused (protect.sh checks the forms; here: too few nodes
+#    for the cells waits with a warning).
+set -euo pipefail
+source "$(dirname "$0")/../lib/cluster.sh"
+
+METRICS="127.0.0.1:$(free_port)"
+META_FLAGS=(--suspect-after 1s --node-timeout 2s --repair-grace 3s --repair-interval 300ms --heartbeat 200ms
+  --metrics-listen "$METRICS")
+multi_start 6 1M
+MNT="$CLUSTER_DIR/mnt"
+mkdir -p "$MNT"
+mount_start --node-id 1
+
+protection_is() {  # protection_is PATH STATE: `t0fs layout` reports STATE
+  [[ "$(admin layout "t0fs:$1" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["protection"]["state"])')" == "$2" ]]
+}
+status_field() {  # status_field KEY: protection.KEY of `t0fs status --json`
+  admin status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["protection"][sys.argv[1]])' "$1"
+}
+# check_cells PATH SRC: every chunk of PATH has its K+M cells on K+M distinct
+# nodes at the chunk's version, and each data cell's file (found in the
+# node's volume by its cell id) holds the chunk's units round robin.
+check_cells() {
+  admin layout "t0fs:$1" --json >"$CLUSTER_DIR/layout.json"
+  python3 - "$CLUSTER_DIR" "$2" <<'EOF'
+import glob, json, sys
+cluster, src = sys.argv[1], sys.argv[2]
+layout = json.load(open(cluster + "/layout.json"))
+data = open(src, "rb").read()
+size = layout["chunk_size"]
+for c in layout["chunks"]:
+    ec = c["ec"]
+    if ec is None:
+        sys.exit("chunk #%d has no cells" % c["index"])
+    version = max(r["version"] for r in c["replicas"])
+    if ec["version"] != version:
+        sys.exit("chunk #%d: cells at v%d, chunk at v%d" % (c["index"], ec["version"], version))
+    k, unit = ec["k"], ec["unit"]
+    nodes = [cell["node"] for cell in ec["cells"]]
+    if len(nodes) != k + ec["m"] or len(set(nodes)) != len(nodes) or 0 in nodes:
+        sys.exit("chunk #%d: cells on nodes %s" % (c["index"], nodes))
+    chunk_id = c["replicas"][0]["chunk"]
+    body = data[c["index"] * size:(c["index"] + 1) * size]
+    if ec["length"] != len(body):
+        sys.exit("chunk #%d: cells of %d bytes, chunk of %d" % (c["index"], ec["length"], len(body)))
+    for j in range(k):
+        want = b"".join(body[u * unit:(u + 1) * unit] for u in range(j, (len(body) + unit - 1) // unit, k))
+        cell_id = chunk_id | (j + 1) << 56
+        files = glob.glob("%s/vol%d/**/%016x.dat" % (cluster, nodes[j], cell_id), recursive=True)
+        if len(files) != 1:
+            sys.exit("chunk #%d cell %d: %d files on node %d" % (c["index"], j, len(files), nodes[j]))
+        got = open(files[0], "rb").read()
+        if got != want:
+            sys.exit("chunk #%d cell %d on node %d: %d bytes differ from the chunk's units (%d)" %
+                     (c["index"], j, nodes[j], len(got), len(want)))
+EOF
+}
+# cell_files NODE...: cell files (a chunk id with a top byte) on those nodes' volumes.
+cell_files() {
+  local i
+  for i in "$@"; do find "$CLUSTER_DIR/vol$i" -name '*.dat' ! -name '00*'; done | wc -l
+}
+# healthy_off PATH NODE...: every chunk of PATH has a healthy replica on a node not listed.
+healthy_off() {
+  local path=$1
+  shift
+  admin layout "t0fs:$path" --json | python3 -c '
+import json, sys
+gone = {int(n) for n in sys.argv[1:]}
+chunks = json.load(sys.stdin)["chunks"]
+sys.exit(0 if chunks and all(any(r["node"] not in gone and r["state"] == "healthy" for r in c["replicas"]) for c in chunks) else 1)' "$@"
+}
+
+log "== the goals are set"
+mkdir "$MNT/a" "$MNT/b"
+admin objective set t0fs:/a replicas=1 protect=ec:2+1 within=1s >/dev/null
+admin objective set t0fs:/b replicas=1 protect=ec:4+2 within=1s >/dev/null
+admin objective get t0fs:/a | grep -qF "protect=ec:2+1" || fail "objective get: $(admin objective get t0fs:/a)"
+
+log "== closed files are cut into cells on distinct nodes"
+# 4.5 MiB: four whole 1 MiB chunks and a half one (a short last row).
+head -c $((9 << 19)) /dev/urandom >"$CLUSTER_DIR/src_a"
+head -c $((5 << 20 | 12345)) /dev/urandom >"$CLUSTER_DIR/src_b"
+cp "$CLUSTER_DIR/src_a" "$MNT/a/f"
+cp "$CLUSTER_DIR/src_b" "$MNT/b/f"
+wait_until 60 "a/f protected" protection_is /a/f protected
+wait_until 60 "b/f protected" protection_is /b/f protected
+check_cells /a/f "$CLUSTER_DIR/src_a" || fail "a/f's cells"
+check_cells /b/f "$CLUSTER_DIR/src_b" || fail "b/f's cells"
+admin layout t0fs:/a/f | grep -q "ec 2+1 v1:" || fail "layout shows no cells: $(admin layout t0fs:/a/f)"
+wait_until 10 "nothing waiting in status" test "$(status_field waiting_files)" -eq 0
+fsck_clean
+
+log "== a rewrite is encoded again at the new version"
+printf 'rewritten' | dd of="$CLUSTER_DIR/src_a" bs=1 seek=100 conv=notrunc status=none
+printf 'rewritten' | dd of="$MNT/a/f" bs=1 seek=100 conv=notrunc status=none
+cells_current() { check_cells /a/f "$CLUSTER_DIR/src_a" 2>/dev/null; }
+wait_until 60 "a/f's chunk 0 encoded at its new version" cells_current
+wait_until 20 "a/f protected again" protection_is /a/f protected
+cells_before=$(cell_files 1 2 3 4 5 6)
+# 5 chunks x 3 cells + 6 chunks x 6 cells; cells moved to other nodes by the rewrite are garbage.
+wait_until 20 "old cells collected" test "$(cell_files 1 2 3 4 5 6)" -eq 51
+log "cell files: $cells_before, then $(cell_files 1 2 3 4 5 6)"
+
+log "== node 1 (both files' only replica) is lost: chunks rebuilt from their cells"
+kill9 "${NODE_PIDS[1]}"
+NODE_PIDS[1]=""
+wait_until 20 "node 1 down" node_is 1 down
+wait_until 90 "a/f rebuilt off node 1" healthy_off /a/f 1
+wait_until 90 "b/f rebuilt off node 1" healthy_off /b/f 1
+timeout 60 cmp "$CLUSTER_DIR/src_a" "$MNT/a/f" || fail "a/f does not read back after the rebuild"
+timeout 60 cmp "$CLUSTER_DIR/src_b" "$MNT/b/f" || fail "b/f does not read back after the rebuild"
+# The 2+1 file's cells on node 1 are made again on the five nodes left;
+# the 4+2 file cannot have six cells on five nodes and waits.
+wait_until 60 "a/f protected without node 1" protection_is /a/f protected
+check_cells /a/f "$CLUSTER_DIR/src_a" || fail "a/f's cells after node 1's loss"
+protection_is /b/f waiting || fail "b/f is $(admin layout t0fs:/b/f --json | grep -o '"state": "[a-z]*"' | head -n 1) with 5 nodes for 6 cells"
+wait_until 20 "meta saying why b/f waits" grep -q "needs 1 more node(s) for its ec:4+2 cells" "$CLUSTER_DIR/meta.log"
+
+log "== node 2 is lost too: the 4+2 file has lost M = 2 cells and still reads back"
+kill9 "${NODE_PIDS[2]}"
+NODE_PIDS[2]=""
+wait_until 20 "node 2 down" node_is 2 down
+wait_until 90 "b/f readable off nodes 1 and 2" healthy_off /b/f 1 2
+wait_until 90 "a/f readable off nodes 1 and 2" healthy_off /a/f 1 2
+timeout 60 cmp "$CLUSTER_DIR/src_b" "$MNT/b/f" || fail "b/f does not read back after losing 2 nodes"
+timeout 60 cmp "$CLUSTER_DIR/src_a" "$MNT/a/f" || fail "a/f does not read back after losing 2 nodes"
+curl -sf "http://$METRICS/metrics" >"$CLUSTER_DIR/metrics" || fail "meta /metrics does not answer"
+grep -qE '^t0fs_meta_ec_rebuilds_total [1-9]' "$CLUSTER_DIR/metrics" || fail "no rebuild counted"
+grep -E '^t0fs_meta_ec_' "$CLUSTER_DIR/metrics" | tr '\n' ' ' >&2 || true
+echo >&2
+
+log "== removed files' cells are deleted"
+rm "$MNT/a/f" "$MNT/b/f"
+deadline=$((SECONDS + 30))
+until (($(cell_files 3 4 5 6) == 0)) || ((SECONDS > deadline)); do sleep 0.2; done
+if (($(cell_files 3 4 5 6) != 0)); then
+  find "$CLUSTER_DIR"/vol[3-6] -name '*.dat' >&2
+  admin fsck >&2 || true
+  fail "cell files are left"
+fi
+log "ok"
