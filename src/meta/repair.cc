@@ -457,6 +457,10 @@ void RepairPlanner::PlanEncode(const ChunkReplicas& c, uint64_t committed,
     *cell->mutable_cap() =
         CopyCap(ec::CellChunkId(c.chunk, wanted[j]), kCapWrite, ChunkBytes(c) / p.copies);
   }
+  if (Status st = store_.WithdrawEcGarbage(c.chunk, made); !st.ok()) {
+    LOG_WARN("protect: chunk {}: {}; its encode waits", c.chunk, st.ToString());
+    return;
+  }
   task.made = std::move(made);
   tasks_[c.chunk] = std::move(task);
   queued_[source->node].push_back(std::move(cmd));

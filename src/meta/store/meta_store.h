@@ -469,6 +469,12 @@ class MetaStore {
   // it leaves the recorded stripe (to be made again) and its file goes to
   // the garbage queue of `node`. Nothing when the stripe has it elsewhere.
   virtual Status DropEcCell(ChunkId chunk, uint32_t cell, NodeId node) = 0;
+  // An encode is about to write the cells `made` places: removals of those
+  // cell files still queued for their nodes (from an older stripe) are
+  // withdrawn, so that they cannot delete the new ones. (A new replica
+  // withdraws its node's removals of the chunk the same way, in
+  // AddPendingReplica.)
+  virtual Status WithdrawEcGarbage(ChunkId chunk, const ec::EcStripe& made) = 0;
   virtual Status SetNodeAdminState(NodeId node, NodeAdminState state) = 0;
   // The key meta signs chunk capabilities with (created with the store).
   virtual Result<std::string> CapabilityKey() = 0;

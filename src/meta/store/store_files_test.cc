@@ -856,6 +856,16 @@ TEST_P(StoreTest, ErasureCodedCellsAreRecordedAndCollected) {
   EXPECT_EQ(garbage(0), (Cells{{ec::CellChunkId(chunk, 0), 5}}));
   EXPECT_TRUE(garbage(2).empty());
 
+  // An encode about to write cell 1 on node 3 again withdraws the queued
+  // removal of that file there (it would delete the new cell).
+  ASSERT_OK(store_->DropEcCell(chunk, 1, n[2].node));  // its removal queued on node 3
+  ASSERT_OK(
+      store_->WithdrawEcGarbage(chunk, ec::EcStripe{2, 1, 4096, 4, 0, {none, place(2), none}}));
+  EXPECT_TRUE(garbage(2).empty());
+  ASSERT_OK(store_->RecordEcCells(chunk, ec::EcStripe{2, 1, 4096, 4, 9000, {none, place(2), none}},
+                                  true));
+  EXPECT_EQ(recorded(), ec::FormatStripe(v4));
+
   // A cell found bad on its node leaves the record and is garbage; a
   // report naming another node changes nothing.
   ASSERT_OK(store_->DropEcCell(chunk, 1, n[0].node));
@@ -877,6 +887,25 @@ TEST_P(StoreTest, ErasureCodedCellsAreRecordedAndCollected) {
   EXPECT_EQ(garbage(3), (Cells{{ec::CellChunkId(chunk, 2), 4}}));
   ASSERT_OK(store_->RecordEcCells(chunk, v4, true));
   EXPECT_EQ(garbage(3), (Cells{{ec::CellChunkId(chunk, 2), 4}}));
+}
+
+// A copy ordered to a node that still has a removal of the chunk queued
+// (it held a replica that was dropped) withdraws that removal: the node
+// must not delete the new copy.
+TEST_P(StoreTest, NewReplicaWithdrawsItsNodesQueuedRemoval) {
+  auto n1 = testing::RegisterTargets(*store_, 1, 1);
+  auto n2 = testing::RegisterTargets(*store_, 2, 1);
+  InodeId f = MkFile(kRootInode, "f");
+  ASSERT_OK(store_->Allocate(OpToken{}, f, {0}, {n1[0], n2[0]}));
+  bool eof = false;
+  auto scanned = store_->ScanReplicas(ChunkId(), 10, &eof);
+  ASSERT_OK(scanned);
+  ASSERT_EQ(scanned->size(), 1u);
+  const ChunkId chunk = scanned->front().chunk;
+  ASSERT_OK(store_->DropReplica(chunk, NodeId(2)));
+  EXPECT_EQ(store_->TakeGarbage(NodeId(2), 10)->size(), 1u);
+  ASSERT_OK(store_->AddPendingReplica(chunk, NodeId(2), n2[0].volume));
+  EXPECT_TRUE(store_->TakeGarbage(NodeId(2), 10)->empty());
 }
 
 TEST_P(StoreTest, ListChunksPagesOverLayoutsAndGarbage) {

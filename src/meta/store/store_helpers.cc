@@ -234,6 +234,14 @@ Status DropEcCells(WriteTxn& txn, const ChunkRow& chunk, std::string_view old_te
   return Status::Ok();
 }
 
+Status WithdrawGarbage(WriteTxn& txn, ChunkId file, NodeId node) {
+  ASSIGN_OR_RETURN(std::vector<GarbageRow> rows, txn.ListGarbageOfChunk(file));
+  for (const GarbageRow& g : rows) {
+    if (g.node == node) RETURN_IF_ERROR(txn.DeleteGarbage(g.id));
+  }
+  return Status::Ok();
+}
+
 Status DropChunks(WriteTxn& txn, std::vector<ChunkWithReplicas> chunks) {
   std::sort(chunks.begin(), chunks.end(), [](const auto& a, const auto& b) {
     return a.chunk.id.value() < b.chunk.id.value();

@@ -121,6 +121,10 @@ Status DropChunks(WriteTxn& txn, std::vector<ChunkWithReplicas> chunks);
 // unreadable stripe text is logged and queues nothing.
 Status DropEcCells(WriteTxn& txn, const ChunkRow& chunk, std::string_view old_text,
                    std::string_view kept_text);
+// Deletes the garbage rows of chunk file `file` (a chunk or cell id) on
+// `node`: a file about to be written there again must not be removed by an
+// older removal still queued.
+Status WithdrawGarbage(WriteTxn& txn, ChunkId file, NodeId node);
 // Moves the chunks of `ino` with index >= first to the garbage queue.
 Status DropChunksFrom(WriteTxn& txn, InodeId ino, uint64_t first);
 // Drops the chunks wholly past the end of `ino` that no replica ever took a

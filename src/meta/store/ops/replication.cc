@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/secret.h"
+#include "ec/cells.h"
 #include "meta/store/posix_store.h"
 #include "meta/store/store_util.h"
 
@@ -201,6 +202,7 @@ Status PosixStore::AddPendingReplica(ChunkId chunk, NodeId node, VolumeId volume
       return Status(StatusCode::kInvalidArgument,
                     fmt::format("volume {} is not on node {}", volume, node));
     }
+    RETURN_IF_ERROR(internal::WithdrawGarbage(txn, chunk, node));
     uint32_t next_pos = 0;
     for (ReplicaRow r : c->replicas) {
       if (r.node == node) {
@@ -302,6 +304,17 @@ Status PosixStore::RecordEcCells(ChunkId chunk, const ec::EcStripe& made, bool o
     RETURN_IF_ERROR(internal::DropEcCells(txn, row, row.ec, text));
     row.ec = std::move(text);
     return txn.PutChunk(row);
+  });
+}
+
+Status PosixStore::WithdrawEcGarbage(ChunkId chunk, const ec::EcStripe& made) {
+  return Write([&](WriteTxn& txn) -> Status {
+    for (uint32_t cell = 0; cell < made.cells.size(); ++cell) {
+      if (made.cells[cell].node.value() == 0) continue;
+      RETURN_IF_ERROR(
+          internal::WithdrawGarbage(txn, ec::CellChunkId(chunk, cell), made.cells[cell].node));
+    }
+    return Status::Ok();
   });
 }
 
