@@ -105,7 +105,8 @@ Status DataClient::Attempt(rpc::Channel* ch, const std::function<std::string()>&
 }
 
 Result<size_t> DataClient::Read(const ReplicaInfo& r, const Capability& cap, uint64_t offset,
-                                std::span<std::byte> buf, bool retry, bool direct) {
+                                std::span<std::byte> buf, bool retry, bool direct,
+                                uint64_t* version) {
   ASSIGN_OR_RETURN(rpc::Channel * ch, ChannelFor(r.node));
   InFlightGuard busy(InFlight(r.node));
   size_t done = 0;
@@ -129,6 +130,14 @@ Result<size_t> DataClient::Read(const ReplicaInfo& r, const Capability& cap, uin
     // A replica never written (version 0) may have no file: a hole.
     if (st.code() == StatusCode::kDataNoChunk && r.version == 0) return done;
     RETURN_IF_ERROR(st);
+    if (version != nullptr) {
+      if (done > 0 && *version != rsp.version()) {
+        return Status(StatusCode::kStale,
+                      fmt::format("chunk {} on node {} moved from version {} to {} during a read",
+                                  r.chunk, r.node, *version, rsp.version()));
+      }
+      *version = rsp.version();
+    }
     done += got;
     if (got < piece) break;  // end of the chunk file
   }

@@ -39,8 +39,11 @@ class DataClient {
   // holds there (short at its end). A replica never written (version 0)
   // whose file does not exist reads as empty.
   // `direct`: the reader opened with O_DIRECT; the node reads from its drive.
-  Result<size_t> Read(const ReplicaInfo& r, const Capability& cap, uint64_t offset, std::span<std::byte> buf,
-                      bool retry, bool direct = false);
+  // `version` (if given): the file's version as the node answered; a read
+  // whose pieces saw different versions fails kStale.
+  Result<size_t> Read(const ReplicaInfo& r, const Capability& cap, uint64_t offset,
+                      std::span<std::byte> buf, bool retry, bool direct = false,
+                      uint64_t* version = nullptr);
   Status Write(const ReplicaInfo& r, const Capability& cap, uint64_t offset, std::span<const std::byte> data,
                uint64_t version, bool retry);
   // Writes to several remote replicas at once: all requests are sent before

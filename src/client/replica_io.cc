@@ -1,10 +1,14 @@
 #include "client/replica_io.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "common/buffer.h"
 #include "common/logging.h"
+#include "ec/cells.h"
+#include "ec/rows.h"
+#include "ec/stripe_record.h"
 #include "rpc/channel.h"
 
 namespace t0fs::client {
@@ -173,14 +177,33 @@ Result<size_t> ReplicaIo::Read(InodeState& st, uint64_t index, uint64_t offset_i
   std::vector<ReplicaInfo> order = ReadOrder(chunk->info.replicas, [&](const ReplicaInfo& r) {
     return ReplicaRank{data_.Suspect(r.node), IsLocal(r), data_.Load(r.node)};
   });
+  // Decoded from the chunk's cells (protect=ec), its read right renewed
+  // once if it expired.
+  auto degraded = [&]() -> Result<size_t> {
+    Result<size_t> n = DegradedRead(*chunk, offset_in_chunk, buf);
+    if (n.status().code() != StatusCode::kDataCapabilityExpired) return n;
+    RETURN_IF_ERROR(layouts_.Refresh(st, index, 1));
+    ASSIGN_OR_RETURN(chunk, layouts_.ChunkFor(st, index));
+    if (!chunk) return size_t{0};
+    return DegradedRead(*chunk, offset_in_chunk, buf);
+  };
+  // With cells to decode from, no replica is the last resort: a replica's
+  // node that does not answer is not waited for.
+  const bool has_cells = !chunk->info.ec.empty();
   if (order.empty()) {
-    return Status(StatusCode::kIoError, fmt::format("chunk {} of inode {} has no healthy replica", index, st.ino));
+    Status none(StatusCode::kIoError,
+                fmt::format("chunk {} of inode {} has no healthy replica", index, st.ino));
+    if (!has_cells) return none;
+    Result<size_t> decoded = degraded();
+    if (!decoded.ok())
+      LOG_WARN("inode {} chunk #{}: {}", st.ino, index, decoded.status().ToString());
+    return decoded.ok() ? decoded : none;
   }
   Status last;
   bool refreshed = false;
   for (size_t idx = 0; idx < order.size(); ++idx) {
     const ReplicaInfo& r = order[idx];
-    bool last_resort = idx + 1 == order.size();
+    bool last_resort = idx + 1 == order.size() && !has_cells;
     Result<size_t> n = ReadReplica(st, r, chunk->cap, offset_in_chunk, buf, direct, last_resort);
     if (n.status().code() == StatusCode::kDataCapabilityExpired && !refreshed) {
       refreshed = true;
@@ -210,7 +233,99 @@ Result<size_t> ReplicaIo::Read(InodeState& st, uint64_t index, uint64_t offset_i
   if (last.code() == StatusCode::kDataChecksum) {
     LOG_ERROR("inode {} chunk #{}: {}", st.ino, index, last.ToString());
   }
+  if (has_cells && (rpc::IsTransportError(last.code()) || Damaged(last.code()))) {
+    Result<size_t> decoded = degraded();
+    if (decoded.ok()) return decoded;
+    LOG_WARN("inode {} chunk #{}: {} (after: {})", st.ino, index, decoded.status().ToString(),
+             last.ToString());
+  }
   return last;
+}
+
+Result<size_t> ReplicaIo::DegradedRead(const CachedChunk& chunk, uint64_t offset,
+                                       std::span<std::byte> buf) {
+  const ChunkInfo& info = chunk.info;
+  ASSIGN_OR_RETURN(ec::EcStripe stripe, ec::ParseStripe(info.ec));
+  const uint64_t committed = CommittedVersion(info);
+  if (stripe.empty() || info.replicas.empty() || stripe.version != committed) {
+    return Status(StatusCode::kIoError,
+                  fmt::format("no erasure-coded cells of version {} to read from (cells at "
+                              "version {})",
+                              committed, stripe.version));
+  }
+  ASSIGN_OR_RETURN(ec::ErasureCode code, ec::ErasureCode::Make(stripe.k, stripe.m));
+  const ChunkId chunk_id = info.replicas.front().chunk;
+  const uint32_t k = stripe.k, cells = k + stripe.m;
+  const uint64_t unit = stripe.unit, row_len = k * unit;
+  if (offset >= stripe.length || buf.empty()) return size_t{0};
+  const uint64_t len = std::min<uint64_t>(buf.size(), stripe.length - offset);
+  // Cells in the order they are tried: data cells first (nothing to
+  // decode when they answer), a node that just failed last.
+  std::vector<uint32_t> order(cells);
+  for (uint32_t i = 0; i < cells; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return data_.Suspect(stripe.cells[a].node) < data_.Suspect(stripe.cells[b].node);
+  });
+  std::vector<bool> failed(cells);
+  for (uint32_t i = 0; i < cells; ++i) failed[i] = stripe.cells[i].node.value() == 0;
+  AlignedBuffer cell_buf(cells * unit), row(row_len);
+  std::string why;  // the first cell that failed
+  uint64_t done = 0;
+  for (uint64_t r = offset / row_len; done < len; ++r) {
+    const uint64_t n = ec::RowBytes(stripe.length, k, unit, r);
+    std::vector<uint32_t> missing;
+    std::vector<bool> have(cells, false);
+    uint32_t got = 0;
+    for (uint32_t i : order) {
+      if (got == k || failed[i]) continue;
+      std::byte* at = cell_buf.data() + i * unit;
+      const uint64_t bytes = ec::CellRowBytes(n, k, unit, i);
+      if (bytes > 0) {
+        const ec::CellPlace& place = stripe.cells[i];
+        ReplicaInfo cell{place.node,     place.volume, ec::CellChunkId(chunk_id, i),
+                         stripe.version, false,        ReplicaState::kHealthy};
+        uint64_t version = 0;
+        Result<size_t> read =
+            data_.Read(cell, chunk.cap, r * unit, std::span(at, bytes), /*retry=*/false,
+                       /*direct=*/false, &version);
+        if (!read.ok() || *read != bytes || version != stripe.version) {
+          if (!read.ok() && rpc::IsTransportError(read.status().code()))
+            data_.Unreachable(place.node);
+          // An expired read right fails every cell alike: the caller renews it.
+          if (read.status().code() == StatusCode::kDataCapabilityExpired) return read.status();
+          if (why.empty()) {
+            why = !read.ok()
+                      ? read.status().ToString()
+                      : fmt::format("cell {} answered {} bytes at version {}", i, *read, version);
+          }
+          failed[i] = true;
+          continue;
+        }
+      }
+      std::memset(at + bytes, 0, unit - bytes);
+      have[i] = true;
+      ++got;
+    }
+    if (got < k) {
+      return Status(
+          StatusCode::kIoError,
+          fmt::format("chunk {}: only {} of the {} erasure-coded cells needed answered ({})",
+                      chunk_id, got, k, why.empty() ? "no other cell" : why));
+    }
+    for (uint32_t i = 0; i < cells; ++i) {
+      if (!have[i]) missing.push_back(i);
+    }
+    RETURN_IF_ERROR(ec::DecodeRow(code, unit, cell_buf.span(), missing, std::span(row.data(), n)));
+    const uint64_t from = offset + done - r * row_len;
+    const uint64_t take = std::min(n - from, len - done);
+    std::memcpy(buf.data() + done, row.data() + from, take);
+    done += take;
+    if (n < row_len) break;  // the chunk's last row
+  }
+  stats_.degraded_reads++;
+  stats_.remote_reads++;
+  stats_.remote_read_bytes += done;
+  return static_cast<size_t>(done);
 }
 
 Status ReplicaIo::Write(InodeState& st, const CachedChunk& chunk, uint64_t offset_in_chunk,

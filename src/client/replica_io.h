@@ -14,6 +14,11 @@
 //   the next one is read and the bad one reported to meta for repair; on an
 //   unreachable node the next one too (meta learns that from heartbeats).
 //   An expired capability is refreshed once through the layout room.
+// - Degraded reads (protect=ec): when no replica answers and the chunk has
+//   erasure-coded cells of its committed version, the read is decoded from
+//   the first K cells that answer at exactly that version, row by row
+//   (ec/rows.h; data cells first, so only lost data is computed). The
+//   chunk's read right covers its cells.
 // - Replicated writes: every healthy replica the session still writes
 //   (InodeState::written_nodes) in parallel; a write succeeds when one took
 //   it, and the ones that did are recorded for the commit.
@@ -87,6 +92,10 @@ class ReplicaIo {
   Result<size_t> ReadReplica(InodeState& st, const ReplicaInfo& r, const Capability& cap, uint64_t offset,
                              std::span<std::byte> buf, bool direct, bool last_resort);
   void ReportReplica(const ReplicaInfo& r, ReplicaProblem problem, const Status& why);
+  // The bytes [offset, offset + buf.size()) of `chunk` (short at its end),
+  // decoded from its cells; an error when it has none of its committed
+  // version or fewer than K answer.
+  Result<size_t> DegradedRead(const CachedChunk& chunk, uint64_t offset, std::span<std::byte> buf);
 
   const bool local_bypass_;
   MetaApi& meta_;

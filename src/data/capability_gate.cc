@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "ec/cells.h"
+
 namespace t0fs::data {
 
 void CapabilityGate::SetKey(std::string key) {
@@ -20,7 +22,14 @@ Status CapabilityGate::Check(uint64_t chunk, uint32_t needed, const pb::Capabili
                   fmt::format("chunk {}: this node is not registered with meta yet", chunk));
   }
   Capability c{cap.mac(), cap.expiry_ms(), cap.rights()};
-  return VerifyCapability(key, ChunkId(chunk), needed, c, WallMillis(), skew_ms_);
+  const uint64_t now = WallMillis();
+  Status st = VerifyCapability(key, ChunkId(chunk), needed, c, now, skew_ms_);
+  if (!st.ok() && ec::IsCellId(ChunkId(chunk)) && (needed & ~kCapRead) == 0) {
+    Status of_chunk =
+        VerifyCapability(key, ec::ChunkOfCell(ChunkId(chunk)), needed, c, now, skew_ms_);
+    if (of_chunk.ok()) return of_chunk;
+  }
+  return st;
 }
 
 }  // namespace t0fs::data

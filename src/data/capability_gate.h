@@ -4,6 +4,10 @@
 // request is refused (the node cannot tell a valid capability from a forged
 // one). Clocks of meta and data nodes are assumed to agree within `skew`.
 //
+// An erasure-coded cell (ec/cells.h) is read with its own capability (a
+// rebuild's, signed for the cell id) or with a read right on its chunk (a
+// client reading around a lost replica); writing a cell needs its own.
+//
 // Thread safety: safe for concurrent use.
 #pragma once
 

@@ -6,8 +6,8 @@
 
 #include "common/buffer.h"
 #include "common/logging.h"
-#include "data/ec_cells.h"
 #include "ec/cells.h"
+#include "ec/rows.h"
 #include "ec/stripe_layout.h"
 #include "rpc/proto/data.pb.h"
 
@@ -369,13 +369,13 @@ pb::CopyResult Copier::Encode(const pb::NodeCommand& cmd) {
     req.set_volume(cell.volume());
     *req.mutable_cap() = cell.cap();
   };
-  for (uint64_t r = 0; r < EcRows(length, k, unit); ++r) {
-    const uint64_t n = EcRowBytes(length, k, unit, r);
+  for (uint64_t r = 0; r < ec::Rows(length, k, unit); ++r) {
+    const uint64_t n = ec::RowBytes(length, k, unit, r);
     Status st = ReadLocal(cmd, r * k * unit, std::span(row.data(), n));
-    if (st.ok()) st = EncodeRow(*code, unit, std::span(row.data(), n), buf.span());
+    if (st.ok()) st = ec::EncodeRow(*code, unit, std::span(row.data(), n), buf.span());
     if (!st.ok()) return fail(st);
     for (const pb::EcCell& cell : cmd.ec_cells()) {
-      const uint64_t bytes = EcCellRowBytes(n, k, unit, cell.cell());
+      const uint64_t bytes = ec::CellRowBytes(n, k, unit, cell.cell());
       if (bytes == 0) continue;
       pb::ChunkWriteReq req;
       to_cell(cell, req);
@@ -424,15 +424,15 @@ Status Copier::RebuildFromCells(const pb::NodeCommand& cmd, ChunkFile& out) {
     if (cell.cell() < cells) source[cell.cell()] = &cell;
   }
   AlignedBuffer row(k * unit), buf(cells * unit);
-  for (uint64_t r = 0; r < EcRows(length, k, unit); ++r) {
-    const uint64_t n = EcRowBytes(length, k, unit, r);
+  for (uint64_t r = 0; r < ec::Rows(length, k, unit); ++r) {
+    const uint64_t n = ec::RowBytes(length, k, unit, r);
     // The first k cells that answer (data cells first: then nothing is
     // decoded); a cell that fails is not asked again.
     std::vector<uint32_t> missing;
     uint32_t have = 0;
     for (uint32_t i = 0; i < cells; ++i) {
       std::byte* at = buf.data() + i * unit;
-      const uint64_t bytes = EcCellRowBytes(n, k, unit, i);
+      const uint64_t bytes = ec::CellRowBytes(n, k, unit, i);
       if (have == k || source[i] == nullptr) {
         missing.push_back(i);
         continue;
@@ -471,7 +471,7 @@ Status Copier::RebuildFromCells(const pb::NodeCommand& cmd, ChunkFile& out) {
       return Status(StatusCode::kIoError,
                     fmt::format("only {} of the {} cells needed could be read", have, k));
     }
-    RETURN_IF_ERROR(DecodeRow(code, unit, buf.span(), missing, std::span(row.data(), n)));
+    RETURN_IF_ERROR(ec::DecodeRow(code, unit, buf.span(), missing, std::span(row.data(), n)));
     RETURN_IF_ERROR(out.Write(r * k * unit, std::span(row.data(), n), cmd.version()));
     bytes_ += n;
     Throttle(n);

@@ -67,6 +67,10 @@ void AddClientMetrics(metrics::Registry& registry, const client::Client& client)
                        "Reads served by another replica after one failed.", {},
                        [c](SampleSink& sink) { sink.Add(static_cast<double>(c->counters().replica_failovers)); });
   registry.AddCallback(
+      MetricType::kCounter, "t0fs_client_degraded_reads_total",
+      "Reads decoded from a chunk's erasure-coded cells because no replica answered (protect=ec).",
+      {}, [c](SampleSink& sink) { sink.Add(static_cast<double>(c->counters().degraded_reads)); });
+  registry.AddCallback(
       MetricType::kCounter, "t0fs_client_replica_write_failures_total",
       "Replicas dropped from a write (reported stale at commit, then repaired).", {},
       [c](SampleSink& sink) { sink.Add(static_cast<double>(c->counters().replica_write_failures)); });

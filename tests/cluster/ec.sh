@@ -6,9 +6,12 @@
 #    cell's file on its node holds the chunk's units round robin
 #    (docs/formats/ec.md), checked from outside; layout says protected,
 #    status has nothing waiting, fsck is clean;
+#  - a cell damaged on disk is found by its node's scrubber, dropped and
+#    made again;
 #  - a rewrite is encoded again at the chunk's new version;
 #  - node 1 (the only replica of both files, and one cell of each chunk) is
-#    killed: repair rebuilds every chunk from K of its cells onto another
+#    killed: a client on no node reads both files at once, decoded from the
+#    cells (degraded reads, counted); repair rebuilds every chunk from K of its cells onto another
 #    node and both files read back byte for byte; the 2+1 file's lost cells
 #    are made again on the nodes left;
 #  - node 2 is killed too: the 4+2 file has lost M = 2 of its cells (and
@@ -20,8 +23,9 @@ set -euo pipefail
 source "$(dirname "$0")/../lib/cluster.sh"
 
 METRICS="127.0.0.1:$(free_port)"
-META_FLAGS=(--suspect-after 1s --node-timeout 2s --repair-grace 3s --repair-interval 300ms --heartbeat 200ms
+META_FLAGS=(--suspect-after 1s --node-timeout 2s --repair-grace 5s --repair-interval 300ms --heartbeat 200ms
   --metrics-listen "$METRICS")
+NODE_FLAGS=(--scrub-rate 256M --scrub-pause 1s)
 multi_start 6 1M
 MNT="$CLUSTER_DIR/mnt"
 mkdir -p "$MNT"
@@ -107,10 +111,27 @@ admin layout t0fs:/a/f | grep -q "ec 2+1 v1:" || fail "layout shows no cells: $(
 wait_until 10 "nothing waiting in status" test "$(status_field waiting_files)" -eq 0
 fsck_clean
 
+log "== a cell the scrubber finds damaged is made again"
+# Cell 0 of a/f's chunk #1 (524,288 bytes): two bytes flipped on its node.
+read -r chunk1 node1 < <(admin layout t0fs:/a/f --json | python3 -c '
+import json, sys
+c = [c for c in json.load(sys.stdin)["chunks"] if c["index"] == 1][0]
+print(c["replicas"][0]["chunk"] | 1 << 56, c["ec"]["cells"][0]["node"])')
+cell_file=$(find "$CLUSTER_DIR/vol$node1" -name "$(printf '%016x' "$chunk1").dat")
+python3 - "$cell_file" <<'EOF2'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    for off in (4096 * 3 + 17, 500000):
+        f.seek(off); b = f.read(1); f.seek(off); f.write(bytes([b[0] ^ 0xFF]))
+EOF2
+wait_until 60 "meta hearing of the damaged cell" grep -q "reports cell 0 of chunk" "$CLUSTER_DIR/meta.log"
+cells_current() { check_cells /a/f "$CLUSTER_DIR/src_a" 2>/dev/null; }
+wait_until 60 "the damaged cell made again" cells_current
+wait_until 20 "a/f protected again" protection_is /a/f protected
+
 log "== a rewrite is encoded again at the new version"
 printf 'rewritten' | dd of="$CLUSTER_DIR/src_a" bs=1 seek=100 conv=notrunc status=none
 printf 'rewritten' | dd of="$MNT/a/f" bs=1 seek=100 conv=notrunc status=none
-cells_current() { check_cells /a/f "$CLUSTER_DIR/src_a" 2>/dev/null; }
 wait_until 60 "a/f's chunk 0 encoded at its new version" cells_current
 wait_until 20 "a/f protected again" protection_is /a/f protected
 cells_before=$(cell_files 1 2 3 4 5 6)
@@ -118,9 +139,31 @@ cells_before=$(cell_files 1 2 3 4 5 6)
 wait_until 20 "old cells collected" test "$(cell_files 1 2 3 4 5 6)" -eq 51
 log "cell files: $cells_before, then $(cell_files 1 2 3 4 5 6)"
 
-log "== node 1 (both files' only replica) is lost: chunks rebuilt from their cells"
+log "== node 1 (both files' only replica) dies: a client reads around it, decoding the cells"
+# A second mount that is on no node: every read goes over the network.
+MNT2="$CLUSTER_DIR/mnt2"
+mkdir -p "$MNT2"
+"$T0FS" mount "$META_ADDR" "$MNT2" --secret-file "$CLUSTER_DIR/secret" --retry-timeout 60s \
+  >>"$CLUSTER_DIR/mount2.log" 2>&1 &
+MNT2_PID=$!
+stop_mnt2() {
+  stop_pid "$MNT2_PID"
+  if is_mounted "$MNT2"; then umount -l "$MNT2"; fi
+}
+CLUSTER_STOP_ALSO=stop_mnt2
+wait_until 20 "the second mount" is_mounted "$MNT2"
 kill9 "${NODE_PIDS[1]}"
 NODE_PIDS[1]=""
+# Read at once, long before repair-grace: the replica is still in the layout.
+timeout 60 cmp "$CLUSTER_DIR/src_a" "$MNT2/a/f" || fail "a/f does not read back around node 1"
+timeout 60 cmp "$CLUSTER_DIR/src_b" "$MNT2/b/f" || fail "b/f does not read back around node 1"
+metrics2=$(grep -o 'metrics on http://[^ ]*/metrics' "$CLUSTER_DIR/mount2.log" | head -n 1 | cut -d' ' -f3)
+curl -sf "$metrics2" >"$CLUSTER_DIR/metrics2" || fail "the second mount's /metrics ($metrics2) does not answer"
+grep -qE '^t0fs_client_degraded_reads_total [1-9]' "$CLUSTER_DIR/metrics2" ||
+  fail "no degraded read counted: $(grep degraded "$CLUSTER_DIR/metrics2")"
+log "$(grep -E '^t0fs_client_degraded_reads_total' "$CLUSTER_DIR/metrics2")"
+
+log "== node 1 is lost: chunks rebuilt from their cells"
 wait_until 20 "node 1 down" node_is 1 down
 wait_until 90 "a/f rebuilt off node 1" healthy_off /a/f 1
 wait_until 90 "b/f rebuilt off node 1" healthy_off /b/f 1

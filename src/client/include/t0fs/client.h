@@ -199,6 +199,7 @@ struct IoCounters {
   uint64_t remote_reads = 0;
   uint64_t checksum_errors = 0;
   uint64_t replica_failovers = 0;  // reads served by another replica after one failed
+  uint64_t degraded_reads = 0;     // reads decoded from erasure-coded cells (no replica answered)
   uint64_t replica_write_failures = 0;  // replicas dropped from a write (reported stale at commit)
   uint64_t passthrough_opens = 0;       // files handed to the kernel (OpenPassthrough)
   uint64_t passthrough_rebuilds = 0;    // checksum rebuilds after passthrough writes

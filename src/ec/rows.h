@@ -1,4 +1,4 @@
-// The row arithmetic of erasure-coded cells on a data node (protect=ec;
+// The row arithmetic of erasure-coded cells (protect=ec;
 // docs/formats/ec.md): an encode cuts a chunk into cells one row at a time,
 // a rebuild assembles it back from any k cells the same way.
 //
@@ -8,7 +8,7 @@
 // zero-padded to the unit: the code counts bytes past the chunk's end as
 // zeros, and they are never stored.
 //
-// Pure functions; unit-tested in ec_cells_test.cc.
+// Pure functions; unit-tested in rows_test.cc.
 #pragma once
 
 #include <cstdint>
@@ -17,25 +17,25 @@
 #include "common/status.h"
 #include "ec/erasure_code.h"
 
-namespace t0fs::data {
+namespace t0fs::ec {
 
 // Rows of a chunk of `length` bytes.
-uint64_t EcRows(uint64_t length, uint32_t k, uint64_t unit);
+uint64_t Rows(uint64_t length, uint32_t k, uint64_t unit);
 // The chunk bytes of row `row` (at most k·unit).
-uint64_t EcRowBytes(uint64_t length, uint32_t k, uint64_t unit, uint64_t row);
+uint64_t RowBytes(uint64_t length, uint32_t k, uint64_t unit, uint64_t row);
 // The bytes cell `cell` stores of a row holding `row_bytes` chunk bytes:
 // a data cell its unit's share, a parity cell as many as data cell 0.
-uint64_t EcCellRowBytes(uint64_t row_bytes, uint32_t k, uint64_t unit, uint32_t cell);
+uint64_t CellRowBytes(uint64_t row_bytes, uint32_t k, uint64_t unit, uint32_t cell);
 
 // Cuts `row` (one row's chunk bytes) into the k + m cells of `cells`
 // ((k+m)·unit bytes): data cells are the row's units, zero-padded; parity
 // is computed.
-Status EncodeRow(const ec::ErasureCode& code, uint64_t unit, std::span<const std::byte> row,
+Status EncodeRow(const ErasureCode& code, uint64_t unit, std::span<const std::byte> row,
                  std::span<std::byte> cells);
 // The opposite: `cells` holds the row's cells except those in `missing`
 // (at most m, their bytes are overwritten), each zero-padded to the unit;
 // writes the row's `out.size()` chunk bytes.
-Status DecodeRow(const ec::ErasureCode& code, uint64_t unit, std::span<std::byte> cells,
+Status DecodeRow(const ErasureCode& code, uint64_t unit, std::span<std::byte> cells,
                  std::span<const uint32_t> missing, std::span<std::byte> out);
 
-}  // namespace t0fs::data
+}  // namespace t0fs::ec

@@ -1,4 +1,4 @@
-#include "data/ec_cells.h"
+#include "ec/rows.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "ec/stripe_layout.h"
 
-namespace t0fs::data {
+namespace t0fs::ec {
 namespace {
 
 using Bytes = std::vector<std::byte>;
@@ -34,13 +34,13 @@ Bytes DataCellByRule(const Bytes& chunk, uint32_t k, uint64_t unit, uint32_t j) 
 // A chunk cut into cells row by row and put back together from every choice
 // of m lost cells: data cells follow the rule, cell lengths StripeLayout's,
 // and the chunk comes back byte for byte.
-TEST(EcCells, CutAndAssembleEveryShape) {
+TEST(EcRows, CutAndAssembleEveryShape) {
   std::mt19937_64 rng(20261204);
   const uint64_t unit = 4096;
   for (auto [k, m] : {std::pair{2u, 1u}, {3u, 2u}, {4u, 2u}}) {
-    auto code = ec::ErasureCode::Make(k, m);
+    auto code = ErasureCode::Make(k, m);
     ASSERT_TRUE(code.ok());
-    auto layout = ec::StripeLayout::Make(k, unit);
+    auto layout = StripeLayout::Make(k, unit);
     ASSERT_TRUE(layout.ok());
     for (uint64_t length : {uint64_t{0}, uint64_t{1}, unit - 1, unit, k * unit, k * unit + 5,
                             3 * k * unit + unit + 17}) {
@@ -49,12 +49,12 @@ TEST(EcCells, CutAndAssembleEveryShape) {
       // Cut: each cell's bytes, appended row by row as an encode sends them.
       std::vector<Bytes> stored(k + m);
       Bytes cells((k + m) * unit);
-      const uint64_t rows = EcRows(length, k, unit);
+      const uint64_t rows = Rows(length, k, unit);
       for (uint64_t r = 0; r < rows; ++r) {
-        const uint64_t n = EcRowBytes(length, k, unit, r);
+        const uint64_t n = RowBytes(length, k, unit, r);
         ASSERT_TRUE(EncodeRow(*code, unit, std::span(chunk).subspan(r * k * unit, n), cells).ok());
         for (uint32_t i = 0; i < k + m; ++i) {
-          const uint64_t cell_bytes = EcCellRowBytes(n, k, unit, i);
+          const uint64_t cell_bytes = CellRowBytes(n, k, unit, i);
           stored[i].insert(stored[i].end(), cells.begin() + i * unit,
                            cells.begin() + i * unit + cell_bytes);
         }
@@ -76,11 +76,11 @@ TEST(EcCells, CutAndAssembleEveryShape) {
         }
         Bytes back(length);
         for (uint64_t r = 0; r < rows; ++r) {
-          const uint64_t n = EcRowBytes(length, k, unit, r);
+          const uint64_t n = RowBytes(length, k, unit, r);
           std::fill(cells.begin(), cells.end(), std::byte{0xee});  // lost cells hold junk
           for (uint32_t i = 0; i < k + m; ++i) {
             if (lost[i]) continue;
-            const uint64_t cell_bytes = EcCellRowBytes(n, k, unit, i);
+            const uint64_t cell_bytes = CellRowBytes(n, k, unit, i);
             std::copy_n(stored[i].begin() + r * unit, cell_bytes, cells.begin() + i * unit);
             std::fill(cells.begin() + i * unit + cell_bytes, cells.begin() + (i + 1) * unit,
                       std::byte{0});
@@ -95,8 +95,8 @@ TEST(EcCells, CutAndAssembleEveryShape) {
   }
 }
 
-TEST(EcCells, RowShapesThatDoNotFitAreRefused) {
-  auto code = ec::ErasureCode::Make(2, 1);
+TEST(EcRows, RowShapesThatDoNotFitAreRefused) {
+  auto code = ErasureCode::Make(2, 1);
   ASSERT_TRUE(code.ok());
   Bytes row(3 * 4096), cells(3 * 4096);
   EXPECT_FALSE(EncodeRow(*code, 4096, row, cells).ok());  // a row longer than k units
@@ -107,4 +107,4 @@ TEST(EcCells, RowShapesThatDoNotFitAreRefused) {
 }
 
 }  // namespace
-}  // namespace t0fs::data
+}  // namespace t0fs::ec

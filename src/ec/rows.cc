@@ -1,4 +1,4 @@
-#include "data/ec_cells.h"
+#include "ec/rows.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-namespace t0fs::data {
+namespace t0fs::ec {
 namespace {
 
 // The k + m cells of a row buffer, as spans.
@@ -17,7 +17,7 @@ std::vector<std::span<Byte>> Cells(std::span<std::byte> buf, uint32_t n, uint64_
   return out;
 }
 
-Status CheckShape(const ec::ErasureCode& code, uint64_t unit, size_t cells, size_t row) {
+Status CheckShape(const ErasureCode& code, uint64_t unit, size_t cells, size_t row) {
   if (unit == 0 || cells != (code.k() + code.m()) * unit || row > code.k() * unit) {
     return Status(StatusCode::kInvalidArgument,
                   fmt::format("a row of {} bytes in {} bytes of cells does not fit ec:{}+{} with "
@@ -29,28 +29,28 @@ Status CheckShape(const ec::ErasureCode& code, uint64_t unit, size_t cells, size
 
 }  // namespace
 
-uint64_t EcRows(uint64_t length, uint32_t k, uint64_t unit) {
+uint64_t Rows(uint64_t length, uint32_t k, uint64_t unit) {
   const uint64_t row = uint64_t{k} * unit;
   return (length + row - 1) / row;
 }
 
-uint64_t EcRowBytes(uint64_t length, uint32_t k, uint64_t unit, uint64_t row) {
+uint64_t RowBytes(uint64_t length, uint32_t k, uint64_t unit, uint64_t row) {
   const uint64_t start = row * k * unit;
   return start >= length ? 0 : std::min<uint64_t>(uint64_t{k} * unit, length - start);
 }
 
-uint64_t EcCellRowBytes(uint64_t row_bytes, uint32_t k, uint64_t unit, uint32_t cell) {
+uint64_t CellRowBytes(uint64_t row_bytes, uint32_t k, uint64_t unit, uint32_t cell) {
   const uint64_t data_cell = cell < k ? cell : 0;  // parity: as long as data cell 0
   const uint64_t start = data_cell * unit;
   return start >= row_bytes ? 0 : std::min(unit, row_bytes - start);
 }
 
-Status EncodeRow(const ec::ErasureCode& code, uint64_t unit, std::span<const std::byte> row,
+Status EncodeRow(const ErasureCode& code, uint64_t unit, std::span<const std::byte> row,
                  std::span<std::byte> cells) {
   RETURN_IF_ERROR(CheckShape(code, unit, cells.size(), row.size()));
   const uint32_t k = code.k();
   for (uint32_t j = 0; j < k; ++j) {
-    const uint64_t n = EcCellRowBytes(row.size(), k, unit, j);
+    const uint64_t n = CellRowBytes(row.size(), k, unit, j);
     if (n > 0) std::memcpy(cells.data() + j * unit, row.data() + j * unit, n);
     std::memset(cells.data() + j * unit + n, 0, unit - n);
   }
@@ -59,7 +59,7 @@ Status EncodeRow(const ec::ErasureCode& code, uint64_t unit, std::span<const std
   return code.Encode(data, std::span(all).subspan(k));
 }
 
-Status DecodeRow(const ec::ErasureCode& code, uint64_t unit, std::span<std::byte> cells,
+Status DecodeRow(const ErasureCode& code, uint64_t unit, std::span<std::byte> cells,
                  std::span<const uint32_t> missing, std::span<std::byte> out) {
   RETURN_IF_ERROR(CheckShape(code, unit, cells.size(), out.size()));
   const uint32_t k = code.k();
@@ -69,10 +69,10 @@ Status DecodeRow(const ec::ErasureCode& code, uint64_t unit, std::span<std::byte
     RETURN_IF_ERROR(code.Rebuild(Cells<std::byte>(cells, k + code.m(), unit), missing));
   }
   for (uint32_t j = 0; j < k; ++j) {
-    const uint64_t n = EcCellRowBytes(out.size(), k, unit, j);
+    const uint64_t n = CellRowBytes(out.size(), k, unit, j);
     if (n > 0) std::memcpy(out.data() + j * unit, cells.data() + j * unit, n);
   }
   return Status::Ok();
 }
 
-}  // namespace t0fs::data
+}  // namespace t0fs::ec
