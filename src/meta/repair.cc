@@ -362,6 +362,12 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
       (!c.writer_open || waited >= static_cast<int64_t>(p.within_s))) {
     PlanUpload(c, committed, sources, nodes);
   }
+  // Cells of a goal that is gone (the objective changed): the replicas
+  // here are enough for what it asks now.
+  if (p.kind != ProtectKind::kEc && !c.ec.empty()) {
+    Status st = store_.ClearEcCells(c.chunk);
+    if (!st.ok()) LOG_WARN("repair: chunk {}: clearing its cells: {}", c.chunk, st.ToString());
+  }
   if (p.kind == ProtectKind::kEc && !ec_complete && waited >= 0 &&
       (!c.writer_open || waited >= static_cast<int64_t>(p.within_s))) {
     PlanEncode(c, committed, stripe, sources, nodes);

@@ -16,6 +16,7 @@
 #    are made again on the nodes left;
 #  - node 2 is killed too: the 4+2 file has lost M = 2 of its cells (and
 #    maybe its rebuilt replica) and still reads back;
+#  - a goal changed to one without cells clears the file's cells;
 #  - a removed file's cell files are deleted from the nodes still up;
 #  - bad goals are refused (protect.sh checks the forms; here: too few nodes
 #    for the cells waits with a warning).
@@ -188,6 +189,15 @@ curl -sf "http://$METRICS/metrics" >"$CLUSTER_DIR/metrics" || fail "meta /metric
 grep -qE '^t0fs_meta_ec_rebuilds_total [1-9]' "$CLUSTER_DIR/metrics" || fail "no rebuild counted"
 grep -E '^t0fs_meta_ec_' "$CLUSTER_DIR/metrics" | tr '\n' ' ' >&2 || true
 echo >&2
+
+log "== a goal without cells: a/f's cells are cleared"
+admin objective set t0fs:/a sync >/dev/null
+no_cells() {
+  admin layout t0fs:/a/f --json | python3 -c '
+import json, sys
+sys.exit(0 if all(c["ec"] is None for c in json.load(sys.stdin)["chunks"]) else 1)'
+}
+wait_until 30 "a/f's cells cleared" no_cells
 
 log "== removed files' cells are deleted"
 rm "$MNT/a/f" "$MNT/b/f"

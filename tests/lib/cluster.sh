@@ -161,8 +161,12 @@ cluster_start() {
   mkdir -p "$MNT" "$CLUSTER_DIR/vol"
   head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$CLUSTER_DIR/secret"
   chmod 600 "$CLUSTER_DIR/secret"
-  META_ADDR="127.0.0.1:$(free_port)"
-  DATA_ADDR="127.0.0.1:$(free_port)"
+  # One run of free ports for both: two separate picks, neither bound yet,
+  # may pick the same port.
+  local port
+  port=$(free_port 2)
+  META_ADDR="127.0.0.1:$port"
+  DATA_ADDR="127.0.0.1:$((port + 1))"
   meta_store_start
   meta_start
   data_start
@@ -258,8 +262,10 @@ multi_start() {
     META_ADDR="10.77.0.1:7700"
     for ((i = 1; i <= n; i++)); do NODE_ADDRS[$i]="10.77.0.$((10 + i)):7701"; done
   else
-    META_ADDR="127.0.0.1:$(free_port)"
-    for ((i = 1; i <= n; i++)); do NODE_ADDRS[$i]="127.0.0.1:$(free_port)"; done
+    local port
+    port=$(free_port $((n + 1)))  # one run: separate picks may repeat a port
+    META_ADDR="127.0.0.1:$port"
+    for ((i = 1; i <= n; i++)); do NODE_ADDRS[$i]="127.0.0.1:$((port + i))"; done
   fi
   meta_store_start
   meta_start

@@ -469,6 +469,9 @@ class MetaStore {
   // it leaves the recorded stripe (to be made again) and its file goes to
   // the garbage queue of `node`. Nothing when the stripe has it elsewhere.
   virtual Status DropEcCell(ChunkId chunk, uint32_t cell, NodeId node) = 0;
+  // The chunk's objective no longer asks for cells: its stripe is cleared
+  // and every cell file goes to the garbage queue of its node.
+  virtual Status ClearEcCells(ChunkId chunk) = 0;
   // An encode is about to write the cells `made` places: removals of those
   // cell files still queued for their nodes (from an older stripe) are
   // withdrawn, so that they cannot delete the new ones. (A new replica

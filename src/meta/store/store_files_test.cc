@@ -889,6 +889,37 @@ TEST_P(StoreTest, ErasureCodedCellsAreRecordedAndCollected) {
   EXPECT_EQ(garbage(3), (Cells{{ec::CellChunkId(chunk, 2), 4}}));
 }
 
+// Cells no goal asks for any more are cleared and collected.
+TEST_P(StoreTest, ClearedCellsAreCollected) {
+  auto n1 = testing::RegisterTargets(*store_, 1, 1);
+  auto n2 = testing::RegisterTargets(*store_, 2, 1);
+  InodeId f = MkFile(kRootInode, "f");
+  ASSERT_OK(store_->Allocate(OpToken{}, f, {0}, {n1[0]}));
+  bool eof = false;
+  auto scanned = store_->ScanReplicas(ChunkId(), 10, &eof);
+  ASSERT_OK(scanned);
+  ASSERT_EQ(scanned->size(), 1u);
+  const ChunkId chunk = scanned->front().chunk;
+  const ec::EcStripe stripe{1, 1,   4096,
+                            2, 100, {{n1[0].node, n1[0].volume}, {n2[0].node, n2[0].volume}}};
+  ASSERT_OK(store_->RecordEcCells(chunk, stripe, true));
+  ASSERT_OK(store_->ClearEcCells(chunk));
+  scanned = store_->ScanReplicas(ChunkId(), 10, &eof);
+  ASSERT_OK(scanned);
+  EXPECT_EQ(scanned->front().ec, "");
+  auto on1 = store_->TakeGarbage(NodeId(1), 10);
+  auto on2 = store_->TakeGarbage(NodeId(2), 10);
+  ASSERT_OK(on1);
+  ASSERT_OK(on2);
+  ASSERT_EQ(on1->size(), 1u);
+  ASSERT_EQ(on2->size(), 1u);
+  EXPECT_EQ(on1->front().chunk, ec::CellChunkId(chunk, 0));
+  EXPECT_EQ(on2->front().chunk, ec::CellChunkId(chunk, 1));
+  EXPECT_EQ(on2->front().version, 2u);
+  ASSERT_OK(store_->ClearEcCells(chunk));  // nothing left: nothing queued
+  EXPECT_EQ(store_->TakeGarbage(NodeId(2), 10)->size(), 1u);
+}
+
 // A copy ordered to a node that still has a removal of the chunk queued
 // (it held a replica that was dropped) withdraws that removal: the node
 // must not delete the new copy.

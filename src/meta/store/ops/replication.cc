@@ -307,6 +307,16 @@ Status PosixStore::RecordEcCells(ChunkId chunk, const ec::EcStripe& made, bool o
   });
 }
 
+Status PosixStore::ClearEcCells(ChunkId chunk) {
+  return Write([&](WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(std::optional<ChunkWithReplicas> c, txn.GetChunk(chunk));
+    if (!c || c->chunk.ec.empty()) return Status::Ok();
+    RETURN_IF_ERROR(internal::DropEcCells(txn, c->chunk, c->chunk.ec, ""));
+    c->chunk.ec.clear();
+    return txn.PutChunk(c->chunk);
+  });
+}
+
 Status PosixStore::WithdrawEcGarbage(ChunkId chunk, const ec::EcStripe& made) {
   return Write([&](WriteTxn& txn) -> Status {
     for (uint32_t cell = 0; cell < made.cells.size(); ++cell) {
