@@ -7,6 +7,7 @@
 #include "common/buffer.h"
 #include "common/logging.h"
 #include "ec/cells.h"
+#include "ec/erasure_code.h"
 #include "ec/rows.h"
 #include "ec/stripe_record.h"
 #include "rpc/channel.h"
@@ -199,6 +200,13 @@ Result<size_t> ReplicaIo::Read(InodeState& st, uint64_t index, uint64_t offset_i
       LOG_WARN("inode {} chunk #{}: {}", st.ino, index, decoded.status().ToString());
     return decoded.ok() ? decoded : none;
   }
+  // Every replica's node failed a moment ago: the cells first, not a
+  // replica attempt per read that is bound to fail.
+  if (has_cells && std::all_of(order.begin(), order.end(),
+                               [&](const ReplicaInfo& r) { return data_.Suspect(r.node); })) {
+    Result<size_t> decoded = degraded();
+    if (decoded.ok()) return decoded;
+  }
   Status last;
   bool refreshed = false;
   for (size_t idx = 0; idx < order.size(); ++idx) {
@@ -268,58 +276,97 @@ Result<size_t> ReplicaIo::DegradedRead(const CachedChunk& chunk, uint64_t offset
   });
   std::vector<bool> failed(cells);
   for (uint32_t i = 0; i < cells; ++i) failed[i] = stripe.cells[i].node.value() == 0;
-  AlignedBuffer cell_buf(cells * unit), row(row_len);
+  AlignedBuffer cell_buf(cells * unit);
   std::string why;  // the first cell that failed
+  // Reads columns [a, a + w) of cell i's row r into its slot of cell_buf
+  // (zero past the cell's bytes); false when the cell does not answer.
+  auto read_cell = [&](uint32_t i, uint64_t r, uint64_t n, uint64_t a, uint64_t w) -> Result<bool> {
+    std::byte* at = cell_buf.data() + i * unit;
+    const uint64_t stored = ec::CellRowBytes(n, k, unit, i);
+    const uint64_t bytes = stored > a ? std::min(w, stored - a) : 0;
+    if (bytes > 0) {
+      const ec::CellPlace& place = stripe.cells[i];
+      ReplicaInfo cell{place.node,     place.volume, ec::CellChunkId(chunk_id, i),
+                       stripe.version, false,        ReplicaState::kHealthy};
+      uint64_t version = 0;
+      Result<size_t> read =
+          data_.Read(cell, chunk.cap, r * unit + a, std::span(at, bytes), /*retry=*/false,
+                     /*direct=*/false, &version);
+      if (!read.ok() || *read != bytes || version != stripe.version) {
+        if (!read.ok() && rpc::IsTransportError(read.status().code()))
+          data_.Unreachable(place.node);
+        // An expired read right fails every cell alike: the caller renews it.
+        if (read.status().code() == StatusCode::kDataCapabilityExpired) return read.status();
+        if (why.empty()) {
+          why = !read.ok()
+                    ? read.status().ToString()
+                    : fmt::format("cell {} answered {} bytes at version {}", i, *read, version);
+        }
+        failed[i] = true;
+        return false;
+      }
+    }
+    std::memset(at + bytes, 0, w - bytes);
+    return true;
+  };
   uint64_t done = 0;
   for (uint64_t r = offset / row_len; done < len; ++r) {
     const uint64_t n = ec::RowBytes(stripe.length, k, unit, r);
-    std::vector<uint32_t> missing;
+    // The row's bytes [lo, hi) are wanted: data cells first..last, and in
+    // them the columns [a, a + w) (the code works column by column, so a
+    // lost column is rebuilt from the same columns of K other cells).
+    const uint64_t lo = offset + done - r * row_len;
+    const uint64_t hi = std::min(n, lo + (len - done));
+    const uint32_t first = static_cast<uint32_t>(lo / unit),
+                   last = static_cast<uint32_t>((hi - 1) / unit);
+    const uint64_t a = first == last ? lo % unit : 0;
+    const uint64_t w = first == last ? hi - first * unit - a : unit;
     std::vector<bool> have(cells, false);
     uint32_t got = 0;
-    for (uint32_t i : order) {
-      if (got == k || failed[i]) continue;
-      std::byte* at = cell_buf.data() + i * unit;
-      const uint64_t bytes = ec::CellRowBytes(n, k, unit, i);
-      if (bytes > 0) {
-        const ec::CellPlace& place = stripe.cells[i];
-        ReplicaInfo cell{place.node,     place.volume, ec::CellChunkId(chunk_id, i),
-                         stripe.version, false,        ReplicaState::kHealthy};
-        uint64_t version = 0;
-        Result<size_t> read =
-            data_.Read(cell, chunk.cap, r * unit, std::span(at, bytes), /*retry=*/false,
-                       /*direct=*/false, &version);
-        if (!read.ok() || *read != bytes || version != stripe.version) {
-          if (!read.ok() && rpc::IsTransportError(read.status().code()))
-            data_.Unreachable(place.node);
-          // An expired read right fails every cell alike: the caller renews it.
-          if (read.status().code() == StatusCode::kDataCapabilityExpired) return read.status();
-          if (why.empty()) {
-            why = !read.ok()
-                      ? read.status().ToString()
-                      : fmt::format("cell {} answered {} bytes at version {}", i, *read, version);
-          }
-          failed[i] = true;
-          continue;
+    bool whole = true;  // every wanted data cell answered: nothing to decode
+    for (uint32_t j = first; j <= last; ++j) {
+      if (failed[j]) {
+        whole = false;
+        continue;
+      }
+      ASSIGN_OR_RETURN(bool ok, read_cell(j, r, n, a, w));
+      whole = whole && ok;
+      if (ok) {
+        have[j] = true;
+        ++got;
+      }
+    }
+    if (!whole) {
+      for (uint32_t i : order) {
+        if (got == k) break;
+        if (have[i] || failed[i]) continue;
+        ASSIGN_OR_RETURN(bool ok, read_cell(i, r, n, a, w));
+        if (ok) {
+          have[i] = true;
+          ++got;
         }
       }
-      std::memset(at + bytes, 0, unit - bytes);
-      have[i] = true;
-      ++got;
+      if (got < k) {
+        return Status(
+            StatusCode::kIoError,
+            fmt::format("chunk {}: only {} of the {} erasure-coded cells needed answered ({})",
+                        chunk_id, got, k, why.empty() ? "no other cell" : why));
+      }
+      std::vector<std::span<std::byte>> columns;
+      std::vector<uint32_t> missing;
+      for (uint32_t i = 0; i < cells; ++i) {
+        columns.emplace_back(cell_buf.data() + i * unit, w);
+        if (!have[i]) missing.push_back(i);
+      }
+      RETURN_IF_ERROR(code.Rebuild(columns, missing));
     }
-    if (got < k) {
-      return Status(
-          StatusCode::kIoError,
-          fmt::format("chunk {}: only {} of the {} erasure-coded cells needed answered ({})",
-                      chunk_id, got, k, why.empty() ? "no other cell" : why));
+    for (uint32_t j = first; j <= last; ++j) {
+      // Unit j of the row holds the row's bytes [j·unit, (j+1)·unit).
+      const uint64_t from = std::max<uint64_t>(lo, j * unit),
+                     to = std::min<uint64_t>(hi, (j + 1) * unit);
+      std::memcpy(buf.data() + done, cell_buf.data() + j * unit + (from - j * unit - a), to - from);
+      done += to - from;
     }
-    for (uint32_t i = 0; i < cells; ++i) {
-      if (!have[i]) missing.push_back(i);
-    }
-    RETURN_IF_ERROR(ec::DecodeRow(code, unit, cell_buf.span(), missing, std::span(row.data(), n)));
-    const uint64_t from = offset + done - r * row_len;
-    const uint64_t take = std::min(n - from, len - done);
-    std::memcpy(buf.data() + done, row.data() + from, take);
-    done += take;
     if (n < row_len) break;  // the chunk's last row
   }
   stats_.degraded_reads++;
