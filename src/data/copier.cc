@@ -14,6 +14,15 @@
 namespace t0fs::data {
 namespace {
 constexpr size_t kPiece = 4u << 20;
+
+// A result for `cmd`, its outcome still to set.
+pb::CopyResult ResultOf(const pb::NodeCommand& cmd) {
+  pb::CopyResult result;
+  result.set_id(cmd.id());
+  result.set_chunk(cmd.chunk());
+  result.set_version(cmd.version());
+  return result;
+}
 }  // namespace
 
 Copier::Copier(ChunkStore& store, rpc::ClientOptions peer_options, uint32_t threads, uint64_t rate)
@@ -139,10 +148,7 @@ void Copier::Throttle(size_t bytes) {
 }
 
 pb::CopyResult Copier::Copy(const pb::NodeCommand& cmd) {
-  pb::CopyResult result;
-  result.set_id(cmd.id());
-  result.set_chunk(cmd.chunk());
-  result.set_version(cmd.version());
+  pb::CopyResult result = ResultOf(cmd);
   VolumeId volume(cmd.volume());
   ChunkId chunk(cmd.chunk());
   const bool recall = !cmd.object_key().empty();
@@ -241,10 +247,7 @@ pb::CopyResult Copier::Copy(const pb::NodeCommand& cmd) {
 }
 
 pb::CopyResult Copier::Upload(const pb::NodeCommand& cmd) {
-  pb::CopyResult result;
-  result.set_id(cmd.id());
-  result.set_chunk(cmd.chunk());
-  result.set_version(cmd.version());
+  pb::CopyResult result = ResultOf(cmd);
   const VolumeId volume(cmd.volume());
   const ChunkId chunk(cmd.chunk());
   const std::string& key = cmd.object_key();
@@ -334,10 +337,7 @@ Result<ec::ErasureCode> Copier::CodeOf(const pb::NodeCommand& cmd) {
 }
 
 pb::CopyResult Copier::Encode(const pb::NodeCommand& cmd) {
-  pb::CopyResult result;
-  result.set_id(cmd.id());
-  result.set_chunk(cmd.chunk());
-  result.set_version(cmd.version());
+  pb::CopyResult result = ResultOf(cmd);
   const ChunkId chunk(cmd.chunk());
   auto fail = [&](const Status& st) {
     result.set_ok(false);

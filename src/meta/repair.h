@@ -39,6 +39,9 @@
 // versions and reports any whose file is missing or older, which become
 // stale — a returning node is never trusted blindly.
 //
+// repair.cc plans copies and handles results; repair_protect.cc the
+// uploads and encodes of protection goals.
+//
 // Thread safety: RunPass runs on the housekeeping thread; the heartbeat
 // handlers call the On* and CommandsFor methods concurrently; mu_ guards
 // the task state (never held across store calls that could block long —
@@ -167,6 +170,12 @@ class RepairPlanner {
   std::chrono::seconds PauseNode(NodeId node);
   // A right (`rights`) on `chunk` (or a cell id) lasting a copy of `bytes`.
   pb::Capability CopyCap(ChunkId chunk, uint32_t rights, uint64_t bytes) const;
+  // Records the result of an upload or encode run by `node` (the task is
+  // already out of tasks_): the object's version or the cells, or a failure
+  // and the node's pause.
+  void OnProtectResult(NodeId node, Task& task, const pb::CopyResult& r);
+  // The bytes of a chunk: its share of the file, at most the chunk size.
+  static uint64_t ChunkBytes(const ChunkReplicas& c);
   void ExpireTasks();
   // The check commands for `node`: its healthy replicas, in pages.
   std::vector<pb::NodeCommand> CheckCommands(NodeId node);
@@ -204,6 +213,7 @@ class RepairPlanner {
   // After a node's upload or encode failed, it is ordered no new one until `until`
   // (the tier is down, or refuses its keys): a pause of 1 s, doubled by
   // each failure up to 60 s; a success ends it. Other nodes go on.
+  static constexpr std::chrono::seconds kMaxUploadPause{60};  // between uploads after failures
   struct UploadPause {
     Clock::time_point until{};
     std::chrono::seconds backoff{0};
