@@ -110,6 +110,8 @@ class ChunkFile {
   // the index of the first bad block relative to first_block, or -1.
   Result<int64_t> FindBadBlock(const std::byte* bytes, size_t n, uint64_t first_block, size_t blocks);
   Result<size_t> ReadUnverified(uint64_t offset, std::byte* buf, size_t len);
+  // Reads without leaving pages cached that were not (the checksum rebuild).
+  Result<size_t> ReadSparingCache(uint64_t offset, std::byte* buf, size_t len);
   Status WriteLocked(uint64_t offset, std::span<const std::byte> data);
   Status RecordVersion(uint64_t version);
   // Serialises writers in this process and (OFD lock) across processes.

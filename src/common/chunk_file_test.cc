@@ -1,16 +1,17 @@
 #include "common/chunk_file.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <random>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "common/buffer.h"
 
@@ -159,6 +160,47 @@ TEST_F(ChunkFileTest, PassthroughWritesReadWhilePendingAndVerifyAfterRebuild) {
   // Once rebuilt, damage is damage again.
   FlipByte(dir_ + "/20.dat", 12000);
   EXPECT_EQ(fresh->Read(8192, std::span(buf.data(), 8192)).status().code(), StatusCode::kDataChecksum);
+}
+
+// Pages of the chunk resident now (mincore through a mapping).
+size_t ResidentPages(int fd, size_t len) {
+  void* addr = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, 0);
+  if (addr == MAP_FAILED) return SIZE_MAX;
+  std::vector<unsigned char> vec((len + 4095) / 4096);
+  int rc = ::mincore(addr, len, vec.data());
+  ::munmap(addr, len);
+  if (rc != 0) return SIZE_MAX;
+  size_t resident = 0;
+  for (unsigned char v : vec) resident += v & 1;
+  return resident;
+}
+
+// The rebuild after a passthrough write runs when the kernel's release
+// arrives, after close() returned: it leaves the page cache as it found it
+// (a file dropped from the cache meanwhile stays dropped, a cached one stays).
+TEST_F(ChunkFileTest, RebuildLeavesThePageCacheAsItWas) {
+  auto file = OpenChunk(22);
+  constexpr size_t kLen = 4 << 20;
+  ASSERT_TRUE(file->MarkChecksumsPending().ok());
+  std::vector<char> raw(kLen, 'p');
+  ASSERT_EQ(::pwrite(file->data_fd(), raw.data(), raw.size(), 0), ssize_t(raw.size()));
+  ASSERT_EQ(::fdatasync(file->data_fd()), 0);
+  ASSERT_EQ(::posix_fadvise(file->data_fd(), 0, kLen, POSIX_FADV_DONTNEED), 0);
+  if (ResidentPages(file->data_fd(), kLen) != 0)
+    GTEST_SKIP() << "this file system keeps its pages (tmpfs)";
+
+  ASSERT_TRUE(file->RebuildChecksums(/*clear_pending=*/true).ok());
+  EXPECT_EQ(ResidentPages(file->data_fd(), kLen), 0u);
+  AlignedBuffer buf(kLen);
+  auto n = OpenChunk(22)->Read(0, std::span(buf.data(), kLen));  // checksums are right
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(*n, kLen);
+  EXPECT_EQ(buf.data()[kLen - 1], std::byte{'p'});
+
+  // Cached before (just read): still cached after.
+  ASSERT_TRUE(file->MarkChecksumsPending().ok());
+  ASSERT_TRUE(file->RebuildChecksums(/*clear_pending=*/true).ok());
+  EXPECT_EQ(ResidentPages(file->data_fd(), kLen), kLen / 4096);
 }
 
 // The scrubber rebuilds only when no writer holds the chunk.

@@ -70,11 +70,12 @@ passthrough)
   json "$OUT/f.json" "r['cache']['done']=='fadvise' and r['cache']['resident_after_drop'] > 0.5"
   json "$OUT/f.json" "any('still in memory' in w for w in r['cache']['warnings'])"
   grep -q "WARNING    after the drop" "$OUT/f.json.out" || fail "no warning in the table: $(cat "$OUT/f.json.out")"
-  # drop_caches reaches the backing file. Once more if pages came back: the
-  # file was just written through passthrough, and the mount's checksum
-  # rebuild after that write may read it again right after the drop (seen
-  # once in CI: 87.5 % resident); a drop that misses the backing file fails
-  # both runs.
+  # drop_caches reaches the backing file. The mount's checksum rebuild after
+  # a passthrough write runs when the kernel's release arrives, after close()
+  # returned, so possibly after the drop: it reads around the page cache
+  # (87.5 % resident twice in one CI run before it did). Once more if pages
+  # came back (a rebuild may be between its mincore() and its read); a drop
+  # that misses the backing file fails both runs.
   read_run "$MNT/bench" sysctl "$OUT/s.json"
   if ! python3 -c "import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))['cache']['resident_after_drop'] < 0.02 else 1)" \
     "$OUT/s.json"; then
