@@ -12,18 +12,13 @@
 #include "rpc/proto/data.pb.h"
 
 namespace t0fs::data {
-namespace {
-constexpr size_t kPiece = 4u << 20;
-
-// A result for `cmd`, its outcome still to set.
-pb::CopyResult ResultOf(const pb::NodeCommand& cmd) {
+pb::CopyResult Copier::ResultOf(const pb::NodeCommand& cmd) {
   pb::CopyResult result;
   result.set_id(cmd.id());
   result.set_chunk(cmd.chunk());
   result.set_version(cmd.version());
   return result;
 }
-}  // namespace
 
 Copier::Copier(ChunkStore& store, rpc::ClientOptions peer_options, uint32_t threads, uint64_t rate)
     : store_(store), peer_options_(std::move(peer_options)), rate_(rate) {
@@ -110,6 +105,7 @@ void Copier::Worker() {
     }
     pb::CopyResult result = cmd.kind() == pb::COMMAND_UPLOAD      ? Upload(cmd)
                             : cmd.kind() == pb::COMMAND_EC_ENCODE ? Encode(cmd)
+                            : cmd.kind() == pb::COMMAND_EC_VERIFY ? Verify(cmd)
                                                                   : Copy(cmd);
     std::lock_guard lock(mu_);
     running_.erase(std::remove(running_.begin(), running_.end(), cmd.id()), running_.end());
@@ -323,159 +319,6 @@ Status Copier::ReadLocal(const pb::NodeCommand& cmd, uint64_t offset, std::span<
   }
   bytes_ += buf.size();
   Throttle(buf.size());
-  return Status::Ok();
-}
-
-Result<ec::ErasureCode> Copier::CodeOf(const pb::NodeCommand& cmd) {
-  const uint64_t unit = cmd.ec().unit();
-  if (unit == 0 || unit % ec::kUnitAlign != 0 || unit > kPiece) {
-    return Status(StatusCode::kInvalidArgument,
-                  fmt::format("erasure-code unit {} is not a multiple of {} up to {}", unit,
-                              ec::kUnitAlign, kPiece));
-  }
-  return ec::ErasureCode::Make(cmd.ec().k(), cmd.ec().m());
-}
-
-pb::CopyResult Copier::Encode(const pb::NodeCommand& cmd) {
-  pb::CopyResult result = ResultOf(cmd);
-  const ChunkId chunk(cmd.chunk());
-  auto fail = [&](const Status& st) {
-    result.set_ok(false);
-    result.set_error(st.ToString());
-    LOG_WARN("encode of chunk {} into erasure-coded cells: {}", chunk, st.ToString());
-    return result;
-  };
-  auto code = CodeOf(cmd);
-  if (!code.ok()) return fail(code.status());
-  const uint32_t k = code->k(), cells = k + code->m();
-  const uint64_t unit = cmd.ec().unit();
-  for (const pb::EcCell& cell : cmd.ec_cells()) {
-    if (cell.cell() >= cells) {
-      return fail(Status(StatusCode::kInvalidArgument,
-                         fmt::format("cell {} of ec:{}+{}", cell.cell(), k, code->m())));
-    }
-  }
-  auto stat = store_.Stat(VolumeId(cmd.volume()), chunk);
-  if (!stat.ok()) return fail(stat.status());
-  if (stat->version != cmd.version()) {
-    return fail(Status(StatusCode::kStale, fmt::format("the replica is at version {}, not {}",
-                                                       stat->version, cmd.version())));
-  }
-  const uint64_t length = stat->length;
-  AlignedBuffer row(k * unit), buf(cells * unit);
-  // Aims a data RPC at a cell: the chunk file of its cell id on its node.
-  auto to_cell = [&](const pb::EcCell& cell, auto& req) {
-    req.set_chunk(ec::CellChunkId(chunk, cell.cell()).value());
-    req.set_volume(cell.volume());
-    *req.mutable_cap() = cell.cap();
-  };
-  for (uint64_t r = 0; r < ec::Rows(length, k, unit); ++r) {
-    const uint64_t n = ec::RowBytes(length, k, unit, r);
-    Status st = ReadLocal(cmd, r * k * unit, std::span(row.data(), n));
-    if (st.ok()) st = ec::EncodeRow(*code, unit, std::span(row.data(), n), buf.span());
-    if (!st.ok()) return fail(st);
-    for (const pb::EcCell& cell : cmd.ec_cells()) {
-      const uint64_t bytes = ec::CellRowBytes(n, k, unit, cell.cell());
-      if (bytes == 0) continue;
-      pb::ChunkWriteReq req;
-      to_cell(cell, req);
-      req.set_offset(r * unit);
-      req.set_version(cmd.version());
-      st = PeerChannel(cell.address())
-               .Call<rpc::Method::kChunkWrite>(
-                   req, nullptr, {.payload = std::span(buf.data() + cell.cell() * unit, bytes)});
-      if (!st.ok())
-        return fail(st.WithContext(fmt::format("cell {} to node {}", cell.cell(), cell.node())));
-    }
-  }
-  // Each cell's exact length (a cell left longer by an older version is cut;
-  // a cell with no bytes gets its file), then to the drive.
-  auto layout = ec::StripeLayout::Make(k, unit);
-  if (!layout.ok()) return fail(layout.status());
-  for (const pb::EcCell& cell : cmd.ec_cells()) {
-    pb::ChunkTruncateReq cut;
-    to_cell(cell, cut);
-    cut.set_length(cell.cell() < k ? layout->DataCellLength(cell.cell(), length)
-                                   : layout->ParityCellLength(length));
-    cut.set_version(cmd.version());
-    pb::ChunkSyncReq sync;
-    to_cell(cell, sync);
-    pb::ChunkEmptyRsp rsp;
-    rpc::Channel& peer = PeerChannel(cell.address());
-    Status st = peer.Call<rpc::Method::kChunkTruncate>(cut, &rsp);
-    if (st.ok()) st = peer.Call<rpc::Method::kChunkSync>(sync, &rsp);
-    if (!st.ok())
-      return fail(st.WithContext(fmt::format("cell {} on node {}", cell.cell(), cell.node())));
-  }
-  result.set_ok(true);
-  result.set_bytes(length);
-  LOG_DEBUG("encoded chunk {} ({} bytes, version {}) into {} cell(s)", chunk, length, cmd.version(),
-            cmd.ec_cells_size());
-  return result;
-}
-
-Status Copier::RebuildFromCells(const pb::NodeCommand& cmd, ChunkFile& out) {
-  ASSIGN_OR_RETURN(ec::ErasureCode code, CodeOf(cmd));
-  const uint32_t k = code.k(), cells = k + code.m();
-  const uint64_t unit = cmd.ec().unit(), length = cmd.ec().length();
-  const ChunkId chunk(cmd.chunk());
-  std::vector<const pb::EcCell*> source(cells, nullptr);  // by cell; null: not offered or failed
-  for (const pb::EcCell& cell : cmd.ec_cells()) {
-    if (cell.cell() < cells) source[cell.cell()] = &cell;
-  }
-  AlignedBuffer row(k * unit), buf(cells * unit);
-  for (uint64_t r = 0; r < ec::Rows(length, k, unit); ++r) {
-    const uint64_t n = ec::RowBytes(length, k, unit, r);
-    // The first k cells that answer (data cells first: then nothing is
-    // decoded); a cell that fails is not asked again.
-    std::vector<uint32_t> missing;
-    uint32_t have = 0;
-    for (uint32_t i = 0; i < cells; ++i) {
-      std::byte* at = buf.data() + i * unit;
-      const uint64_t bytes = ec::CellRowBytes(n, k, unit, i);
-      if (have == k || source[i] == nullptr) {
-        missing.push_back(i);
-        continue;
-      }
-      size_t got = 0;
-      Status st;
-      if (bytes > 0) {
-        pb::ChunkReadReq req;
-        req.set_chunk(ec::CellChunkId(chunk, i).value());
-        req.set_volume(source[i]->volume());
-        req.set_offset(r * unit);
-        req.set_length(static_cast<uint32_t>(bytes));
-        req.set_min_version(cmd.version());
-        *req.mutable_cap() = source[i]->cap();
-        pb::ChunkReadRsp rsp;
-        st = PeerChannel(source[i]->address())
-                 .Call<rpc::Method::kChunkRead>(
-                     req, &rsp, {.reply_payload = std::span(at, bytes), .reply_payload_len = &got});
-        if (st.ok() && rsp.version() != cmd.version()) {
-          st = Status(StatusCode::kStale, fmt::format("it is at version {}", rsp.version()));
-        } else if (st.ok() && got != bytes) {
-          st = Status(StatusCode::kIoError, fmt::format("{} bytes where {} were due", got, bytes));
-        }
-      }
-      if (!st.ok()) {
-        LOG_WARN("rebuild of chunk {}: cell {} on node {}: {}; trying another cell", chunk, i,
-                 source[i]->node(), st.ToString());
-        source[i] = nullptr;
-        missing.push_back(i);
-        continue;
-      }
-      std::memset(at + bytes, 0, unit - bytes);
-      ++have;
-    }
-    if (have < k) {
-      return Status(StatusCode::kIoError,
-                    fmt::format("only {} of the {} cells needed could be read", have, k));
-    }
-    RETURN_IF_ERROR(ec::DecodeRow(code, unit, buf.span(), missing, std::span(row.data(), n)));
-    RETURN_IF_ERROR(out.Write(r * k * unit, std::span(row.data(), n), cmd.version()));
-    bytes_ += n;
-    Throttle(n);
-  }
   return Status::Ok();
 }
 

@@ -23,7 +23,13 @@
 // copy command with cells is a rebuild: each row is read from the first k
 // listed cells that answer at exactly the commanded version (data cells
 // first, so a healthy set decodes nothing), the missing data cells are
-// computed, and the chunk is written here like any copy.
+// computed, and the chunk is written here like any copy. A verify command
+// (the parity check meta orders now and then) encodes a replica of this
+// node as an encode would and compares each listed cell with it, row by
+// row: a cell that differs (bytes, length or version) or is gone is
+// reported bad, one that cannot be reached is reported unread. Cells are
+// checksummed on their own nodes like any chunk; only this finds a cell
+// whose checksums agree with bytes that are not the code of the data.
 //
 // Thread safety: safe for concurrent use; `threads` workers run copies.
 #pragma once
@@ -73,13 +79,23 @@ class Copier {
   uint64_t bytes_total() const { return bytes_.load(); }
 
  private:
+  static constexpr size_t kPiece = 4u << 20;  // bytes per read of a copy
+
+  // A result for `cmd`, its outcome still to set.
+  static pb::CopyResult ResultOf(const pb::NodeCommand& cmd);
   void Worker();
   pb::CopyResult Copy(const pb::NodeCommand& cmd);
   pb::CopyResult Upload(const pb::NodeCommand& cmd);
   pb::CopyResult Encode(const pb::NodeCommand& cmd);
+  pb::CopyResult Verify(const pb::NodeCommand& cmd);
   // The rows of a rebuild (copy with ec_cells), written to `out`.
   Status RebuildFromCells(const pb::NodeCommand& cmd, ChunkFile& out);
-  // The code of an encode or rebuild command, its unit checked.
+  // Reads out.size() bytes at `offset` of one of the command's cells, at
+  // exactly the command's version; returns the bytes read (short at its end).
+  Result<size_t> ReadCell(const pb::NodeCommand& cmd, const pb::EcCell& cell, uint64_t offset,
+                          std::span<std::byte> out);
+  // The code of an encode, rebuild or verify command, its unit and cell
+  // indices checked.
   static Result<ec::ErasureCode> CodeOf(const pb::NodeCommand& cmd);
   // Reads buf.size() bytes at `offset` of the command's replica on this
   // node at exactly its version (checksums verified by the store; a write

@@ -120,6 +120,18 @@ class CopierEcTest : public ::testing::Test {
     return Run(cmd);
   }
 
+  pb::CopyResult Verify(uint64_t id, uint64_t length) {
+    pb::NodeCommand cmd;
+    cmd.set_id(id);
+    cmd.set_kind(pb::COMMAND_EC_VERIFY);
+    cmd.set_chunk(kChunk.value());
+    cmd.set_volume(kReplicaVolume);
+    cmd.set_version(kVersion);
+    AddCells(cmd, kCapRead);
+    cmd.mutable_ec()->set_length(length);
+    return Run(cmd);
+  }
+
   // A whole chunk file (at most 1 MiB) and its version.
   Bytes ReadAll(uint64_t volume, ChunkId chunk, uint64_t* version) {
     Bytes out(1 << 20);
@@ -228,6 +240,62 @@ TEST_F(CopierEcTest, ShortAndEmptyChunksLeaveEmptyCells) {
     EXPECT_EQ(ReadAll(kRebuildVolume, kChunk, &version), chunk);
     ASSERT_TRUE(store_.Remove(VolumeId(kRebuildVolume), kChunk).ok());
   }
+}
+
+std::vector<uint32_t> BadCells(const pb::CopyResult& r) {
+  return {r.bad_cells().begin(), r.bad_cells().end()};
+}
+
+// The parity check: cells true to the replica pass; a cell rewritten with
+// valid checksums but other bytes (parity or data), a cell gone, one longer
+// than its length and one at another version are bad, each named.
+TEST_F(CopierEcTest, VerifyNamesCellsThatAreNotTheCodeOfTheReplica) {
+  const Bytes chunk = Random(2 * kK * kUnit + 3000);
+  ASSERT_TRUE(store_.Write(VolumeId(kReplicaVolume), kChunk, 0, chunk, kVersion, false).ok());
+  ASSERT_TRUE(Encode(1).ok());
+  pb::CopyResult clean = Verify(2, chunk.size());
+  ASSERT_TRUE(clean.ok()) << clean.error();
+  EXPECT_TRUE(BadCells(clean).empty());
+  EXPECT_EQ(clean.unread_cells_size(), 0);
+
+  auto cell_id = [](uint32_t i) { return ec::CellChunkId(kChunk, i); };
+  // Parity cell 3: one byte of its second row other, checksummed as written.
+  Bytes byte(1, std::byte{0x5a});
+  ASSERT_TRUE(
+      store_.Write(VolumeId(VolumeOfCell(3)), cell_id(3), kUnit + 17, byte, kVersion, false).ok());
+  // Data cell 1: one byte past its length.
+  auto layout = ec::StripeLayout::Make(kK, kUnit);
+  ASSERT_TRUE(layout.ok());
+  ASSERT_TRUE(store_
+                  .Write(VolumeId(VolumeOfCell(1)), cell_id(1),
+                         layout->DataCellLength(1, chunk.size()), byte, kVersion, false)
+                  .ok());
+  pb::CopyResult found = Verify(3, chunk.size());
+  ASSERT_TRUE(found.ok()) << found.error();
+  EXPECT_EQ(BadCells(found), (std::vector<uint32_t>{1, 3}));
+
+  // Gone and moved on: bad too; a cell whose node does not answer is unread.
+  ASSERT_TRUE(Encode(4).ok());
+  ASSERT_TRUE(store_.Remove(VolumeId(VolumeOfCell(0)), cell_id(0)).ok());
+  ASSERT_TRUE(
+      store_.Write(VolumeId(VolumeOfCell(4)), cell_id(4), 0, byte, kVersion + 1, false).ok());
+  pb::NodeCommand cmd;
+  cmd.set_id(5);
+  cmd.set_kind(pb::COMMAND_EC_VERIFY);
+  cmd.set_chunk(kChunk.value());
+  cmd.set_volume(kReplicaVolume);
+  cmd.set_version(kVersion);
+  AddCells(cmd, kCapRead);
+  cmd.mutable_ec()->set_length(chunk.size());
+  cmd.mutable_ec_cells(2)->set_address("127.0.0.1:1");  // nothing listens there
+  pb::CopyResult mixed = Run(cmd);
+  ASSERT_TRUE(mixed.ok()) << mixed.error();
+  EXPECT_EQ(BadCells(mixed), (std::vector<uint32_t>{0, 4}));
+  EXPECT_EQ(std::vector<uint32_t>(mixed.unread_cells().begin(), mixed.unread_cells().end()),
+            (std::vector<uint32_t>{2}));
+
+  // A replica that moved on is not checked against.
+  EXPECT_FALSE(Verify(6, chunk.size() + 1).ok());
 }
 
 // A replica at another version than the command's is not encoded.

@@ -227,7 +227,7 @@ Status DataService::Heartbeat() {
   std::vector<uint64_t> done;
   for (const pb::NodeCommand& cmd : rsp.commands()) {
     if (cmd.kind() == pb::COMMAND_COPY || cmd.kind() == pb::COMMAND_UPLOAD ||
-        cmd.kind() == pb::COMMAND_EC_ENCODE) {
+        cmd.kind() == pb::COMMAND_EC_ENCODE || cmd.kind() == pb::COMMAND_EC_VERIFY) {
       copier_->Enqueue(cmd);
       continue;
     }

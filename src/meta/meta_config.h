@@ -70,6 +70,9 @@ struct MetaConfig {
   // with client I/O.
   uint32_t copies_per_node = 2;
   Duration copy_timeout{std::chrono::minutes(10)};  // a copy without progress that long is retried
+  // How often each erasure-coded stripe's parity is checked against its
+  // data (a read of the replica and of every cell); 0 = never.
+  Duration ec_verify_interval{std::chrono::hours(24 * 7)};
   // Lifetime of chunk capabilities handed out with layouts. Longer means
   // fewer layout refreshes; shorter revokes access sooner.
   Duration capability_ttl{std::chrono::minutes(10)};
@@ -101,6 +104,8 @@ struct MetaConfig {
     v("copies-per-node", copies_per_node, "repair copies in flight per target node");
     v("copy-timeout", copy_timeout,
       "a repair copy that makes no progress for this long is retried");
+    v("ec-verify-interval", ec_verify_interval,
+      "how often each erasure-coded stripe's cells are checked against its data (0 = never)");
     v("capability-ttl", capability_ttl, "lifetime of chunk capabilities");
     v("heartbeat", heartbeat, "heartbeat interval asked of data nodes");
     v("sync", sync, "SQLite synchronous mode for ordinary operations: normal or full");

@@ -216,6 +216,22 @@ void AddMetaMetrics(metrics::Registry& registry, MetaStore& store, const NodeHea
         sink.Add({"failed"}, static_cast<double>(s.repair.ec_encodes_failed));
       },
       MetricType::kCounter);
+  gauge(
+      "t0fs_meta_ec_verifies_total",
+      "Parity checks (protect=ec: a replica encoded again and compared with every cell) since "
+      "meta started, by result: clean, mismatch (a bad cell found, made again) or failed.",
+      {"result"},
+      [](const ClusterView::Snapshot& s, SampleSink& sink) {
+        sink.Add({"clean"}, static_cast<double>(s.repair.ec_verifies_clean));
+        sink.Add({"mismatch"}, static_cast<double>(s.repair.ec_verifies_mismatch));
+        sink.Add({"failed"}, static_cast<double>(s.repair.ec_verifies_failed));
+      },
+      MetricType::kCounter);
+  repair_gauge(
+      "t0fs_meta_ec_bad_cells_total",
+      "Erasure-coded cells parity checks found bad (other bytes, length or version, or gone) "
+      "since meta started; each is made again.",
+      [](const RepairStats& r) { return r.ec_bad_cells; }, MetricType::kCounter);
   repair_gauge(
       "t0fs_meta_ec_rebuilds_total",
       "Copies of chunks rebuilt from their erasure-coded cells, ordered since meta started.",

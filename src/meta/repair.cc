@@ -89,8 +89,16 @@ void RepairPlanner::RunPass() {
   std::sort_heap(deferred.begin(), deferred.end(), YoungestOnTop());
   for (const Deferred& d : deferred) PlanChunk(d.chunk, nodes, now_s, nullptr);
   std::lock_guard lock(mu_);
+  // Parity checks last, the longest unchecked first: they use only slots
+  // the repairs and encodes left.
+  std::sort(pass_.verify_due.begin(), pass_.verify_due.end(),
+            [](const VerifyDue& a, const VerifyDue& b) { return a.checked < b.checked; });
+  for (const VerifyDue& due : pass_.verify_due) PlanVerify(due, nodes);
+  pass_.verify_due.clear();
   waiting_since_ = std::move(pass_.waiting_since);
   pass_.waiting_since.clear();
+  ec_checked_ = std::move(pass_.ec_checked);
+  pass_.ec_checked.clear();
   pass_.waiting_files.clear();
   pass_.overdue_files.clear();
   last_pass_ = pass_;
@@ -292,19 +300,7 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
       return;
     }
     if (rebuild) {
-      cmd.mutable_ec()->set_k(stripe.k);
-      cmd.mutable_ec()->set_m(stripe.m);
-      cmd.mutable_ec()->set_unit(stripe.unit);
-      cmd.mutable_ec()->set_length(stripe.length);
-      for (uint32_t i : readable_cells) {
-        const ec::CellPlace& place = stripe.cells[i];
-        pb::EcCell* cell = cmd.add_ec_cells();
-        cell->set_cell(i);
-        cell->set_node(place.node.value());
-        cell->set_address(nodes.at(place.node).record->address);
-        cell->set_volume(place.volume.value());
-        *cell->mutable_cap() = CopyCap(ec::CellChunkId(c.chunk, i), kCapRead, stripe.length);
-      }
+      AddCellsToRead(cmd, c.chunk, stripe, readable_cells, nodes);
       ++stats_.ec_rebuilds;
       queued_[target.node].push_back(std::move(cmd));
       LOG_INFO(
@@ -360,6 +356,12 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
       (!c.writer_open || waited >= static_cast<int64_t>(p.within_s))) {
     PlanEncode(c, committed, stripe, sources, nodes);
   }
+  if (p.kind == ProtectKind::kEc && ec_complete && first &&
+      readable_cells.size() == stripe.cells.size()) {
+    if (auto checked = VerifyDueSince(c)) {
+      pass_.verify_due.push_back(VerifyDue{*checked, c, committed, std::move(stripe)});
+    }
+  }
 }
 
 void RepairPlanner::ExpireTasks() {
@@ -388,6 +390,10 @@ void RepairPlanner::ExpireTasks() {
     if (t.kind == Task::kUpload) {
       LOG_WARN("protect: upload of chunk {} by node {} did not finish; retrying later", t.chunk,
                t.target);
+      continue;
+    }
+    if (t.kind == Task::kVerify) {
+      LOG_WARN("protect: parity check of chunk {} by node {} did not finish", t.chunk, t.target);
       continue;
     }
     if (t.kind == Task::kEncode) {
@@ -528,7 +534,7 @@ void RepairPlanner::OnHeartbeat(NodeId node, const pb::HeartbeatReq& beat) {
           "node {} reports cell {} of chunk {} bad ({}); dropping it to be made again from the "
           "chunk",
           node, ec::CellOfId(id), ec::ChunkOfCell(id), p.detail());
-      Status st = store_.DropEcCell(ec::ChunkOfCell(id), ec::CellOfId(id), node);
+      Status st = store_.DropEcCell(ec::ChunkOfCell(id), ec::CellOfId(id), node, 0);
       if (!st.ok()) LOG_WARN("repair: dropping a bad cell: {}", st.ToString());
       continue;
     }

@@ -33,6 +33,12 @@
 // lost nodes are made again (from a replica) on other nodes. A chunk no node
 // holds any more is rebuilt by a copy task whose sources are K of its cells
 // (the node decodes). Encodes share the copy slots of the encoding node.
+// Every ec-verify-interval (counted from when this meta first saw the
+// stripe complete), a parity check goes to a node with a healthy replica:
+// it encodes the replica again and compares each cell; cells it finds bad
+// (other bytes, length or version, or gone) are dropped from the stripe and
+// made again by the next encode. A node's scrubber sees a cell's checksums
+// only; this sees whether the cells are the code of the data.
 //
 // It also reconciles a node that comes back (or that this meta has not seen
 // yet): the node is sent the replicas it should hold with their committed
@@ -52,6 +58,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -89,6 +96,10 @@ struct RepairStats {
   uint64_t ec_encodes_done = 0;  // encode commands that wrote their cells
   uint64_t ec_encodes_failed = 0;
   uint64_t ec_rebuilds = 0;  // copies started from erasure-coded cells
+  uint64_t ec_verifies_clean = 0;     // parity checks that found every cell true
+  uint64_t ec_verifies_mismatch = 0;  // parity checks that found a bad cell
+  uint64_t ec_verifies_failed = 0;    // parity checks that did not run to the end
+  uint64_t ec_bad_cells = 0;          // cells parity checks found bad
   double copy_rate_bps = 0;  // bytes/s received by copies over the last minute
   std::unordered_map<NodeId, uint64_t> replicas_per_node;  // as of the last pass
   ProtectStats protect;
@@ -125,9 +136,11 @@ class RepairPlanner {
     // Created, then the last heartbeat in which its node copied bytes while
     // running it.
     Clock::time_point progressed;
-    // kUpload, kEncode: run by `target` from its own replica.
-    enum Kind { kCopy, kUpload, kEncode } kind = kCopy;
-    ec::EcStripe made;  // kEncode: the cells it makes (others at node 0)
+    // kUpload, kEncode, kVerify: run by `target` from its own replica.
+    enum Kind { kCopy, kUpload, kEncode, kVerify } kind = kCopy;
+    // kEncode: the cells it makes (others at node 0); kVerify: the stripe
+    // it checks.
+    ec::EcStripe made;
   };
   struct Choice;  // a node as this pass sees it
   // A protection copy left for after the scan, and how long it has waited.
@@ -161,6 +174,20 @@ class RepairPlanner {
   void PlanEncode(const ChunkReplicas& c, uint64_t committed, const ec::EcStripe& stripe,
                   const std::vector<const Replica*>& sources,
                   const std::map<NodeId, Choice>& nodes);
+  // A complete stripe whose parity check is due.
+  struct VerifyDue {
+    Clock::time_point checked;  // the last check: the oldest goes first
+    ChunkReplicas chunk;
+    uint64_t committed = 0;
+    ec::EcStripe stripe;
+  };
+  // When `c`'s complete stripe was last checked if a parity check is due
+  // (notes when this meta first saw it complete). Called with mu_ held.
+  std::optional<Clock::time_point> VerifyDueSince(const ChunkReplicas& c);
+  // Sends a due parity check to a node with a healthy replica and a spare
+  // copy slot: after the pass's repairs and encodes, one per node at a time,
+  // never the node's last free slot. Called with mu_ held.
+  void PlanVerify(const VerifyDue& due, const std::map<NodeId, Choice>& nodes);
   // The first of `sources` at `committed` whose node is up, not paused and
   // has a free copy slot; null if none. Called with mu_ held.
   const Replica* FreeSource(const std::vector<const Replica*>& sources, uint64_t committed,
@@ -168,6 +195,12 @@ class RepairPlanner {
   // After a failed upload or encode by `node`: it is ordered none until its
   // pause ends (see upload_pauses_); returns the pause. Called with mu_ held.
   std::chrono::seconds PauseNode(NodeId node);
+  // The code of `stripe` and its `cells` (with their nodes' addresses and
+  // read rights lasting a copy of the whole chunk) into `cmd`: a rebuild's
+  // or a parity check's sources.
+  void AddCellsToRead(pb::NodeCommand& cmd, ChunkId chunk, const ec::EcStripe& stripe,
+                      const std::vector<uint32_t>& cells,
+                      const std::map<NodeId, Choice>& nodes) const;
   // A right (`rights`) on `chunk` (or a cell id) lasting a copy of `bytes`.
   pb::Capability CopyCap(ChunkId chunk, uint32_t rights, uint64_t bytes) const;
   // Records the result of an upload or encode run by `node` (the task is
@@ -203,9 +236,14 @@ class RepairPlanner {
     // first saw them so; the files counted.
     std::unordered_map<ChunkId, int64_t> waiting_since;
     std::unordered_set<InodeId> waiting_files, overdue_files;
+    // Complete stripes → when their last parity check ended (or this meta
+    // first saw them complete).
+    std::unordered_map<ChunkId, Clock::time_point> ec_checked;
+    std::vector<VerifyDue> verify_due;
   };
   PassCounts pass_, last_pass_;
   std::unordered_map<ChunkId, int64_t> waiting_since_;  // of the last complete pass
+  std::unordered_map<ChunkId, Clock::time_point> ec_checked_;  // of the last complete pass
   // Upload failures are logged once, then once a minute while they go on.
   bool upload_failing_ = false;
   Clock::time_point upload_failure_logged_{};

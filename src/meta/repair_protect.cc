@@ -1,6 +1,6 @@
 // The protection half of RepairPlanner (repair.h): the uploads of
-// protect=object and the encodes of protect=ec, which a node runs from a
-// replica of its own, the pause of a node whose uploads or encodes fail, and
+// protect=object and the encodes and parity checks of protect=ec, which a
+// node runs from a replica of its own, the pause of a node whose uploads or encodes fail, and
 // the rights signed for copies.
 #include <fmt/format.h>
 
@@ -134,6 +134,79 @@ void RepairPlanner::PlanEncode(const ChunkReplicas& c, uint64_t committed,
             wanted.size(), cells, source->node);
 }
 
+std::optional<RepairPlanner::Clock::time_point> RepairPlanner::VerifyDueSince(
+    const ChunkReplicas& c) {
+  const auto interval = config_.ec_verify_interval.value;
+  if (interval.count() <= 0) return std::nullopt;
+  // Counted from when this meta first saw the stripe complete: a meta that
+  // starts does not check every stripe of the cluster at once.
+  const Clock::time_point now = Clock::now();
+  auto seen = ec_checked_.find(c.chunk);
+  const Clock::time_point checked = seen != ec_checked_.end() ? seen->second : now;
+  pass_.ec_checked[c.chunk] = checked;
+  if (now - checked < interval) return std::nullopt;
+  return checked;
+}
+
+void RepairPlanner::PlanVerify(const VerifyDue& due, const std::map<NodeId, Choice>& nodes) {
+  const ChunkReplicas& c = due.chunk;
+  const ec::EcStripe& stripe = due.stripe;
+  if (tasks_.count(c.chunk) != 0) return;
+  const uint64_t limit = std::max<uint32_t>(1, config_.copies_per_node);
+  const Replica* source = nullptr;
+  for (const Replica& r : c.replicas) {
+    auto node = nodes.find(r.node);
+    if (r.state != ReplicaState::kHealthy || r.version != due.committed || node == nodes.end() ||
+        node->second.health != Health::kUp) {
+      continue;
+    }
+    uint64_t load = 0;
+    bool verifying = false;
+    for (auto& [chunk, task] : tasks_) {
+      if (task.target != r.node) continue;
+      ++load;
+      verifying = verifying || task.kind == Task::kVerify;
+    }
+    if (!verifying && load + (limit > 1 ? 1 : 0) < limit) {
+      source = &r;
+      break;
+    }
+  }
+  if (source == nullptr) return;  // a later pass
+  for (const ec::CellPlace& place : stripe.cells) {
+    if (nodes.count(place.node) == 0) return;
+  }
+  const Clock::time_point now = Clock::now();
+  Task task{next_task_id_++, c.chunk, source->node, now, {}, now, Task::kVerify, stripe};
+  pb::NodeCommand cmd =
+      ReplicaCommand(task.id, pb::COMMAND_EC_VERIFY, c.chunk, *source, due.committed);
+  std::vector<uint32_t> every(stripe.cells.size());
+  for (uint32_t i = 0; i < every.size(); ++i) every[i] = i;
+  AddCellsToRead(cmd, c.chunk, stripe, every, nodes);
+  tasks_[c.chunk] = std::move(task);
+  queued_[source->node].push_back(std::move(cmd));
+  LOG_DEBUG("protect: chunk {} version {}: parity check of its {} cells by node {}", c.chunk,
+            due.committed, stripe.cells.size(), source->node);
+}
+
+void RepairPlanner::AddCellsToRead(pb::NodeCommand& cmd, ChunkId chunk, const ec::EcStripe& stripe,
+                                   const std::vector<uint32_t>& cells,
+                                   const std::map<NodeId, Choice>& nodes) const {
+  cmd.mutable_ec()->set_k(stripe.k);
+  cmd.mutable_ec()->set_m(stripe.m);
+  cmd.mutable_ec()->set_unit(stripe.unit);
+  cmd.mutable_ec()->set_length(stripe.length);
+  for (uint32_t i : cells) {
+    const ec::CellPlace& place = stripe.cells[i];
+    pb::EcCell* cell = cmd.add_ec_cells();
+    cell->set_cell(i);
+    cell->set_node(place.node.value());
+    cell->set_address(nodes.at(place.node).record->address);
+    cell->set_volume(place.volume.value());
+    *cell->mutable_cap() = CopyCap(ec::CellChunkId(chunk, i), kCapRead, stripe.length);
+  }
+}
+
 void RepairPlanner::PlanUpload(const ChunkReplicas& c, uint64_t committed,
                                const std::vector<const Replica*>& sources,
                                const std::map<NodeId, Choice>& nodes) {
@@ -170,6 +243,33 @@ const Replica* RepairPlanner::FreeSource(const std::vector<const Replica*>& sour
 
 void RepairPlanner::OnProtectResult(NodeId node, Task& task, const pb::CopyResult& r) {
   const ChunkId chunk(r.chunk());
+  if (task.kind == Task::kVerify) {
+    const ec::EcStripe& stripe = task.made;
+    for (uint32_t cell : r.bad_cells()) {
+      if (cell >= stripe.cells.size()) continue;
+      LOG_ERROR(
+          "protect: parity check by node {}: cell {} of chunk {} version {} on node {} is not the "
+          "code of the chunk's data; dropping it to be made again",
+          node, cell, chunk, stripe.version, stripe.cells[cell].node);
+      Status st = store_.DropEcCell(chunk, cell, stripe.cells[cell].node, stripe.version);
+      if (!st.ok()) LOG_WARN("protect: dropping a bad cell: {}", st.ToString());
+    }
+    std::lock_guard lock(mu_);
+    const Clock::time_point now = Clock::now();
+    ec_checked_[chunk] = now;
+    if (auto it = pass_.ec_checked.find(chunk); it != pass_.ec_checked.end()) it->second = now;
+    if (!r.ok()) {
+      ++stats_.ec_verifies_failed;
+      LOG_WARN("protect: parity check of chunk {} by node {} failed: {}; next in {}", chunk, node,
+               r.error(), FormatDuration(config_.ec_verify_interval));
+    } else if (r.bad_cells_size() > 0) {
+      ++stats_.ec_verifies_mismatch;
+      stats_.ec_bad_cells += static_cast<uint64_t>(r.bad_cells_size());
+    } else {
+      ++stats_.ec_verifies_clean;
+    }
+    return;
+  }
   if (task.kind == Task::kEncode) {
     task.made.length = r.bytes();
     Status st = store_.RecordEcCells(chunk, task.made, r.ok());

@@ -8,6 +8,9 @@
 #    status has nothing waiting, fsck is clean;
 #  - a cell damaged on disk is found by its node's scrubber, dropped and
 #    made again;
+#  - a parity cell whose checksums are right but whose bytes are not the
+#    code of the data (another cell's, made consistent) is found by meta's
+#    parity check, dropped and made again; later checks find nothing;
 #  - a rewrite is encoded again at the chunk's new version;
 #  - node 1 (the only replica of both files, and one cell of each chunk) is
 #    killed: a client on no node reads both files at once, decoded from the
@@ -25,7 +28,7 @@ source "$(dirname "$0")/../lib/cluster.sh"
 
 METRICS="127.0.0.1:$(free_port)"
 META_FLAGS=(--suspect-after 1s --node-timeout 2s --repair-grace 5s --repair-interval 300ms --heartbeat 200ms
-  --metrics-listen "$METRICS")
+  --ec-verify-interval 1s --metrics-listen "$METRICS")
 NODE_FLAGS=(--scrub-rate 256M --scrub-pause 1s)
 multi_start 6 1M
 MNT="$CLUSTER_DIR/mnt"
@@ -35,6 +38,10 @@ mount_start --node-id 1
 protection_is() {  # protection_is PATH STATE: `t0fs layout` reports STATE
   [[ "$(admin layout "t0fs:$1" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["protection"]["state"])')" == "$2" ]]
 }
+# equals N CMD..., at_least N CMD...: CMD prints N, at least N (for
+# wait_until, which runs them again each time).
+equals() { local n=$1; shift; test "$("$@")" -eq "$n"; }
+at_least() { local n=$1; shift; test "$("$@")" -ge "$n"; }
 status_field() {  # status_field KEY: protection.KEY of `t0fs status --json`
   admin status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["protection"][sys.argv[1]])' "$1"
 }
@@ -109,7 +116,7 @@ wait_until 60 "b/f protected" protection_is /b/f protected
 check_cells /a/f "$CLUSTER_DIR/src_a" || fail "a/f's cells"
 check_cells /b/f "$CLUSTER_DIR/src_b" || fail "b/f's cells"
 admin layout t0fs:/a/f | grep -q "ec 2+1 v1:" || fail "layout shows no cells: $(admin layout t0fs:/a/f)"
-wait_until 10 "nothing waiting in status" test "$(status_field waiting_files)" -eq 0
+wait_until 10 "nothing waiting in status" equals 0 status_field waiting_files
 fsck_clean
 
 log "== a cell the scrubber finds damaged is made again"
@@ -130,6 +137,46 @@ cells_current() { check_cells /a/f "$CLUSTER_DIR/src_a" 2>/dev/null; }
 wait_until 60 "the damaged cell made again" cells_current
 wait_until 20 "a/f protected again" protection_is /a/f protected
 
+log "== a parity cell that is not the code of its data is found and made again"
+metric() {  # metric NAME{LABELS}: its value on meta's /metrics (0 when absent)
+  curl -sf "http://$METRICS/metrics" | awk -v m="$1" '$1 == m {print int($2); found=1} END {if (!found) print 0}'
+}
+clean_checks() { metric 't0fs_meta_ec_verifies_total{result="clean"}'; }
+wait_until 30 "parity checks of the healthy cells" at_least 5 clean_checks
+# (the cell damaged above may have been found by a parity check before its scrubber)
+bad_before=$(metric t0fs_meta_ec_bad_cells_total)
+# a/f's chunk #2: its parity cell (2) gets cell 0's bytes and checksums, the
+# header naming the parity cell: every checksum agrees, so no scrubber sees it.
+read -r chunk2 data_node parity_node < <(admin layout t0fs:/a/f --json | python3 -c '
+import json, sys
+c = [c for c in json.load(sys.stdin)["chunks"] if c["index"] == 2][0]
+print(c["replicas"][0]["chunk"], c["ec"]["cells"][0]["node"], c["ec"]["cells"][2]["node"])')
+cell_path() {  # cell_path NODE CELL EXT
+  find "$CLUSTER_DIR/vol$1" -name "$(printf '%016x' $((chunk2 | ($2 + 1) << 56))).$3"
+}
+python3 - "$(cell_path "$data_node" 0 dat)" "$(cell_path "$data_node" 0 crc)" \
+  "$(cell_path "$parity_node" 2 dat)" "$(cell_path "$parity_node" 2 crc)" $((chunk2 | 3 << 56)) <<'EOF2'
+import struct, sys
+data, crc, parity_data, parity_crc, parity_id = sys.argv[1:6]
+header = bytearray(open(crc, "rb").read())
+header[16:24] = struct.pack("<Q", int(parity_id))
+for path, body in ((parity_data, open(data, "rb").read()), (parity_crc, bytes(header))):
+    with open(path, "r+b") as f:  # in place: the node's open descriptors see it
+        f.write(body)
+        f.truncate()
+EOF2
+wait_until 60 "the parity check finding the cell" grep -q "cell 2 of chunk $chunk2 version .* is not the code" \
+  "$CLUSTER_DIR/meta.log"
+wait_until 60 "the bad cell made again" protection_is /a/f protected
+test "$(metric t0fs_meta_ec_bad_cells_total)" = $((bad_before + 1)) ||
+  fail "bad cells: $(metric t0fs_meta_ec_bad_cells_total), $bad_before before"
+mismatches=$(metric 't0fs_meta_ec_verifies_total{result="mismatch"}')
+clean=$(clean_checks)
+wait_until 60 "two more rounds of parity checks" at_least $((clean + 22)) clean_checks
+test "$(metric 't0fs_meta_ec_verifies_total{result="mismatch"}')" = "$mismatches" ||
+  fail "parity checks still find bad cells: $(grep 'is not the code' "$CLUSTER_DIR/meta.log")"
+timeout 60 cmp "$CLUSTER_DIR/src_a" "$MNT/a/f" || fail "a/f does not read back"
+
 log "== a rewrite is encoded again at the new version"
 printf 'rewritten' | dd of="$CLUSTER_DIR/src_a" bs=1 seek=100 conv=notrunc status=none
 printf 'rewritten' | dd of="$MNT/a/f" bs=1 seek=100 conv=notrunc status=none
@@ -137,7 +184,7 @@ wait_until 60 "a/f's chunk 0 encoded at its new version" cells_current
 wait_until 20 "a/f protected again" protection_is /a/f protected
 cells_before=$(cell_files 1 2 3 4 5 6)
 # 5 chunks x 3 cells + 6 chunks x 6 cells; cells moved to other nodes by the rewrite are garbage.
-wait_until 20 "old cells collected" test "$(cell_files 1 2 3 4 5 6)" -eq 51
+wait_until 20 "old cells collected" equals 51 cell_files 1 2 3 4 5 6
 log "cell files: $cells_before, then $(cell_files 1 2 3 4 5 6)"
 
 log "== node 1 (both files' only replica) dies: a client reads around it, decoding the cells"

@@ -67,7 +67,7 @@ while True:
     if rules and all(r.get("health") == "ok" for r in rules): break
     assert time.time() < deadline, [(r["name"], r.get("health"), r.get("lastError")) for r in rules]
     time.sleep(0.5)
-assert len(rules) == 15, len(rules)
+assert len(rules) == 16, len(rules)
 firing = [r["name"] for r in rules if r.get("state") == "firing"]
 assert firing == [], f"alerts firing on a healthy cluster: {firing}"
 names = set(api("/api/v1/label/__name__/values"))

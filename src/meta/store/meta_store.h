@@ -465,10 +465,11 @@ class MetaStore {
   // is gone — goes to the garbage queue of its node (under its cell id,
   // ec/cells.h).
   virtual Status RecordEcCells(ChunkId chunk, const ec::EcStripe& made, bool ok) = 0;
-  // Cell `cell` of `chunk` on `node` is bad (its node's scrubber says so):
-  // it leaves the recorded stripe (to be made again) and its file goes to
-  // the garbage queue of `node`. Nothing when the stripe has it elsewhere.
-  virtual Status DropEcCell(ChunkId chunk, uint32_t cell, NodeId node) = 0;
+  // Cell `cell` of `chunk` on `node` is bad (its node's scrubber or a
+  // parity check says so): it leaves the recorded stripe (to be made again)
+  // and its file goes to the garbage queue of `node`. Nothing when the
+  // stripe has it elsewhere, or is no longer at `version` (0: any version).
+  virtual Status DropEcCell(ChunkId chunk, uint32_t cell, NodeId node, uint64_t version) = 0;
   // The chunk's objective no longer asks for cells: its stripe is cleared
   // and every cell file goes to the garbage queue of its node.
   virtual Status ClearEcCells(ChunkId chunk) = 0;

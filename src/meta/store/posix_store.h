@@ -106,7 +106,7 @@ class PosixStore final : public MetaStore {
   Status DropReplica(ChunkId chunk, NodeId node) override;
   Status SetObjectVersion(ChunkId chunk, uint64_t version) override;
   Status RecordEcCells(ChunkId chunk, const ec::EcStripe& made, bool ok) override;
-  Status DropEcCell(ChunkId chunk, uint32_t cell, NodeId node) override;
+  Status DropEcCell(ChunkId chunk, uint32_t cell, NodeId node, uint64_t version) override;
   Status ClearEcCells(ChunkId chunk) override;
   Status WithdrawEcGarbage(ChunkId chunk, const ec::EcStripe& made) override;
   Status SetNodeAdminState(NodeId node, NodeAdminState state) override;

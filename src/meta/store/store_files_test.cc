@@ -858,7 +858,7 @@ TEST_P(StoreTest, ErasureCodedCellsAreRecordedAndCollected) {
 
   // An encode about to write cell 1 on node 3 again withdraws the queued
   // removal of that file there (it would delete the new cell).
-  ASSERT_OK(store_->DropEcCell(chunk, 1, n[2].node));  // its removal queued on node 3
+  ASSERT_OK(store_->DropEcCell(chunk, 1, n[2].node, 0));  // its removal queued on node 3
   ASSERT_OK(
       store_->WithdrawEcGarbage(chunk, ec::EcStripe{2, 1, 4096, 4, 0, {none, place(2), none}}));
   EXPECT_TRUE(garbage(2).empty());
@@ -867,10 +867,13 @@ TEST_P(StoreTest, ErasureCodedCellsAreRecordedAndCollected) {
   EXPECT_EQ(recorded(), ec::FormatStripe(v4));
 
   // A cell found bad on its node leaves the record and is garbage; a
-  // report naming another node changes nothing.
-  ASSERT_OK(store_->DropEcCell(chunk, 1, n[0].node));
+  // report naming another node, or a parity check of an older version,
+  // changes nothing.
+  ASSERT_OK(store_->DropEcCell(chunk, 1, n[0].node, 0));
   EXPECT_EQ(recorded(), ec::FormatStripe(v4));
-  ASSERT_OK(store_->DropEcCell(chunk, 1, n[2].node));
+  ASSERT_OK(store_->DropEcCell(chunk, 1, n[2].node, 3));
+  EXPECT_EQ(recorded(), ec::FormatStripe(v4));
+  ASSERT_OK(store_->DropEcCell(chunk, 1, n[2].node, 0));
   EXPECT_EQ(recorded(),
             ec::FormatStripe(ec::EcStripe{2, 1, 4096, 4, 9000, {place(1), none, place(3)}}));
   EXPECT_EQ(garbage(2), (Cells{{ec::CellChunkId(chunk, 1), 4}}));

@@ -328,13 +328,16 @@ Status PosixStore::WithdrawEcGarbage(ChunkId chunk, const ec::EcStripe& made) {
   });
 }
 
-Status PosixStore::DropEcCell(ChunkId chunk, uint32_t cell, NodeId node) {
+Status PosixStore::DropEcCell(ChunkId chunk, uint32_t cell, NodeId node, uint64_t version) {
   return Write([&](WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(std::optional<ChunkWithReplicas> c, txn.GetChunk(chunk));
     if (!c) return Status::Ok();
     ChunkRow& row = c->chunk;
     ASSIGN_OR_RETURN(ec::EcStripe stripe, ec::ParseStripe(row.ec));
-    if (cell >= stripe.cells.size() || stripe.cells[cell].node != node) return Status::Ok();
+    if (cell >= stripe.cells.size() || stripe.cells[cell].node != node ||
+        (version != 0 && stripe.version != version)) {
+      return Status::Ok();
+    }
     stripe.cells[cell] = ec::CellPlace{};
     std::string text = ec::FormatStripe(stripe);
     RETURN_IF_ERROR(internal::DropEcCells(txn, row, row.ec, text));
