@@ -19,7 +19,8 @@
 // reads a replica of this node at the commanded version row by row (k
 // units of the code at a time), computes the row's m parity cells and
 // writes each listed cell's bytes to the cell's node as a chunk of its own
-// (id ec::CellChunkId), then cuts each cell to its length and syncs it; a
+// (id ec::CellChunkId; a row's cells at once, the next row read and encoded
+// meanwhile), then cuts each cell to its length and syncs it; a
 // copy command with cells is a rebuild: each row is read from the first k
 // listed cells that answer at exactly the commanded version (data cells
 // first, so a healthy set decodes nothing), the missing data cells are

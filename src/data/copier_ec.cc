@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <future>
 
 #include "common/buffer.h"
 #include "common/logging.h"
@@ -52,32 +53,51 @@ pb::CopyResult Copier::Encode(const pb::NodeCommand& cmd) {
                                                        stat->version, cmd.version())));
   }
   const uint64_t length = stat->length;
-  AlignedBuffer row(k * unit), buf(cells * unit);
   // Aims a data RPC at a cell: the chunk file of its cell id on its node.
   auto to_cell = [&](const pb::EcCell& cell, auto& req) {
     req.set_chunk(ec::CellChunkId(chunk, cell.cell()).value());
     req.set_volume(cell.volume());
     *req.mutable_cap() = cell.cap();
   };
+  auto send = [&](const pb::EcCell& cell, uint64_t offset, std::span<const std::byte> piece) {
+    pb::ChunkWriteReq req;
+    to_cell(cell, req);
+    req.set_offset(offset);
+    req.set_version(cmd.version());
+    return PeerChannel(cell.address())
+        .Call<rpc::Method::kChunkWrite>(req, nullptr, {.payload = piece})
+        .WithContext(fmt::format("cell {} to node {}", cell.cell(), cell.node()));
+  };
+  // Row r's pieces go to their nodes at once, one sender per cell, while
+  // row r + 1 is read and encoded into the other buffer.
+  AlignedBuffer row(k * unit);
+  AlignedBuffer bufs[2] = {AlignedBuffer(cells * unit), AlignedBuffer(cells * unit)};
+  std::vector<std::future<Status>> sending;
+  auto sent = [&] {
+    Status first;
+    for (std::future<Status>& f : sending) {
+      Status st = f.get();
+      if (first.ok()) first = std::move(st);
+    }
+    sending.clear();
+    return first;
+  };
   for (uint64_t r = 0; r < ec::Rows(length, k, unit); ++r) {
     const uint64_t n = ec::RowBytes(length, k, unit, r);
+    AlignedBuffer& buf = bufs[r % 2];
     Status st = ReadLocal(cmd, r * k * unit, std::span(row.data(), n));
     if (st.ok()) st = ec::EncodeRow(*code, unit, std::span(row.data(), n), buf.span());
-    if (!st.ok()) return fail(st);
+    Status previous = sent();
+    if (!st.ok() || !previous.ok()) return fail(st.ok() ? previous : st);
     for (const pb::EcCell& cell : cmd.ec_cells()) {
       const uint64_t bytes = ec::CellRowBytes(n, k, unit, cell.cell());
       if (bytes == 0) continue;
-      pb::ChunkWriteReq req;
-      to_cell(cell, req);
-      req.set_offset(r * unit);
-      req.set_version(cmd.version());
-      st = PeerChannel(cell.address())
-               .Call<rpc::Method::kChunkWrite>(
-                   req, nullptr, {.payload = std::span(buf.data() + cell.cell() * unit, bytes)});
-      if (!st.ok())
-        return fail(st.WithContext(fmt::format("cell {} to node {}", cell.cell(), cell.node())));
+      sending.push_back(
+          std::async(std::launch::async, send, std::cref(cell), r * unit,
+                     std::span<const std::byte>(buf.data() + cell.cell() * unit, bytes)));
     }
   }
+  if (Status last = sent(); !last.ok()) return fail(last);
   // Each cell's exact length (a cell left longer by an older version is cut;
   // a cell with no bytes gets its file), then to the drive.
   auto layout = ec::StripeLayout::Make(k, unit);
