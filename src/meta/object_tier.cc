@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <unordered_set>
+
 #include "common/logging.h"
 
 namespace t0fs::meta {
@@ -54,16 +57,62 @@ Result<size_t> ObjectTier::CollectGarbage(MetaStore& store, size_t max) {
   ASSIGN_OR_RETURN(std::vector<GarbageChunk> queued, store.TakeGarbage(kObjectTierNode, max));
   std::vector<uint64_t> done;
   Status failed;
-  for (const GarbageChunk& g : queued) {
-    const std::string key = Key(g.chunk, g.version);
-    failed = client_->DeleteObject(key);  // a missing key is fine
-    if (!failed.ok()) break;
-    done.push_back(g.id);
-    LOG_DEBUG("object tier: deleted {}", key);
+  for (size_t first = 0; first < queued.size() && failed.ok(); first += s3::kMaxDeleteKeys) {
+    const size_t end = std::min(queued.size(), first + s3::kMaxDeleteKeys);
+    std::vector<std::string> keys;
+    for (size_t i = first; i < end; ++i) keys.push_back(Key(queued[i].chunk, queued[i].version));
+    failed = DeleteKeys(keys);
+    if (!failed.ok()) {
+      // A key that was not deleted stays queued (the next pass retries it).
+      const std::unordered_set<std::string> left(keys.begin(), keys.end());
+      for (size_t i = first; i < end; ++i) {
+        if (left.count(Key(queued[i].chunk, queued[i].version)) == 0) done.push_back(queued[i].id);
+      }
+      break;
+    }
+    for (size_t i = first; i < end; ++i) done.push_back(queued[i].id);
+    LOG_DEBUG("object tier: deleted {} object(s)", end - first);
   }
   if (!done.empty()) RETURN_IF_ERROR(store.AckGarbage(done));
   if (!failed.ok()) return failed.WithContext("object tier: deleting objects no longer needed");
   return done.size();
+}
+
+Status ObjectTier::DeleteKeys(std::vector<std::string>& keys) {
+  auto failures =
+      multi_delete_ ? client_->DeleteObjects(keys) : Status(StatusCode::kNotSupported, "");
+  if (failures.ok()) {
+    if (failures->empty()) {
+      keys.clear();
+      return Status::Ok();
+    }
+    std::vector<std::string> left;
+    for (const s3::DeleteFailure& f : *failures) left.push_back(f.key);
+    const s3::DeleteFailure& first = failures->front();
+    keys = std::move(left);
+    return Status(
+        first.code == "AccessDenied" ? StatusCode::kPermissionDenied : StatusCode::kTryAgain,
+        fmt::format("{} of the keys not deleted, e.g. {}: {}: {}", keys.size(), first.key,
+                    first.code, first.message));
+  }
+  const StatusCode code = failures.status().code();
+  if (code != StatusCode::kNotSupported && code != StatusCode::kInvalidArgument &&
+      code != StatusCode::kRpcMalformed && code != StatusCode::kNotFound) {
+    return failures.status();  // the tier is down or refuses us: the next pass
+  }
+  // A server without multi-object delete (or one that answers it oddly):
+  // one DELETE per key from now on.
+  if (multi_delete_) {
+    LOG_INFO(
+        "object tier: the server refuses multi-object delete ({}); deleting one object at a time",
+        failures.status().ToString());
+    multi_delete_ = false;
+  }
+  while (!keys.empty()) {
+    RETURN_IF_ERROR(client_->DeleteObject(keys.back()));  // a missing key is fine
+    keys.pop_back();
+  }
+  return Status::Ok();
 }
 
 }  // namespace t0fs::meta

@@ -40,17 +40,23 @@ class ObjectTier {
   const std::string& prefix() const { return prefix_; }
   // What data nodes are told at registration (no secret).
   pb::ObjectTier NodeConfig() const;
-  // Deletes up to `max` queued objects; returns how many went. An error
-  // (endpoint down, permission) leaves the rest queued for the next call.
+  // Deletes up to `max` queued objects, up to s3::kMaxDeleteKeys per
+  // request (multi-object delete; one DELETE per key on a server without
+  // it); returns how many went. An error (endpoint down, permission) leaves
+  // the rest queued for the next call.
   Result<size_t> CollectGarbage(MetaStore& store, size_t max);
 
  private:
   ObjectTier(ObjectTierConfig config, std::string prefix, std::unique_ptr<s3::Client> client)
       : config_(std::move(config)), prefix_(std::move(prefix)), client_(std::move(client)) {}
 
+  // Deletes `keys`; on an error `keys` holds the ones not deleted.
+  Status DeleteKeys(std::vector<std::string>& keys);
+
   const ObjectTierConfig config_;
   const std::string prefix_;
   std::unique_ptr<s3::Client> client_;
+  bool multi_delete_ = true;  // until the server refuses it once
 };
 
 }  // namespace t0fs::meta

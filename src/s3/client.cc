@@ -1,5 +1,7 @@
 #include <curl/curl.h>
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,8 +13,6 @@
 #include <mutex>
 #include <random>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "common/fd.h"
 #include "common/io_backend.h"
@@ -182,6 +182,8 @@ Status HttpError(const std::string& what, long http, const std::string& body) {
   else if (http == 401 || http == 403) code = StatusCode::kPermissionDenied;
   else if (http == 409) code = StatusCode::kExists;
   else if (http == 416) code = StatusCode::kRange;
+  else if (http == 501)
+    code = StatusCode::kNotSupported;  // a call the server does not know
   else if (http == 429 || http >= 500) code = StatusCode::kTryAgain;
   return Status(code, std::move(message));
 }
@@ -415,6 +417,32 @@ Status Client::DeleteObject(std::string_view key) {
   auto resp = Perform(req);
   if (!resp.ok() && resp.status().code() == StatusCode::kNotFound) return Status::Ok();
   return resp.status();
+}
+
+Result<std::vector<DeleteFailure>> Client::DeleteObjects(const std::vector<std::string>& keys) {
+  if (keys.empty()) return std::vector<DeleteFailure>{};
+  if (keys.size() > kMaxDeleteKeys) {
+    return Status(
+        StatusCode::kInvalidArgument,
+        fmt::format("s3 delete of {} keys: at most {} per request", keys.size(), kMaxDeleteKeys));
+  }
+  const std::string body = DeleteObjectsBody(keys);
+  HttpRequest req("POST", std::string(), false);
+  req.query = {{"delete", ""}};
+  req.body = Bytes(body);
+  // S3 wants the body's MD5 on this call (base64 of the 16 bytes).
+  unsigned char md5[EVP_MAX_MD_SIZE];
+  unsigned int md5_len = 0;
+  if (EVP_Digest(body.data(), body.size(), md5, &md5_len, EVP_md5(), nullptr) != 1) {
+    return Status(StatusCode::kInternal, "s3 delete: MD5 of the request failed");
+  }
+  std::string b64(((md5_len + 2) / 3) * 4 + 1, '\0');
+  b64.resize(static_cast<size_t>(EVP_EncodeBlock(reinterpret_cast<unsigned char*>(b64.data()), md5,
+                                                 static_cast<int>(md5_len))));
+  req.headers.emplace_back("content-md5", b64);
+  req.headers.emplace_back("content-type", "application/xml");
+  ASSIGN_OR_RETURN(HttpResponse resp, Perform(req));
+  return ParseDeleteResult(resp.body);
 }
 
 Result<ListPage> Client::ListObjects(std::string_view prefix, std::string_view continuation_token, int max_keys,

@@ -120,6 +120,14 @@ struct UploadRef {
   std::string upload_id;
 };
 
+// A key a multi-object delete could not delete, and S3's reason.
+struct DeleteFailure {
+  std::string key;
+  std::string code;  // "AccessDenied", "InternalError"
+  std::string message;
+};
+inline constexpr size_t kMaxDeleteKeys = 1000;  // per DeleteObjects request (S3's limit)
+
 inline constexpr uint64_t kMinPartSize = 5u << 20;
 
 class CurlPool;
@@ -154,6 +162,11 @@ class Client {
   Result<ObjectInfo> HeadObject(std::string_view key);
   // Ok also when the key does not exist (S3 semantics).
   Status DeleteObject(std::string_view key);
+  // Deletes up to kMaxDeleteKeys keys in one request (POST ?delete, quiet):
+  // the keys it could not delete, with S3's reasons (a key that does not
+  // exist counts as deleted). A request the server refuses as a whole is an
+  // error (kNotSupported when it does not know the call).
+  Result<std::vector<DeleteFailure>> DeleteObjects(const std::vector<std::string>& keys);
   // One page (up to max_keys) of keys starting with `prefix`, in key order.
   Result<ListPage> ListObjects(std::string_view prefix, std::string_view continuation_token = {},
                                int max_keys = 1000, std::string_view delimiter = {});

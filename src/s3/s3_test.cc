@@ -154,6 +154,26 @@ TEST(S3Xml, Error) {
   EXPECT_EQ(e->message, "The request signature we calculated does not match");
 }
 
+TEST(S3Xml, DeleteObjects) {
+  EXPECT_EQ(DeleteObjectsBody({"a", "b<&>"}),
+            "<Delete><Quiet>true</Quiet><Object><Key>a</Key></Object>"
+            "<Object><Key>b&lt;&amp;&gt;</Key></Object></Delete>");
+  auto none = ParseDeleteResult(
+      R"(<?xml version="1.0" encoding="UTF-8"?><DeleteResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"></DeleteResult>)");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_TRUE(none->empty());
+  // A key already gone is what was asked; another error is a failure.
+  auto some = ParseDeleteResult(
+      "<DeleteResult><Error><Key>gone</Key><Code>NoSuchKey</Code><Message>m</Message></Error>"
+      "<Error><Key>k&amp;2</Key><Code>AccessDenied</Code><Message>Access "
+      "Denied</Message></Error></DeleteResult>");
+  ASSERT_TRUE(some.ok()) << some.status().ToString();
+  ASSERT_EQ(some->size(), 1u);
+  EXPECT_EQ((*some)[0].key, "k&2");
+  EXPECT_EQ((*some)[0].code, "AccessDenied");
+  EXPECT_EQ(ParseDeleteResult("<Other/>").status().code(), StatusCode::kRpcMalformed);
+}
+
 TEST(S3Xml, Multipart) {
   auto id = ParseInitiateMultipart(
       R"(<?xml version="1.0" encoding="UTF-8"?><InitiateMultipartUploadResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">)"

@@ -249,4 +249,27 @@ std::string CompleteMultipartBody(const std::vector<CompletedPart>& parts) {
   return body;
 }
 
+std::string DeleteObjectsBody(const std::vector<std::string>& keys) {
+  std::string body = "<Delete><Quiet>true</Quiet>";
+  for (const std::string& key : keys)
+    body += fmt::format("<Object><Key>{}</Key></Object>", XmlEscape(key));
+  body += "</Delete>";
+  return body;
+}
+
+Result<std::vector<DeleteFailure>> ParseDeleteResult(std::string_view xml) {
+  ASSIGN_OR_RETURN(std::string_view root, Root(xml, "DeleteResult"));
+  ASSIGN_OR_RETURN(auto errors, Elements(root, "Error"));
+  std::vector<DeleteFailure> out;
+  for (std::string_view e : errors) {
+    DeleteFailure failure;
+    ASSIGN_OR_RETURN(failure.key, Text(e, "Key"));
+    ASSIGN_OR_RETURN(failure.code, Text(e, "Code"));
+    ASSIGN_OR_RETURN(failure.message, Text(e, "Message"));
+    if (failure.code == "NoSuchKey") continue;  // gone already: what was asked
+    out.push_back(std::move(failure));
+  }
+  return out;
+}
+
 }  // namespace t0fs::s3

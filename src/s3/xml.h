@@ -31,6 +31,10 @@ Result<std::vector<UploadRef>> ParseListMultipartUploads(std::string_view xml);
 // kTryAgain (InternalError, SlowDown) or kInvalidArgument (InvalidPart...).
 Status ParseCompleteMultipart(std::string_view xml);
 std::string CompleteMultipartBody(const std::vector<CompletedPart>& parts);
+// The body of a quiet multi-object delete, and its answer: the keys not
+// deleted (a quiet answer lists only those).
+std::string DeleteObjectsBody(const std::vector<std::string>& keys);
+Result<std::vector<DeleteFailure>> ParseDeleteResult(std::string_view xml);
 
 // "2009-10-12T17:50:30.000Z" -> seconds since the epoch.
 std::optional<int64_t> ParseIsoTime(std::string_view text);

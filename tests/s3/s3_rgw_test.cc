@@ -99,6 +99,31 @@ TEST(S3Rgw, PutGetHeadDelete) {
   EXPECT_TRUE(client->DeleteObject("obj/empty").ok());
 }
 
+// One request deletes many keys (XML-escaped ones too); a key that does not
+// exist counts as deleted; more than S3 allows per request is refused.
+TEST(S3Rgw, DeleteObjectsInOneRequest) {
+  auto client = OpenClient();
+  std::vector<std::string> keys;
+  for (int i = 0; i < 30; ++i) {
+    keys.push_back(fmt::format("multi/{} <&> \"'{}", i, i));
+    ASSERT_TRUE(client->PutObject(keys.back(), Pattern(100 + i, i)).ok()) << keys.back();
+  }
+  ASSERT_TRUE(client->PutObject("multi/kept", "kept").ok());
+  keys.push_back("multi/never-written");
+  auto failures = client->DeleteObjects(keys);
+  ASSERT_TRUE(failures.ok()) << failures.status().ToString();
+  EXPECT_TRUE(failures->empty()) << failures->front().key << ": " << failures->front().code;
+  auto left = client->ListObjects("multi/");
+  ASSERT_TRUE(left.ok()) << left.status().ToString();
+  ASSERT_EQ(left->objects.size(), 1u);
+  EXPECT_EQ(left->objects[0].key, "multi/kept");
+  EXPECT_TRUE(client->DeleteObjects({}).ok());
+  EXPECT_EQ(
+      client->DeleteObjects(std::vector<std::string>(s3::kMaxDeleteKeys + 1, "x")).status().code(),
+      StatusCode::kInvalidArgument);
+  EXPECT_TRUE(client->DeleteObject("multi/kept").ok());
+}
+
 TEST(S3Rgw, ListWithPrefixAndContinuation) {
   auto client = OpenClient();
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(client->PutObject(fmt::format("list/k{}", i), "x").ok());
