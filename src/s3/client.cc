@@ -192,12 +192,29 @@ bool RetryableHttp(long http) { return http == 429 || http == 500 || http == 502
 
 }  // namespace
 
+namespace {
+// What tells a file's versions apart: inode, size, mtime ("" when missing).
+std::string FileStamp(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  return fmt::format("{}:{}:{}:{}.{}", st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec,
+                     st.st_mtim.tv_nsec);
+}
+}  // namespace
+
 Result<std::unique_ptr<Client>> Client::Open(Config config) {
+  std::string stamp = FileStamp(config.credentials_file);
   ASSIGN_OR_RETURN(Credentials creds, LoadCredentials(config.credentials_file));
-  return Open(std::move(config), std::move(creds));
+  ASSIGN_OR_RETURN(std::unique_ptr<Client> client, Open(std::move(config), std::move(creds), true));
+  client->credentials_stamp_ = std::move(stamp);
+  return client;
 }
 
 Result<std::unique_ptr<Client>> Client::Open(Config config, Credentials credentials) {
+  return Open(std::move(config), std::move(credentials), false);
+}
+
+Result<std::unique_ptr<Client>> Client::Open(Config config, Credentials credentials, bool reload) {
   std::string_view ep = config.endpoint;
   size_t scheme_end = ep.find("://");
   if (scheme_end == std::string_view::npos || (ep.substr(0, scheme_end) != "http" && ep.substr(0, scheme_end) != "https")) {
@@ -217,14 +234,38 @@ Result<std::unique_ptr<Client>> Client::Open(Config config, Credentials credenti
   if (config.retry.max_attempts < 1) config.retry.max_attempts = 1;
   std::call_once(g_curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   std::string scheme(ep.substr(0, scheme_end));
-  std::unique_ptr<Client> client(new Client(std::move(config), std::move(credentials)));
+  std::unique_ptr<Client> client(new Client(std::move(config), std::move(credentials), reload));
   client->host_header_ = client->config_.path_style ? std::string(host) : client->config_.bucket + "." + std::string(host);
   client->scheme_host_ = scheme + "://" + client->host_header_;
   return client;
 }
 
-Client::Client(Config config, Credentials credentials)
-    : config_(std::move(config)), credentials_(std::move(credentials)), pool_(std::make_unique<CurlPool>()) {}
+Client::Client(Config config, Credentials credentials, bool reload)
+    : config_(std::move(config)),
+      reload_(reload),
+      credentials_(std::move(credentials)),
+      pool_(std::make_unique<CurlPool>()) {}
+
+Credentials Client::SigningCredentials() {
+  std::lock_guard lock(credentials_mu_);
+  if (!reload_) return credentials_;
+  std::string stamp = FileStamp(config_.credentials_file);
+  if (stamp == credentials_stamp_) return credentials_;
+  credentials_stamp_ = std::move(stamp);  // a bad file is reported once per change
+  auto fresh = LoadCredentials(config_.credentials_file);
+  if (!fresh.ok()) {
+    LOG_WARN("s3: {} changed and cannot be used ({}); signing with the keys read before",
+             config_.credentials_file, fresh.status().ToString());
+    return credentials_;
+  }
+  if (fresh->access_key != credentials_.access_key ||
+      fresh->secret_key != credentials_.secret_key) {
+    LOG_INFO("s3: credentials read again from {} (access key {})", config_.credentials_file,
+             fresh->access_key);
+  }
+  credentials_ = std::move(fresh).value();
+  return credentials_;
+}
 
 Client::~Client() = default;
 
@@ -248,7 +289,9 @@ Status Client::PerformOnce(HttpRequest& req, HttpResponse& resp, milliseconds ti
   input.headers.emplace_back("host", host_header_);
   input.headers.emplace_back("x-amz-date", amz_date);
   input.headers.emplace_back("x-amz-content-sha256", req.payload_sha256);
-  Signature sig = SignV4(input, credentials_.access_key, credentials_.secret_key, config_.region, amz_date);
+  const Credentials credentials = SigningCredentials();
+  Signature sig =
+      SignV4(input, credentials.access_key, credentials.secret_key, config_.region, amz_date);
 
   curl_slist* headers = nullptr;
   for (const auto& [name, value] : input.headers) {
@@ -440,7 +483,6 @@ Result<std::vector<DeleteFailure>> Client::DeleteObjects(const std::vector<std::
   b64.resize(static_cast<size_t>(EVP_EncodeBlock(reinterpret_cast<unsigned char*>(b64.data()), md5,
                                                  static_cast<int>(md5_len))));
   req.headers.emplace_back("content-md5", b64);
-  req.headers.emplace_back("content-type", "application/xml");
   ASSIGN_OR_RETURN(HttpResponse resp, Perform(req));
   return ParseDeleteResult(resp.body);
 }

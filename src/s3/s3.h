@@ -11,7 +11,11 @@
 // Credentials come from a file of mode 0600 (like the cluster secret):
 //     access_key = AKIA...
 //     secret_key = ...
-// Neither key's secret ever appears in a log line or a Status message.
+// A client opened from the file reads it again when it changes (another
+// inode, size or mtime; checked before each request), so keys are rotated
+// by rewriting or replacing the file, with no restart; a file that cannot be
+// read keeps the keys held (logged once per change). Neither key's secret
+// ever appears in a log line or a Status message.
 //
 // Errors (Status codes of common/status.h):
 //   404                        kNotFound ("s3 GET key: 404 NoSuchKey: ...")
@@ -187,15 +191,22 @@ class Client {
   Status UploadFile(std::string_view key, const std::string& path);
 
  private:
-  Client(Config config, Credentials credentials);
+  static Result<std::unique_ptr<Client>> Open(Config config, Credentials credentials, bool reload);
+  Client(Config config, Credentials credentials, bool reload);
   // One request with retries (RetryPolicy); a non-2xx answer as a Status.
   Result<HttpResponse> Perform(HttpRequest& request);
   Status PerformOnce(HttpRequest& request, HttpResponse& response, std::chrono::milliseconds timeout,
                      bool& retryable);
   std::string ObjectPath(std::string_view key) const;
 
+  // The keys to sign with (see the file comment).
+  Credentials SigningCredentials();
+
   const Config config_;
-  const Credentials credentials_;
+  const bool reload_;          // opened from config_.credentials_file
+  std::mutex credentials_mu_;  // guards the two below
+  Credentials credentials_;
+  std::string credentials_stamp_;  // the file's inode, size and mtime when read
   std::string scheme_host_;   // "http://127.0.0.1:7480" or "http://bucket.host:port"
   std::string host_header_;   // what curl sends as Host: and what we sign
   std::unique_ptr<CurlPool> pool_;

@@ -220,6 +220,37 @@ TEST(S3Rgw, WrongCredentialsArePermissionDenied) {
   EXPECT_EQ(head.status().message().find(good->secret_key), std::string::npos);
 }
 
+// Keys are rotated by rewriting the credentials file: a client opened from
+// it signs with the new keys at its next request; a file made unreadable
+// keeps the keys held.
+TEST(S3Rgw, CredentialsFileReadAgainWhenItChanges) {
+  auto good = LoadCredentials(Env("CEPH_S3_CREDENTIALS"));
+  ASSERT_TRUE(good.ok());
+  const std::string path = Env("S3_BIG_FILE") + ".creds";
+  auto write = [&](const std::string& secret, mode_t mode) {
+    std::string tmp = path + ".tmp";
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::fchmod(fd, mode), 0);
+    std::string text = fmt::format("access_key = {}\nsecret_key = {}\n", good->access_key, secret);
+    ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+    ::close(fd);
+    ASSERT_EQ(::rename(tmp.c_str(), path.c_str()), 0);
+  };
+  write("WRONGwrongWRONGwrongWRONGwrongWRONGwrong", 0600);
+  Config config = BaseConfig();
+  config.credentials_file = path;
+  auto client = Client::Open(config);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  EXPECT_EQ((*client)->PutObject("rotated", "x").code(), StatusCode::kPermissionDenied);
+  write(good->secret_key, 0600);
+  EXPECT_TRUE((*client)->PutObject("rotated", "x").ok());
+  // A file LoadCredentials refuses (readable by others): the keys held stay.
+  write("WRONGwrongWRONGwrongWRONGwrongWRONGwrong", 0644);
+  EXPECT_TRUE((*client)->DeleteObject("rotated").ok());
+  ::unlink(path.c_str());
+}
+
 TEST(S3Rgw, UnreachableEndpointGivesUp) {
   Config config = BaseConfig();
   config.endpoint = "http://127.0.0.1:" + Env("S3_DEAD_PORT");
