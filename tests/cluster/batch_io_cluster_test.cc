@@ -253,7 +253,9 @@ TEST_P(BatchIoTest, RandomBatchesMatchAModel) {
   EXPECT_TRUE(file->Close().ok());
   client::IoCounters c = client_->counters();
   if (GetParam()) {
+    // Every chunk has a replica here: no read went over the network.
     EXPECT_GT(c.local_read_bytes, 0u);
+    EXPECT_EQ(c.remote_read_bytes, 0u);
   } else {
     EXPECT_EQ(c.local_read_bytes, 0u);
     EXPECT_GT(c.remote_read_bytes, 0u);

@@ -107,7 +107,9 @@ class BatchIo {
   virtual Status UnregisterBuffer(uint32_t index) = 0;
 
   // Starts every request; a bad one completes with its error. Fails (and
-  // starts nothing) only when this BatchIo is closed.
+  // starts nothing) only when this BatchIo is closed. Does no data I/O
+  // itself, but may wait for meta when a read reaches chunks whose layout
+  // is not cached yet (fetched in windows of many chunks).
   virtual Status Submit(std::span<const BatchRequest> requests) = 0;
   // Copies up to out.size() completions into `out`, waiting until at least
   // `min` are ready (min is capped at out.size()), no request is in flight
