@@ -390,6 +390,49 @@ TEST_P(BatchIoTest, BuffersAreReusedAcrossBatches) {
   EXPECT_TRUE(batch->Close().ok());
 }
 
+TEST_P(BatchIoTest, ConcurrentWritesAllocateAnEmptyFile) {
+  // 56 writes of 64 KiB in shuffled order: chunks are allocated by whichever
+  // write reaches them first, several at once.
+  constexpr uint64_t kPart = 64 << 10, kParts = 56;
+  auto data = Pattern(kParts * kPart, 31);
+  auto created = client_->CreatePath("/new", 0644, O_RDWR);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  std::unique_ptr<client::File> file = std::move(created).value();
+  AlignedBuffer memory(data.size());
+  std::memcpy(memory.data(), data.data(), data.size());
+  auto batch = OpenBatch();
+  ASSERT_NE(batch, nullptr);
+  auto buffer = batch->RegisterBuffer(memory.span());
+  ASSERT_TRUE(buffer.ok());
+  std::vector<BatchRequest> reqs;
+  for (uint64_t part = 0; part < kParts; ++part) {
+    reqs.push_back({.file = file.get(),
+                    .op = BatchOp::kWrite,
+                    .offset = part * kPart,
+                    .length = kPart,
+                    .buffer = *buffer,
+                    .buffer_offset = part * kPart,
+                    .user_data = part});
+  }
+  std::shuffle(reqs.begin(), reqs.end(), std::mt19937(5));
+  for (const auto& [ud, result] : RunBatch(*batch, reqs))
+    EXPECT_EQ(result, static_cast<int64_t>(kPart)) << ud;
+  EXPECT_EQ(file->size(), data.size());
+  ASSERT_TRUE(file->Close().ok());
+  // Committed: another open sees every byte, read back as one batch.
+  auto again = Open("/new", O_RDONLY);
+  ASSERT_NE(again, nullptr);
+  std::memset(memory.data(), 0, memory.size());
+  for (auto& r : reqs) {
+    r.file = again.get();
+    r.op = BatchOp::kRead;
+  }
+  for (const auto& [ud, result] : RunBatch(*batch, reqs))
+    EXPECT_EQ(result, static_cast<int64_t>(kPart)) << ud;
+  EXPECT_EQ(std::memcmp(memory.data(), data.data(), data.size()), 0);
+  EXPECT_TRUE(batch->Close().ok());
+}
+
 TEST_P(BatchIoTest, ANodeLostMidBatchFailsOverToTheOtherReplica) {
   const uint64_t size = 8 * kChunk;
   auto data = Pattern(size, 21);
