@@ -1,13 +1,18 @@
-// native: reads and writes through libt0fs (t0fs::client::File), bypassing
-// FUSE. One request at a time per thread; all threads share one Client
-// (Client and File are thread-safe, see client.h).
+// native: reads and writes through libt0fs's batched API (t0fs/batch_io.h),
+// bypassing FUSE. Each thread has its own BatchIo with one registered buffer
+// cut into depth() slots; Submit queues a request, Reap submits the queued
+// ones as one batch and reaps, so up to depth() requests are in flight per
+// thread. All threads share one Client (Client and File are thread-safe,
+// see client.h).
 #include <fcntl.h>
 
+#include <algorithm>
 #include <mutex>
 #include <vector>
 
 #include "bench/engine.h"
 #include "common/buffer.h"
+#include "t0fs/batch_io.h"
 #include "t0fs/client.h"
 
 namespace t0fs::bench {
@@ -36,7 +41,19 @@ class NativeEngine final : public Engine {
  public:
   NativeEngine(const EngineOptions& options, client::Client* client)
       : client_(client),
-        buffer_(AlignUp(options.buffer_size == 0 ? kPageSize : options.buffer_size, kPageSize)) {}
+        depth_(std::max<uint32_t>(options.depth, 1)),
+        slot_size_(AlignUp(options.buffer_size == 0 ? kPageSize : options.buffer_size, kPageSize)),
+        buffers_(slot_size_ * depth_) {}
+
+  Status Init() {
+    // Workers serve local replicas and writes: no more than could be busy.
+    client::BatchIoOptions bopts;
+    bopts.workers = std::min<uint32_t>(depth_, bopts.workers);
+    bopts.node_depth = std::max<uint32_t>(depth_, 1);
+    ASSIGN_OR_RETURN(batch_, client_->OpenBatchIo(bopts));
+    ASSIGN_OR_RETURN(buffer_, batch_->RegisterBuffer(buffers_.span()));
+    return Status::Ok();
+  }
 
   Result<int> Open(const std::string& path, const OpenMode& mode) override {
     ASSIGN_OR_RETURN(T0fsLocation where, FindT0fsMount(path));
@@ -56,39 +73,64 @@ class NativeEngine final : public Engine {
     files_[handle].reset();
     return st;
   }
-  uint32_t depth() const override { return 1; }
-  std::span<std::byte> Buffer(uint32_t) override { return buffer_.span(); }
+  uint32_t depth() const override { return depth_; }
+  std::span<std::byte> Buffer(uint32_t slot) override {
+    return buffers_.span().subspan(static_cast<size_t>(slot) * slot_size_, slot_size_);
+  }
 
   Status Submit(uint32_t slot, int handle, IoDir dir, uint64_t offset, size_t len) override {
-    client::File& file = *files_[handle];
-    Result<size_t> rc = dir == IoDir::kRead
-                            ? file.Read(offset, {buffer_.data(), len})
-                            : file.Write(offset, {buffer_.data(), len});
-    done_ = {slot, rc.ok() ? static_cast<int64_t>(*rc) : -int64_t{ToErrno(rc.status().code())}};
-    pending_ = true;
+    queued_.push_back({.file = files_[handle].get(),
+                       .op = dir == IoDir::kRead ? client::BatchOp::kRead : client::BatchOp::kWrite,
+                       .offset = offset,
+                       .length = len,
+                       .buffer = buffer_,
+                       .buffer_offset = static_cast<uint64_t>(slot) * slot_size_,
+                       .user_data = slot});
     return Status::Ok();
   }
-  Result<size_t> Reap(std::span<Completion> out, size_t) override {
-    if (!pending_ || out.empty()) return size_t{0};
-    out[0] = done_;
-    pending_ = false;
-    return size_t{1};
+  Result<size_t> Reap(std::span<Completion> out, size_t min) override {
+    if (!queued_.empty()) {
+      RETURN_IF_ERROR(batch_->Submit(queued_));
+      queued_.clear();
+    }
+    reaped_.resize(out.size());
+    min = std::min(min, out.size());
+    size_t got = 0;
+    // No deadline of its own: a request ends when libt0fs's retries do.
+    while (got < out.size()) {
+      ASSIGN_OR_RETURN(size_t n, batch_->Wait(std::span(reaped_).subspan(got),
+                                              min > got ? min - got : 0, std::chrono::seconds(1)));
+      got += n;
+      if (got >= min || (n == 0 && batch_->pending() == 0)) break;
+    }
+    for (size_t idx = 0; idx < got; ++idx) {
+      out[idx] = {static_cast<uint32_t>(reaped_[idx].user_data), reaped_[idx].result};
+    }
+    return got;
   }
   std::string_view name() const override { return "native"; }
 
  private:
   client::Client* client_;
-  AlignedBuffer buffer_;
+  const uint32_t depth_;
+  const size_t slot_size_;
+  // Declared before batch_: the BatchIo waits for its requests when
+  // destroyed, and they use the buffer and the files.
+  AlignedBuffer buffers_;
   std::vector<std::unique_ptr<client::File>> files_;
-  Completion done_;
-  bool pending_ = false;
+  std::unique_ptr<client::BatchIo> batch_;
+  uint32_t buffer_ = 0;
+  std::vector<client::BatchRequest> queued_;
+  std::vector<client::BatchCompletion> reaped_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<Engine>> MakeNativeEngine(const EngineOptions& options) {
   ASSIGN_OR_RETURN(client::Client * client, SharedClient(options));
-  return std::unique_ptr<Engine>(new NativeEngine(options, client));
+  auto engine = std::make_unique<NativeEngine>(options, client);
+  RETURN_IF_ERROR(engine->Init());
+  return std::unique_ptr<Engine>(std::move(engine));
 }
 
 }  // namespace t0fs::bench

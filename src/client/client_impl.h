@@ -79,6 +79,7 @@ class ClientImpl final : public Client {
   std::string cluster_id() const override { return meta_.cluster_id(); }
   IoCounters counters() const override;
   Result<ChangeBatch> PollChanges() override;
+  Result<std::unique_ptr<BatchIo>> OpenBatchIo(const BatchIoOptions& options) override;
 
   // ---- used by FileImpl (client_data.cc) ----
   // The layout room: chunks, capabilities, allocation.
@@ -92,6 +93,9 @@ class ClientImpl final : public Client {
   Status ReleaseHandle(HandleId handle);
   // The passthrough room.
   Passthrough& passthrough() { return passthrough_; }
+  // ---- used by BatchIo (batch_io.cc), which routes read pieces itself ----
+  DataClient& data() { return data_; }
+  IoStats& stats() { return stats_; }
 
  private:
   // `result` of a change of ours in `dirs`: a failed one may or may not

@@ -1,5 +1,6 @@
 #include "client/data_client.h"
 
+#include <deque>
 #include <thread>
 
 #include <fmt/format.h>
@@ -225,6 +226,81 @@ std::vector<Status> DataClient::WriteMany(const std::vector<ReplicaInfo>& replic
     out[idx] = w.status;
   }
   return out;
+}
+
+void DataClient::ReadStream(NodeId node, size_t depth, const std::function<StreamRead*()>& next,
+                            const std::function<void(StreamRead*, Result<size_t>)>& done) {
+  struct Sent {
+    StreamRead* read = nullptr;
+    std::unique_ptr<rpc::Connection> conn;
+    std::string header, reply;
+    size_t got = 0;
+    rpc::CallArgs args;  // refers to header, reply and got: a Sent never moves
+  };
+  auto describe = [&](const StreamRead& read) {
+    return fmt::format("read chunk {} on node {}", read.replica.chunk, node);
+  };
+  Result<rpc::Channel*> channel = ChannelFor(node);
+  std::atomic<uint64_t>& load = InFlight(node);
+  std::deque<std::unique_ptr<Sent>> window;
+  for (;;) {
+    while (window.size() < std::max<size_t>(depth, 1)) {
+      StreamRead* read = next();
+      if (read == nullptr) break;
+      if (!channel.ok()) {
+        done(read, channel.status());
+        continue;
+      }
+      if (read->buf.size() > kMaxPiece) {  // more than one frame: the plain path splits it
+        done(read, Read(read->replica, read->cap, read->offset, read->buf, /*retry=*/false,
+                        read->direct));
+        continue;
+      }
+      auto sent = std::make_unique<Sent>();
+      sent->read = read;
+      pb::ChunkReadReq req;
+      req.set_chunk(read->replica.chunk.value());
+      req.set_volume(read->replica.volume.value());
+      req.set_offset(read->offset);
+      req.set_length(static_cast<uint32_t>(read->buf.size()));
+      req.set_min_version(read->replica.version);
+      req.set_direct(read->direct);
+      rpc::ToWire(read->cap, req.mutable_cap());
+      auto conn = (*channel)->Acquire();
+      if (!conn.ok()) {
+        done(read, conn.status().WithContext(describe(*read)));
+        continue;
+      }
+      sent->conn = std::move(conn).value();
+      sent->args = rpc::MakeCallArgs<rpc::Method::kChunkRead>(
+          req, &sent->header, &sent->reply,
+          {.reply_payload = read->buf, .reply_payload_len = &sent->got});
+      Status st = sent->conn->Send(sent->args);
+      if (!st.ok()) {
+        // Pooled connections to a peer that restarted are all stale at once.
+        (*channel)->Reset();
+        done(read, st.WithContext(describe(*read)));
+        continue;
+      }
+      ++load;
+      window.push_back(std::move(sent));
+    }
+    if (window.empty()) return;
+    std::unique_ptr<Sent> sent = std::move(window.front());
+    window.pop_front();
+    Status st = sent->conn->Receive(sent->args);
+    --load;
+    (*channel)->Release(std::move(sent->conn));
+    if (rpc::IsTransportError(st.code())) (*channel)->Reset();
+    // A replica never written (version 0) may have no file: a hole.
+    if (st.code() == StatusCode::kDataNoChunk && sent->read->replica.version == 0) {
+      done(sent->read, size_t{0});
+    } else if (!st.ok()) {
+      done(sent->read, st.WithContext(describe(*sent->read)));
+    } else {
+      done(sent->read, sent->got);
+    }
+  }
 }
 
 Status DataClient::Truncate(const ReplicaInfo& r, const Capability& cap, uint64_t length, uint64_t version,

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -52,6 +53,23 @@ class DataClient {
   std::vector<Status> WriteMany(const std::vector<ReplicaInfo>& replicas, const Capability& cap, uint64_t offset,
                                 std::span<const std::byte> data, uint64_t version,
                                 const std::function<void()>& local_write);
+  // One read of a ReadStream: `buf` receives the replica's bytes at `offset`.
+  struct StreamRead {
+    ReplicaInfo replica;
+    Capability cap;
+    uint64_t offset = 0;
+    std::span<std::byte> buf;
+    bool direct = false;
+  };
+  // Reads from `node` with up to `depth` requests in flight, each on its own
+  // pooled connection: every free connection is given its next read before
+  // the oldest reply is awaited, and replies land straight in the reads'
+  // buffers (BatchIo). `next` hands out reads (null: none for now); the
+  // stream returns once nothing is in flight and `next` has none. `done`
+  // gets each read's result as Read would return it, in the order sent.
+  // One attempt per read (no retry, no failover): the caller fails over.
+  void ReadStream(NodeId node, size_t depth, const std::function<StreamRead*()>& next,
+                  const std::function<void(StreamRead*, Result<size_t>)>& done);
   Status Truncate(const ReplicaInfo& r, const Capability& cap, uint64_t length, uint64_t version, bool retry);
   Status Sync(const ReplicaInfo& r, const Capability& cap);
   // Opens the local replica's files through the local data service.

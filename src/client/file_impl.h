@@ -31,6 +31,14 @@ class FileImpl final : public File {
   uint64_t size() const override;
   Attr attr() const override;
 
+  // ---- used by BatchIo (batch_io.cc), which splits reads itself ----
+  ClientImpl& client() const { return client_; }
+  const std::shared_ptr<InodeState>& state() const { return state_; }
+  int flags() const { return flags_; }
+  bool closed() const { return closed_; }
+  // Reads go to the chunk file held for the kernel (ReadHeld), not the replicas.
+  bool held_for_passthrough() const { return passthrough_; }
+
  private:
   // The chunked write path (chunk by chunk, every replica).
   Result<size_t> WriteAt(uint64_t offset, std::span<const std::byte> data);

@@ -1,5 +1,7 @@
 // MetaClient's typed methods: each builds its request, calls meta (Call for
 // reads, Mutate with a replay token for changes) and returns libt0fs types.
+#include <fcntl.h>
+
 #include <algorithm>
 
 #include "client/meta_client.h"

@@ -12,6 +12,9 @@
 // Client); Flush/Fsync/Close commit size and chunk versions to meta, after
 // which a new Open anywhere sees the data.
 //
+// Many reads and writes at a time, into registered buffers, completed
+// asynchronously: BatchIo (t0fs/batch_io.h, Client::OpenBatchIo).
+//
 // Errors are Status codes (common/status.h); ToErrno() gives the errno that a
 // POSIX call would have returned.
 //
@@ -44,6 +47,9 @@
 #include "common/status.h"
 
 namespace t0fs::client {
+
+class BatchIo;  // t0fs/batch_io.h
+struct BatchIoOptions;
 
 struct ClientOptions {
   std::string meta = "127.0.0.1:7700";  // meta service address; "a:7700,b:7700": several meta servers of one store, used in turn when one fails
@@ -332,6 +338,12 @@ class Client {
   // The id of the cluster this client is connected to.
   virtual std::string cluster_id() const = 0;
   virtual IoCounters counters() const = 0;
+
+  // ---- batched I/O (t0fs/batch_io.h) ----
+  // A BatchIo whose requests name Files of this Client; it must be closed
+  // (or destroyed) before the Client. Not every Client offers it
+  // (kNotSupported).
+  virtual Result<std::unique_ptr<BatchIo>> OpenBatchIo(const BatchIoOptions& options);
 
   // ---- other clients' changes ----
   // What other clients changed since the last call (the first call starts
