@@ -37,7 +37,9 @@ void AddEngineOptions(CLI::App* cmd, EngineCliOptions* opts, bool with_engine) {
   if (with_engine) {
     cmd->add_option("--engine", opts->engine,
                     "I/O engine: psync (pread/pwrite), io_uring (iodepth in flight per thread, "
-                    "registered buffers) or native (libt0fs, PATH on t0fs)")
+                    "registered buffers) or native (libt0fs's batched I/O, iodepth in flight per "
+                    "thread; PATH on "
+                    "t0fs)")
         ->capture_default_str()
         ->check(CLI::IsMember({"psync", "io_uring", "native"}));
   }

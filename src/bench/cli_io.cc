@@ -31,7 +31,7 @@ void AddIoOptions(CLI::App* cmd, IoCliOptions* o) {
   cmd->add_option("--bs", o->bs, "Block size of each I/O (4K, 1M, ...)");
   cmd->add_option("-t,--threads,--numjobs", o->threads, "Worker threads (per MPI rank)")
       ->check(CLI::Range(1, 4096));
-  cmd->add_option("--iodepth", o->iodepth, "Requests in flight per thread (io_uring)")
+  cmd->add_option("--iodepth", o->iodepth, "Requests in flight per thread (io_uring, native)")
       ->check(CLI::Range(1, 4096));
   cmd->add_flag("--direct", o->direct, "O_DIRECT (bypass the page cache)");
   cmd->add_option("-s,--size", o->size,
@@ -97,7 +97,7 @@ std::string DescribeIo(const IoSpec& s) {
   std::string what = fmt::format("{} {}", RwModeName(s.rw), FormatByteSize(s.block));
   if (s.rw == RwMode::kRandRW) what += fmt::format(" ({}% reads)", s.rwmixread);
   what += fmt::format(", {} thread{}", s.threads, s.threads == 1 ? "" : "s");
-  if (s.engine.kind == EngineKind::kUring) what += fmt::format(" x iodepth {}", s.iodepth);
+  if (s.engine.kind != EngineKind::kPsync) what += fmt::format(" x iodepth {}", s.iodepth);
   return what;
 }
 

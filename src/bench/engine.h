@@ -3,10 +3,11 @@
 // (one per queue slot) and the files the thread opened.
 //
 // The interface is a queue: Submit() puts a request for slot `slot` in
-// flight, Reap() waits for at least `min` completions. Synchronous engines
-// (psync, native) complete the request inside Submit(); io_uring keeps up to
-// depth() requests in flight with registered buffers, like fio's io_uring
-// engine with fixedbufs.
+// flight, Reap() waits for at least `min` completions. psync completes the
+// request inside Submit(); io_uring keeps up to depth() requests in flight
+// with registered buffers, like fio's io_uring engine with fixedbufs; native
+// does the same through libt0fs's BatchIo (requests queued by Submit go out
+// as one batch at Reap).
 #pragma once
 
 #include <sys/types.h>
