@@ -97,39 +97,28 @@ class CopierEcTest : public ::testing::Test {
     return {};
   }
 
+  // A command of `kind` on the chunk at kVersion, run on `volume` with every
+  // cell (rights `rights`); ec.length `length`.
+  pb::NodeCommand Command(uint64_t id, pb::NodeCommandKind kind, uint64_t volume, uint32_t rights,
+                          uint64_t length) {
+    pb::NodeCommand cmd;
+    cmd.set_id(id);
+    cmd.set_kind(kind);
+    cmd.set_chunk(kChunk.value());
+    cmd.set_volume(volume);
+    cmd.set_version(kVersion);
+    AddCells(cmd, rights);
+    cmd.mutable_ec()->set_length(length);
+    return cmd;
+  }
   pb::CopyResult Encode(uint64_t id) {
-    pb::NodeCommand cmd;
-    cmd.set_id(id);
-    cmd.set_kind(pb::COMMAND_EC_ENCODE);
-    cmd.set_chunk(kChunk.value());
-    cmd.set_volume(kReplicaVolume);
-    cmd.set_version(kVersion);
-    AddCells(cmd, kCapWrite);
-    return Run(cmd);
+    return Run(Command(id, pb::COMMAND_EC_ENCODE, kReplicaVolume, kCapWrite, 0));
   }
-
   pb::CopyResult Rebuild(uint64_t id, uint64_t length) {
-    pb::NodeCommand cmd;
-    cmd.set_id(id);
-    cmd.set_kind(pb::COMMAND_COPY);
-    cmd.set_chunk(kChunk.value());
-    cmd.set_volume(kRebuildVolume);
-    cmd.set_version(kVersion);
-    AddCells(cmd, kCapRead);
-    cmd.mutable_ec()->set_length(length);
-    return Run(cmd);
+    return Run(Command(id, pb::COMMAND_COPY, kRebuildVolume, kCapRead, length));
   }
-
   pb::CopyResult Verify(uint64_t id, uint64_t length) {
-    pb::NodeCommand cmd;
-    cmd.set_id(id);
-    cmd.set_kind(pb::COMMAND_EC_VERIFY);
-    cmd.set_chunk(kChunk.value());
-    cmd.set_volume(kReplicaVolume);
-    cmd.set_version(kVersion);
-    AddCells(cmd, kCapRead);
-    cmd.mutable_ec()->set_length(length);
-    return Run(cmd);
+    return Run(Command(id, pb::COMMAND_EC_VERIFY, kReplicaVolume, kCapRead, length));
   }
 
   // A whole chunk file (at most 1 MiB) and its version.
@@ -279,14 +268,7 @@ TEST_F(CopierEcTest, VerifyNamesCellsThatAreNotTheCodeOfTheReplica) {
   ASSERT_TRUE(store_.Remove(VolumeId(VolumeOfCell(0)), cell_id(0)).ok());
   ASSERT_TRUE(
       store_.Write(VolumeId(VolumeOfCell(4)), cell_id(4), 0, byte, kVersion + 1, false).ok());
-  pb::NodeCommand cmd;
-  cmd.set_id(5);
-  cmd.set_kind(pb::COMMAND_EC_VERIFY);
-  cmd.set_chunk(kChunk.value());
-  cmd.set_volume(kReplicaVolume);
-  cmd.set_version(kVersion);
-  AddCells(cmd, kCapRead);
-  cmd.mutable_ec()->set_length(chunk.size());
+  pb::NodeCommand cmd = Command(5, pb::COMMAND_EC_VERIFY, kReplicaVolume, kCapRead, chunk.size());
   cmd.mutable_ec_cells(2)->set_address("127.0.0.1:1");  // nothing listens there
   pb::CopyResult mixed = Run(cmd);
   ASSERT_TRUE(mixed.ok()) << mixed.error();
