@@ -110,7 +110,10 @@ Result<std::unique_ptr<DataService>> DataService::Start(const DataConfig& config
       [&s] { return s.node().value(); });
   s.metrics_server_ = std::make_unique<metrics::MetricsServer>(*s.registry_, metrics::MetricsServerOptions{.name = "t0fs data"});
   RETURN_IF_ERROR(s.metrics_server_->Start(config.metrics.listen).WithContext("metrics-listen"));
-  if (s.metrics_server_->running()) LOG_INFO("metrics on {}", s.metrics_server_->url());
+  if (s.metrics_server_->running()) {
+    s.metrics_address_ = s.metrics_server_->address();
+    LOG_INFO("metrics on {}", s.metrics_server_->url());
+  }
   LOG_INFO("serving chunks on {} and {} ({} volume(s))", s.advertise_, s.local_socket_, s.volumes_.size());
   s.heartbeat_ = std::thread([&s] { s.HeartbeatLoop(); });
   return svc;
@@ -128,10 +131,6 @@ void DataService::Stop() {
   if (server_) server_->Stop();
   copier_.reset();
   scrubber_.reset();
-}
-
-std::string DataService::metrics_address() const {
-  return metrics_server_ && metrics_server_->running() ? metrics_server_->address() : std::string();
 }
 
 NodeId DataService::node() const {

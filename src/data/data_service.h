@@ -46,8 +46,9 @@ class DataService {
   NodeId node() const;
   rpc::Endpoint tcp_endpoint() const { return server_->bound(0); }
   const std::string& local_socket() const { return local_socket_; }
-  // host:port of /metrics; empty when disabled.
-  std::string metrics_address() const;
+  // host:port of /metrics; empty when disabled. Fixed at start: read by
+  // heartbeats and RPC handlers while Stop() stops the metrics server.
+  const std::string& metrics_address() const { return metrics_address_; }
 
  private:
   explicit DataService(DataConfig config);
@@ -72,6 +73,7 @@ class DataService {
   std::unique_ptr<rpc::Server> server_;
   std::unique_ptr<rpc::Channel> meta_;
   std::unique_ptr<metrics::MetricsServer> metrics_server_;  // stopped first: its callbacks read the members
+  std::string metrics_address_;
 
   mutable std::mutex mu_;  // guards node_, done_, stopping_
   std::condition_variable cv_;

@@ -102,15 +102,19 @@ Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfi
   opts.secret = std::move(secret);
   // No endpoint, nothing to record: requests are not timed at all.
   opts.metrics = config.metrics.listen.empty() ? nullptr : s.registry_.get();
-  s.server_ = std::make_unique<rpc::Server>(opts, std::move(handlers));
-  RETURN_IF_ERROR(s.server_->Start());
+  // What handlers read is set before the server takes requests.
   metrics::AddProcessMetrics(*s.registry_);
   metrics::AddBuildInfo(*s.registry_, "meta");
   AddMetaMetrics(*s.registry_, *s.store_, s.health_, *s.planner_);
   s.metrics_server_ = std::make_unique<metrics::MetricsServer>(*s.registry_, metrics::MetricsServerOptions{.name = "t0fs meta"});
   RETURN_IF_ERROR(s.metrics_server_->Start(config.metrics.listen).WithContext("metrics-listen"));
-  if (s.metrics_server_->running()) LOG_INFO("metrics on {}", s.metrics_server_->url());
+  if (s.metrics_server_->running()) {
+    s.metrics_address_ = s.metrics_server_->address();
+    LOG_INFO("metrics on {}", s.metrics_server_->url());
+  }
   s.shared_store_ = shared_store;
+  s.server_ = std::make_unique<rpc::Server>(opts, std::move(handlers));
+  RETURN_IF_ERROR(s.server_->Start());
   s.server_id_ = fmt::format("{}@{}", HostName(), s.endpoint().ToString());
   s.housekeeping_ = std::thread([&s] { s.Housekeeping(); });
   LOG_INFO("meta serving {} on {} (cluster {})", config.store.empty() ? std::string("its store") : RedactUrlPassword(config.store), s.endpoint().ToString(), s.store_->cluster_id());
@@ -127,10 +131,6 @@ void MetaService::Stop() {
   if (metrics_server_) metrics_server_->Stop();
   if (housekeeping_.joinable()) housekeeping_.join();
   if (server_) server_->Stop();
-}
-
-std::string MetaService::metrics_address() const {
-  return metrics_server_ && metrics_server_->running() ? metrics_server_->address() : std::string();
 }
 
 void MetaService::Housekeeping() {

@@ -63,8 +63,9 @@ class MetaService {
 
   rpc::Endpoint endpoint() const { return server_->bound(0); }
   MetaStore& store() { return *store_; }
-  // host:port of /metrics; empty when disabled.
-  std::string metrics_address() const;
+  // host:port of /metrics; empty when disabled. Fixed at start: read by
+  // heartbeats and RPC handlers while Stop() stops the metrics server.
+  const std::string& metrics_address() const { return metrics_address_; }
 
  private:
   using HandlerList = std::vector<std::pair<rpc::Method, rpc::Handler>>;
@@ -138,6 +139,7 @@ class MetaService {
   static ChangeFeed::Change NameChange(InodeId parent, std::string name) { return {parent, std::move(name), {}}; }
   static ChangeFeed::Change InodeChange(InodeId ino) { return {{}, {}, ino}; }
   std::unique_ptr<metrics::MetricsServer> metrics_server_;  // stopped first: its callbacks read the members
+  std::string metrics_address_;
 
   std::mutex stop_mu_;  // guards stopping_
   std::condition_variable stop_cv_;
