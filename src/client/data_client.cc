@@ -426,4 +426,36 @@ bool DataClient::Suspect(NodeId node) {
   return it != suspect_until_.end() && std::chrono::steady_clock::now() < it->second;
 }
 
+Result<size_t> DataClient::ReadObject(NodeId via, ChunkId chunk, uint64_t version,
+                                      const Capability& cap, uint64_t offset,
+                                      std::span<std::byte> buf) {
+  ASSIGN_OR_RETURN(rpc::Channel * ch, ChannelFor(via));
+  InFlightGuard busy(InFlight(via));
+  size_t done = 0;
+  while (done < buf.size()) {
+    size_t piece = std::min(kMaxPiece, buf.size() - done);
+    pb::ObjectReadReq req;
+    req.set_chunk(chunk.value());
+    req.set_version(version);
+    req.set_offset(offset + done);
+    req.set_length(static_cast<uint32_t>(piece));
+    rpc::ToWire(cap, req.mutable_cap());
+    pb::ChunkReadRsp rsp;
+    size_t got = 0;
+    RETURN_IF_ERROR(Attempt(
+        ch,
+        [&] {
+          return fmt::format("read chunk {} from the object tier through node {}", chunk, via);
+        },
+        /*retry=*/false,
+        [&] {
+          return ch->Call<rpc::Method::kObjectRead>(
+              req, &rsp, {.reply_payload = buf.subspan(done, piece), .reply_payload_len = &got});
+        }));
+    done += got;
+    if (got < piece) break;  // the object's end
+  }
+  return done;
+}
+
 }  // namespace t0fs::client

@@ -85,6 +85,12 @@ class DataClient {
   // Lazy OpenLocal of `chunks` (ids reserved from meta, no files yet, all on
   // one volume of this node), in one call: their files, in order (ChunkPool).
   Result<std::vector<std::shared_ptr<ChunkFile>>> PrepareLocal(std::span<const PreparedChunkId> chunks);
+  // Reads the object tier's copy of `chunk` at `version` through node `via`
+  // (ObjectRead: the node does ranged GETs; protect=object), for a chunk
+  // none of whose replicas answers; returns the bytes read (short at the
+  // chunk's end). One attempt, as Read without `retry`.
+  Result<size_t> ReadObject(NodeId via, ChunkId chunk, uint64_t version, const Capability& cap,
+                            uint64_t offset, std::span<std::byte> buf);
   // Requests in flight towards `node` (the read path prefers idle replicas).
   uint64_t Load(NodeId node);
   // A node that failed a request (transport error) is suspect for a few

@@ -178,40 +178,55 @@ Result<size_t> ReplicaIo::Read(InodeState& st, uint64_t index, uint64_t offset_i
   std::vector<ReplicaInfo> order = ReadOrder(chunk->info.replicas, [&](const ReplicaInfo& r) {
     return ReplicaRank{data_.Suspect(r.node), IsLocal(r), data_.Load(r.node)};
   });
-  // Decoded from the chunk's cells (protect=ec), its read right renewed
-  // once if it expired.
-  auto degraded = [&]() -> Result<size_t> {
-    Result<size_t> n = DegradedRead(*chunk, offset_in_chunk, buf);
+  // With cells to decode from (protect=ec) or a copy in the object tier
+  // (protect=object), no replica is the last resort: a replica's node that
+  // does not answer is not waited for.
+  const bool has_cells = !chunk->info.ec.empty();
+  const uint64_t committed = CommittedVersion(chunk->info);
+  const bool has_object = committed != 0 && chunk->info.object_version == committed &&
+                          !chunk->info.object_readers.empty();
+  // When no replica answers: decoded from the cells, else read from the
+  // object tier through a node; the read right renewed once if it expired.
+  auto fallback = [&]() -> Result<size_t> {
+    auto attempt = [&]() -> Result<size_t> {
+      Status why(StatusCode::kIoError, "no erasure-coded cells or object copy to read from");
+      if (has_cells) {
+        Result<size_t> n = DegradedRead(*chunk, offset_in_chunk, buf);
+        if (n.ok() || !has_object) return n;
+        why = n.status();
+        if (why.code() == StatusCode::kDataCapabilityExpired) return why;
+      }
+      if (has_object) return ObjectRead(*chunk, offset_in_chunk, buf);
+      return why;
+    };
+    Result<size_t> n = attempt();
     if (n.status().code() != StatusCode::kDataCapabilityExpired) return n;
     RETURN_IF_ERROR(layouts_.Refresh(st, index, 1));
     ASSIGN_OR_RETURN(chunk, layouts_.ChunkFor(st, index));
     if (!chunk) return size_t{0};
-    return DegradedRead(*chunk, offset_in_chunk, buf);
+    return attempt();
   };
-  // With cells to decode from, no replica is the last resort: a replica's
-  // node that does not answer is not waited for.
-  const bool has_cells = !chunk->info.ec.empty();
+  const bool has_fallback = has_cells || has_object;
   if (order.empty()) {
     Status none(StatusCode::kIoError,
                 fmt::format("chunk {} of inode {} has no healthy replica", index, st.ino));
-    if (!has_cells) return none;
-    Result<size_t> decoded = degraded();
-    if (!decoded.ok())
-      LOG_WARN("inode {} chunk #{}: {}", st.ino, index, decoded.status().ToString());
-    return decoded.ok() ? decoded : none;
+    if (!has_fallback) return none;
+    Result<size_t> n = fallback();
+    if (!n.ok()) LOG_WARN("inode {} chunk #{}: {}", st.ino, index, n.status().ToString());
+    return n.ok() ? n : none;
   }
-  // Every replica's node failed a moment ago: the cells first, not a
+  // Every replica's node failed a moment ago: the fallback first, not a
   // replica attempt per read that is bound to fail.
-  if (has_cells && std::all_of(order.begin(), order.end(),
-                               [&](const ReplicaInfo& r) { return data_.Suspect(r.node); })) {
-    Result<size_t> decoded = degraded();
-    if (decoded.ok()) return decoded;
+  if (has_fallback && std::all_of(order.begin(), order.end(),
+                                  [&](const ReplicaInfo& r) { return data_.Suspect(r.node); })) {
+    Result<size_t> n = fallback();
+    if (n.ok()) return n;
   }
   Status last;
   bool refreshed = false;
   for (size_t idx = 0; idx < order.size(); ++idx) {
     const ReplicaInfo& r = order[idx];
-    bool last_resort = idx + 1 == order.size() && !has_cells;
+    bool last_resort = idx + 1 == order.size() && !has_fallback;
     Result<size_t> n = ReadReplica(st, r, chunk->cap, offset_in_chunk, buf, direct, last_resort);
     if (n.status().code() == StatusCode::kDataCapabilityExpired && !refreshed) {
       refreshed = true;
@@ -241,11 +256,39 @@ Result<size_t> ReplicaIo::Read(InodeState& st, uint64_t index, uint64_t offset_i
   if (last.code() == StatusCode::kDataChecksum) {
     LOG_ERROR("inode {} chunk #{}: {}", st.ino, index, last.ToString());
   }
-  if (has_cells && (rpc::IsTransportError(last.code()) || Damaged(last.code()))) {
-    Result<size_t> decoded = degraded();
-    if (decoded.ok()) return decoded;
-    LOG_WARN("inode {} chunk #{}: {} (after: {})", st.ino, index, decoded.status().ToString(),
+  if (has_fallback && (rpc::IsTransportError(last.code()) || Damaged(last.code()))) {
+    Result<size_t> n = fallback();
+    if (n.ok()) return n;
+    LOG_WARN("inode {} chunk #{}: {} (after: {})", st.ino, index, n.status().ToString(),
              last.ToString());
+  }
+  return last;
+}
+
+Result<size_t> ReplicaIo::ObjectRead(const CachedChunk& chunk, uint64_t offset,
+                                     std::span<std::byte> buf) {
+  const ChunkInfo& info = chunk.info;
+  if (info.replicas.empty())
+    return Status(StatusCode::kIoError, "no chunk id to read from the object tier");
+  // This client's node first (no network between it and us), then the
+  // ones that did not just fail.
+  std::vector<NodeId> readers = info.object_readers;
+  std::stable_sort(readers.begin(), readers.end(), [&](NodeId a, NodeId b) {
+    auto rank = [&](NodeId n) { return n == meta_.local_node() ? 0 : data_.Suspect(n) ? 2 : 1; };
+    return rank(a) < rank(b);
+  });
+  Status last;
+  for (NodeId via : readers) {
+    Result<size_t> n = data_.ReadObject(via, info.replicas.front().chunk, info.object_version,
+                                        chunk.cap, offset, buf);
+    if (n.ok()) {
+      data_.Reachable(via);
+      stats_.object_reads++;
+      return n;
+    }
+    last = n.status();
+    if (last.code() == StatusCode::kDataCapabilityExpired) return last;
+    if (rpc::IsTransportError(last.code())) data_.Unreachable(via);
   }
   return last;
 }

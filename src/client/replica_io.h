@@ -19,6 +19,11 @@
 //   the first K cells that answer at exactly that version, row by row
 //   (ec/rows.h; data cells first, so only lost data is computed). The
 //   chunk's read right covers its cells.
+// - Reads through the object tier (protect=object): when no replica
+//   answers (and no cells decode) and the chunk's copy in the bucket is its
+//   committed version, a node meta named (object_readers; this client's own
+//   first) reads it with ranged GETs (ObjectRead) — a lost node's files read
+//   on at once, while repair recalls them.
 // - Replicated writes: every healthy replica the session still writes
 //   (InodeState::written_nodes) in parallel; a write succeeds when one took
 //   it, and the ones that did are recorded for the commit.
@@ -96,6 +101,9 @@ class ReplicaIo {
   // decoded from its cells; an error when it has none of its committed
   // version or fewer than K answer.
   Result<size_t> DegradedRead(const CachedChunk& chunk, uint64_t offset, std::span<std::byte> buf);
+  // The same bytes read from the chunk's copy in the object tier through
+  // one of its object readers (ObjectRead); an error when none answers.
+  Result<size_t> ObjectRead(const CachedChunk& chunk, uint64_t offset, std::span<std::byte> buf);
 
   const bool local_bypass_;
   MetaApi& meta_;

@@ -6,6 +6,7 @@
 
 #include "common/buffer.h"
 #include "common/logging.h"
+#include "common/object_key.h"
 #include "ec/cells.h"
 #include "ec/rows.h"
 #include "ec/stripe_layout.h"
@@ -50,6 +51,7 @@ void Copier::SetObjectTier(const pb::ObjectTier& tier) {
   auto client = s3::Client::Open(std::move(config));
   std::lock_guard lock(mu_);
   object_config_ = serialized;
+  object_prefix_ = tier.prefix();
   if (client.ok()) {
     object_ = std::move(client).value();
     object_status_ = Status::Ok();
@@ -65,6 +67,19 @@ Result<std::shared_ptr<s3::Client>> Copier::ObjectClient() {
   std::lock_guard lock(mu_);
   if (!object_) return object_status_;
   return object_;
+}
+
+Result<size_t> Copier::ReadObject(ChunkId chunk, uint64_t version, uint64_t offset,
+                                  std::span<std::byte> out) {
+  std::shared_ptr<s3::Client> client;
+  std::string key;
+  {
+    std::lock_guard lock(mu_);
+    if (!object_) return object_status_;
+    client = object_;
+    key = ObjectKey(object_prefix_, chunk, version);
+  }
+  return client->GetObject(key, offset, out);
 }
 
 void Copier::Enqueue(const pb::NodeCommand& cmd) {

@@ -78,6 +78,12 @@ class Copier {
   // Ids of copies queued or running.
   std::vector<uint64_t> Active();
   uint64_t bytes_total() const { return bytes_.load(); }
+  // Reads out.size() bytes at `offset` of the object of `chunk` at `version`
+  // in the object tier (a ranged GET; returns the bytes that arrived, short
+  // at the object's end), for a client whose replicas do not answer
+  // (ObjectRead). Not throttled: a reader waits for it.
+  Result<size_t> ReadObject(ChunkId chunk, uint64_t version, uint64_t offset,
+                            std::span<std::byte> out);
 
  private:
   static constexpr size_t kPiece = 4u << 20;  // bytes per read of a copy
@@ -120,6 +126,7 @@ class Copier {
   std::unordered_map<std::string, std::unique_ptr<rpc::Channel>> peers_;
   std::chrono::steady_clock::time_point throttle_until_{};
   std::string object_config_;           // the serialized pb::ObjectTier in use
+  std::string object_prefix_;           // of its keys (common/object_key.h)
   std::shared_ptr<s3::Client> object_;  // null: see object_status_
   Status object_status_{StatusCode::kNotSupported,
                         "this cluster has no object tier (meta runs without --object-endpoint)"};

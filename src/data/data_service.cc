@@ -1,17 +1,17 @@
 #include "data/data_service.h"
 
+#include <fmt/format.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
-
-#include <fmt/format.h>
 
 #include "common/host_name.h"
 #include "common/io_backend.h"
 #include "common/logging.h"
 #include "common/secret.h"
 #include "data/chunk_handlers.h"
+#include "data/object_read.h"
 #include "metrics/process_metrics.h"
 #include "rpc/proto/meta.pb.h"
 
@@ -82,8 +82,16 @@ Result<std::unique_ptr<DataService>> DataService::Start(const DataConfig& config
   opts.metrics = config.metrics.listen.empty() ? nullptr : s.registry_.get();
   s.traffic_ = AddChunkTrafficMetrics(*s.registry_);
   s.scrubber_ = std::make_unique<Scrubber>(s.store_, config.scrub_rate.bytes, config.scrub_pause);
-  s.server_ = std::make_unique<rpc::Server>(
-      opts, MakeChunkHandlers(s.store_, s.config_, s.gate_, *s.scrubber_, s.traffic_));
+  rpc::ClientOptions copts;
+  copts.secret = s.secret_;
+  copts.role = "node";
+  copts.io_timeout.value = std::chrono::seconds(30);
+  rpc::ClientOptions peer = copts;
+  peer.role = "peer";
+  s.copier_ = std::make_unique<Copier>(s.store_, peer, config.copy_threads, config.copy_rate.bytes);
+  auto handlers = MakeChunkHandlers(s.store_, s.config_, s.gate_, *s.scrubber_, s.traffic_);
+  handlers.push_back(MakeObjectReadHandler(*s.copier_, s.gate_, config.max_io.bytes, s.traffic_));
+  s.server_ = std::make_unique<rpc::Server>(opts, std::move(handlers));
   RETURN_IF_ERROR(s.server_->Start());
 
   rpc::Endpoint bound = s.server_->bound(0);
@@ -95,14 +103,7 @@ Result<std::unique_ptr<DataService>> DataService::Start(const DataConfig& config
   // Several meta servers over one store: heartbeats go to one, then the next
   // when it fails.
   ASSIGN_OR_RETURN(std::vector<rpc::Endpoint> meta_eps, rpc::Endpoint::ParseList(config.meta));
-  rpc::ClientOptions copts;
-  copts.secret = s.secret_;
-  copts.role = "node";
-  copts.io_timeout.value = std::chrono::seconds(30);
   s.meta_ = std::make_unique<rpc::Channel>(std::move(meta_eps), copts);
-  rpc::ClientOptions peer = copts;
-  peer.role = "peer";
-  s.copier_ = std::make_unique<Copier>(s.store_, peer, config.copy_threads, config.copy_rate.bytes);
   metrics::AddProcessMetrics(*s.registry_);
   metrics::AddBuildInfo(*s.registry_, "data");
   AddVolumeMetrics(

@@ -71,6 +71,11 @@ void AddClientMetrics(metrics::Registry& registry, const client::Client& client)
       "Reads decoded from a chunk's erasure-coded cells because no replica answered (protect=ec).",
       {}, [c](SampleSink& sink) { sink.Add(static_cast<double>(c->counters().degraded_reads)); });
   registry.AddCallback(
+      MetricType::kCounter, "t0fs_client_object_reads_total",
+      "Reads served from the object tier's copy through a data node because no replica answered "
+      "(protect=object, before repair recalls the chunk).",
+      {}, [c](SampleSink& sink) { sink.Add(static_cast<double>(c->counters().object_reads)); });
+  registry.AddCallback(
       MetricType::kCounter, "t0fs_client_replica_write_failures_total",
       "Replicas dropped from a write (reported stale at commit, then repaired).", {},
       [c](SampleSink& sink) { sink.Add(static_cast<double>(c->counters().replica_write_failures)); });

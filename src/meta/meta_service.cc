@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/clock.h"
 #include "common/host_name.h"
 #include "common/logging.h"
@@ -9,9 +11,9 @@
 #include "common/url_redact.h"
 #include "meta/policy.h"
 #include "meta/store/store_url.h"
-#include "rpc/convert.h"
 #include "metrics/process_metrics.h"
 #include "rpc/channel.h"
+#include "rpc/convert.h"
 
 namespace t0fs::meta {
 namespace {
@@ -212,16 +214,37 @@ void MetaService::NodeSeen(NodeId node) {
   }
 }
 
-void MetaService::LayoutToWire(InodeId ino, uint64_t chunk_size, const std::vector<ChunkLayout>& chunks,
-                               uint32_t rights, pb::Layout* out) const {
+void MetaService::LayoutToWire(InodeId ino, uint64_t chunk_size,
+                               const std::vector<ChunkLayout>& chunks, uint32_t rights,
+                               pb::Layout* out) {
   out->set_ino(ino.value());
   out->set_chunk_size(chunk_size);
   for (const ChunkLayout& c : chunks) rpc::ToWire(c, out->add_chunks());
   uint64_t expiry = WallMillis() + static_cast<uint64_t>(config_.capability_ttl.value.count());
   for (pb::ChunkLayout& chunk : *out->mutable_chunks()) {
     if (chunk.replicas().empty()) continue;
-    rpc::ToWire(SignCapability(cap_key_, ChunkId(chunk.replicas(0).chunk()), rights, expiry), chunk.mutable_cap());
+    const ChunkId id(chunk.replicas(0).chunk());
+    rpc::ToWire(SignCapability(cap_key_, id, rights, expiry), chunk.mutable_cap());
+    uint64_t committed = 0;
+    for (const pb::Replica& r : chunk.replicas()) committed = std::max(committed, r.version());
+    if (object_tier_ != nullptr && committed != 0 && chunk.object_version() == committed) {
+      for (NodeId node : ObjectReaders(id)) chunk.add_object_readers(node.value());
+    }
   }
+}
+
+std::vector<NodeId> MetaService::ObjectReaders(ChunkId chunk) {
+  std::vector<NodeId> up;
+  auto nodes = CachedNodes();
+  if (!nodes.ok()) return up;  // the replicas are still there to try
+  for (const NodeRecord& n : **nodes) {
+    if (IsUp(n.node)) up.push_back(n.node);
+  }
+  std::vector<NodeId> out;
+  for (size_t i = 0; i < up.size() && out.size() < kObjectReaders; ++i) {
+    out.push_back(up[(chunk.value() + i) % up.size()]);
+  }
+  return out;
 }
 
 }  // namespace t0fs::meta

@@ -96,9 +96,14 @@ class MetaService {
   // `out` = the chunks of inode `ino` (chunk size `chunk_size`), each
   // signed with `rights`: capabilities scope what a client may touch to the
   // chunks meta showed it, for a limited time (permissions themselves are
-  // checked at open, by the kernel for FUSE clients).
-  void LayoutToWire(InodeId ino, uint64_t chunk_size, const std::vector<ChunkLayout>& chunks, uint32_t rights,
-                    pb::Layout* out) const;
+  // checked at open, by the kernel for FUSE clients). A chunk whose object
+  // tier copy is its committed version names nodes to read it through.
+  void LayoutToWire(InodeId ino, uint64_t chunk_size, const std::vector<ChunkLayout>& chunks,
+                    uint32_t rights, pb::Layout* out);
+  // Up to kObjectReaders nodes that are up, starting at a place that
+  // `chunk` picks (reads spread over the nodes).
+  std::vector<NodeId> ObjectReaders(ChunkId chunk);
+  static constexpr size_t kObjectReaders = 3;
   // Where a new chunk of a file with `attr`'s objective and chunk size goes:
   // placement over the usable nodes, the first replica on `writer` under
   // placement=local.

@@ -9,10 +9,6 @@
 
 namespace t0fs::meta {
 
-std::string ObjectKey(std::string_view prefix, ChunkId chunk, uint64_t version) {
-  return fmt::format("{}chunks/{:016x}.{}", prefix, chunk.value(), version);
-}
-
 Result<std::unique_ptr<ObjectTier>> ObjectTier::Open(const ObjectTierConfig& config,
                                                      const std::string& cluster_id) {
   if (!config.endpoint.starts_with("http://") && !config.endpoint.starts_with("https://")) {
@@ -50,6 +46,7 @@ pb::ObjectTier ObjectTier::NodeConfig() const {
   out.set_bucket(config_.bucket);
   out.set_region(config_.region);
   out.set_credentials_file(config_.credentials);
+  out.set_prefix(prefix_);
   return out;
 }
 

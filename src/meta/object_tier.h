@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "common/object_key.h"
 #include "common/status.h"
 #include "meta/meta_config.h"
 #include "meta/store/meta_store.h"
@@ -23,9 +24,6 @@
 #include "s3/s3.h"
 
 namespace t0fs::meta {
-
-// The key of `chunk` at `version` under `prefix` (which ends with '/').
-std::string ObjectKey(std::string_view prefix, ChunkId chunk, uint64_t version);
 
 class ObjectTier {
  public:

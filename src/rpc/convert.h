@@ -131,6 +131,9 @@ C FromWire(const pb::ChunkLayout& in) {
   out.ec = in.ec();
   using Replica = typename decltype(out.replicas)::value_type;
   for (const pb::Replica& r : in.replicas()) out.replicas.push_back(FromWire<Replica>(r));
+  if constexpr (requires { out.object_readers; }) {  // the client's side only
+    for (uint64_t node : in.object_readers()) out.object_readers.emplace_back(node);
+  }
   return out;
 }
 

@@ -109,6 +109,8 @@ std::string_view MethodName(Method m) {
     case Method::kListChunks: return "ListChunks";
     case Method::kAdoptLocal: return "AdoptLocal";
     case Method::kPrepareLocal: return "PrepareLocal";
+    case Method::kObjectRead:
+      return "ObjectRead";
   }
   return "Unknown";
 }

@@ -7,7 +7,7 @@
 // wrong id, does not compile.
 //
 // Bulk data travels beside the message, never inside it: ChunkWrite's
-// request and ChunkRead's reply carry raw bytes, OpenLocal's reply and
+// request and the replies of ChunkRead and ObjectRead carry raw bytes, OpenLocal's reply and
 // AdoptLocal's request carry two descriptors (SCM_RIGHTS); see
 // Channel::Call's `bulk` argument.
 #pragma once
@@ -61,6 +61,7 @@ class ObjectiveRsp;
 class ReportReplicaReq;
 class NodeAdminReq;
 class ChunkReadReq;
+class ObjectReadReq;
 class ChunkReadRsp;
 class ChunkWriteReq;
 class ChunkEmptyRsp;
@@ -132,6 +133,7 @@ enum class Method : uint16_t {
   kListChunks = 107,
   kAdoptLocal = 108,
   kPrepareLocal = 109,
+  kObjectRead = 110,
 };
 
 std::string_view MethodName(Method m);
@@ -192,6 +194,7 @@ template <> struct MethodTypes<Method::kOpenLocal>     : Messages<pb::OpenLocalR
 template <> struct MethodTypes<Method::kListChunks>    : Messages<pb::ListChunksReq, pb::ListChunksRsp> {};
 template <> struct MethodTypes<Method::kAdoptLocal>    : Messages<pb::AdoptLocalReq, pb::ChunkEmptyRsp> {};   // request: 2 fds
 template <> struct MethodTypes<Method::kPrepareLocal>  : Messages<pb::PrepareLocalReq, pb::PrepareLocalRsp> {};  // reply: 2 fds per chunk
+template <> struct MethodTypes<Method::kObjectRead>    : Messages<pb::ObjectReadReq, pb::ChunkReadRsp> {};     // reply: bytes
 // clang-format on
 
 template <Method M>

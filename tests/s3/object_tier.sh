@@ -7,8 +7,11 @@
 #    (checked from outside with s3cmd); status has nothing waiting;
 #  - a rewritten chunk is uploaded again at its new version and the old
 #    object is deleted;
-#  - node 1 (the only node holding the file) is killed: repair recalls the
-#    chunks from the bucket to node 2 and the file reads back byte for byte;
+#  - node 1 (the only node holding the file) is killed: at once, before
+#    meta even notices, the file reads back byte for byte through the mount
+#    from the bucket (node 2 reads the objects for the client: ObjectRead);
+#    then repair recalls the chunks from the bucket to node 2 and the file
+#    reads back from there;
 #  - bad keys in the credentials file: uploads fail (counted, logged), the
 #    data stays and reads back; the file fixed, uploads resume with nothing
 #    restarted (every daemon reads the file again when it changes);
@@ -57,7 +60,8 @@ CLUSTER_STOP_ALSO=rm_s3cfg_and_ceph
 multi_start 2 1M
 MNT="$CLUSTER_DIR/mnt"
 mkdir -p "$MNT"
-mount_start --node-id 1
+MOUNT_METRICS="127.0.0.1:$(free_port)"
+mount_start --node-id 1 --metrics-listen "$MOUNT_METRICS"
 
 # objects: the keys of this cluster's chunk objects, sorted.
 objects() {
@@ -125,9 +129,21 @@ wait_until 20 "o/f protected again" protection_is /o/f protected
 wait_until 30 "the old version deleted" object_count_is 5
 ! objects | grep -qF "/$old_key" || fail "the old version $old_key is still in the bucket"
 
-log "== the only node holding the file is lost: repair recalls it from the bucket"
+object_reads() {  # the mount's count of reads served from the object tier
+  curl -sf "http://$MOUNT_METRICS/metrics" | sed -n 's/^t0fs_client_object_reads_total \([0-9]*\).*/\1/p'
+}
+log "== the only node holding the file is lost: read from the bucket at once, then recalled"
+reads_before=$(object_reads)
+[[ -n "$reads_before" ]] || fail "the mount's /metrics has no t0fs_client_object_reads_total"
 kill9 "${NODE_PIDS[1]}"
 NODE_PIDS[1]=""
+# O_DIRECT: past the page cache, every byte from a data path. Meta has not
+# noticed the loss yet (node-timeout 2s): the layout still names node 1.
+timeout 30 dd if="$MNT/o/f" iflag=direct bs=1M status=none | cmp - "$CLUSTER_DIR/src" ||
+  fail "o/f does not read back from the object tier right after its node was lost"
+reads_after=$(object_reads)
+((reads_after > reads_before)) || fail "no read was served from the object tier ($reads_before -> $reads_after)"
+log "read through the object tier: $((reads_after - reads_before)) read(s)"
 wait_until 20 "node 1 down" node_is 1 down
 on_node2() {  # every chunk of o/f has a healthy replica on node 2
   admin layout t0fs:/o/f --json | python3 -c '

@@ -171,6 +171,9 @@ struct ChunkInfo {
   // Where its erasure-coded cells are (protect=ec): "K+M UNIT VERSION LENGTH
   // NODE:VOLUME,..." with one pair per cell (0:0: none); "" none.
   std::string ec{};
+  // Nodes that read the object tier's copy for this client when no replica
+  // answers (set by meta while that copy is the committed version).
+  std::vector<NodeId> object_readers{};
 };
 struct LayoutInfo {
   uint64_t chunk_size = 0;
@@ -206,6 +209,7 @@ struct IoCounters {
   uint64_t checksum_errors = 0;
   uint64_t replica_failovers = 0;  // reads served by another replica after one failed
   uint64_t degraded_reads = 0;     // reads decoded from erasure-coded cells (no replica answered)
+  uint64_t object_reads = 0;       // reads served from the object tier's copy (no replica answered)
   uint64_t replica_write_failures = 0;  // replicas dropped from a write (reported stale at commit)
   uint64_t passthrough_opens = 0;       // files handed to the kernel (OpenPassthrough)
   uint64_t passthrough_rebuilds = 0;    // checksum rebuilds after passthrough writes
