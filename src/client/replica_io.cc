@@ -175,16 +175,21 @@ Result<size_t> ReplicaIo::Read(InodeState& st, uint64_t index, uint64_t offset_i
                                bool direct) {
   ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, layouts_.ChunkFor(st, index));
   if (!chunk) return size_t{0};  // unallocated: a hole
-  std::vector<ReplicaInfo> order = ReadOrder(chunk->info.replicas, [&](const ReplicaInfo& r) {
+  auto rank = [&](const ReplicaInfo& r) {
     return ReplicaRank{data_.Suspect(r.node), IsLocal(r), data_.Load(r.node)};
-  });
-  // With cells to decode from (protect=ec) or a copy in the object tier
-  // (protect=object), no replica is the last resort: a replica's node that
-  // does not answer is not waited for.
-  const bool has_cells = !chunk->info.ec.empty();
-  const uint64_t committed = CommittedVersion(chunk->info);
-  const bool has_object = committed != 0 && chunk->info.object_version == committed &&
-                          !chunk->info.object_readers.empty();
+  };
+  std::vector<ReplicaInfo> order = ReadOrder(chunk->info.replicas, rank);
+  // Cells to decode from (protect=ec) or a copy in the object tier
+  // (protect=object) of the committed version: then no replica is the last
+  // resort, and a replica's node that does not answer is not waited for.
+  bool has_cells = false, has_object = false;
+  auto weigh = [&] {
+    has_cells = !chunk->info.ec.empty();
+    const uint64_t committed = CommittedVersion(chunk->info);
+    has_object = committed != 0 && chunk->info.object_version == committed &&
+                 !chunk->info.object_readers.empty();
+  };
+  weigh();
   // When no replica answers: decoded from the cells, else read from the
   // object tier through a node; the read right renewed once if it expired.
   auto fallback = [&]() -> Result<size_t> {
@@ -204,64 +209,93 @@ Result<size_t> ReplicaIo::Read(InodeState& st, uint64_t index, uint64_t offset_i
     RETURN_IF_ERROR(layouts_.Refresh(st, index, 1));
     ASSIGN_OR_RETURN(chunk, layouts_.ChunkFor(st, index));
     if (!chunk) return size_t{0};
+    weigh();
     return attempt();
   };
-  const bool has_fallback = has_cells || has_object;
   if (order.empty()) {
     Status none(StatusCode::kIoError,
                 fmt::format("chunk {} of inode {} has no healthy replica", index, st.ino));
-    if (!has_fallback) return none;
+    if (!has_cells && !has_object) return none;
     Result<size_t> n = fallback();
     if (!n.ok()) LOG_WARN("inode {} chunk #{}: {}", st.ino, index, n.status().ToString());
     return n.ok() ? n : none;
   }
   // Every replica's node failed a moment ago: the fallback first, not a
   // replica attempt per read that is bound to fail.
-  if (has_fallback && std::all_of(order.begin(), order.end(),
-                                  [&](const ReplicaInfo& r) { return data_.Suspect(r.node); })) {
+  if ((has_cells || has_object) &&
+      std::all_of(order.begin(), order.end(),
+                  [&](const ReplicaInfo& r) { return data_.Suspect(r.node); })) {
     Result<size_t> n = fallback();
     if (n.ok()) return n;
   }
+  // The replicas in `order`, one attempt each; with `wait_last` the last
+  // one's node is waited for (the client's retry timeout). nullopt: none
+  // answered, `last` says why.
   Status last;
-  bool refreshed = false;
-  for (size_t idx = 0; idx < order.size(); ++idx) {
-    const ReplicaInfo& r = order[idx];
-    bool last_resort = idx + 1 == order.size() && !has_fallback;
-    Result<size_t> n = ReadReplica(st, r, chunk->cap, offset_in_chunk, buf, direct, last_resort);
-    if (n.status().code() == StatusCode::kDataCapabilityExpired && !refreshed) {
-      refreshed = true;
-      RETURN_IF_ERROR(layouts_.Refresh(st, index, 1));
-      ASSIGN_OR_RETURN(chunk, layouts_.ChunkFor(st, index));
-      if (!chunk) return size_t{0};
-      n = ReadReplica(st, r, chunk->cap, offset_in_chunk, buf, direct, last_resort);
+  bool renewed = false;
+  auto round = [&](const std::vector<ReplicaInfo>& replicas,
+                   bool wait_last) -> std::optional<Result<size_t>> {
+    for (size_t idx = 0; idx < replicas.size(); ++idx) {
+      const ReplicaInfo& r = replicas[idx];
+      const bool last_resort = wait_last && idx + 1 == replicas.size();
+      Result<size_t> n = ReadReplica(st, r, chunk->cap, offset_in_chunk, buf, direct, last_resort);
+      if (n.status().code() == StatusCode::kDataCapabilityExpired && !renewed) {
+        renewed = true;
+        Status refreshed = layouts_.Refresh(st, index, 1);
+        if (!refreshed.ok()) return refreshed;
+        auto fresh = layouts_.ChunkFor(st, index);
+        if (!fresh.ok()) return fresh.status();
+        if (!*fresh) return size_t{0};
+        chunk = std::move(*fresh);
+        n = ReadReplica(st, r, chunk->cap, offset_in_chunk, buf, direct, last_resort);
+      }
+      if (n.ok()) {
+        if (idx > 0) stats_.replica_failovers++;
+        data_.Reachable(r.node);
+        return n;
+      }
+      last = n.status();
+      if (rpc::IsTransportError(last.code())) data_.Unreachable(r.node);
+      if (last.code() == StatusCode::kDataChecksum) stats_.checksum_errors++;
+      if (replicas.size() == 1) break;
+      if (Damaged(last.code())) {
+        ReportReplica(r,
+                      last.code() == StatusCode::kDataChecksum ? ReplicaProblem::kChecksum
+                                                               : ReplicaProblem::kStale,
+                      last);
+      } else if (rpc::IsTransportError(last.code())) {
+        ReportReplica(r, ReplicaProblem::kUnreachable, last);
+      } else {
+        break;  // e.g. a permission or argument error: another replica would say the same
+      }
     }
-    if (n.ok()) {
-      if (idx > 0) stats_.replica_failovers++;
-      data_.Reachable(r.node);
-      return n;
-    }
-    last = n.status();
-    if (rpc::IsTransportError(last.code())) data_.Unreachable(r.node);
-    if (last.code() == StatusCode::kDataChecksum) stats_.checksum_errors++;
-    if (order.size() == 1) break;
-    if (Damaged(last.code())) {
-      ReportReplica(r, last.code() == StatusCode::kDataChecksum ? ReplicaProblem::kChecksum : ReplicaProblem::kStale,
-                    last);
-    } else if (rpc::IsTransportError(last.code())) {
-      ReportReplica(r, ReplicaProblem::kUnreachable, last);
-    } else {
-      break;  // e.g. a permission or argument error: another replica would say the same
-    }
-  }
-  if (last.code() == StatusCode::kDataChecksum) {
+    return std::nullopt;
+  };
+  if (auto n = round(order, /*wait_last=*/false)) return *n;
+  auto failed = [&] { return rpc::IsTransportError(last.code()) || Damaged(last.code()); };
+  if (last.code() == StatusCode::kDataChecksum)
     LOG_ERROR("inode {} chunk #{}: {}", st.ino, index, last.ToString());
+  if (!failed()) return last;
+  if (!has_cells && !has_object) {
+    // The layout may predate the chunk's cells, its copy in the object tier
+    // or a repaired replica (a file open since before): asked again once
+    // before waiting for a node.
+    if (layouts_.Refresh(st, index, 1).ok()) {
+      auto fresh = layouts_.ChunkFor(st, index);
+      if (fresh.ok() && *fresh) {
+        chunk = std::move(*fresh);
+        weigh();
+      }
+    }
+    if (!has_cells && !has_object) {
+      if (auto n = round(ReadOrder(chunk->info.replicas, rank), /*wait_last=*/true)) return *n;
+      return last;
+    }
   }
-  if (has_fallback && (rpc::IsTransportError(last.code()) || Damaged(last.code()))) {
-    Result<size_t> n = fallback();
-    if (n.ok()) return n;
-    LOG_WARN("inode {} chunk #{}: {} (after: {})", st.ino, index, n.status().ToString(),
-             last.ToString());
-  }
+  Result<size_t> n = fallback();
+  if (n.ok()) return n;
+  LOG_WARN("inode {} chunk #{}: {} (after: {})", st.ino, index, n.status().ToString(),
+           last.ToString());
   return last;
 }
 

@@ -9,7 +9,9 @@
 #    object is deleted;
 #  - node 1 (the only node holding the file) is killed: at once, before
 #    meta even notices, the file reads back byte for byte through the mount
-#    from the bucket (node 2 reads the objects for the client: ObjectRead);
+#    from the bucket (node 2 reads the objects for the client: ObjectRead),
+#    also through a descriptor opened before the file's upload (its layout
+#    knew no object: the client asks meta again);
 #    then repair recalls the chunks from the bucket to node 2 and the file
 #    reads back from there;
 #  - bad keys in the credentials file: uploads fail (counted, logged), the
@@ -133,6 +135,27 @@ object_reads() {  # the mount's count of reads served from the object tier
   curl -sf "http://$MOUNT_METRICS/metrics" | sed -n 's/^t0fs_client_object_reads_total \([0-9]*\).*/\1/p'
 }
 log "== the only node holding the file is lost: read from the bucket at once, then recalled"
+# o/h is opened (O_DIRECT) before its upload and read after the loss.
+head -c $((2 << 20)) /dev/urandom >"$CLUSTER_DIR/src3"
+cp "$CLUSTER_DIR/src3" "$MNT/o/h"
+/usr/bin/python3 -c '
+import mmap, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+open(sys.argv[3] + ".ready", "w").close()
+deadline = time.time() + 120
+while not os.path.exists(sys.argv[3]):
+    if time.time() > deadline:
+        sys.exit("held reader: never told to read")
+    time.sleep(0.05)
+want = open(sys.argv[2], "rb").read()
+buf = mmap.mmap(-1, len(want))
+n = os.preadv(fd, [buf], 0)
+if n != len(want) or buf[:n] != want:
+    sys.exit("held reader: %d bytes read, %s" % (n, "equal" if buf[:n] == want[:n] else "different"))
+' "$MNT/o/h" "$CLUSTER_DIR/src3" "$CLUSTER_DIR/go" &
+HELD_PID=$!
+wait_until 20 "the held reader opened o/h" test -e "$CLUSTER_DIR/go.ready"
+wait_until 60 "o/h uploaded" protection_is /o/h protected
 reads_before=$(object_reads)
 [[ -n "$reads_before" ]] || fail "the mount's /metrics has no t0fs_client_object_reads_total"
 kill9 "${NODE_PIDS[1]}"
@@ -143,7 +166,11 @@ timeout 30 dd if="$MNT/o/f" iflag=direct bs=1M status=none | cmp - "$CLUSTER_DIR
   fail "o/f does not read back from the object tier right after its node was lost"
 reads_after=$(object_reads)
 ((reads_after > reads_before)) || fail "no read was served from the object tier ($reads_before -> $reads_after)"
-log "read through the object tier: $((reads_after - reads_before)) read(s)"
+touch "$CLUSTER_DIR/go"
+wait "$HELD_PID" || fail "o/h does not read back through a descriptor opened before its upload"
+reads_held=$(object_reads)
+((reads_held > reads_after)) || fail "the held descriptor's read was not served from the object tier"
+log "read through the object tier: $((reads_after - reads_before)) read(s), then $((reads_held - reads_after)) through the held descriptor"
 wait_until 20 "node 1 down" node_is 1 down
 on_node2() {  # every chunk of o/f has a healthy replica on node 2
   admin layout t0fs:/o/f --json | python3 -c '
@@ -178,7 +205,7 @@ grep -q "upload of chunk .* failed: .*SignatureDoesNotMatch" "$CLUSTER_DIR/meta.
 log "meta: $(grep -o 'upload of chunk .* failed: .\{0,80\}' "$CLUSTER_DIR/meta.log" | head -n 1)"
 protection_is /o/g waiting || fail "o/g not waiting: $(admin layout t0fs:/o/g)"
 cmp "$CLUSTER_DIR/src2" "$MNT/o/g" || fail "o/g does not read back while its uploads fail"
-object_count_is 5 || fail "objects changed while uploads failed: $(objects)"
+object_count_is 7 || fail "objects changed while uploads failed: $(objects)"
 cat "$CLUSTER_DIR/good.credentials" >"$CEPH_S3_CREDENTIALS"
 wait_until 120 "o/g uploaded with the keys fixed" protection_is /o/g protected
 objects_match /o/g "$CLUSTER_DIR/src2" || fail "o/g's objects are not its bytes"
@@ -186,6 +213,6 @@ grep -q "credentials read again from" "$CLUSTER_DIR"/data*.log ||
   fail "no node said it read the credentials again"
 
 log "== a removed file's objects are deleted"
-rm "$MNT/o/f" "$MNT/o/g"
+rm "$MNT/o/f" "$MNT/o/g" "$MNT/o/h"
 wait_until 60 "the files' objects deleted" object_count_is 0
 log "PASS"
