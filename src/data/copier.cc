@@ -7,6 +7,7 @@
 #include "common/buffer.h"
 #include "common/logging.h"
 #include "common/object_key.h"
+#include "data/object_sums.h"
 #include "ec/cells.h"
 #include "ec/rows.h"
 #include "ec/stripe_layout.h"
@@ -79,7 +80,10 @@ Result<size_t> Copier::ReadObject(ChunkId chunk, uint64_t version, uint64_t offs
     client = object_;
     key = ObjectKey(object_prefix_, chunk, version);
   }
-  return client->GetObject(key, offset, out);
+  auto n = ReadObjectVerified(*client, key, chunk, version, offset, out);
+  if (n.status().code() == StatusCode::kDataChecksum)
+    LOG_ERROR("read through the object tier: {}", n.status().ToString());
+  return n;
 }
 
 void Copier::Enqueue(const pb::NodeCommand& cmd) {
@@ -183,6 +187,15 @@ pb::CopyResult Copier::Copy(const pb::NodeCommand& cmd) {
     if (!client.ok()) return fail(client.status());
     object = std::move(client).value();
   }
+  // The object's checksums, checked before a byte of it is kept.
+  std::string sums;
+  bool verified = false;
+  if (recall) {
+    auto got = FetchObjectSums(*object, cmd.object_key(), chunk, cmd.version());
+    if (!got.ok()) return fail(got.status());
+    verified = got->has_value();
+    if (verified) sums = std::move(**got);
+  }
   auto temp = store_.CreateTemp(volume, chunk);
   if (!temp.ok()) return fail(temp.status());
   AlignedBuffer buf(kPiece);
@@ -191,6 +204,17 @@ pb::CopyResult Copier::Copy(const pb::NodeCommand& cmd) {
     // The object holds exactly the commanded version (keys name versions).
     auto got = object->GetObject(cmd.object_key(), offset, buf.span());
     if (!got.ok()) return fail(got.status());
+    if (verified) {
+      const uint64_t first = offset / kChunkBlockSize;
+      const std::string_view range = SumsFrom(sums, first);
+      Status ok = VerifyObjectBlocks(
+          first, std::span<const std::byte>(buf.data(), *got), range,
+          fmt::format("the object tier's copy of chunk {} version {}", chunk, cmd.version()));
+      if (!ok.ok()) {
+        LOG_ERROR("recall: {}", ok.ToString());
+        return fail(ok);
+      }
+    }
     if (*got > 0) {
       Status w = (*temp)->Write(offset, std::span(buf.data(), *got), cmd.version());
       if (!w.ok()) return fail(w);
@@ -284,8 +308,11 @@ pb::CopyResult Copier::Upload(const pb::NodeCommand& cmd) {
   const uint64_t part =
       std::max<uint64_t>(s3.config().part_size, (length / 9000 + kMiB) / kMiB * kMiB);
   AlignedBuffer buf(std::max<uint64_t>(4096, std::min(part, length)));
+  ObjectSums sums;  // of the bytes sent, in order
   auto read = [&](uint64_t offset, size_t want) {
-    return ReadLocal(cmd, offset, std::span(buf.data(), want));
+    Status st = ReadLocal(cmd, offset, std::span(buf.data(), want));
+    if (st.ok()) sums.Add(std::span<const std::byte>(buf.data(), want));
+    return st;
   };
   if (length <= part) {
     Status st = read(0, length);
@@ -311,6 +338,10 @@ pb::CopyResult Copier::Upload(const pb::NodeCommand& cmd) {
       return fail(st);
     }
   }
+  // The checksums go after the object: an object is never read against
+  // checksums of other bytes (a failed upload is made again whole).
+  Status put = s3.PutObject(ObjectSumsKey(key), sums.Encode(chunk, cmd.version()));
+  if (!put.ok()) return fail(put.WithContext("its checksums"));
   result.set_ok(true);
   result.set_bytes(length);
   LOG_DEBUG("uploaded chunk {} ({} bytes, version {}) to {}", chunk, length, cmd.version(), key);

@@ -54,16 +54,24 @@ Result<size_t> ObjectTier::CollectGarbage(MetaStore& store, size_t max) {
   ASSIGN_OR_RETURN(std::vector<GarbageChunk> queued, store.TakeGarbage(kObjectTierNode, max));
   std::vector<uint64_t> done;
   Status failed;
-  for (size_t first = 0; first < queued.size() && failed.ok(); first += s3::kMaxDeleteKeys) {
-    const size_t end = std::min(queued.size(), first + s3::kMaxDeleteKeys);
+  // Two keys per chunk version: the object and its checksums.
+  constexpr size_t kPerRequest = s3::kMaxDeleteKeys / 2;
+  for (size_t first = 0; first < queued.size() && failed.ok(); first += kPerRequest) {
+    const size_t end = std::min(queued.size(), first + kPerRequest);
     std::vector<std::string> keys;
-    for (size_t i = first; i < end; ++i) keys.push_back(Key(queued[i].chunk, queued[i].version));
+    for (size_t i = first; i < end; ++i) {
+      keys.push_back(Key(queued[i].chunk, queued[i].version));
+      keys.push_back(ObjectSumsKey(keys.back()));
+    }
     failed = DeleteKeys(keys);
     if (!failed.ok()) {
-      // A key that was not deleted stays queued (the next pass retries it).
+      // A version with a key not deleted stays queued (the next pass
+      // retries it; deleting a missing key is no error).
       const std::unordered_set<std::string> left(keys.begin(), keys.end());
       for (size_t i = first; i < end; ++i) {
-        if (left.count(Key(queued[i].chunk, queued[i].version)) == 0) done.push_back(queued[i].id);
+        const std::string key = Key(queued[i].chunk, queued[i].version);
+        if (left.count(key) == 0 && left.count(ObjectSumsKey(key)) == 0)
+          done.push_back(queued[i].id);
       }
       break;
     }

@@ -11,7 +11,10 @@
 #    meta even notices, the file reads back byte for byte through the mount
 #    from the bucket (node 2 reads the objects for the client: ObjectRead),
 #    also through a descriptor opened before the file's upload (its layout
-#    knew no object: the client asks meta again);
+#    knew no object: the client asks meta again); a file whose object was
+#    replaced in the bucket (other bytes, same length) fails to read (EIO)
+#    instead of returning them, and is not recalled (the `.crc` object next
+#    to each chunk object holds its block checksums);
 #    then repair recalls the chunks from the bucket to node 2 and the file
 #    reads back from there;
 #  - bad keys in the credentials file: uploads fail (counted, logged), the
@@ -114,6 +117,8 @@ head -c $((9 << 19)) /dev/urandom >"$CLUSTER_DIR/src"
 cp "$CLUSTER_DIR/src" "$MNT/o/f"
 wait_until 60 "o/f's 5 chunks in the bucket" object_count_is 5
 objects_match /o/f "$CLUSTER_DIR/src" || fail "the objects are not the file's bytes: $(objects)"
+sums_objects() { s3 ls -r "s3://$BUCKET/" | grep -c '/chunks/[0-9a-f]*\.[0-9]*\.crc$' || true; }
+(($(sums_objects) == 5)) || fail "expected 5 checksum objects, found $(sums_objects)"
 log "objects: $(objects | head -n 2 | tr '\n' ' ')..."
 wait_until 20 "o/f protected" protection_is /o/f protected
 admin layout t0fs:/o/f | grep -q "object v1" || fail "layout shows no object copy: $(admin layout t0fs:/o/f)"
@@ -121,10 +126,10 @@ admin layout t0fs:/o/f | grep -q "object v1" || fail "layout shows no object cop
 fsck_clean
 
 log "== a rewritten chunk is uploaded at its new version; the old object goes"
-old_key=$(expected_keys /o/f | head -n 1)
+old_key=$(expected_keys /o/f | sed -n 1p)
 printf 'rewritten' | dd of="$CLUSTER_DIR/src" bs=1 seek=100 conv=notrunc status=none
 printf 'rewritten' | dd of="$MNT/o/f" bs=1 seek=100 conv=notrunc status=none
-new_key=$(expected_keys /o/f | head -n 1)
+new_key=$(expected_keys /o/f | sed -n 1p)
 [[ "$new_key" != "$old_key" ]] || fail "the rewrite did not change chunk 0's version ($old_key)"
 wait_until 60 "chunk 0 uploaded at its new version" objects_match /o/f "$CLUSTER_DIR/src"
 wait_until 20 "o/f protected again" protection_is /o/f protected
@@ -156,6 +161,13 @@ if n != len(want) or buf[:n] != want:
 HELD_PID=$!
 wait_until 20 "the held reader opened o/h" test -e "$CLUSTER_DIR/go.ready"
 wait_until 60 "o/h uploaded" protection_is /o/h protected
+# o/k's object is replaced in the bucket by other bytes of its length.
+head -c $((1 << 20)) /dev/urandom >"$CLUSTER_DIR/src4"
+cp "$CLUSTER_DIR/src4" "$MNT/o/k"
+wait_until 60 "o/k uploaded" protection_is /o/k protected
+k_key=$(expected_keys /o/k)
+head -c $((1 << 20)) /dev/urandom >"$CLUSTER_DIR/other"
+s3 put "$CLUSTER_DIR/other" "$(objects | grep -F "/$k_key")" >/dev/null || fail "s3cmd put over o/k's object"
 reads_before=$(object_reads)
 [[ -n "$reads_before" ]] || fail "the mount's /metrics has no t0fs_client_object_reads_total"
 kill9 "${NODE_PIDS[1]}"
@@ -171,6 +183,12 @@ wait "$HELD_PID" || fail "o/h does not read back through a descriptor opened bef
 reads_held=$(object_reads)
 ((reads_held > reads_after)) || fail "the held descriptor's read was not served from the object tier"
 log "read through the object tier: $((reads_after - reads_before)) read(s), then $((reads_held - reads_after)) through the held descriptor"
+if timeout 30 dd if="$MNT/o/k" iflag=direct bs=1M of="$CLUSTER_DIR/got" status=none; then
+  cmp -s "$CLUSTER_DIR/got" "$CLUSTER_DIR/other" && fail "o/k read the bytes that replaced its object"
+  fail "o/k read back although its only replica is gone and its object was replaced"
+fi
+grep -q "object tier's copy of chunk .* does not match its checksum" "$CLUSTER_DIR"/data*.log ||
+  fail "no node logged the damaged object"
 wait_until 20 "node 1 down" node_is 1 down
 on_node2() {  # every chunk of o/f has a healthy replica on node 2
   admin layout t0fs:/o/f --json | python3 -c '
@@ -179,6 +197,8 @@ chunks = json.load(sys.stdin)["chunks"]
 sys.exit(0 if chunks and all(any(r["node"] == 2 and r["state"] == "healthy" for r in c["replicas"]) for c in chunks) else 1)'
 }
 wait_until 90 "o/f recalled to node 2" on_node2
+recall_refused() { grep -q "recall: .*the object tier's copy of chunk .* does not match its checksum" "$CLUSTER_DIR"/data*.log; }
+wait_until 30 "the recall of o/k's replaced object refused" recall_refused
 log "recalled: $(admin layout t0fs:/o/f | grep -c 'node 2') chunk(s) on node 2"
 timeout 60 cmp "$CLUSTER_DIR/src" "$MNT/o/f" || fail "o/f does not read back after the recall"
 curl -sf "http://$METRICS/metrics" >"$CLUSTER_DIR/metrics" || fail "meta /metrics does not answer"
@@ -205,7 +225,7 @@ grep -q "upload of chunk .* failed: .*SignatureDoesNotMatch" "$CLUSTER_DIR/meta.
 log "meta: $(grep -o 'upload of chunk .* failed: .\{0,80\}' "$CLUSTER_DIR/meta.log" | head -n 1)"
 protection_is /o/g waiting || fail "o/g not waiting: $(admin layout t0fs:/o/g)"
 cmp "$CLUSTER_DIR/src2" "$MNT/o/g" || fail "o/g does not read back while its uploads fail"
-object_count_is 7 || fail "objects changed while uploads failed: $(objects)"
+object_count_is 8 || fail "objects changed while uploads failed: $(objects)"
 cat "$CLUSTER_DIR/good.credentials" >"$CEPH_S3_CREDENTIALS"
 wait_until 120 "o/g uploaded with the keys fixed" protection_is /o/g protected
 objects_match /o/g "$CLUSTER_DIR/src2" || fail "o/g's objects are not its bytes"
@@ -213,6 +233,8 @@ grep -q "credentials read again from" "$CLUSTER_DIR"/data*.log ||
   fail "no node said it read the credentials again"
 
 log "== a removed file's objects are deleted"
-rm "$MNT/o/f" "$MNT/o/g" "$MNT/o/h"
+rm "$MNT/o/f" "$MNT/o/g" "$MNT/o/h" "$MNT/o/k"
 wait_until 60 "the files' objects deleted" object_count_is 0
+no_sums_objects() { (($(sums_objects) == 0)); }
+wait_until 20 "their checksum objects deleted" no_sums_objects
 log "PASS"
