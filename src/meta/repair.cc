@@ -244,6 +244,10 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
       if (first) ++pass_.unavailable;
       return;
     }
+    if (sources.empty()) {  // a recall or rebuild failed a moment ago: not yet again
+      auto paused = sourceless_pauses_.find(c.chunk);
+      if (paused != sourceless_pauses_.end() && Clock::now() < paused->second.until) return;
+    }
     // A source that is not draining spares the node being emptied.
     std::stable_sort(sources.begin(), sources.end(), [&](const Replica* a, const Replica* b) {
       return !nodes.at(a->node).draining && nodes.at(b->node).draining;
@@ -282,6 +286,7 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
     }
     const Clock::time_point now = Clock::now();
     Task task{next_task_id_++, c.chunk, target.node, now, {}, now, Task::kCopy, {}};
+    task.source = recall ? Task::kObjectTier : rebuild ? Task::kCells : Task::kPeer;
     tasks_[c.chunk] = task;
     pb::NodeCommand cmd;
     cmd.set_id(task.id);
@@ -521,7 +526,19 @@ void RepairPlanner::OnHeartbeat(NodeId node, const pb::HeartbeatReq& beat) {
     std::lock_guard lock(mu_);
     if (st.ok()) {
       ++stats_.copies_done;
+      sourceless_pauses_.erase(chunk);
       LOG_DEBUG("repair: chunk {} copied to node {} ({} bytes, version {})", chunk, node, r.bytes(), r.version());
+    } else if (task.source != Task::kPeer) {
+      ++stats_.copies_failed;
+      UploadPause& pause = sourceless_pauses_[chunk];
+      pause.backoff = std::min<std::chrono::seconds>(
+          kMaxSourcelessPause,
+          std::max<std::chrono::seconds>(std::chrono::seconds(1), 2 * pause.backoff));
+      pause.until = Clock::now() + pause.backoff;
+      LOG_WARN("repair: {} of chunk {} to node {} failed: {}; next attempt in {} s",
+               task.source == Task::kObjectTier ? "recall" : "rebuild", chunk, node, st.ToString(),
+               pause.backoff.count());
+      (void)store_.SetReplicaState(chunk, node, ReplicaState::kStale);
     } else {
       ++stats_.copies_failed;
       LOG_WARN("repair: copy of chunk {} to node {} failed: {}", chunk, node, st.ToString());

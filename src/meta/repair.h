@@ -141,6 +141,9 @@ class RepairPlanner {
     // kEncode: the cells it makes (others at node 0); kVerify: the stripe
     // it checks.
     ec::EcStripe made;
+    // kCopy: where from — a replica on a peer, or, when no node holds one,
+    // the object tier (a recall) or erasure-coded cells (a rebuild).
+    enum Source { kPeer, kObjectTier, kCells } source = kPeer;
   };
   struct Choice;  // a node as this pass sees it
   // A protection copy left for after the scan, and how long it has waited.
@@ -257,6 +260,11 @@ class RepairPlanner {
     std::chrono::seconds backoff{0};
   };
   std::unordered_map<NodeId, UploadPause> upload_pauses_;
+  // After a chunk's recall or rebuild failed (e.g. its object fails its
+  // checksums), it is tried again after a pause of 1 s, doubled by each
+  // failure up to kMaxSourcelessPause, not at every pass; a success ends it.
+  static constexpr std::chrono::seconds kMaxSourcelessPause{300};
+  std::unordered_map<ChunkId, UploadPause> sourceless_pauses_;
   Clock::time_point ec_short_logged_{};  // the last "too few nodes for ec:K+M" line
 };
 

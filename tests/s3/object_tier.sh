@@ -199,6 +199,9 @@ sys.exit(0 if chunks and all(any(r["node"] == 2 and r["state"] == "healthy" for 
 wait_until 90 "o/f recalled to node 2" on_node2
 recall_refused() { grep -q "recall: .*the object tier's copy of chunk .* does not match its checksum" "$CLUSTER_DIR"/data*.log; }
 wait_until 30 "the recall of o/k's replaced object refused" recall_refused
+# ... and tried again after growing pauses, not at every repair pass.
+recall_paused() { grep -q "repair: recall of chunk .* failed: .* next attempt in [0-9]* s" "$CLUSTER_DIR/meta.log"; }
+wait_until 30 "meta pausing o/k's recalls" recall_paused
 log "recalled: $(admin layout t0fs:/o/f | grep -c 'node 2') chunk(s) on node 2"
 timeout 60 cmp "$CLUSTER_DIR/src" "$MNT/o/f" || fail "o/f does not read back after the recall"
 curl -sf "http://$METRICS/metrics" >"$CLUSTER_DIR/metrics" || fail "meta /metrics does not answer"
