@@ -31,7 +31,8 @@ struct MountConfig {
   // `change_interval` and tells the kernel what to forget, so another
   // client's create, rename, removal, chmod or write is seen within about
   // that interval. The times above apply when it cannot hear (a meta server
-  // unreachable). 0 turns this off (the times above always).
+  // unreachable); an attribute or entry time of 0 is 0 here too (never
+  // cached). 0 turns this off (the times above always).
   Duration cache_timeout{std::chrono::seconds(30)};
   Duration change_interval{std::chrono::milliseconds(250)};
   // Let users other than the mounter use the mount (needs root or
@@ -69,8 +70,12 @@ struct MountConfig {
   template <class V>
   void Visit(V& v) {
     v("threads", threads, "worker threads serving requests (in-flight bound)");
-    v("attr-timeout", attr_timeout, "kernel attribute cache time; longer = fewer GETATTR, staler");
-    v("entry-timeout", entry_timeout, "kernel name cache time; longer = fewer LOOKUP, staler");
+    v("attr-timeout", attr_timeout,
+      "kernel attribute cache time when changes are not heard; longer = fewer GETATTR, staler; 0 = "
+      "never cached");
+    v("entry-timeout", entry_timeout,
+      "kernel name cache time when changes are not heard; longer = fewer LOOKUP, staler; 0 = never "
+      "cached");
     v("negative-timeout", negative_timeout, "cache time of missing names; 0 = always ask");
     v("cache-timeout", cache_timeout,
       "kernel cache time while other clients' changes are heard (invalidation); 0 = off, use the times above");

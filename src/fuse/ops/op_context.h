@@ -40,23 +40,26 @@ struct WireTimeout {
 // the ChangeWatcher hears of every other client's change (it says until
 // when, WatchedUntil) and none reached the kernel while the request was
 // served (a LOOKUP answered before a create elsewhere must not cache the
-// old answer long); the short configured times otherwise.
+// old answer long); the short configured times otherwise. An attribute or
+// entry time of 0 stays 0 either way (caching off).
 class CacheTimeouts {
  public:
   explicit CacheTimeouts(const MountConfig& cfg)
       : attr_(WireTimeout::From(cfg.attr_timeout)),
         entry_(WireTimeout::From(cfg.entry_timeout)),
         negative_(WireTimeout::From(cfg.negative_timeout)),
-        long_(WireTimeout::From(cfg.cache_timeout)) {}
+        long_(WireTimeout::From(cfg.cache_timeout)),
+        long_attr_(attr_.zero() ? attr_ : long_),
+        long_entry_(entry_.zero() ? entry_ : long_) {}
 
   // A request starts on this thread (FuseOps::Handle).
   void BeginRequest() const { t_generation = generation_.load(std::memory_order_acquire); }
-  WireTimeout attr() const { return Long() ? long_ : attr_; }
+  WireTimeout attr() const { return Long() ? long_attr_ : attr_; }
   WireTimeout negative() const { return Long() ? long_ : negative_; }
   // Entry and attribute times of one reply, decided once (READDIRPLUS
   // builds thousands of entries).
   std::pair<WireTimeout, WireTimeout> entry_and_attr() const {
-    return Long() ? std::pair{long_, long_} : std::pair{entry_, attr_};
+    return Long() ? std::pair{long_entry_, long_attr_} : std::pair{entry_, attr_};
   }
 
   // The watcher: other clients' changes are known until `until`.
@@ -77,6 +80,9 @@ class CacheTimeouts {
   }
 
   const WireTimeout attr_, entry_, negative_, long_;
+  // The long time for attributes and names, unless their own is 0: an
+  // explicit --attr-timeout 0 / --entry-timeout 0 means never cached.
+  const WireTimeout long_attr_, long_entry_;
   std::atomic<int64_t> watched_until_ns_{0};
   std::atomic<uint64_t> generation_{1};
   static thread_local uint64_t t_generation;  // generation_ when this thread's request began
