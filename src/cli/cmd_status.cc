@@ -28,14 +28,33 @@
 namespace t0fs::cli {
 namespace {
 
+// What t0fs's chunk files take on a node's volumes, as its nodes last
+// counted; nullopt until every volume has been counted.
+std::optional<uint64_t> StoredBytes(const client::NodeStatus& n) {
+  uint64_t sum = 0;
+  for (const client::VolumeStatus& v : n.volumes) {
+    if (!v.stored_bytes) return std::nullopt;
+    sum += *v.stored_bytes;
+  }
+  return sum;
+}
+std::string Stored(std::optional<uint64_t> bytes) {
+  return bytes ? FormatByteSize(*bytes) : "-";
+}
+
 nlohmann::json ToJson(const client::ClusterStatus& s, const std::string& meta,
                       const std::vector<LocalMount>& mounts) {
   nlohmann::json nodes = nlohmann::json::array();
   for (const client::NodeStatus& n : s.nodes) {
     nlohmann::json vols = nlohmann::json::array();
     for (const client::VolumeStatus& v : n.volumes) {
-      vols.push_back({{"volume", v.volume.value()}, {"path", v.path}, {"total_bytes", v.total_bytes},
-                      {"free_bytes", v.free_bytes}, {"chunks", v.chunks}});
+      vols.push_back(
+          {{"volume", v.volume.value()},
+           {"path", v.path},
+           {"total_bytes", v.total_bytes},
+           {"free_bytes", v.free_bytes},
+           {"chunks", v.chunks},
+           {"stored_bytes", v.stored_bytes ? nlohmann::json(*v.stored_bytes) : nlohmann::json()}});
     }
     nodes.push_back({{"node", n.node.value()}, {"state", n.state}, {"address", n.address},
                      {"hostname", n.hostname}, {"last_heartbeat_ms_ago", n.last_heartbeat_ms_ago},
@@ -86,30 +105,32 @@ std::string ProtectionLine(const client::ClusterStatus& s) {
 
 void PrintTable(const client::ClusterStatus& s, const std::string& meta, const std::vector<LocalMount>& mounts) {
   fmt::print("cluster {} (meta {})\n\n", s.cluster_id, meta);
-  fmt::print("{:<6} {:<9} {:<22} {:<16} {:>7} {:>11} {:>11} {:>9} {:>10}\n", "NODE", "STATE", "ADDRESS", "HOST",
-             "VOLUMES", "USED", "FREE", "REPLICAS", "LAST SEEN");
+  fmt::print("{:<6} {:<9} {:<22} {:<16} {:>7} {:>11} {:>11} {:>9} {:>10}\n", "NODE", "STATE",
+             "ADDRESS", "HOST", "VOLUMES", "STORED", "FREE", "REPLICAS", "LAST SEEN");
   uint64_t total = 0, free = 0;
+  std::optional<uint64_t> stored = 0;
   for (const client::NodeStatus& n : s.nodes) {
-    uint64_t node_total = 0, node_free = 0, chunks = 0;
+    uint64_t node_total = 0, node_free = 0;
     for (const client::VolumeStatus& v : n.volumes) {
       node_total += v.total_bytes;
       node_free += v.free_bytes;
-      chunks += v.chunks;
     }
     total += node_total;
     free += node_free;
-    (void)chunks;
-    fmt::print("{:<6} {:<9} {:<22} {:<16} {:>7} {:>11} {:>11} {:>9} {:>9.1f}s\n", n.node.value(), n.state, n.address,
-               n.hostname.substr(0, 16), n.volumes.size(), FormatByteSize(node_total - node_free),
+    const std::optional<uint64_t> node_stored = StoredBytes(n);
+    stored = stored && node_stored ? std::optional<uint64_t>(*stored + *node_stored) : std::nullopt;
+    fmt::print("{:<6} {:<9} {:<22} {:<16} {:>7} {:>11} {:>11} {:>9} {:>9.1f}s\n", n.node.value(),
+               n.state, n.address, n.hostname.substr(0, 16), n.volumes.size(), Stored(node_stored),
                FormatByteSize(node_free), n.replicas, n.last_heartbeat_ms_ago / 1000.0);
     for (const client::VolumeStatus& v : n.volumes) {
-      fmt::print("         volume {} {} ({} of {} free)\n", v.volume.value(), v.path, FormatByteSize(v.free_bytes),
-                 FormatByteSize(v.total_bytes));
+      fmt::print("         volume {} {}: t0fs {} in {} chunk file(s); {} of {} free\n",
+                 v.volume.value(), v.path, Stored(v.stored_bytes), v.chunks,
+                 FormatByteSize(v.free_bytes), FormatByteSize(v.total_bytes));
     }
   }
   if (s.nodes.empty()) fmt::print("(no data nodes registered)\n");
-  fmt::print("\ncapacity {} used, {} free of {}\n", FormatByteSize(total - free), FormatByteSize(free),
-             FormatByteSize(total));
+  fmt::print("\ncapacity: t0fs stores {} on its volumes; their file systems have {} free of {}\n",
+             Stored(stored), FormatByteSize(free), FormatByteSize(total));
   fmt::print("files {}, directories {}, chunks {}, data {}\n", s.files, s.directories, s.chunks,
              FormatByteSize(s.logical_bytes));
   fmt::print("client sessions {}, open files {}, chunks awaiting removal {}\n", s.sessions, s.open_handles,
@@ -238,8 +259,9 @@ class Watcher {
     // each other (a log, a pipe), each starting with its time.
     if (tty_) fmt::print("\x1b[H\x1b[2J");
     fmt::print("{}  cluster {} (meta {})  Ctrl-C to stop\n\n", Now(), s.cluster_id, meta_);
-    fmt::print("{:<6} {:<9} {:<22} {:>12} {:>12} {:>12} {:>10} {:>10} {:>9} {:>7}\n", "NODE", "STATE", "ADDRESS",
-               "NET READ", "NET WRITE", "LOCAL OPENS", "USED", "FREE", "CHUNKS", "SEEN");
+    fmt::print("{:<6} {:<9} {:<22} {:>12} {:>12} {:>12} {:>10} {:>10} {:>9} {:>7}\n", "NODE",
+               "STATE", "ADDRESS", "NET READ", "NET WRITE", "LOCAL OPENS", "STORED", "FREE",
+               "CHUNKS", "SEEN");
     for (const client::NodeStatus& n : s.nodes) {
       uint64_t total = 0, free = 0, chunks = 0;
       for (const client::VolumeStatus& v : n.volumes) {
@@ -250,10 +272,11 @@ class Watcher {
       NodeRates r;
       auto it = rates.find(n.node.value());
       if (it != rates.end()) r = it->second;
-      fmt::print("{:<6} {:<9} {:<22} {:>12} {:>12} {:>12} {:>10} {:>10} {:>9} {:>6.1f}s\n", n.node.value(), n.state,
-                 n.address, Rate(r.tcp_read, r.known), Rate(r.tcp_write, r.known),
-                 r.known ? fmt::format("{:.1f}/s", r.local_opens) : "-", FormatByteSize(total - free),
-                 FormatByteSize(free), chunks, n.last_heartbeat_ms_ago / 1000.0);
+      fmt::print("{:<6} {:<9} {:<22} {:>12} {:>12} {:>12} {:>10} {:>10} {:>9} {:>6.1f}s\n",
+                 n.node.value(), n.state, n.address, Rate(r.tcp_read, r.known),
+                 Rate(r.tcp_write, r.known), r.known ? fmt::format("{:.1f}/s", r.local_opens) : "-",
+                 Stored(StoredBytes(n)), FormatByteSize(free), chunks,
+                 n.last_heartbeat_ms_ago / 1000.0);
     }
     if (s.nodes.empty()) fmt::print("(no data nodes registered)\n");
     fmt::print("\nNET: chunk bytes each node served over TCP (remote clients, peers). LOCAL OPENS: chunk files\n"

@@ -49,6 +49,26 @@ void ChunkStore::AddVolume(VolumeId id, const std::string& dir) {
   volumes_[id] = VolumeState{dir, count};
 }
 
+Result<uint64_t> ChunkStore::CountStoredBytes(VolumeId volume) const {
+  ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
+  uint64_t bytes = 0;
+  for (int sub = 0; sub < 256; ++sub) {
+    const std::string path = fmt::format("{}/chunks/{:02x}", dir, sub);
+    DIR* d = ::opendir(path.c_str());
+    if (d == nullptr) continue;
+    while (dirent* e = ::readdir(d)) {
+      const std::string_view name(e->d_name);
+      if (!name.ends_with(".dat") && !name.ends_with(".crc")) continue;
+      struct stat st {};
+      if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        bytes += static_cast<uint64_t>(st.st_blocks) * 512;
+      }
+    }
+    ::closedir(d);
+  }
+  return bytes;
+}
+
 bool ChunkStore::HasVolume(VolumeId id) const {
   std::lock_guard lock(mu_);
   return volumes_.count(id) != 0;

@@ -97,6 +97,10 @@ class ChunkStore {
   size_t UnnamedCount() const;
   Result<std::vector<ChunkListing>> List(VolumeId volume, ChunkId after, size_t max, bool* eof);
   uint64_t ChunkCount(VolumeId volume) const;
+  // Bytes the chunk files of `volume` take on its file system (allocated
+  // blocks of every .dat and .crc), counted now by walking its chunk
+  // directories (one stat per file: run it off the I/O paths).
+  Result<uint64_t> CountStoredBytes(VolumeId volume) const;
   // Directory and chunk count of every volume served (for metrics).
   std::vector<std::pair<std::string, uint64_t>> VolumeChunkCounts() const;
   // Volumes served (for the scrubber and inventories).

@@ -57,6 +57,24 @@ TEST_F(ChunkStoreTest, WriteReadStatRemove) {
   EXPECT_EQ((*list)[0].chunk, ChunkId(4));
 }
 
+TEST_F(ChunkStoreTest, StoredBytesCountWhatTheChunkFilesTake) {
+  auto empty = store_.CountStoredBytes(VolumeId(3));
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_EQ(*empty, 0u);
+  std::vector<std::byte> data(1 << 20, std::byte{7});
+  ASSERT_TRUE(store_.Write(VolumeId(3), ChunkId(1), 0, data, 1, true).ok());
+  ASSERT_TRUE(store_.Write(VolumeId(3), ChunkId(2), 0, data, 1, true).ok());
+  auto two = store_.CountStoredBytes(VolumeId(3));
+  ASSERT_TRUE(two.ok());
+  EXPECT_GE(*two, 2u << 20);                 // both data files, allocated
+  EXPECT_LT(*two, (2u << 20) + (1u << 20));  // and their small checksum files
+  ASSERT_TRUE(store_.Remove(VolumeId(3), ChunkId(1)).ok());
+  auto one = store_.CountStoredBytes(VolumeId(3));
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(*one, *two / 2);
+  EXPECT_EQ(store_.CountStoredBytes(VolumeId(4)).status().code(), StatusCode::kDataNoVolume);
+}
+
 TEST_F(ChunkStoreTest, LocalDescriptorsShareTheFormat) {
   auto fds = store_.OpenLocal(VolumeId(3), ChunkId(11), true, true, false);
   ASSERT_TRUE(fds.ok()) << fds.status().ToString();

@@ -117,6 +117,7 @@ Result<std::unique_ptr<DataService>> DataService::Start(const DataConfig& config
   }
   LOG_INFO("serving chunks on {} and {} ({} volume(s))", s.advertise_, s.local_socket_, s.volumes_.size());
   s.heartbeat_ = std::thread([&s] { s.HeartbeatLoop(); });
+  s.usage_ = std::thread([&s] { s.UsageLoop(); });
   return svc;
 }
 
@@ -129,6 +130,7 @@ void DataService::Stop() {
   cv_.notify_all();
   if (metrics_server_) metrics_server_->Stop();
   if (heartbeat_.joinable()) heartbeat_.join();
+  if (usage_.joinable()) usage_.join();
   if (server_) server_->Stop();
   copier_.reset();
   scrubber_.reset();
@@ -193,6 +195,11 @@ Status DataService::Heartbeat() {
     v->set_volume_uuid(vol.identity().uuid);
     v->set_path(vol.dir());
     v->set_chunks(store_.ChunkCount(vol.identity().volume));
+    {
+      std::lock_guard lock(mu_);
+      auto stored = stored_.find(vol.identity().volume);
+      if (stored != stored_.end()) v->set_stored_bytes(stored->second);
+    }
     auto stats = vol.Stats();
     if (stats.ok()) {
       v->set_total_bytes(stats->total_bytes);
@@ -267,6 +274,30 @@ void DataService::CheckReplicas(const pb::NodeCommand& cmd) {
     scrubber_->Report(volume, chunk, problem);
   }
   LOG_INFO("checked {} replica(s) meta expects here: {} missing or stale", cmd.expected_size(), bad);
+}
+
+void DataService::UsageLoop() {
+  for (;;) {
+    const auto start = std::chrono::steady_clock::now();
+    // The store serves a volume once meta named it (registration, on the
+    // heartbeat thread): until all are, counted again a second later.
+    const std::vector<VolumeId> served = store_.Volumes();
+    for (VolumeId id : served) {
+      auto bytes = store_.CountStoredBytes(id);
+      if (!bytes.ok()) {
+        LOG_WARN("counting what chunk files take on volume {}: {}", id, bytes.status().ToString());
+        continue;
+      }
+      std::lock_guard lock(mu_);
+      stored_[id] = *bytes;
+    }
+    const auto took = std::chrono::steady_clock::now() - start;
+    const auto pause = served.size() == volumes_.size()
+                           ? std::max<std::chrono::steady_clock::duration>(kUsagePause, 50 * took)
+                           : std::chrono::steady_clock::duration(std::chrono::seconds(1));
+    std::unique_lock lock(mu_);
+    if (cv_.wait_for(lock, pause, [&] { return stopping_; })) return;
+  }
 }
 
 void DataService::HeartbeatLoop() {

@@ -12,10 +12,12 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "common/ids.h"
@@ -53,6 +55,11 @@ class DataService {
  private:
   explicit DataService(DataConfig config);
   void HeartbeatLoop();
+  // Counts what the chunk files take on each volume (CountStoredBytes) at
+  // start, then again after a pause of kUsagePause or 50 times the last
+  // count's duration, whichever is longer (a walk of every file).
+  void UsageLoop();
+  static constexpr std::chrono::seconds kUsagePause{30};
   Status Register();
   Status Heartbeat();
   // Checks replicas meta expects here (command kind 3): missing or older
@@ -75,14 +82,16 @@ class DataService {
   std::unique_ptr<metrics::MetricsServer> metrics_server_;  // stopped first: its callbacks read the members
   std::string metrics_address_;
 
-  mutable std::mutex mu_;  // guards node_, done_, stopping_
+  mutable std::mutex mu_;  // guards node_, done_, stopping_, stored_
   std::condition_variable cv_;
   NodeId node_;
   std::vector<uint64_t> done_;  // executed command ids, acknowledged with the next heartbeat
   std::vector<pb::CopyResult> requeue_copies_;  // copy results a failed heartbeat did not deliver
   bool stopping_ = false;
   std::atomic<bool> registered_{false};
+  std::unordered_map<VolumeId, uint64_t> stored_;  // the last UsageLoop count per volume
   std::thread heartbeat_;
+  std::thread usage_;
 };
 
 }  // namespace t0fs::data

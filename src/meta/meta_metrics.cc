@@ -19,6 +19,9 @@ void NodeReports::Update(NodeId node, const pb::HeartbeatReq& beat) {
   r.tcp_write_bytes = beat.tcp_write_bytes();
   r.local_opens = beat.local_opens();
   if (r.metrics_address != beat.metrics_address()) r.metrics_address = beat.metrics_address();
+  for (const pb::VolumeInfo& v : beat.volumes()) {
+    if (v.has_stored_bytes()) r.stored_bytes[v.volume()] = v.stored_bytes();
+  }
 }
 
 void NodeReports::Fill(NodeId node, pb::NodeStatus* out) const {
@@ -29,6 +32,10 @@ void NodeReports::Fill(NodeId node, pb::NodeStatus* out) const {
   out->set_tcp_write_bytes(it->second.tcp_write_bytes);
   out->set_local_opens(it->second.local_opens);
   out->set_metrics_address(it->second.metrics_address);
+  for (pb::VolumeInfo& v : *out->mutable_volumes()) {
+    auto stored = it->second.stored_bytes.find(v.volume());
+    if (stored != it->second.stored_bytes.end()) v.set_stored_bytes(stored->second);
+  }
 }
 
 namespace {

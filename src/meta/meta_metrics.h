@@ -29,7 +29,8 @@ namespace t0fs::meta {
 class NodeReports {
  public:
   void Update(NodeId node, const pb::HeartbeatReq& beat);
-  // Copies what `node` last reported into `out` (nothing if it has not yet).
+  // Copies what `node` last reported into `out` (nothing if it has not yet),
+  // with what its volumes in out->volumes() store.
   void Fill(NodeId node, pb::NodeStatus* out) const;
 
  private:
@@ -38,6 +39,7 @@ class NodeReports {
     uint64_t tcp_write_bytes = 0;
     uint64_t local_opens = 0;
     std::string metrics_address;
+    std::unordered_map<uint64_t, uint64_t> stored_bytes;  // by volume id, as last counted
   };
   mutable std::mutex mu_;  // guards reports_
   std::unordered_map<NodeId, Report> reports_;

@@ -195,6 +195,11 @@ V FromWire(const pb::VolumeInfo& in) {
   out.total_bytes = in.total_bytes();
   out.free_bytes = in.free_bytes();
   out.chunks = in.chunks();
+  if constexpr (requires {
+                  out.stored_bytes;
+                }) {  // the client's side only (meta keeps it in memory)
+    if (in.has_stored_bytes()) out.stored_bytes = in.stored_bytes();
+  }
   return out;
 }
 

@@ -30,6 +30,17 @@ in_dir "$WORK/elsewhere" node undrain 1 --mount "$M" >/dev/null || fail "node un
 in_dir / status --dir "$WORK/data" >/dev/null || fail "status --dir"
 in_dir / status --meta 127.0.0.1:$base --secret-file "$WORK/data/secret" >/dev/null || fail "status --meta"
 
+log "status shows what t0fs stores on each volume"
+stored_known() {
+  "$T0FS" status --dir "$WORK/data" --json | python3 -c '
+import json, sys
+vols = [v for n in json.load(sys.stdin)["nodes"] for v in n["volumes"]]
+sys.exit(0 if vols and all(isinstance(v["stored_bytes"], int) for v in vols) else 1)'
+}
+wait_until 20 "stored bytes reported" stored_known
+"$T0FS" status --dir "$WORK/data" | grep -Eq "^ +volume 1 .*: t0fs [0-9.]+ [KMGT]?i?B in [0-9]+ chunk file\(s\); .* free" ||
+  fail "status volume line: $("$T0FS" status --dir "$WORK/data" | grep volume)"
+
 log "nothing found, or no secret: the error says what was tried"
 rc=0
 in_dir "$WORK/elsewhere" status 2>"$WORK/err" || rc=$?

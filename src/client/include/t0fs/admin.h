@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,6 +79,9 @@ struct VolumeStatus {
   uint64_t total_bytes = 0;  // of the file system holding the volume
   uint64_t free_bytes = 0;
   uint64_t chunks = 0;  // chunk files on it
+  // What its chunk files take there (allocated bytes), as the node last
+  // counted (every 30 s or more); unset before its first count.
+  std::optional<uint64_t> stored_bytes{};
 };
 
 // A data node as meta knows it.
