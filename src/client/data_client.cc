@@ -26,6 +26,19 @@ class InFlightGuard {
   std::atomic<uint64_t>& counter_;
 };
 
+// Whether the bytes of a read reply may be used: the node checked them,
+// or they match the checksums it sent along (ChunkReadRsp.unverified).
+bool Verified(std::span<const std::byte> bytes, const pb::ChunkReadRsp& rsp, const ReplicaInfo& r) {
+  if (!rsp.unverified()) return true;
+  const int64_t bad = VerifyBlocks(bytes, rsp.crcs());
+  if (bad < 0) return true;
+  LOG_DEBUG(
+      "chunk {} on node {}: block {} of a read does not match its checksum; asking the node to "
+      "check it",
+      r.chunk, r.node, bad);
+  return false;
+}
+
 }  // namespace
 
 DataClient::DataClient(const ClientOptions& options, std::string secret, MetaClient& meta)
@@ -123,11 +136,21 @@ Result<size_t> DataClient::Read(const ReplicaInfo& r, const Capability& cap, uin
     rpc::ToWire(cap, req.mutable_cap());
     pb::ChunkReadRsp rsp;
     size_t got = 0;
-    Status st = Attempt(
-        ch, [&] { return fmt::format("read chunk {} on node {}", r.chunk, r.node); }, retry,
-        [&] {
-          return ch->Call<rpc::Method::kChunkRead>(req, &rsp, {.reply_payload = buf.subspan(done, piece), .reply_payload_len = &got});
-        });
+    auto call = [&](bool client_verifies) {
+      req.set_client_verifies(client_verifies);
+      return Attempt(
+          ch, [&] { return fmt::format("read chunk {} on node {}", r.chunk, r.node); }, retry,
+          [&] {
+            return ch->Call<rpc::Method::kChunkRead>(
+                req, &rsp, {.reply_payload = buf.subspan(done, piece), .reply_payload_len = &got});
+          });
+    };
+    // The node sends from its page cache and we check the checksums; on a
+    // mismatch (damage, or a writer between data and checksums) the node
+    // reads it again and checks it itself: it waits for the writer, or
+    // reports the damage (kDataChecksum) as before.
+    Status st = call(!direct);
+    if (st.ok() && !Verified(buf.subspan(done, got), rsp, r)) st = call(false);
     // A replica never written (version 0) may have no file: a hole.
     if (st.code() == StatusCode::kDataNoChunk && r.version == 0) return done;
     RETURN_IF_ERROR(st);
@@ -265,6 +288,7 @@ void DataClient::ReadStream(NodeId node, size_t depth, const std::function<Strea
       req.set_length(static_cast<uint32_t>(read->buf.size()));
       req.set_min_version(read->replica.version);
       req.set_direct(read->direct);
+      req.set_client_verifies(!read->direct);
       rpc::ToWire(read->cap, req.mutable_cap());
       auto conn = (*channel)->Acquire();
       if (!conn.ok()) {
@@ -292,6 +316,18 @@ void DataClient::ReadStream(NodeId node, size_t depth, const std::function<Strea
     --load;
     (*channel)->Release(std::move(sent->conn));
     if (rpc::IsTransportError(st.code())) (*channel)->Reset();
+    if (st.ok()) {
+      pb::ChunkReadRsp rsp;
+      if (!rsp.ParseFromString(sent->reply)) {
+        st = rpc::MalformedReply(rpc::Method::kChunkRead, (*channel)->endpoint());
+      } else if (!Verified(sent->read->buf.first(sent->got), rsp, sent->read->replica)) {
+        // Read asks again; the node then checks the bytes itself.
+        StreamRead* read = sent->read;
+        done(read, Read(read->replica, read->cap, read->offset, read->buf, /*retry=*/false,
+                        read->direct));
+        continue;
+      }
+    }
     // A replica never written (version 0) may have no file: a hole.
     if (st.code() == StatusCode::kDataNoChunk && sent->read->replica.version == 0) {
       done(sent->read, size_t{0});

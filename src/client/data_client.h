@@ -6,6 +6,13 @@
 // local data service over its unix socket (fd passing) and then used
 // directly, with the same checksum rules (common/chunk_file.h).
 //
+// Remote reads are checked here: a block-aligned read asks the node to send
+// the bytes unchecked, straight from its page cache, with the blocks' stored
+// checksums; they are checked in the caller's buffer before a read returns
+// (or a ReadStream read completes). A mismatch asks the node again to check
+// them itself, which waits for a writer or fails kDataChecksum
+// (docs/design.md, "Remote reads are checked by the client").
+//
 // Every request carries the chunk's capability. With `retry`, transport
 // errors (a data service restarting) are retried until the retry timeout;
 // without, one attempt is made (plus one on a fresh connection, in case a

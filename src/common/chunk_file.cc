@@ -152,6 +152,20 @@ uint32_t BlockChecksum(const std::byte* block, size_t n) {
   return crc ^ ZeroBlockCrc();
 }
 
+int64_t VerifyBlocks(std::span<const std::byte> bytes, std::string_view crcs) {
+  const size_t blocks = (bytes.size() + kB - 1) / kB;
+  if (crcs.size() != blocks * 4) return 0;
+  for (size_t idx = 0; idx < blocks; ++idx) {
+    const size_t start = idx * kB;
+    const uint32_t stored =
+        GetLe<uint32_t>(reinterpret_cast<const std::byte*>(crcs.data() + idx * 4));
+    if (BlockChecksum(bytes.data() + start, std::min<size_t>(kB, bytes.size() - start)) != stored) {
+      return static_cast<int64_t>(idx);
+    }
+  }
+  return -1;
+}
+
 std::string ChunkDataPath(const std::string& volume_dir, ChunkId chunk) {
   return fmt::format("{}/chunks/{:02x}/{:016x}.dat", volume_dir, chunk.value() & 0xff, chunk.value());
 }
@@ -243,6 +257,23 @@ Result<int64_t> ChunkFile::FindBadBlock(const std::byte* bytes, size_t n, uint64
 
 Result<size_t> ChunkFile::ReadUnverified(uint64_t offset, std::byte* buf, size_t len) {
   return PreadFull(data_.get(), buf, len, offset);
+}
+
+Result<size_t> ChunkFile::ChecksumsFor(uint64_t offset, size_t len, std::string* crcs) {
+  if (!Aligned(offset))
+    return Status(StatusCode::kInvalidArgument, "checksums of an unaligned read");
+  ASSIGN_OR_RETURN(uint64_t length, Length());
+  const size_t n =
+      offset >= length ? 0 : static_cast<size_t>(std::min<uint64_t>(len, length - offset));
+  const size_t blocks = (n + kB - 1) / kB;
+  std::vector<uint32_t> stored(blocks);
+  RETURN_IF_ERROR(ReadCrcs(offset / kB, blocks, stored.data()));
+  const size_t at = crcs->size();
+  crcs->resize(at + blocks * 4);
+  for (size_t idx = 0; idx < blocks; ++idx) {
+    PutLe<uint32_t>(reinterpret_cast<std::byte*>(crcs->data() + at + idx * 4), stored[idx]);
+  }
+  return n;
 }
 
 Result<size_t> ChunkFile::Read(uint64_t offset, std::span<std::byte> buf) {

@@ -26,6 +26,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "common/fd.h"
 #include "common/ids.h"
@@ -54,6 +55,14 @@ class ChunkFile {
   // before the end of the data file (short at its end). Every covered block
   // is verified: kDataChecksum on a mismatch (the message names the block).
   Result<size_t> Read(uint64_t offset, std::span<std::byte> buf);
+  // A read whose bytes someone else verifies (a remote client, after the
+  // node sent them with sendfile): the bytes the data file holds in
+  // [offset, offset + len) (short at its end), and, appended to `crcs`, the
+  // stored checksum of every block they touch (VerifyBlocks' form).
+  // `offset` must be block-aligned. Nothing is read from the data file, so
+  // nothing is verified here; data and checksums are not read atomically
+  // either (a concurrent writer): a mismatch means "read it verified".
+  Result<size_t> ChecksumsFor(uint64_t offset, size_t len, std::string* crcs);
   // Writes `data` at `offset` and updates the covered checksums; records
   // `version` in the header if it is higher than the stored one.
   Status Write(uint64_t offset, std::span<const std::byte> data, uint64_t version);
@@ -133,5 +142,12 @@ std::string ChunkCrcPath(const std::string& volume_dir, ChunkId chunk);
 
 // crc32c of a 4 KiB block with `n` valid bytes (rest zero), in the stored form.
 uint32_t BlockChecksum(const std::byte* block, size_t n);
+
+// Checks `bytes`, read from a block-aligned offset (bytes past their end
+// count as zeros), against `crcs`: one u32 little-endian stored checksum per
+// block they touch (ChunkFile::ChecksumsFor). Returns the index of the first
+// bad block, or -1; a `crcs` of another length than the blocks touched is
+// bad at block 0.
+int64_t VerifyBlocks(std::span<const std::byte> bytes, std::string_view crcs);
 
 }  // namespace t0fs

@@ -122,6 +122,41 @@ TEST_F(ChunkFileTest, DetectsFlippedDataAndChecksumBytes) {
   EXPECT_FALSE(file->VerifyAll().ok());
 }
 
+// What a node sends for a reader that verifies (ChecksumsFor) checks out
+// against the file's bytes, a partial last block included; a flipped byte,
+// a flipped checksum or a checksum list of the wrong length do not.
+TEST_F(ChunkFileTest, ChecksumsForVerifyTheBytesAtTheReader) {
+  auto file = OpenChunk(6);
+  std::vector<std::byte> data(10 * 4096 + 1234);
+  std::mt19937 rng(6);
+  for (auto& b : data) b = std::byte(rng());
+  ASSERT_TRUE(file->Write(0, data, 1).ok());
+  std::string crcs;
+  auto n = file->ChecksumsFor(4 * 4096, 1 << 20, &crcs);  // past the end: short
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  ASSERT_EQ(*n, 6 * 4096 + 1234u);
+  ASSERT_EQ(crcs.size(), 7u * 4);
+  std::span<const std::byte> sent(data.data() + 4 * 4096, *n);
+  EXPECT_EQ(VerifyBlocks(sent, crcs), -1);
+  std::vector<std::byte> damaged(sent.begin(), sent.end());
+  damaged[3 * 4096 + 17] ^= std::byte{1};
+  EXPECT_EQ(VerifyBlocks(damaged, crcs), 3);
+  damaged.back() ^= std::byte{1};  // the partial last block too
+  damaged[3 * 4096 + 17] ^= std::byte{1};
+  EXPECT_EQ(VerifyBlocks(damaged, crcs), 6);
+  EXPECT_EQ(VerifyBlocks(sent, crcs.substr(4)), 0);  // one checksum short
+  std::string bad = crcs;
+  bad[5 * 4] ^= 1;
+  EXPECT_EQ(VerifyBlocks(sent, bad), 5);
+  // Past the end: nothing to send, no checksums; unaligned: refused.
+  crcs.clear();
+  ASSERT_TRUE(file->ChecksumsFor(20 * 4096, 4096, &crcs).ok());
+  EXPECT_EQ(*file->ChecksumsFor(20 * 4096, 4096, &crcs), 0u);
+  EXPECT_TRUE(crcs.empty());
+  EXPECT_EQ(VerifyBlocks({}, crcs), -1);
+  EXPECT_FALSE(file->ChecksumsFor(100, 4096, &crcs).ok());
+}
+
 TEST_F(ChunkFileTest, HeaderRecordsHighestVersionAcrossDescriptors) {
   auto a = OpenChunk(5);
   auto b = OpenChunk(5);

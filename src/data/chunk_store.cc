@@ -159,8 +159,8 @@ Result<std::shared_ptr<ChunkFile>> ChunkStore::Get(VolumeId volume, ChunkId chun
   return file;
 }
 
-Result<size_t> ChunkStore::Read(VolumeId volume, ChunkId chunk, uint64_t offset,
-                                std::span<std::byte> buf, uint64_t min_version, uint64_t* version, bool direct) {
+Result<std::shared_ptr<ChunkFile>> ChunkStore::GetForRead(VolumeId volume, ChunkId chunk,
+                                                          uint64_t min_version, uint64_t* version) {
   ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, Get(volume, chunk, false));
   if (file->version() < min_version) {
     RETURN_IF_ERROR(file->ReadHeader());  // a local client may have written meanwhile
@@ -170,6 +170,27 @@ Result<size_t> ChunkStore::Read(VolumeId volume, ChunkId chunk, uint64_t offset,
     }
   }
   *version = file->version();
+  return file;
+}
+
+Result<ChunkStore::Sendable> ChunkStore::ReadForSend(VolumeId volume, ChunkId chunk,
+                                                     uint64_t offset, size_t len,
+                                                     uint64_t min_version, uint64_t* version,
+                                                     std::string* crcs) {
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file,
+                   GetForRead(volume, chunk, min_version, version));
+  UniqueFd data(::fcntl(file->data_fd(), F_DUPFD_CLOEXEC, 0));
+  if (!data.valid())
+    return Status::FromErrno(errno, fmt::format("chunk {}: descriptor to send from", chunk));
+  ASSIGN_OR_RETURN(size_t n, file->ChecksumsFor(offset, len, crcs));
+  return Sendable{std::move(data), n};
+}
+
+Result<size_t> ChunkStore::Read(VolumeId volume, ChunkId chunk, uint64_t offset,
+                                std::span<std::byte> buf, uint64_t min_version, uint64_t* version,
+                                bool direct) {
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file,
+                   GetForRead(volume, chunk, min_version, version));
   if (direct) {
     // The reader asked for the drive (O_DIRECT), as a local reader through
     // the bypass gets: a descriptor of its own, same checksum rules. An

@@ -60,6 +60,18 @@ class ChunkStore {
   // system has no O_DIRECT, e.g. tmpfs).
   Result<size_t> Read(VolumeId volume, ChunkId chunk, uint64_t offset, std::span<std::byte> buf,
                       uint64_t min_version, uint64_t* version, bool direct = false);
+  // A read whose bytes the client verifies (ChunkReadReq.client_verifies):
+  // the version rule of Read, then a descriptor of the data file to send
+  // the bytes from (sendfile, straight from the page cache), how many bytes
+  // it holds at `offset` (short at its end) and, appended to `crcs`, their
+  // blocks' stored checksums (ChunkFile::ChecksumsFor). `offset` must be
+  // block-aligned.
+  struct Sendable {
+    UniqueFd data;  // its own descriptor: outlives the cache entry
+    size_t length = 0;
+  };
+  Result<Sendable> ReadForSend(VolumeId volume, ChunkId chunk, uint64_t offset, size_t len,
+                               uint64_t min_version, uint64_t* version, std::string* crcs);
   // Creates the chunk on first write.
   Status Write(VolumeId volume, ChunkId chunk, uint64_t offset, std::span<const std::byte> data,
                uint64_t version, bool sync);
@@ -122,6 +134,10 @@ class ChunkStore {
   };
   Result<std::string> DirOf(VolumeId volume) const;
   Result<std::shared_ptr<ChunkFile>> Get(VolumeId volume, ChunkId chunk, bool create);
+  // The chunk's file for a read that wants at least `min_version` (kStale
+  // if it is older); its version in *version.
+  Result<std::shared_ptr<ChunkFile>> GetForRead(VolumeId volume, ChunkId chunk,
+                                                uint64_t min_version, uint64_t* version);
   Result<std::shared_ptr<ChunkFile>> OpenFile(const std::string& dir, ChunkId chunk, bool create,
                                               bool* created);
   // Unnamed files of `chunk` for a lazy OpenLocal; nullopt: take the named path.

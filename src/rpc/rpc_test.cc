@@ -1,18 +1,18 @@
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <thread>
 
-#include <gtest/gtest.h>
-
+#include "metrics/registry.h"
 #include "rpc/channel.h"
 #include "rpc/proto/data.pb.h"
 #include "rpc/proto/meta.pb.h"
-#include "metrics/registry.h"
 #include "rpc/server.h"
 
 namespace t0fs::rpc {
@@ -47,6 +47,16 @@ class RpcTest : public ::testing::Test {
       call.reply_payload = std::span(call.reply_buffer->data(), static_cast<size_t>(n));
       return Status::Ok();
     });
+    // ChunkRead sends `length` bytes of file_path_ at `offset` from the file (sendfile).
+    handlers.push_back(Handle<Method::kChunkRead>(
+        [this](const pb::ChunkReadReq& req, pb::ChunkReadRsp& rsp, Call& call) {
+          call.reply_file = UniqueFd(::open(file_path_.c_str(), O_RDONLY | O_CLOEXEC));
+          if (!call.reply_file.valid()) return Status::FromErrno(errno, "open " + file_path_);
+          call.reply_file_offset = req.offset();
+          call.reply_file_length = req.length();
+          rsp.set_length(req.length());
+          return Status::Ok();
+        }));
     handlers.emplace_back(Method::kOpenLocal, [](Call& call) {
       call.reply_fds.emplace_back(::open("/dev/null", O_RDONLY | O_CLOEXEC));
       call.reply_fds.emplace_back(::open("/dev/zero", O_RDONLY | O_CLOEXEC));
@@ -106,6 +116,7 @@ class RpcTest : public ::testing::Test {
     EXPECT_EQ(rsp.attr().ino(), 42u);
   }
 
+  std::string file_path_ = "/tmp/t0fs-rpc-test-file-" + std::to_string(::getpid());
   metrics::Registry registry_;  // outlives server_
   std::unique_ptr<Server> server_;
   Endpoint tcp_;
@@ -282,6 +293,57 @@ TEST_F(RpcTest, PayloadRoundTripAndConcurrency) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(failures, 0);
+}
+
+// A reply payload sent from a file (sendfile) arrives whole over TCP and
+// unix sockets, in as many receives as it takes; a file that ends early is
+// made up with zeros and the connection stays in step for the next call.
+TEST_F(RpcTest, ReplyPayloadFromAFile) {
+  std::vector<std::byte> content(900 << 10);
+  std::mt19937 rng(5);
+  for (auto& b : content) b = std::byte(rng());
+  {
+    UniqueFd fd(::open(file_path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    ASSERT_TRUE(fd.valid());
+    ASSERT_EQ(::write(fd.get(), content.data(), content.size()),
+              static_cast<ssize_t>(content.size()));
+  }
+  for (const Endpoint& ep : {tcp_, *Endpoint::Parse("unix:" + socket_path_)}) {
+    Channel ch(ep, Client());
+    std::vector<std::byte> in(1 << 20);
+    for (int iter = 0; iter < 3; ++iter) {
+      pb::ChunkReadReq req;
+      req.set_offset(4096);
+      req.set_length(800 << 10);
+      pb::ChunkReadRsp rsp;
+      size_t got = 0;
+      ASSERT_TRUE(
+          ch.Call<Method::kChunkRead>(req, &rsp, {.reply_payload = in, .reply_payload_len = &got})
+              .ok());
+      ASSERT_EQ(got, size_t{800 << 10});
+      EXPECT_EQ(std::memcmp(in.data(), content.data() + 4096, got), 0) << ep.ToString();
+    }
+    // 100 KiB past the file's end: zeros, and the next call still works.
+    pb::ChunkReadReq req;
+    req.set_offset(800 << 10);
+    req.set_length(200 << 10);
+    pb::ChunkReadRsp rsp;
+    size_t got = 0;
+    ASSERT_TRUE(
+        ch.Call<Method::kChunkRead>(req, &rsp, {.reply_payload = in, .reply_payload_len = &got})
+            .ok());
+    ASSERT_EQ(got, size_t{200 << 10});
+    EXPECT_EQ(std::memcmp(in.data(), content.data() + (800 << 10), 100 << 10), 0);
+    EXPECT_TRUE(std::all_of(in.begin() + (100 << 10), in.begin() + (200 << 10),
+                            [](std::byte b) { return b == std::byte{0}; }));
+    req.set_offset(0);
+    req.set_length(4096);
+    ASSERT_TRUE(
+        ch.Call<Method::kChunkRead>(req, &rsp, {.reply_payload = in, .reply_payload_len = &got})
+            .ok());
+    EXPECT_EQ(std::memcmp(in.data(), content.data(), 4096), 0);
+  }
+  ::unlink(file_path_.c_str());
 }
 
 TEST_F(RpcTest, WrongSecretIsRefusedClearly) {

@@ -1,14 +1,14 @@
 #include "rpc/server.h"
 
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <asio.hpp>
 #include <cstring>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
-
-#include <asio.hpp>
 
 #include "common/logging.h"
 #include "common/secret.h"
@@ -94,12 +94,17 @@ class ConnectionLoop {
         continue;
       }
       reply.header_len = static_cast<uint32_t>(call.reply_header.size());
-      reply.payload_len = static_cast<uint32_t>(call.reply_payload.size());
+      reply.payload_len = static_cast<uint32_t>(
+          call.reply_file.valid() ? call.reply_file_length : call.reply_payload.size());
       if (metrics_ != nullptr) metrics_->bytes_out().Inc(kFrameHeaderSize + reply.header_len + reply.payload_len);
       std::byte out_head[kFrameHeaderSize];
       EncodeFrameHeader(reply, out_head);
       if (!call.reply_fds.empty()) {
         if (!co_await SendWithFds(socket, out_head, call)) break;
+        continue;
+      }
+      if (call.reply_file.valid()) {
+        if (!co_await SendFromFile(socket, out_head, call)) break;
         continue;
       }
       std::array<asio::const_buffer, 3> out = {
@@ -270,6 +275,78 @@ class ConnectionLoop {
       }
       co_return true;
     }
+  }
+
+  // Waits until `socket` takes more bytes; false when it is gone.
+  template <typename Socket>
+  awaitable<bool> Writable(Socket& socket) {
+    asio::error_code ec;
+    co_await socket.async_wait(Socket::wait_write, asio::redirect_error(use_awaitable, ec));
+    co_return !ec;
+  }
+
+  // The frame head and reply message, then the payload from
+  // call.reply_file with sendfile (zeros where the file ends early).
+  template <typename Socket>
+  awaitable<bool> SendFromFile(Socket& socket, const std::byte* head, Call& call) {
+    asio::error_code ec;
+    socket.native_non_blocking(true, ec);
+    if (ec) co_return false;
+    const int fd = socket.native_handle();
+    const std::string& message = call.reply_header;
+    const size_t head_total = kFrameHeaderSize + message.size();
+    // MSG_MORE: the head leaves with the payload's first bytes, not alone.
+    const int more = call.reply_file_length > 0 ? MSG_MORE : 0;
+    for (size_t sent = 0; sent < head_total;) {
+      iovec iov[2];
+      size_t count = 0;
+      if (sent < kFrameHeaderSize)
+        iov[count++] = {const_cast<std::byte*>(head) + sent, kFrameHeaderSize - sent};
+      const size_t in_message = sent > kFrameHeaderSize ? sent - kFrameHeaderSize : 0;
+      if (in_message < message.size()) {
+        iov[count++] = {const_cast<char*>(message.data()) + in_message,
+                        message.size() - in_message};
+      }
+      msghdr msg{};
+      msg.msg_iov = iov;
+      msg.msg_iovlen = count;
+      ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL | more);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) {
+        if (!co_await Writable(socket)) co_return false;
+        continue;
+      }
+      if (n <= 0) co_return false;
+      sent += static_cast<size_t>(n);
+    }
+    off_t at = static_cast<off_t>(call.reply_file_offset);
+    size_t left = call.reply_file_length;
+    while (left > 0) {
+      ssize_t n = ::sendfile(fd, call.reply_file.get(), &at, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) {
+        if (!co_await Writable(socket)) co_return false;
+        continue;
+      }
+      if (n < 0) {
+        LOG_WARN("{}: sendfile to {}: {}", options_.name, peer_, std::strerror(errno));
+        co_return false;
+      }
+      if (n == 0) break;  // the file ends early
+      left -= static_cast<size_t>(n);
+    }
+    static const std::array<std::byte, 64 << 10> kZeros{};
+    while (left > 0) {
+      ssize_t n = ::send(fd, kZeros.data(), std::min(left, kZeros.size()), MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) {
+        if (!co_await Writable(socket)) co_return false;
+        continue;
+      }
+      if (n <= 0) co_return false;
+      left -= static_cast<size_t>(n);
+    }
+    co_return true;
   }
 
   // Unix sockets: the reply's first byte carries the descriptors.

@@ -44,6 +44,15 @@ struct Call {
   std::string reply_header;                  // serialized reply message
   std::span<const std::byte> reply_payload;  // must outlive the handler: use reply_buffer
   AlignedBuffer* reply_buffer = nullptr;     // per-connection scratch, page-aligned
+  // Instead of reply_payload: `reply_file_length` bytes of this file at
+  // `reply_file_offset`, sent with sendfile (straight from the page cache,
+  // never copied in user space). Should the file hold fewer by then
+  // (truncated meanwhile), zeros make up the rest so that the frame stays
+  // whole; a receiver that must know checks the bytes (ChunkRead's
+  // checksums).
+  UniqueFd reply_file;
+  uint64_t reply_file_offset = 0;
+  size_t reply_file_length = 0;
   std::vector<UniqueFd> reply_fds;           // sent with SCM_RIGHTS (unix endpoints only)
 };
 

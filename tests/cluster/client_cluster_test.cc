@@ -239,6 +239,49 @@ TEST_F(ClusterTest, FlippedByteIsDetectedAsEio) {
   }
 }
 
+// Over TCP, block-aligned reads come straight from the node's page cache
+// and the client checks them (ChunkReadReq.client_verifies): whole and
+// short at the file's end they read what was written; over a damaged block
+// the client's check fails, the node is asked to check and refuses (EIO),
+// and blocks away from the damage still read.
+TEST_F(ClusterTest, TcpReadsCheckedByTheClient) {
+  auto tcp = Connect(false);
+  ASSERT_NE(tcp, nullptr);
+  auto data = Pattern(2 * kChunk + 5000, 9);
+  {
+    auto f = tcp->CreatePath("/checked", 0644);
+    ASSERT_TRUE(f.ok());
+    ASSERT_TRUE((*f)->Write(0, data).ok());
+    ASSERT_TRUE((*f)->Close().ok());
+  }
+  auto f = tcp->OpenPath("/checked", O_RDONLY);
+  ASSERT_TRUE(f.ok());
+  AlignedBuffer buf(kChunk);
+  for (uint64_t offset = 0; offset < data.size(); offset += 128 << 10) {
+    auto n = (*f)->Read(offset, std::span(buf.data(), 128 << 10));
+    ASSERT_TRUE(n.ok()) << offset << ": " << n.status().ToString();
+    ASSERT_EQ(*n, std::min<size_t>(128 << 10, data.size() - offset));
+    ASSERT_EQ(std::memcmp(buf.data(), data.data() + offset, *n), 0) << offset;
+  }
+  auto layout = tcp->GetLayout(tcp->ResolvePath("/checked")->ino);
+  ASSERT_TRUE(layout.ok());
+  int fd =
+      ::open(ChunkDataPath(dir_ + "/vol", layout->chunks[1].replicas[0].chunk).c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  char c;
+  ASSERT_EQ(::pread(fd, &c, 1, 300000), 1);
+  c ^= 1;
+  ASSERT_EQ(::pwrite(fd, &c, 1, 300000), 1);
+  ::close(fd);
+  auto n = (*f)->Read(kChunk + (256 << 10), std::span(buf.data(), 128 << 10));
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(ToErrno(n.status().code()), EIO);
+  n = (*f)->Read(kChunk + (384 << 10), std::span(buf.data(), 128 << 10));
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(std::memcmp(buf.data(), data.data() + kChunk + (384 << 10), *n), 0);
+  EXPECT_TRUE((*f)->Close().ok());
+}
+
 TEST_F(ClusterTest, AppendAndConcurrentWriters) {
   auto f = client_->CreatePath("/log", 0644, O_RDWR | O_APPEND);
   ASSERT_TRUE(f.ok());
