@@ -67,10 +67,10 @@ class PyBatch {
   uint64_t Submit(PyFile& file, bool write, uint64_t offset, py::handle buffer) {
     client::BatchIo& batch = Get();
     Pending req;
+    req.file = file.Share();  // before the buffer: nothing to release if it throws
     req.view = std::make_unique<Py_buffer>();
     int flags = PyBUF_C_CONTIGUOUS | (write ? 0 : PyBUF_WRITABLE);
     if (PyObject_GetBuffer(buffer.ptr(), req.view.get(), flags) != 0) throw py::error_already_set();
-    req.file = file.Share();
     auto* start = static_cast<std::byte*>(req.view->buf);
     const auto length = static_cast<uint64_t>(req.view->len);
     // An empty buffer's pointer may be anything; register a page of ours.

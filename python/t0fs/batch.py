@@ -96,7 +96,10 @@ class Batch:
                 raise TypeError("read() needs a length or a buffer (into=)")
             into = bytearray(length)
         elif length is not None and length != memoryview(into).nbytes:
-            into = memoryview(into).cast("B")[:length]
+            view = memoryview(into).cast("B")
+            if length > view.nbytes:
+                raise ValueError(f"length {length} is more than the buffer's {view.nbytes} bytes")
+            into = view[:length]
         return self._submit(file, False, offset, into, tag, "read")
 
     def write(self, file, offset, data, *, tag=None):
@@ -124,11 +127,13 @@ class Batch:
 
     def close(self):
         """Waits for the requests in flight, then closes the files this batch opened."""
-        self._native.close()
-        self._requests.clear()
-        files, self._files = self._files, {}
-        for f in files.values():
-            f.close()
+        try:
+            self._native.close()
+        finally:
+            self._requests.clear()
+            files, self._files = self._files, {}
+            for f in files.values():
+                f.close()
 
     # ---- internals ----
     def _file(self, file, write):

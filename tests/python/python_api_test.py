@@ -426,6 +426,19 @@ def test_batch(fs, rng, seed):
     got = fs.read_many([(big, 0, 10), (closed, 0, 10)], errors="return")
     check(got[0] == blobs[big][:10] and isinstance(got[1], OSError), f"read_many errors='return' ({got})")
     expect_oserror(errno.ENOENT, f"{top}/missing", fs.read_many, [(f"{top}/missing", 0, 1)])
+    with fs.batch() as b:
+        try:
+            b.read(big, 0, 10, into=bytearray(5))
+            raise AssertionError("a length past the buffer was accepted")
+        except ValueError:
+            pass
+        try:
+            b.read(big, 0, into=b"read-only")
+            raise AssertionError("a read into bytes was accepted")
+        except (TypeError, BufferError):
+            pass
+        check(len(b) == 0, "refused requests are not outstanding")
+
 
     # Writes through a batch, then reads into one reused numpy array (slots at
     # odd offsets, so no buffer starts on a page boundary).
