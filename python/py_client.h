@@ -6,6 +6,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <pybind11/pybind11.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,8 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include <pybind11/pybind11.h>
-
+#include "py_batch.h"
 #include "py_convert.h"
 #include "py_errors.h"
 #include "py_file.h"
@@ -231,6 +231,13 @@ class PyClient {
   py::dict StatFs() {
     client::Client& c = Get();
     return StatFsDict(ValueOrRaise(WithoutGil([&] { return c.GetStatFs(); }), "/"));
+  }
+
+  // A BatchIo of this session (see py_batch.h).
+  std::unique_ptr<PyBatch> OpenBatch(uint32_t workers, uint32_t node_depth) {
+    Get();
+    return std::make_unique<PyBatch>(
+        client_, client::BatchIoOptions{.workers = workers, .node_depth = node_depth});
   }
 
   py::dict Counters() { return CountersDict(Get().counters()); }

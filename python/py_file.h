@@ -26,8 +26,11 @@ namespace t0fs::python {
 class PyFile {
  public:
   // `owner` keeps the session alive while the file is open.
-  PyFile(std::shared_ptr<client::Client> owner, std::unique_ptr<client::File> file, std::string path)
-      : owner_(std::move(owner)), file_(std::move(file)), path_(std::move(path)),
+  PyFile(std::shared_ptr<client::Client> owner, std::shared_ptr<client::File> file,
+         std::string path)
+      : owner_(std::move(owner)),
+        file_(std::move(file)),
+        path_(std::move(path)),
         generation_(ForkGeneration()) {}
   ~PyFile() {
     if (InForkedChild(generation_)) {
@@ -106,6 +109,15 @@ class PyFile {
   py::tuple Stat() { return StatTuple(WithFile([](client::File& f) { return f.attr(); })); }
   const std::string& path() const { return path_; }
 
+  // The open file for a BatchIo request, which must keep it alive until
+  // the request completes (closing it meanwhile fails the requests not yet
+  // started); null once closed, which BatchIo completes with -EBADF.
+  std::shared_ptr<client::File> Share() {
+    CheckSameProcess(generation_);
+    std::shared_lock lock(mu_);
+    return file_;
+  }
+
  private:
   // Runs `op` on the open file with the GIL released; EBADF once closed.
   template <class Op>
@@ -126,13 +138,15 @@ class PyFile {
   // destroyed here (their threads are not in this process), so leaked.
   // Takes no lock: a parent's thread may have held mu_ at the fork.
   void Abandon() {
-    (void)file_.release();
+    if (file_) (void)new std::shared_ptr<client::File>(std::move(file_));
     if (owner_) (void)new std::shared_ptr<client::Client>(std::move(owner_));
   }
 
   std::shared_ptr<client::Client> owner_;
   std::shared_mutex mu_;  // guards file_ (see the top of this file)
-  std::unique_ptr<client::File> file_;
+  // Shared with BatchIo requests in flight (py_batch.h), which outlive a
+  // close(): Close ends the file, the last owner destroys it.
+  std::shared_ptr<client::File> file_;
   std::string path_;
   uint64_t generation_;
 };

@@ -7,23 +7,25 @@
 //   py_convert.h  buffers in, stat tuples and dicts out
 //   py_file.h     PyFile: an open file
 //   py_client.h   PyClient: a session
+//   py_batch.h    PyBatch: batched reads and writes (BatchIo)
 //
 // Contracts: every libt0fs call runs with the GIL released; reads go
 // straight into the caller's buffer and writes straight from it; a failed
 // call raises OSError(errno, strerror, path); objects of a forked child's
 // parent raise RuntimeError instead of using its connections.
 #include <pthread.h>
-
-#include <exception>
-
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <exception>
+
+#include "py_batch.h"
 #include "py_client.h"
 #include "py_errors.h"
 #include "py_file.h"
 
 namespace py = pybind11;
+using t0fs::python::PyBatch;
 using t0fs::python::PyClient;
 using t0fs::python::PyFile;
 
@@ -55,6 +57,19 @@ PYBIND11_MODULE(_t0fs, m) {
       .def_property_readonly("ino", &PyFile::ino)
       .def_property_readonly("path", &PyFile::path);
 
+  py::class_<PyBatch>(m, "Batch", "Batched reads and writes (libt0fs BatchIo); see t0fs.Batch.")
+      .def("submit", &PyBatch::Submit, py::arg("file"), py::arg("write"), py::arg("offset"),
+           py::arg("buffer"),
+           "Starts a read into (or a write of) a contiguous buffer, held until reaped; returns its "
+           "id.")
+      .def("wait", &PyBatch::Wait, py::arg("min"), py::arg("max"), py::arg("timeout"),
+           "Up to `max` (id, bytes or -errno) once `min` are done, none is in flight, or the "
+           "timeout (seconds; negative: none) passed.")
+      .def("close", &PyBatch::Close,
+           "Waits for the requests in flight and releases them; idempotent.")
+      .def_property_readonly("pending", &PyBatch::pending)
+      .def_property_readonly("closed", &PyBatch::closed);
+
   py::class_<PyClient>(m, "Client", "A session with a t0fs meta service; see t0fs.Client.")
       .def_static(
           "connect",
@@ -64,8 +79,9 @@ PYBIND11_MODULE(_t0fs, m) {
                                       std::move(name), retry_timeout, rpc_timeout, local_bypass});
           },
           py::arg("meta"), py::arg("secret") = "", py::arg("secret_file") = "",
-          py::arg("name") = "python", py::arg("retry_timeout") = 60.0, py::arg("rpc_timeout") = 60.0,
-          py::arg("local_bypass") = true, "Connects to meta and opens a session.")
+          py::arg("name") = "python", py::arg("retry_timeout") = 60.0,
+          py::arg("rpc_timeout") = 60.0, py::arg("local_bypass") = true,
+          "Connects to meta and opens a session.")
       .def("close", &PyClient::Close)
       .def_property_readonly("closed", &PyClient::closed)
       .def("stat", &PyClient::Stat, py::arg("path"))
@@ -88,6 +104,7 @@ PYBIND11_MODULE(_t0fs, m) {
       .def("removexattr", &PyClient::RemoveXattr, py::arg("path"), py::arg("name"))
       .def("layout", &PyClient::Layout, py::arg("path"))
       .def("statfs", &PyClient::StatFs)
+      .def("batch", &PyClient::OpenBatch, py::arg("workers") = 4, py::arg("node_depth") = 8)
       .def("counters", &PyClient::Counters)
       .def_property_readonly("cluster_id", &PyClient::ClusterId)
       .def_property_readonly("local_node", &PyClient::LocalNode);

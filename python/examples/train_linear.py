@@ -79,7 +79,10 @@ def main(argv=None):
         first = last + 1
         print(f"resumed from {ckpt_dir}/epoch{last}.pt")
 
-    dataset = t0fs.pytorch.FileDataset(fs, data_dir, suffix=".sample", transform=decode)
+    # With batch_size set, the DataLoader fetches a batch at once through
+    # FileDataset.__getitems__, which reads its 32 files together
+    # (Client.read_many, the batched API) instead of one after the other.
+    dataset = t0fs.pytorch.FileDataset(fs, data_dir, suffix=".sample", transform=decode, depth=32)
     loader = torch.utils.data.DataLoader(dataset, batch_size=32, shuffle=True, num_workers=args.workers)
     losses = []
     for epoch in range(first, first + args.epochs):

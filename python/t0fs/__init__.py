@@ -13,12 +13,14 @@ on this host); only names, layouts and commits go to the meta service.
 Files are io.RawIOBase objects (torch.save/torch.load, io.BufferedReader,
 readinto into numpy arrays work); errors are OSError subclasses with the
 errno and path (FileNotFoundError, FileExistsError, IsADirectoryError, ...).
-PyTorch helpers (a Dataset over a directory, checkpoint save/load) are in
+Client.batch() and Client.read_many() keep many reads and writes in flight
+from one thread (libt0fs BatchIo). PyTorch helpers (a Dataset over a directory, checkpoint save/load) are in
 t0fs.pytorch, imported on demand. See docs/python.md.
 """
 
+from .batch import Batch, Completion
 from .client import Client, DirEntry, connect
 from .connect import locate
 from .file import File
 
-__all__ = ["Client", "DirEntry", "File", "connect", "locate"]
+__all__ = ["Batch", "Client", "Completion", "DirEntry", "File", "connect", "locate"]

@@ -6,6 +6,7 @@ import posixpath
 import stat as _stat
 
 from . import _t0fs
+from .batch import Batch
 from .connect import locate
 from .file import File, parse_mode
 
@@ -166,6 +167,32 @@ class Client:
             f.write(data)
             if fsync:
                 f.fsync()
+
+    def batch(self, depth=64, *, workers=4, node_depth=8):
+        """A Batch: many reads and writes in flight from one thread (libt0fs
+        BatchIo), completed in any order; see t0fs.batch. depth: requests
+        in flight at most. workers: threads for local chunk files, writes and
+        fail-over. node_depth: requests in flight per remote data node."""
+        return Batch(self, self._native.batch(workers=workers, node_depth=node_depth), depth)
+
+    def read_many(self, requests, *, depth=64, errors="raise"):
+        """Reads many (file, offset, length) ranges at once (file: a path or a
+        t0fs.File) and returns their bytes in the order given (short at end
+        of file). errors="raise" raises the first failed request's OSError
+        once all are done; errors="return" puts the OSError in its place."""
+        if errors not in ("raise", "return"):
+            raise ValueError("errors must be 'raise' or 'return'")
+        out = [None] * len(requests)
+        with self.batch(depth=depth) as b:
+            for idx, (file, offset, length) in enumerate(requests):
+                b.read(file, offset, length, tag=idx)
+            for c in b.wait_all():
+                out[c.tag] = c.error if c.error is not None else c.data
+        if errors == "raise":
+            for item in out:
+                if isinstance(item, OSError):
+                    raise item
+        return out
 
     def truncate(self, path, length):
         self._native.truncate(_abs(path), length)

@@ -29,14 +29,18 @@ class FileDataset(torch.utils.data.Dataset):
     suffix: only names ending with it. recursive: descend into subdirectories.
     transform: called with the file's bytes (and nothing else); its result is
       the sample. Without one, the sample is the bytes.
+    depth: reads in flight when a DataLoader fetches a whole batch
+      (__getitems__): the batch's files are read together through
+      Client.batch(), so one worker keeps `depth` reads going instead of one.
     """
 
-    def __init__(self, client, root, *, suffix="", recursive=False, transform=None):
+    def __init__(self, client, root, *, suffix="", recursive=False, transform=None, depth=32):
         self._options = client.options
         self._client = client
         self._pid = os.getpid()
         self.root = root
         self.transform = transform
+        self.depth = depth
         self.paths = sorted(p for p in _regular_files(client, root, recursive) if p.endswith(suffix))
 
     def __len__(self):
@@ -46,6 +50,20 @@ class FileDataset(torch.utils.data.Dataset):
         with self.client().open(self.paths[index], "rb") as f:
             data = f.readall()
         return self.transform(data) if self.transform is not None else data
+
+    def __getitems__(self, indices):
+        """The samples of `indices`, their files read in one batch (the
+        DataLoader calls this for a whole batch when it exists)."""
+        client = self.client()
+        files = [client.open(self.paths[index], "rb") for index in indices]
+        try:
+            datas = client.read_many([(f, 0, f.size) for f in files], depth=self.depth)
+        finally:
+            for f in files:
+                f.close()
+        if self.transform is None:
+            return datas
+        return [self.transform(data) for data in datas]
 
     def client(self):
         """This process's session (a forked or spawned worker connects its own)."""

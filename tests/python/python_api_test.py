@@ -376,6 +376,137 @@ def test_threads_and_fork(fs, rng):
     log(f"threads and fork: ok; counters {counters}")
 
 
+def test_batch(fs, rng, seed):
+    """Client.batch() and read_many(): results byte for byte what was written,
+    in the order asked; a bad request fails alone; buffers reused."""
+    top = "/batch"
+    fs.makedirs(top, exist_ok=True)
+    blobs = {}
+    for idx, size in enumerate([0, 1, 4095, MIB, 3 * MIB + 12345]):  # 1 MiB chunks
+        path = f"{top}/f{idx}"
+        blobs[path] = rng.randbytes(size)
+        fs.write_bytes(path, blobs[path])
+
+    # read_many: the order given, short at end of file, paths and Files mixed.
+    big = f"{top}/f4"
+    with fs.open(big, "rb") as f:
+        reqs = [(big, 0, 100), (f, MIB - 10, 20), (f"{top}/f2", 0, 4095), (big, 3 * MIB, 1 << 20),
+                (f"{top}/f0", 0, 10), (f, 5, 0)]
+        got = fs.read_many(reqs)
+    want = [blobs[p if isinstance(p, str) else big][o:o + n] for p, o, n in reqs]
+    check(got == want, "read_many: bytes and order as asked")
+
+    # A bad request fails alone: a closed file (EBADF), a write to a file
+    # open read-only (EBADF); past the end reads 0 bytes, as pread does.
+    closed = fs.open(big, "rb")
+    closed.close()
+    with fs.open(big, "rb") as ro, fs.batch(depth=4) as b:
+        b.read(big, 0, MIB, tag="good0")
+        b.read(closed, 0, 100, tag="closed")
+        b.write(ro, 0, b"x", tag="readonly")
+        b.read(big, 10 * MIB, 100, tag="past-eof")
+        b.read(ro, MIB // 2, MIB, tag="good1")
+        done = {c.tag: c for c in b.wait_all()}
+        check(len(b) == 0 and sorted(done) == ["closed", "good0", "good1", "past-eof", "readonly"],
+              f"batch: every request completes once ({sorted(done)})")
+    check(done["closed"].error is not None and done["closed"].error.errno == errno.EBADF,
+          f"batch: a closed file gives EBADF ({done['closed']})")
+    check(done["closed"].error.filename == big, f"batch: the error names the file ({done['closed'].error})")
+    check(done["readonly"].error is not None and done["readonly"].error.errno == errno.EBADF,
+          f"batch: a write to a read-only file gives EBADF ({done['readonly']})")
+    check(done["past-eof"].ok and done["past-eof"].result == 0 and done["past-eof"].data == b"",
+          f"batch: past the end reads 0 bytes ({done['past-eof']})")
+    check(done["good0"].data == blobs[big][:MIB], "batch: good read beside bad ones")
+    check(done["good1"].data == blobs[big][MIB // 2:MIB // 2 + MIB], "batch: good read beside bad ones")
+    try:
+        fs.read_many([(big, 0, 10), (closed, 0, 10)])
+        raise AssertionError("read_many with a closed file did not raise")
+    except OSError as e:
+        check(e.errno == errno.EBADF, f"read_many raises the failed request's error ({e})")
+    got = fs.read_many([(big, 0, 10), (closed, 0, 10)], errors="return")
+    check(got[0] == blobs[big][:10] and isinstance(got[1], OSError), f"read_many errors='return' ({got})")
+    expect_oserror(errno.ENOENT, f"{top}/missing", fs.read_many, [(f"{top}/missing", 0, 1)])
+    with fs.batch() as b:
+        try:
+            b.read(big, 0, 10, into=bytearray(5))
+            raise AssertionError("a length past the buffer was accepted")
+        except ValueError:
+            pass
+        try:
+            b.read(big, 0, into=b"read-only")
+            raise AssertionError("a read into bytes was accepted")
+        except (TypeError, BufferError):
+            pass
+        check(len(b) == 0, "refused requests are not outstanding")
+
+
+    # Writes through a batch, then reads into one reused numpy array (slots at
+    # odd offsets, so no buffer starts on a page boundary).
+    out = f"{top}/written"
+    content = rng.randbytes(2 * MIB + 333)
+    with fs.open(out, "wb") as f, fs.batch(depth=3) as b:
+        view = memoryview(content)
+        for off in range(0, len(content), 256 * 1024 + 7):
+            b.write(f, off, view[off:off + 256 * 1024 + 7])
+        results = b.wait_all()
+        check(all(c.ok and c.op == "write" for c in results), f"batch writes: {results[:3]}")
+    check(fs.read_bytes(out) == content, "batch writes: the file is what was written")
+    slot = 64 * 1024 + 1
+    arena = np.zeros(8 * slot + 3, dtype=np.uint8)
+    with fs.open(out, "rb") as f, fs.batch(depth=8) as b:
+        for round_idx in range(4):
+            offs = [rng.randrange(0, len(content)) for _ in range(8)]
+            for slot_idx, off in enumerate(offs):
+                b.read(f, off, into=arena[3 + slot_idx * slot:3 + (slot_idx + 1) * slot], tag=slot_idx)
+            for c in b.wait_all():
+                off = offs[c.tag]
+                want = content[off:off + slot]
+                got = arena[3 + c.tag * slot:3 + c.tag * slot + c.result].tobytes()
+                check(c.ok and c.result == len(want) and got == want,
+                      f"batch reads into a reused array: round {round_idx} slot {c.tag}")
+
+    # Seeded random shapes: many files, ranges crossing chunks, zero lengths,
+    # past the end, into slices of one bytearray; more requests than depth.
+    shapes = random.Random(seed ^ 0xBA7C)
+    log(f"batch shapes: seed {seed ^ 0xBA7C} (from --seed {seed})")
+    files = list(blobs)
+    for round_idx in range(3):
+        depth = shapes.choice([1, 2, 7, 32])
+        reqs = []
+        for _ in range(shapes.randrange(1, 60)):
+            path = shapes.choice(files)
+            size = len(blobs[path])
+            off = shapes.choice([0, shapes.randrange(0, size + 1), size, size + shapes.randrange(1, MIB),
+                                 (size // MIB) * MIB])
+            reqs.append((path, off, shapes.choice([0, 1, 4096, shapes.randrange(1, 2 * MIB)])))
+        total = sum(n for _, _, n in reqs)
+        arena = bytearray(total + shapes.randrange(0, 4096))
+        starts, pos = [], shapes.randrange(0, len(arena) - total + 1)
+        with fs.batch(depth=depth) as b:
+            for idx, (path, off, n) in enumerate(reqs):
+                starts.append(pos)
+                b.read(path, off, into=memoryview(arena)[pos:pos + n], tag=idx)
+                pos += n
+            done = b.wait_all()
+        check(sorted(c.tag for c in done) == list(range(len(reqs))), "batch shapes: each request completes once")
+        for c in done:
+            path, off, n = reqs[c.tag]
+            want = blobs[path][off:off + n]
+            check(c.ok and arena[starts[c.tag]:starts[c.tag] + c.result] == want,
+                  f"batch shapes round {round_idx} (depth {depth}): {path} [{off}, +{n}) -> {c}")
+        check(fs.read_many(reqs, depth=depth) == [blobs[p][o:o + n] for p, o, n in reqs],
+              f"batch shapes round {round_idx}: read_many")
+
+    # The Dataset reads a DataLoader batch through the batched API.
+    dataset = t0fs.pytorch.FileDataset(fs, top, depth=4)
+    items = dataset.__getitems__(list(range(len(dataset))))
+    check(items == [fs.read_bytes(p) for p in dataset.paths], "FileDataset.__getitems__")
+    for path in list(blobs) + [out]:
+        fs.remove(path)
+    fs.rmdir(top)
+    log("batch: read_many order, bad requests alone, writes, reused buffers, 3 random shape rounds")
+
+
 def test_example(fs, args):
     """python/examples/train_linear.py, in this process: trains, checkpoints, resumes."""
     spec = importlib.util.spec_from_file_location("train_linear", f"{args.examples}/train_linear.py")
@@ -415,6 +546,7 @@ def main():
     test_checkpoints(fs, args.mount, args.seed)
     test_dataset(fs, rng)
     test_threads_and_fork(fs, rng)
+    test_batch(fs, rng, args.seed)
     test_example(fs, args)
     fs.close()
     log("all python API checks passed")

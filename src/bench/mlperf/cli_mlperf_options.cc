@@ -22,7 +22,10 @@ void AddIoOptions(CLI::App* cmd, MlperfIoOptions* o, const std::string& transfer
                   "file), native (libt0fs; the directory must be on a t0fs mount)")
       ->check(CLI::IsMember({"psync", "io_uring", "native"}))
       ->group(g);
-  cmd->add_option("--iodepth", o->iodepth, "Requests in flight per file (io_uring)")
+  cmd->add_option(
+         "--iodepth", o->iodepth,
+         "Requests in flight per file (io_uring); native: per reader thread, across the files of "
+         "a batch (Torch loader)")
       ->check(CLI::Range(1, 256))
       ->group(g);
   cmd->add_option("--transfer-size", o->transfer, "Bytes per read/write request")->group(g);

@@ -4,7 +4,9 @@
 //    samples one after the other (one whole file each); at most
 //    W × ceil(prefetch_size / W) batches are outstanding, as with
 //    prefetch_factor; batches are consumed in order. read_threads 0 loads
-//    in the rank's own thread.
+//    in the rank's own thread. With the native engine (libt0fs BatchIo) a
+//    worker reads its batch's files together instead, up to iodepth
+//    requests in flight across them (SampleReader::ReadFiles).
 //  - TF (resnet50, cosmoflow; tf.data): the rank's files (i % ranks ==
 //    rank) are read by read_threads interleaved streams, each file front to
 //    back; records (found from the TFRecord framing) fill a bounded pool

@@ -1,6 +1,7 @@
 // The PyTorch map-style loader (see loader.h).
 #include <condition_variable>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -83,6 +84,7 @@ class TorchLoader final : public BatchLoader {
     SampleReader reader(*engines_[worker], ctx_.read);
     const uint32_t batch = ctx_.workload.batch_size;
     const uint32_t spf = std::max<uint32_t>(1, ctx_.workload.samples_per_file);
+    if (ctx_.engine.kind == EngineKind::kNative) return LoadBatchTogether(reader, worker, k);
     for (uint32_t j = 0; j < batch; ++j) {
       uint64_t sample = order_.SampleAt(k * batch + j);
       uint64_t t0 = MonoNanos();
@@ -93,6 +95,27 @@ class TorchLoader final : public BatchLoader {
       if (ctx_.live_samples) ctx_.live_samples->fetch_add(1, std::memory_order_relaxed);
     }
     return Status::Ok();
+  }
+
+  // The native engine (libt0fs BatchIo): the batch's files are read
+  // together, --iodepth requests in flight across them, where a DataLoader
+  // worker would read them one after the other; small samples then do not
+  // leave the worker with one request in flight.
+  Status LoadBatchTogether(SampleReader& reader, uint32_t worker, uint64_t k) {
+    const uint32_t batch = ctx_.workload.batch_size;
+    const uint32_t spf = std::max<uint32_t>(1, ctx_.workload.samples_per_file);
+    std::vector<std::string> paths;
+    paths.reserve(batch);
+    for (uint32_t sample_idx = 0; sample_idx < batch; ++sample_idx) {
+      paths.push_back(ctx_.layout.FilePath(order_.SampleAt(k * batch + sample_idx) / spf));
+    }
+    auto file_done = [&](size_t, uint64_t bytes, uint64_t nanos) {
+      latency_[worker].Record(nanos);
+      Count(bytes, 1);
+      if (ctx_.live_bytes) ctx_.live_bytes->fetch_add(bytes, std::memory_order_relaxed);
+      if (ctx_.live_samples) ctx_.live_samples->fetch_add(1, std::memory_order_relaxed);
+    };
+    return reader.ReadFiles(paths, file_done).status();
   }
 
   void Worker(uint32_t idx) {

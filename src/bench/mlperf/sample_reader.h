@@ -5,6 +5,11 @@
 // rounds the last request up to 4 KiB). An optional sink sees the bytes in
 // file order (the TFRecord scanner).
 //
+// ReadFiles reads several whole files together: their requests share the
+// engine's depth, so a reader thread keeps up to depth requests in flight
+// across files even when each file is smaller than one transfer (the
+// native engine's BatchIo; the Torch loader reads a batch this way).
+//
 // Test hook: `delay_per_file_s` sleeps after every file, to emulate slow
 // storage in tests (docs/mlperf.md, "Test hooks").
 // Thread safety: one reader per thread (it owns no engine, it borrows one).
@@ -13,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 
 #include "bench/engine.h"
@@ -26,6 +32,9 @@ struct ReadOptions {
 };
 
 using DataSink = std::function<Status(const std::byte* data, size_t len)>;
+// Called as each file of ReadFiles completes: its index, bytes, and the
+// nanoseconds from its first request to its last completion.
+using FileDone = std::function<void(size_t file_idx, uint64_t bytes, uint64_t nanos)>;
 
 class SampleReader {
  public:
@@ -35,6 +44,10 @@ class SampleReader {
   // Reads `length` bytes of an open handle from `offset` (in `transfer` requests).
   Result<uint64_t> ReadRange(int handle, const std::string& path, uint64_t offset,
                              uint64_t length, const DataSink& sink = {});
+  // Reads all of every file of `paths` (data discarded), up to the engine's
+  // depth in flight across them; files open as their first request is due.
+  // Returns the bytes read.
+  Result<uint64_t> ReadFiles(std::span<const std::string> paths, const FileDone& done);
 
  private:
   Engine& engine_;
