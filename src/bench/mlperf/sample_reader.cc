@@ -120,10 +120,6 @@ Result<uint64_t> SampleReader::ReadRange(int handle, const std::string& path, ui
   return total;
 }
 
-}  // namespace t0fs::bench::mlperf
-
-namespace t0fs::bench::mlperf {
-
 Result<uint64_t> SampleReader::ReadFiles(std::span<const std::string> paths,
                                          const FileDone& on_done) {
   const uint64_t xfer = std::min<uint64_t>(options_.transfer, engine_.Buffer(0).size());
