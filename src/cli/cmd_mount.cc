@@ -48,14 +48,19 @@ int RunMount(MountState& s) {
   metrics::AddProcessMetrics(registry);
   metrics::AddBuildInfo(registry, "mount");
   fuse::AddClientMetrics(registry, **client);
+  // Listening before the mount, so that the mount's state names the
+  // endpoint (`t0fs status`); the FUSE families join the registry after.
+  metrics::MetricsServer metrics_server(registry, {.name = "t0fs mount"});
+  Status metrics_started = metrics_server.Start(s.mount.metrics.listen);
+  if (!metrics_started.ok()) return Fail("mount", metrics_started.WithContext("metrics-listen"));
+  if (metrics_server.running()) {
+    s.mount.metrics_address = metrics_server.address();
+    LOG_INFO("metrics on {}", metrics_server.url());
+  }
   // Without an endpoint, FUSE requests are not timed at all.
   auto server = fuse::FuseServer::Mount(**client, s.mountpoint, s.mount,
                                         s.mount.metrics.listen.empty() ? nullptr : &registry);
   if (!server.ok()) return Fail("mount", server.status());
-  metrics::MetricsServer metrics_server(registry, {.name = "t0fs mount"});
-  Status metrics_started = metrics_server.Start(s.mount.metrics.listen);
-  if (!metrics_started.ok()) return Fail("mount", metrics_started.WithContext("metrics-listen"));
-  if (metrics_server.running()) LOG_INFO("metrics on {}", metrics_server.url());
   LOG_INFO("mounted {} (meta {}, local node {}, FUSE 7.{}; {})", (*server)->mountpoint(), s.meta,
            (*client)->local_node(), (*server)->info().minor, (*server)->DescribePassthrough());
   NotifyReady(fmt::format("t0fs mounted at {}", (*server)->mountpoint()));

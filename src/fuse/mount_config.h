@@ -66,6 +66,10 @@ struct MountConfig {
   // The mount's /metrics endpoint (FUSE ops and latency, client bytes by
   // path local/remote, process); --metrics-listen.
   metrics::MetricsConfig metrics;
+  // Where that endpoint was bound (host:port; "" disabled): set by the
+  // mount command once it listens, not an option. The mount's state
+  // (`t0fs status`) reports it.
+  std::string metrics_address;
 
   template <class V>
   void Visit(V& v) {

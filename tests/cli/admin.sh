@@ -41,6 +41,9 @@ wait_until 20 "stored bytes reported" stored_known
 "$T0FS" status --dir "$WORK/data" | grep -Eq "^ +volume 1 .*: t0fs [0-9.]+ [KMGT]?i?B in [0-9]+ chunk file\(s\); .* free" ||
   fail "status volume line: $("$T0FS" status --dir "$WORK/data" | grep volume)"
 
+"$T0FS" status --dir "$WORK/data" | grep -q "^metrics: mount $M http://127.0.0.1:[0-9]*/metrics$" ||
+  fail "status does not name the mount's metrics endpoint: $("$T0FS" status --dir "$WORK/data" | grep metrics)"
+
 log "nothing found, or no secret: the error says what was tried"
 rc=0
 in_dir "$WORK/elsewhere" status 2>"$WORK/err" || rc=$?

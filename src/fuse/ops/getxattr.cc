@@ -26,6 +26,7 @@ void OpGetxattr(OpContext& ctx, Request& req, Reply& reply) {
                         "refused={} local_node={}",
                         ctx.passthrough.enabled() ? "on" : "off", s.backing_files, s.passthrough, s.cached, s.refused,
                         s.failures, ctx.client.local_node().value());
+    if (!ctx.config.metrics_address.empty()) *value += " metrics=" + ctx.config.metrics_address;
   } else {
     value = ctx.client.GetXattr(InodeId(req.nodeid()), name);
   }
