@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <memory>
 
 #include "common/chunk_file.h"
 #include "common/logging.h"
@@ -91,8 +92,11 @@ Result<size_t> ReadObjectVerified(s3::Client& s3, std::string_view key, ChunkId 
   const uint64_t start = first * kChunkBlockSize;
   const uint64_t end =
       (offset + out.size() + kChunkBlockSize - 1) / kChunkBlockSize * kChunkBlockSize;
-  std::vector<std::byte> blocks(end - start);
-  ASSIGN_OR_RETURN(size_t got, s3.GetObject(key, start, blocks));
+  // Not zeroed: the GET fills what is used.
+  std::unique_ptr<std::byte[]> blocks(new std::byte[end - start]);
+  ASSIGN_OR_RETURN(size_t got, s3.GetObject(key, start, std::span(blocks.get(), end - start)));
+  const uint64_t skip = offset - start;
+  if (got <= skip) return size_t{0};  // at or past the object's end
   std::string sums(4 * ((got + kChunkBlockSize - 1) / kChunkBlockSize), '\0');
   auto n = s3.GetObject(ObjectSumsKey(key), SumOffset(first),
                         std::span(reinterpret_cast<std::byte*>(sums.data()), sums.size()));
@@ -103,13 +107,11 @@ Result<size_t> ReadObjectVerified(s3::Client& s3, std::string_view key, ChunkId 
   } else {
     sums.resize(*n);
     RETURN_IF_ERROR(VerifyObjectBlocks(
-        first, std::span<const std::byte>(blocks.data(), got), sums,
+        first, std::span<const std::byte>(blocks.get(), got), sums,
         fmt::format("the object tier's copy of chunk {} version {}", chunk, version)));
   }
-  const uint64_t skip = offset - start;
-  if (got <= skip) return size_t{0};
   const size_t len = std::min<size_t>(got - skip, out.size());
-  std::memcpy(out.data(), blocks.data() + skip, len);
+  std::memcpy(out.data(), blocks.get() + skip, len);
   return len;
 }
 
