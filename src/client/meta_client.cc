@@ -1,12 +1,12 @@
 #include "client/meta_client.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 
-#include <fmt/format.h>
-
 #include "common/logging.h"
+#include "rpc/proto/meta.pb.h"
 #include "rpc/server.h"
 
 namespace t0fs::client {

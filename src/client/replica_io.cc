@@ -353,7 +353,10 @@ Result<size_t> ReplicaIo::DegradedRead(const CachedChunk& chunk, uint64_t offset
   });
   std::vector<bool> failed(cells);
   for (uint32_t i = 0; i < cells; ++i) failed[i] = stripe.cells[i].node.value() == 0;
-  AlignedBuffer cell_buf(cells * unit);
+  // A row's cells, each at i·unit (reused by this thread's next reads: a
+  // fresh buffer of megabytes is page faults on every read).
+  thread_local AlignedBuffer cell_buf;
+  cell_buf.Reserve(cells * unit);
   std::string why;  // the first cell that failed
   // Reads columns [a, a + w) of cell i's row r into its slot of cell_buf
   // (zero past the cell's bytes); false when the cell does not answer.
@@ -386,64 +389,89 @@ Result<size_t> ReplicaIo::DegradedRead(const CachedChunk& chunk, uint64_t offset
     std::memset(at + bytes, 0, w - bytes);
     return true;
   };
-  uint64_t done = 0;
-  for (uint64_t r = offset / row_len; done < len; ++r) {
-    const uint64_t n = ec::RowBytes(stripe.length, k, unit, r);
-    // The row's bytes [lo, hi) are wanted: data cells first..last, and in
-    // them the columns [a, a + w) (the code works column by column, so a
-    // lost column is rebuilt from the same columns of K other cells).
-    const uint64_t lo = offset + done - r * row_len;
-    const uint64_t hi = std::min(n, lo + (len - done));
-    const uint32_t first = static_cast<uint32_t>(lo / unit),
-                   last = static_cast<uint32_t>((hi - 1) / unit);
-    const uint64_t a = first == last ? lo % unit : 0;
-    const uint64_t w = first == last ? hi - first * unit - a : unit;
+  // Row r (n bytes) decoded whole from the first K cells that answer (data
+  // cells first), and kept for the next reads of it.
+  auto decode_row = [&](uint64_t r, uint64_t n) -> Result<std::shared_ptr<const AlignedBuffer>> {
     std::vector<bool> have(cells, false);
     uint32_t got = 0;
-    bool whole = true;  // every wanted data cell answered: nothing to decode
-    for (uint32_t j = first; j <= last; ++j) {
-      if (failed[j]) {
-        whole = false;
-        continue;
-      }
-      ASSIGN_OR_RETURN(bool ok, read_cell(j, r, n, a, w));
-      whole = whole && ok;
+    for (uint32_t i : order) {
+      if (got == k) break;
+      if (failed[i]) continue;
+      ASSIGN_OR_RETURN(bool ok, read_cell(i, r, n, 0, unit));
       if (ok) {
-        have[j] = true;
+        have[i] = true;
         ++got;
       }
     }
-    if (!whole) {
-      for (uint32_t i : order) {
-        if (got == k) break;
-        if (have[i] || failed[i]) continue;
-        ASSIGN_OR_RETURN(bool ok, read_cell(i, r, n, a, w));
-        if (ok) {
-          have[i] = true;
-          ++got;
+    if (got < k) {
+      return Status(
+          StatusCode::kIoError,
+          fmt::format("chunk {}: only {} of the {} erasure-coded cells needed answered ({})",
+                      chunk_id, got, k, why.empty() ? "no other cell" : why));
+    }
+    std::vector<uint32_t> missing;
+    for (uint32_t i = 0; i < cells; ++i) {
+      if (!have[i]) missing.push_back(i);
+    }
+    std::shared_ptr<AlignedBuffer> row = rows_.Allocate(n);
+    RETURN_IF_ERROR(ec::DecodeRow(code, unit, std::span(cell_buf.data(), cells * unit), missing,
+                                  std::span(row->data(), n)));
+    stats_.degraded_rows++;
+    return std::shared_ptr<const AlignedBuffer>(std::move(row));
+  };
+  uint64_t done = 0;
+  for (uint64_t r = offset / row_len; done < len; ++r) {
+    const uint64_t n = ec::RowBytes(stripe.length, k, unit, r);
+    // The row's bytes [lo, hi) are wanted.
+    const uint64_t lo = offset + done - r * row_len;
+    const uint64_t hi = std::min(n, lo + (len - done));
+    // A row decoded a moment ago: a sequential reader's previous request
+    // decoded the row this one continues.
+    std::shared_ptr<const AlignedBuffer> row = rows_.Find(chunk_id, stripe.version, r);
+    // While every data cell of the row answers, the wanted columns of the
+    // wanted data cells are read as they are: nothing to decode.
+    bool lost = false;
+    for (uint32_t j = 0; j < k && !row; ++j)
+      lost = lost || failed[j] || data_.Suspect(stripe.cells[j].node);
+    if (!row && !lost) {
+      const uint32_t first = static_cast<uint32_t>(lo / unit),
+                     last = static_cast<uint32_t>((hi - 1) / unit);
+      const uint64_t a = first == last ? lo % unit : 0;
+      const uint64_t w = first == last ? hi - first * unit - a : unit;
+      bool whole = true;
+      for (uint32_t j = first; j <= last && whole; ++j) {
+        ASSIGN_OR_RETURN(bool ok, read_cell(j, r, n, a, w));
+        whole = ok;
+      }
+      if (whole) {
+        for (uint32_t j = first; j <= last; ++j) {
+          // Unit j of the row holds the row's bytes [j·unit, (j+1)·unit).
+          const uint64_t from = std::max<uint64_t>(lo, j * unit),
+                         to = std::min<uint64_t>(hi, (j + 1) * unit);
+          std::memcpy(buf.data() + done, cell_buf.data() + j * unit + (from - j * unit - a),
+                      to - from);
+          done += to - from;
         }
+        if (n < row_len) break;  // the chunk's last row
+        continue;
       }
-      if (got < k) {
-        return Status(
-            StatusCode::kIoError,
-            fmt::format("chunk {}: only {} of the {} erasure-coded cells needed answered ({})",
-                        chunk_id, got, k, why.empty() ? "no other cell" : why));
-      }
-      std::vector<std::span<std::byte>> columns;
-      std::vector<uint32_t> missing;
-      for (uint32_t i = 0; i < cells; ++i) {
-        columns.emplace_back(cell_buf.data() + i * unit, w);
-        if (!have[i]) missing.push_back(i);
-      }
-      RETURN_IF_ERROR(code.Rebuild(columns, missing));
     }
-    for (uint32_t j = first; j <= last; ++j) {
-      // Unit j of the row holds the row's bytes [j·unit, (j+1)·unit).
-      const uint64_t from = std::max<uint64_t>(lo, j * unit),
-                     to = std::min<uint64_t>(hi, (j + 1) * unit);
-      std::memcpy(buf.data() + done, cell_buf.data() + j * unit + (from - j * unit - a), to - from);
-      done += to - from;
+    // A data cell of the row is lost: the whole row is decoded once, and
+    // the reads that follow (or wait for it meanwhile) take it from memory.
+    if (!row) row = rows_.FindOrClaim(chunk_id, stripe.version, r);
+    if (!row) {
+      auto decoded = decode_row(r, n);
+      if (!decoded.ok()) {
+        rows_.Release(chunk_id, stripe.version, r);
+        return decoded.status();
+      }
+      row = std::move(decoded).value();
+      rows_.Put(chunk_id, stripe.version, r, row);
+    } else {
+      stats_.degraded_row_hits++;
     }
+    std::memcpy(buf.data() + done, row->data() + lo, hi - lo);
+    done += hi - lo;
     if (n < row_len) break;  // the chunk's last row
   }
   stats_.degraded_reads++;

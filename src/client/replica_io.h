@@ -15,9 +15,11 @@
 //   unreachable node the next one too (meta learns that from heartbeats).
 //   An expired capability is refreshed once through the layout room.
 // - Degraded reads (protect=ec): when no replica answers and the chunk has
-//   erasure-coded cells of its committed version, the read is decoded from
-//   the first K cells that answer at exactly that version, row by row
-//   (ec/rows.h; data cells first, so only lost data is computed). The
+//   erasure-coded cells of its committed version, the read is served row by
+//   row (ec/rows.h) from cells at exactly that version: from the wanted data
+//   cells as they are while every data cell of the row answers; else the
+//   row is decoded whole from the first K cells that answer (data cells
+//   first) and kept in DecodedRows, where the row's next reads find it. The
 //   chunk's read right covers its cells.
 // - Reads through the object tier (protect=object): when no replica
 //   answers (and no cells decode) and the chunk's copy in the bucket is its
@@ -41,6 +43,7 @@
 #include <vector>
 
 #include "client/data_client.h"
+#include "client/decoded_rows.h"
 #include "client/inode_state.h"
 #include "client/io_stats.h"
 #include "client/layout_cache.h"
@@ -110,6 +113,7 @@ class ReplicaIo {
   DataClient& data_;
   LayoutCache& layouts_;
   IoStats& stats_;
+  DecodedRows rows_;  // rows degraded reads decoded lately
 };
 
 }  // namespace t0fs::client

@@ -71,6 +71,17 @@ void AddClientMetrics(metrics::Registry& registry, const client::Client& client)
       "Reads decoded from a chunk's erasure-coded cells because no replica answered (protect=ec).",
       {}, [c](SampleSink& sink) { sink.Add(static_cast<double>(c->counters().degraded_reads)); });
   registry.AddCallback(
+      MetricType::kCounter, "t0fs_client_degraded_rows_total",
+      "Stripe rows that degraded reads decoded whole from K cells (kept in memory for the reads "
+      "that follow).",
+      {}, [c](SampleSink& sink) { sink.Add(static_cast<double>(c->counters().degraded_rows)); });
+  registry.AddCallback(MetricType::kCounter, "t0fs_client_degraded_row_hits_total",
+                       "Rows of degraded reads served from memory, decoded by an earlier read (no "
+                       "cell fetched again).",
+                       {}, [c](SampleSink& sink) {
+                         sink.Add(static_cast<double>(c->counters().degraded_row_hits));
+                       });
+  registry.AddCallback(
       MetricType::kCounter, "t0fs_client_object_reads_total",
       "Reads served from the object tier's copy through a data node because no replica answered "
       "(protect=object, before repair recalls the chunk).",

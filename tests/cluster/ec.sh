@@ -200,6 +200,16 @@ stop_mnt2() {
 }
 CLUSTER_STOP_ALSO=stop_mnt2
 wait_until 20 "the second mount" is_mounted "$MNT2"
+# Chunks with a data cell on node 1: their rows are decoded whole (and kept
+# for the reads that follow), not just the parity ignored.
+lost_data_cells=0
+for f in a/f b/f; do
+  n=$(admin layout "t0fs:/$f" --json | python3 -c '
+import json, sys
+print(sum(1 for c in json.load(sys.stdin)["chunks"]
+          if any(cell["node"] == 1 for cell in c["ec"]["cells"][:c["ec"]["k"]])))')
+  lost_data_cells=$((lost_data_cells + n))
+done
 kill9 "${NODE_PIDS[1]}"
 NODE_PIDS[1]=""
 # Read at once, long before repair-grace: the replica is still in the layout.
@@ -209,7 +219,11 @@ metrics2=$(grep -o 'metrics on http://[^ ]*/metrics' "$CLUSTER_DIR/mount2.log" |
 curl -sf "$metrics2" >"$CLUSTER_DIR/metrics2" || fail "the second mount's /metrics ($metrics2) does not answer"
 grep -qE '^t0fs_client_degraded_reads_total [1-9]' "$CLUSTER_DIR/metrics2" ||
   fail "no degraded read counted: $(grep degraded "$CLUSTER_DIR/metrics2")"
-log "$(grep -E '^t0fs_client_degraded_reads_total' "$CLUSTER_DIR/metrics2")"
+if ((lost_data_cells > 0)); then
+  grep -qE '^t0fs_client_degraded_rows_total [1-9]' "$CLUSTER_DIR/metrics2" ||
+    fail "$lost_data_cells chunk(s) lost a data cell, but no row was decoded: $(grep degraded "$CLUSTER_DIR/metrics2")"
+fi
+log "chunks with a data cell on node 1: $lost_data_cells; $(grep -E '^t0fs_client_degraded_(reads|rows|row_hits)_total' "$CLUSTER_DIR/metrics2" | tr '\n' ' ')"
 
 log "== node 1 is lost: chunks rebuilt from their cells"
 wait_until 20 "node 1 down" node_is 1 down

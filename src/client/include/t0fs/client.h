@@ -209,6 +209,10 @@ struct IoCounters {
   uint64_t checksum_errors = 0;
   uint64_t replica_failovers = 0;  // reads served by another replica after one failed
   uint64_t degraded_reads = 0;     // reads decoded from erasure-coded cells (no replica answered)
+  uint64_t degraded_rows =
+      0;  // stripe rows those reads decoded (each kept in memory for the next reads)
+  uint64_t degraded_row_hits =
+      0;  // rows of degraded reads taken from memory, decoded by an earlier read
   uint64_t object_reads = 0;       // reads served from the object tier's copy (no replica answered)
   uint64_t replica_write_failures = 0;  // replicas dropped from a write (reported stale at commit)
   uint64_t passthrough_opens = 0;       // files handed to the kernel (OpenPassthrough)
