@@ -20,7 +20,7 @@ namespace t0fs {
 namespace {
 
 constexpr uint64_t kB = kChunkBlockSize;
-constexpr uint64_t kVersionOffset = 24;
+constexpr uint64_t kVersionOffset = kChunkVersionOffset;
 constexpr uint64_t kFlagsOffset = 32;      // u32 flags
 constexpr uint32_t kFlagChecksumsPending = 1;
 constexpr uint64_t kWriterByte = 40;       // OFD-locked (shared) by passthrough writers
@@ -177,6 +177,30 @@ std::string ChunkCrcPath(const std::string& volume_dir, ChunkId chunk) {
 ChunkFile::ChunkFile(ChunkId chunk, UniqueFd data, UniqueFd crc, bool direct)
     : chunk_(chunk), data_(std::move(data)), crc_(std::move(crc)), direct_(direct) {}
 
+void EncodeChunkCrcHeader(const ChunkCrcHeader& header,
+                          std::span<std::byte, kChunkHeaderSize> out) {
+  std::memset(out.data(), 0, out.size());
+  PutLe<uint32_t>(out.data() + 0, kChunkMagic);
+  PutLe<uint32_t>(out.data() + 4, kChunkFormat);
+  PutLe<uint32_t>(out.data() + 8, kChunkBlockSize);
+  PutLe<uint64_t>(out.data() + 16, header.chunk.value());
+  PutLe<uint64_t>(out.data() + kVersionOffset, header.version);
+}
+
+Result<ChunkCrcHeader> DecodeChunkCrcHeader(std::span<const std::byte> in) {
+  if (in.size() < kChunkHeaderSize || GetLe<uint32_t>(in.data()) != kChunkMagic) {
+    return Status(StatusCode::kCorruption, "no t0fs checksum header");
+  }
+  if (GetLe<uint32_t>(in.data() + 4) != kChunkFormat ||
+      GetLe<uint32_t>(in.data() + 8) != kChunkBlockSize) {
+    return Status(StatusCode::kCorruption,
+                  fmt::format("unsupported chunk format {} (block size {})",
+                              GetLe<uint32_t>(in.data() + 4), GetLe<uint32_t>(in.data() + 8)));
+  }
+  return ChunkCrcHeader{ChunkId(GetLe<uint64_t>(in.data() + 16)),
+                        GetLe<uint64_t>(in.data() + kVersionOffset)};
+}
+
 Status ChunkFile::InitOrValidate() {
   struct stat st {};
   if (::fstat(crc_.get(), &st) != 0) return Status::FromErrno(errno, "stat checksum file");
@@ -187,12 +211,8 @@ Status ChunkFile::InitOrValidate() {
     if (::fstat(crc_.get(), &st) != 0) {
       st2 = Status::FromErrno(errno, "stat checksum file");
     } else if (static_cast<uint64_t>(st.st_size) < kChunkHeaderSize) {
-      std::byte header[kChunkHeaderSize] = {};
-      PutLe<uint32_t>(header + 0, kChunkMagic);
-      PutLe<uint32_t>(header + 4, kChunkFormat);
-      PutLe<uint32_t>(header + 8, kChunkBlockSize);
-      PutLe<uint64_t>(header + 16, chunk_.value());
-      PutLe<uint64_t>(header + kVersionOffset, 0);
+      std::byte header[kChunkHeaderSize];
+      EncodeChunkCrcHeader(ChunkCrcHeader{chunk_, 0}, header);
       st2 = PwriteFull(crc_.get(), header, sizeof header, 0);
     }
     (void)OfdLock(crc_.get(), F_UNLCK, 0, kChunkHeaderSize);
@@ -204,17 +224,17 @@ Status ChunkFile::InitOrValidate() {
 Status ChunkFile::ReadHeader() {
   std::byte header[kChunkHeaderSize];
   ASSIGN_OR_RETURN(size_t n, PreadFull(crc_.get(), header, sizeof header, 0));
-  if (n != sizeof header || GetLe<uint32_t>(header) != kChunkMagic) {
-    return Status(StatusCode::kCorruption, fmt::format("chunk {}: checksum file has no valid header", chunk_));
-  }
-  if (GetLe<uint32_t>(header + 4) != kChunkFormat || GetLe<uint32_t>(header + 8) != kChunkBlockSize) {
-    return Status(StatusCode::kCorruption, fmt::format("chunk {}: unsupported chunk format", chunk_));
-  }
-  if (GetLe<uint64_t>(header + 16) != chunk_.value()) {
+  auto decoded = DecodeChunkCrcHeader(std::span<const std::byte>(header, n));
+  if (!decoded.ok()) {
     return Status(StatusCode::kCorruption,
-                  fmt::format("chunk {}: checksum file belongs to chunk {}", chunk_, GetLe<uint64_t>(header + 16)));
+                  fmt::format("chunk {}: checksum file: {}", chunk_, decoded.status().message()));
   }
-  uint64_t stored = GetLe<uint64_t>(header + kVersionOffset);
+  if (decoded->chunk != chunk_) {
+    return Status(
+        StatusCode::kCorruption,
+        fmt::format("chunk {}: checksum file belongs to chunk {}", chunk_, decoded->chunk));
+  }
+  uint64_t stored = decoded->version;
   uint64_t cur = version_.load();
   while (stored > cur && !version_.compare_exchange_weak(cur, stored)) {
   }

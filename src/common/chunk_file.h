@@ -39,6 +39,20 @@ inline constexpr uint64_t kChunkHeaderSize = 64;
 inline constexpr uint32_t kChunkMagic = 0x4b433054;  // "T0CK"
 inline constexpr uint32_t kChunkFormat = 1;
 
+// The header of a chunk's checksums: its .crc file's, and that of an
+// object's `<key>.crc` in the object tier (data/object_sums.h). Its
+// kChunkHeaderSize bytes, little-endian: magic, format and block size (u32
+// at 0, 4, 8), chunk id (u64 at 16), version (u64 at kChunkVersionOffset),
+// zeros; the u32 CRC32C of each block follows.
+inline constexpr uint64_t kChunkVersionOffset = 24;
+struct ChunkCrcHeader {
+  ChunkId chunk;
+  uint64_t version = 0;
+};
+void EncodeChunkCrcHeader(const ChunkCrcHeader& header, std::span<std::byte, kChunkHeaderSize> out);
+// kCorruption when `in` is shorter than a header or not one of this format.
+Result<ChunkCrcHeader> DecodeChunkCrcHeader(std::span<const std::byte> in);
+
 class ChunkFile {
  public:
   // Takes ownership of the descriptors. `direct`: the data descriptor was

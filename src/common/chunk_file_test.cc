@@ -83,6 +83,31 @@ void RunModelWorkload(ChunkFile& file, uint32_t seed) {
   EXPECT_TRUE(file.VerifyAll().ok());
 }
 
+TEST(ChunkCrcHeader, RoundTripsAndRefusesWhatIsNotOne) {
+  std::byte header[kChunkHeaderSize];
+  std::memset(header, 0xff, sizeof header);
+  EncodeChunkCrcHeader(ChunkCrcHeader{ChunkId(0x0102030405060708), 42}, header);
+  // The documented layout: magic "T0CK", format 1, 4 KiB blocks, id, version, zeros.
+  EXPECT_EQ(std::memcmp(header, "T0CK", 4), 0);
+  EXPECT_EQ(header[4], std::byte{1});
+  EXPECT_EQ(header[9], std::byte{0x10});
+  EXPECT_EQ(header[16], std::byte{0x08});
+  EXPECT_EQ(header[kChunkVersionOffset], std::byte{42});
+  EXPECT_EQ(header[kChunkHeaderSize - 1], std::byte{0});
+  auto decoded = DecodeChunkCrcHeader(header);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(decoded->chunk, ChunkId(0x0102030405060708));
+  EXPECT_EQ(decoded->version, 42u);
+  EXPECT_EQ(DecodeChunkCrcHeader(std::span<const std::byte>(header, kChunkHeaderSize - 1))
+                .status()
+                .code(),
+            StatusCode::kCorruption);
+  header[9] = std::byte{0x20};  // 8 KiB blocks
+  EXPECT_EQ(DecodeChunkCrcHeader(header).status().code(), StatusCode::kCorruption);
+  header[0] = std::byte{0};  // no magic
+  EXPECT_EQ(DecodeChunkCrcHeader(header).status().code(), StatusCode::kCorruption);
+}
+
 TEST_F(ChunkFileTest, MatchesModelBuffered) {
   auto file = OpenChunk(1);
   RunModelWorkload(*file, 1);

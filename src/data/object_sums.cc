@@ -16,9 +16,6 @@ namespace {
 void PutU32(std::string& out, size_t at, uint32_t v) {
   for (int i = 0; i < 4; ++i) out[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
 }
-void PutU64(std::string& out, size_t at, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
-}
 uint64_t GetLe(std::string_view in, size_t at, int bytes) {
   uint64_t v = 0;
   for (int i = 0; i < bytes; ++i)
@@ -37,11 +34,9 @@ void ObjectSums::Add(std::span<const std::byte> bytes) {
 
 std::string ObjectSums::Encode(ChunkId chunk, uint64_t version) const {
   std::string out(kSumsHeaderSize + 4 * sums_.size(), '\0');
-  PutU32(out, 0, kChunkMagic);
-  PutU32(out, 4, 1);  // format
-  PutU32(out, 8, kChunkBlockSize);
-  PutU64(out, 16, chunk.value());
-  PutU64(out, 24, version);
+  EncodeChunkCrcHeader(ChunkCrcHeader{chunk, version},
+                       std::span<std::byte, kChunkHeaderSize>(
+                           reinterpret_cast<std::byte*>(out.data()), kChunkHeaderSize));
   for (size_t i = 0; i < sums_.size(); ++i) PutU32(out, SumOffset(i), sums_[i]);
   return out;
 }
@@ -116,14 +111,16 @@ Result<size_t> ReadObjectVerified(s3::Client& s3, std::string_view key, ChunkId 
 }
 
 Status CheckSumsHeader(std::string_view header, ChunkId chunk, uint64_t version) {
-  if (header.size() < kSumsHeaderSize || GetLe(header, 0, 4) != kChunkMagic ||
-      GetLe(header, 4, 4) != 1 || GetLe(header, 8, 4) != kChunkBlockSize) {
-    return Status(StatusCode::kCorruption, "not a t0fs checksum object (header)");
+  auto decoded = DecodeChunkCrcHeader(
+      std::span<const std::byte>(reinterpret_cast<const std::byte*>(header.data()), header.size()));
+  if (!decoded.ok()) {
+    return Status(StatusCode::kCorruption,
+                  fmt::format("not a t0fs checksum object ({})", decoded.status().message()));
   }
-  if (GetLe(header, 16, 8) != chunk.value() || GetLe(header, 24, 8) != version) {
+  if (decoded->chunk != chunk || decoded->version != version) {
     return Status(StatusCode::kCorruption,
                   fmt::format("checksums of chunk {} version {}, not of chunk {} version {}",
-                              GetLe(header, 16, 8), GetLe(header, 24, 8), chunk, version));
+                              decoded->chunk, decoded->version, chunk, version));
   }
   return Status::Ok();
 }

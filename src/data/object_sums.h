@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/chunk_file.h"
 #include "common/ids.h"
 #include "common/object_key.h"
 #include "common/status.h"
@@ -42,7 +43,7 @@ class ObjectSums {
 
 // Byte offset in the `.crc` object of block `block`'s checksum.
 uint64_t SumOffset(uint64_t block);
-inline constexpr uint64_t kSumsHeaderSize = 64;
+inline constexpr uint64_t kSumsHeaderSize = kChunkHeaderSize;
 
 // Checks the header of a `.crc` object against the chunk and version it
 // must describe.
