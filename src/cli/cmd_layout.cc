@@ -76,7 +76,8 @@ int RunLayout(LayoutState& s) {
   // The protection state: chunks with fewer healthy replicas (on distinct
   // nodes) than the protection goal, or without a copy of their newest
   // version in the object tier, or without all K+M erasure-coded cells of
-  // it on nodes that are not down.
+  // it on nodes that are not lost (as meta counts them: a node down for
+  // less than repair-grace still holds its cells).
   const client::Protection& goal = objective.protect;
   const bool served = goal.kind == client::ProtectKind::kReplicas ||
                       goal.kind == client::ProtectKind::kObject ||
@@ -105,7 +106,7 @@ int RunLayout(LayoutState& s) {
                       e.m == goal.parity && e.placed() == e.cells.size();
       for (const ec::CellPlace& cell : e.cells) {
         auto it = nodes.find(cell.node.value());
-        complete = complete && it != nodes.end() && it->second->state != "down";
+        complete = complete && it != nodes.end() && !it->second->lost;
       }
       chunks_below += !complete;
     }

@@ -56,12 +56,19 @@ nlohmann::json ToJson(const client::ClusterStatus& s, const std::string& meta,
            {"chunks", v.chunks},
            {"stored_bytes", v.stored_bytes ? nlohmann::json(*v.stored_bytes) : nlohmann::json()}});
     }
-    nodes.push_back({{"node", n.node.value()}, {"state", n.state}, {"address", n.address},
-                     {"hostname", n.hostname}, {"last_heartbeat_ms_ago", n.last_heartbeat_ms_ago},
-                     {"replicas", n.replicas}, {"volumes", vols},
+    nodes.push_back({{"node", n.node.value()},
+                     {"state", n.state},
+                     {"lost", n.lost},
+                     {"address", n.address},
+                     {"hostname", n.hostname},
+                     {"last_heartbeat_ms_ago", n.last_heartbeat_ms_ago},
+                     {"replicas", n.replicas},
+                     {"volumes", vols},
                      {"metrics_address", n.metrics_address},
-                     {"traffic", {{"tcp_read_bytes", n.tcp_read_bytes}, {"tcp_write_bytes", n.tcp_write_bytes},
-                                  {"local_opens", n.local_opens}}}});
+                     {"traffic",
+                      {{"tcp_read_bytes", n.tcp_read_bytes},
+                       {"tcp_write_bytes", n.tcp_write_bytes},
+                       {"local_opens", n.local_opens}}}});
   }
   return {{"meta", meta},
           {"cluster_id", s.cluster_id},
@@ -120,8 +127,9 @@ void PrintTable(const client::ClusterStatus& s, const std::string& meta, const s
     const std::optional<uint64_t> node_stored = StoredBytes(n);
     stored = stored && node_stored ? std::optional<uint64_t>(*stored + *node_stored) : std::nullopt;
     fmt::print("{:<6} {:<9} {:<22} {:<16} {:>7} {:>11} {:>11} {:>9} {:>9.1f}s\n", n.node.value(),
-               n.state, n.address, n.hostname.substr(0, 16), n.volumes.size(), Stored(node_stored),
-               FormatByteSize(node_free), n.replicas, n.last_heartbeat_ms_ago / 1000.0);
+               n.lost ? "lost" : n.state, n.address, n.hostname.substr(0, 16), n.volumes.size(),
+               Stored(node_stored), FormatByteSize(node_free), n.replicas,
+               n.last_heartbeat_ms_ago / 1000.0);
     for (const client::VolumeStatus& v : n.volumes) {
       fmt::print("         volume {} {}: t0fs {} in {} chunk file(s); {} of {} free\n",
                  v.volume.value(), v.path, Stored(v.stored_bytes), v.chunks,

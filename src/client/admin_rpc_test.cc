@@ -58,7 +58,10 @@ class AdminRpcTest : public ::testing::Test {
             v->set_free_bytes(40);
             v->set_chunks(5);
           }
-          rsp.add_nodes()->set_node(2);
+          auto* lost = rsp.add_nodes();
+          lost->set_node(2);
+          lost->set_state("down");
+          lost->set_lost(true);
           return Status::Ok();
         }));
     h.push_back(rpc::Handle<Method::kFsck>([](const pb::Empty&, pb::FsckRsp& rsp, rpc::Call&) {
@@ -148,6 +151,9 @@ TEST_F(AdminRpcTest, StatusArrivesAsPlainRecords) {
   const NodeStatus& n = status->nodes[0];
   EXPECT_EQ(n.node, NodeId(1));
   EXPECT_EQ(n.state, "up");
+  EXPECT_FALSE(n.lost);
+  EXPECT_EQ(status->nodes[1].state, "down");
+  EXPECT_TRUE(status->nodes[1].lost);
   EXPECT_EQ(n.host_id, "h1");
   EXPECT_EQ(n.tcp_read_bytes, 10u);
   EXPECT_EQ(n.local_opens, 3u);

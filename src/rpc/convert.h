@@ -219,6 +219,7 @@ N FromWire(const pb::NodeStatus& in) {
   out.tcp_write_bytes = in.tcp_write_bytes();
   out.local_opens = in.local_opens();
   out.metrics_address = in.metrics_address();
+  out.lost = in.lost();
   return out;
 }
 

@@ -227,6 +227,12 @@ log "chunks with a data cell on node 1: $lost_data_cells; $(grep -E '^t0fs_clien
 
 log "== node 1 is lost: chunks rebuilt from their cells"
 wait_until 20 "node 1 down" node_is 1 down
+node_lost() {
+  admin status --json | python3 -c '
+import json, sys
+sys.exit(0 if any(n["node"] == 1 and n["lost"] for n in json.load(sys.stdin)["nodes"]) else 1)'
+}
+wait_until 30 "node 1 lost (down past repair-grace)" node_lost
 wait_until 90 "a/f rebuilt off node 1" healthy_off /a/f 1
 wait_until 90 "b/f rebuilt off node 1" healthy_off /b/f 1
 timeout 60 cmp "$CLUSTER_DIR/src_a" "$MNT/a/f" || fail "a/f does not read back after the rebuild"

@@ -100,6 +100,10 @@ struct NodeStatus {
   uint64_t tcp_write_bytes = 0;  // chunk bytes received over TCP
   uint64_t local_opens = 0;      // chunk files handed to same-host clients
   std::string metrics_address;   // host:port of its /metrics; "" when disabled
+  // Down for longer than repair-grace: its replicas and erasure-coded cells
+  // count as gone and are made again elsewhere (a down node that is not
+  // lost yet still counts as holding them).
+  bool lost = false;
 };
 
 // The cluster as meta reports it (`t0fs status`). Repair counters are since
