@@ -13,7 +13,8 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
   auto* bench = app.add_subcommand(
       "bench",
       "Storage benchmarks for AI workloads on any path: io (fio/elbencho), ai (AI access "
-      "patterns), sweep (iozone), meta (mdtest), mlperf (MLPerf Storage), report (HTML)");
+      "patterns), sweep (iozone), meta (mdtest), ec (erasure-coding CPU cost), mlperf (MLPerf "
+      "Storage), report (HTML)");
   bench->require_subcommand(1);
   bench->footer(MpiCompiledIn()
                     ? "Multi-host: launch under mpirun; ranks share the work, rank 0 reports."
@@ -22,6 +23,7 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
   RegisterAi(bench, exit_code);
   RegisterSweep(bench, exit_code);
   RegisterMeta(bench, exit_code);
+  RegisterEc(bench, exit_code);
   mlperf::RegisterMlperf(bench, exit_code);
   tier0::RegisterTier0(bench, exit_code);
   RegisterReport(bench, exit_code);

@@ -36,6 +36,7 @@ void RegisterIo(CLI::App* bench, int* exit_code);
 void RegisterAi(CLI::App* bench, int* exit_code);
 void RegisterSweep(CLI::App* bench, int* exit_code);
 void RegisterMeta(CLI::App* bench, int* exit_code);
+void RegisterEc(CLI::App* bench, int* exit_code);
 void RegisterReport(CLI::App* bench, int* exit_code);
 
 }  // namespace t0fs::bench

@@ -153,6 +153,20 @@ meta)
   grep -q "file-remove" "$WORK/m3.csv" || fail "no file-remove row in the CSV"
   no_files_left
   ;;
+ec)
+  # Every phase over the rows of --size, each rebuilt row checked (no verify error).
+  "$T0FS" bench ec -k 4 -m 2 --unit 64K --size 2M --threads 2 --json "$WORK/e.json" -q >/dev/null
+  json "$WORK/e.json" "[p['name'] for p in r['runs'][0]['phases']]==['encode','rebuild-1','rebuild-2']"
+  json "$WORK/e.json" "all(p['last_done']['ops']==8 and p['last_done']['bytes']==2*1024*1024 and p['verify_errors']==0 for p in r['runs'][0]['phases'])"
+  "$T0FS" bench ec -k 2 -m 1 --unit 64K --size 1M --json "$WORK/e1.json" -q >/dev/null
+  json "$WORK/e1.json" "[p['name'] for p in r['runs'][0]['phases']]==['encode','rebuild-1']"
+  # Bad input: one line on stderr, exit 1, no result file.
+  for bad in "-k 0" "-k 30 -m 5" "--unit 100" "--size 1K" "--unit 1Q"; do
+    if "$T0FS" bench ec $bad --json "$WORK/bad.json" -q >/dev/null 2>"$WORK/err.txt"; then fail "ec $bad accepted"; fi
+    [[ $(wc -l <"$WORK/err.txt") -eq 1 ]] && grep -q "^t0fs bench: error: " "$WORK/err.txt" || fail "ec $bad: $(cat "$WORK/err.txt")"
+    [[ ! -e "$WORK/bad.json" ]] || fail "ec $bad wrote a result"
+  done
+  ;;
 report)
   "$T0FS" bench io --drop-caches fadvise "$D" --rw read --bs 64K --size 1M --repeat 2 --label baseline --json "$WORK/a.json" -q >/dev/null
   "$T0FS" bench io --drop-caches fadvise "$D" --rw read --bs 64K --size 1M --repeat 2 --label candidate --json "$WORK/b.json" -q >/dev/null
@@ -175,7 +189,7 @@ PY
   no_files_left
   ;;
 help)
-  for sub in io ai sweep meta report; do
+  for sub in io ai sweep meta ec report; do
     "$T0FS" bench $sub --help >"$WORK/help.txt" || fail "$sub --help"
     grep -q "Usage" "$WORK/help.txt" || fail "$sub --help has no usage"
   done
