@@ -191,7 +191,8 @@ int Run(const Tier0Options& opts, const std::string& command) {
 void RegisterTier0(CLI::App* bench, int* exit_code) {
   auto* cmd = AddBenchSubcommand(
       bench, "tier0-vs-networked",
-      "The Tier 0 experiment: the seed tests on data placed on the GPU nodes' own drives vs. on "
+      "The Tier 0 experiment: the tests of the Tier 0 report on data placed on the GPU nodes' own "
+      "drives vs. on "
       "storage nodes behind a shaped link, in one command (root; network namespaces), or on a "
       "running cluster (--hosts)");
   auto o = std::make_shared<Tier0Options>();
