@@ -17,10 +17,12 @@
 #include <utility>
 #include <vector>
 
+#include "common/secret.h"
 #include "py_batch.h"
 #include "py_convert.h"
 #include "py_errors.h"
 #include "py_file.h"
+#include "t0fs/admin.h"
 #include "t0fs/client.h"
 
 namespace t0fs::python {
@@ -56,7 +58,12 @@ class PyClient {
     options.retry_timeout.value = std::chrono::milliseconds(static_cast<int64_t>(o.retry_timeout * 1000));
     options.rpc_timeout.value = std::chrono::milliseconds(static_cast<int64_t>(o.rpc_timeout * 1000));
     auto connected = ValueOrRaise(WithoutGil([&] { return client::Client::Connect(options); }), "");
-    return std::make_unique<PyClient>(std::shared_ptr<client::Client>(std::move(connected)));
+    auto made = std::make_unique<PyClient>(std::shared_ptr<client::Client>(std::move(connected)));
+    // For objectives (an admin call of meta's), opened at their first use.
+    made->admin_options_.meta = o.meta;
+    made->admin_options_.secret =
+        o.secret.empty() ? ValueOrRaise(LoadSecret(o.secret_file), o.secret_file) : o.secret;
+    return made;
   }
 
   explicit PyClient(std::shared_ptr<client::Client> client)
@@ -65,6 +72,7 @@ class PyClient {
     if (InForkedChild(generation_)) {
       // The parent's session: its threads are not in this process.
       if (client_) (void)new std::shared_ptr<client::Client>(std::move(client_));
+      (void)admin_.release();
       return;
     }
     Close();
@@ -240,6 +248,41 @@ class PyClient {
         client_, client::BatchIoOptions{.workers = workers, .node_depth = node_depth});
   }
 
+  // The objective of `path` as `t0fs objective get` prints it.
+  std::string GetObjective(const std::string& path) {
+    client::Attr attr = Resolve(path);
+    client::AdminClient& admin = Admin();
+    auto objective = ValueOrRaise(WithoutGil([&] { return admin.GetObjective(attr.ino); }), path);
+    return client::DescribeObjective(objective);
+  }
+
+  // `settings` ("replicas=2 protect=object within=30m", as `t0fs objective
+  // set` takes them) over the current objective of `path` (and, recursive,
+  // of everything below a directory): (the objective recorded, inodes
+  // changed).
+  py::tuple SetObjective(const std::string& path, const std::string& settings, bool recursive) {
+    std::vector<std::string> items;
+    for (size_t at = 0; at < settings.size();) {
+      const size_t end = std::min(settings.find_first_of(" \t\n", at), settings.size());
+      if (end > at) items.push_back(settings.substr(at, end - at));
+      at = end + 1;
+    }
+    if (items.empty())
+      Raise(Status(StatusCode::kInvalidArgument, "no settings (e.g. replicas=2)"), path);
+    // Bad settings are refused before anything is contacted.
+    OkOrRaise(client::ParseObjective(items, client::Objective()).status(), path);
+    client::Attr attr = Resolve(path);
+    client::AdminClient& admin = Admin();
+    auto set = ValueOrRaise(
+        WithoutGil([&]() -> Result<client::AdminClient::ObjectiveSet> {
+          ASSIGN_OR_RETURN(client::Objective current, admin.GetObjective(attr.ino));
+          ASSIGN_OR_RETURN(client::Objective wanted, client::ParseObjective(items, current));
+          return admin.SetObjective(attr.ino, wanted, recursive);
+        }),
+        path);
+    return py::make_tuple(client::DescribeObjective(set.objective), set.changed);
+  }
+
   py::dict Counters() { return CountersDict(Get().counters()); }
   std::string ClusterId() { return Get().cluster_id(); }
   uint64_t LocalNode() { return Get().local_node().value(); }
@@ -249,6 +292,14 @@ class PyClient {
     CheckSameProcess(generation_);
     if (!client_) throw std::runtime_error("the t0fs client is closed");
     return *client_;
+  }
+
+  client::AdminClient& Admin() {
+    Get();
+    if (!admin_) {
+      admin_ = ValueOrRaise(client::AdminClient::Open(admin_options_), admin_options_.meta);
+    }
+    return *admin_;
   }
 
   // Attributes of `path`; errors name `report` (the path the caller gave).
@@ -266,6 +317,8 @@ class PyClient {
 
   std::shared_ptr<client::Client> client_;
   uint64_t generation_;
+  client::AdminClient::Options admin_options_;
+  std::unique_ptr<client::AdminClient> admin_;  // opened by the first objective call
 };
 
 }  // namespace t0fs::python

@@ -103,6 +103,9 @@ PYBIND11_MODULE(_t0fs, m) {
       .def("listxattr", &PyClient::ListXattr, py::arg("path"))
       .def("removexattr", &PyClient::RemoveXattr, py::arg("path"), py::arg("name"))
       .def("layout", &PyClient::Layout, py::arg("path"))
+      .def("objective", &PyClient::GetObjective, py::arg("path"))
+      .def("set_objective", &PyClient::SetObjective, py::arg("path"), py::arg("settings"),
+           py::arg("recursive") = true)
       .def("statfs", &PyClient::StatFs)
       .def("batch", &PyClient::OpenBatch, py::arg("workers") = 4, py::arg("node_depth") = 8)
       .def("counters", &PyClient::Counters)

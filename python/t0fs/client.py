@@ -302,6 +302,20 @@ class Client:
         "state"}]}], "passthrough", "passthrough_reason"}."""
         return self._native.layout(_abs(path))
 
+    def objective(self, path):
+        """The objective of a file or directory, as `t0fs objective get` prints
+        it: "replicas=1 placement=local protect=object within=30m"."""
+        return self._native.objective(_abs(path))
+
+    def set_objective(self, path, settings, recursive=True):
+        """Sets objective settings ("replicas=2", "protect=ec:4+2 within=10m",
+        "keep-local=…": as `t0fs objective set` takes them, space-separated)
+        over the current objective of path and, recursive, of everything below
+        a directory. Returns (the objective recorded, inodes changed); existing
+        data converges in the background. Bad settings raise OSError(EINVAL)
+        before anything is changed."""
+        return tuple(self._native.set_objective(_abs(path), settings, bool(recursive)))
+
     def statfs(self):
         """{"total_bytes", "free_bytes", "files", "block_size", "max_name"}."""
         return self._native.statfs()

@@ -98,6 +98,24 @@ def test_files(fs, rng, mnt):
     check(all(r["local"] and r["state"] == "healthy" for c in layout["chunks"] for r in c["replicas"]),
           f"replicas local and healthy: {layout}")
 
+    # Objectives, as `t0fs objective get/set` show and set them.
+    before = fs.objective("/py/a")
+    check(before.startswith("replicas=1"), f"objective: {before}")
+    recorded, changed = fs.set_objective("/py/a", "replicas=1 protect=replicas:2 within=1h")
+    check("protect=replicas:2" in recorded and "within=" in recorded and changed >= 2,
+          f"set_objective: {recorded}, {changed} changed")
+    check("protect=replicas:2" in fs.objective("/py/a/one.bin"),
+          f"recursive: the file below took the objective: {fs.objective('/py/a/one.bin')} vs {recorded}")
+    for bad in ("replicas=banana", "", "colour=blue"):
+        try:
+            fs.set_objective("/py/a", bad)
+            check(False, f"set_objective {bad!r} accepted")
+        except OSError as e:
+            check(e.errno == errno.EINVAL, f"set_objective {bad!r}: {e}")
+    check(fs.objective("/py/a") == recorded, "a refused setting changed nothing")
+    recorded, _ = fs.set_objective("/py/a", "sync")
+    check(recorded == before, f"sync goes back: {recorded} vs {before}")
+
     # Mount writes, module reads (whole, buffered, zero-copy into numpy, pread).
     data2 = rng.randbytes(MIB + 777)
     with open(f"{mnt}/py/a/two.bin", "wb") as f:
