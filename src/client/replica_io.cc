@@ -470,13 +470,33 @@ Status ReplicaIo::Write(InodeState& st, const CachedChunk& chunk, uint64_t offse
         StatusCode::kIoError,
         fmt::format("chunk {} of inode {}: no replica can take writes", chunk_id, st.ino));
   }
-  // The bucket holds the committed version and this session wrote nothing
-  // here yet: a lost node is not waited for, meta stages the chunk back.
-  const bool stage = CanStageBack(chunk.info, session_wrote);
+  // Bytes this session wrote since its commit are on these replicas only:
+  // nothing else can take the write.
+  if (session_wrote) {
+    return WriteTo(st, chunk, targets, offset_in_chunk, data, version, direct, /*wait=*/true);
+  }
   Status written =
-      WriteTo(st, chunk, targets, offset_in_chunk, data, version, direct, /*wait=*/!stage);
-  if (written.ok() || !stage || !rpc::IsTransportError(written.code())) return written;
-  return StageBack(st, chunk, targets, offset_in_chunk, data, version, direct, written);
+      WriteTo(st, chunk, targets, offset_in_chunk, data, version, direct, /*wait=*/false);
+  if (written.ok() || !rpc::IsTransportError(written.code())) return written;
+  // No replica answers. When the bucket holds the committed version, meta
+  // stages the chunk back (a lost node is not waited for). The layout may
+  // predate the chunk's copy there (a file open since before its upload):
+  // asked again once.
+  CachedChunk current = chunk;
+  if (!CanStageBack(current.info, false) && layouts_.Refresh(st, chunk.info.index, 1).ok()) {
+    auto fresh = layouts_.ChunkFor(st, chunk.info.index);
+    if (fresh.ok() && *fresh && !(*fresh)->info.replicas.empty() &&
+        (*fresh)->info.replicas.front().chunk == chunk_id) {
+      current = std::move(**fresh);
+    }
+  }
+  if (CanStageBack(current.info, false)) {
+    return StageBack(st, current, targets, offset_in_chunk, data, version, direct, written);
+  }
+  // Nothing to stage back: a single replica's node is waited for (a restart
+  // ridden out); with several, the write failed on every one of them.
+  if (targets.size() > 1) return written;
+  return WriteTo(st, chunk, targets, offset_in_chunk, data, version, direct, /*wait=*/true);
 }
 
 std::vector<ReplicaInfo> ReplicaIo::WriteTargets(InodeState& st, const CachedChunk& chunk,

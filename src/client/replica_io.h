@@ -31,7 +31,9 @@
 //   because their nodes do not answer, the bucket holds the chunk's
 //   committed version and this session wrote nothing to the chunk yet (else
 //   its unsynced bytes live only on the lost nodes), the lost node is not
-//   waited for: meta is asked to recall the chunk to an up node now
+//   waited for (a layout that knows no bucket copy is asked for again once:
+//   the file may have been open since before its upload): meta is asked to
+//   recall the chunk to an up node now
 //   (ReportReplica, kWriterWaits; it does so once the node misses its
 //   heartbeats), and the layout is asked again every kStageBackPoll until
 //   a healthy replica takes the write, or the retry timeout passes (EIO).

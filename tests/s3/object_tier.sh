@@ -266,7 +266,6 @@ admin objective set t0fs:/s replicas=1 protect=object within=1s >/dev/null
 # bucket to stage back).
 head -c $((7 << 19)) /dev/urandom >"$CLUSTER_DIR/model"
 cp "$CLUSTER_DIR/model" "$MNT/s/f"
-wait_until 60 "s/f uploaded" protection_is /s/f protected
 holders() {  # holders PATH INDEX: the nodes of chunk INDEX's healthy replicas
   admin layout "t0fs:$1" --json | python3 -c '
 import json, sys
@@ -289,18 +288,23 @@ urgent_recalls() {  # meta's count of recalls a waiting writer asked for
 stage_before=$(stage_backs)
 [[ -n "$stage_before" ]] || fail "the mount's /metrics has no t0fs_client_stage_back_requests_total"
 [[ "$(urgent_recalls)" == 0 ]] || fail "meta's /metrics: t0fs_meta_object_urgent_recalls_total '$(urgent_recalls)', not 0"
-# pwrite_at FILE OFFSET|append PIECE: one write of PIECE's bytes and an
-# fsync; prints the seconds it took.
+# pwrite_at FILE OFFSET|append PIECE [GO]: one write of PIECE's bytes and an
+# fsync; prints the seconds it took. With GO: FILE is opened at once, GO.ready
+# made, and the write waits until GO exists.
 cat >"$CLUSTER_DIR/pwrite_at.py" <<'PY'
 import os, sys, time
 data = open(sys.argv[3], "rb").read()
+append = sys.argv[2] == "append"
+fd = os.open(sys.argv[1], os.O_WRONLY | (os.O_APPEND if append else 0))
+if len(sys.argv) > 4:
+    open(sys.argv[4] + ".ready", "w").close()
+    deadline = time.time() + 120
+    while not os.path.exists(sys.argv[4]):
+        if time.time() > deadline:
+            sys.exit("held writer: never told to write")
+        time.sleep(0.05)
 start = time.monotonic()
-if sys.argv[2] == "append":
-    fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
-    n = os.write(fd, data)
-else:
-    fd = os.open(sys.argv[1], os.O_WRONLY)
-    n = os.pwrite(fd, data, int(sys.argv[2]))
+n = os.write(fd, data) if append else os.pwrite(fd, data, int(sys.argv[2]))
 if n != len(data):
     sys.exit("short write: %d of %d bytes" % (n, len(data)))
 os.fsync(fd)
@@ -310,17 +314,25 @@ PY
 pwrite_at() { /usr/bin/python3 "$CLUSTER_DIR/pwrite_at.py" "$@"; }
 pwrite_at_within() { local limit=$1; shift; timeout "$limit" /usr/bin/python3 "$CLUSTER_DIR/pwrite_at.py" "$@"; }
 # The middle write spans chunks 1 and 2 and starts and ends inside 4 KiB
-# blocks (the recalled replicas' bytes around it must stay).
+# blocks (the recalled replicas' bytes around it must stay). It goes
+# through a descriptor opened before the upload (its layout knows no copy
+# in the bucket: the client asks meta again).
 head -c 3000 /dev/urandom >"$CLUSTER_DIR/piece"
 head -c $((300 << 10)) /dev/urandom >"$CLUSTER_DIR/tail"
 mid=$(((2 << 20) - 1000))
 pwrite_at "$CLUSTER_DIR/model" "$mid" "$CLUSTER_DIR/piece" >/dev/null
 pwrite_at "$CLUSTER_DIR/model" append "$CLUSTER_DIR/tail" >/dev/null
+pwrite_at_within 180 "$MNT/s/f" "$mid" "$CLUSTER_DIR/piece" "$CLUSTER_DIR/wgo" >"$CLUSTER_DIR/took" &
+WRITER_PID=$!
+wait_until 20 "the held writer opened s/f" test -e "$CLUSTER_DIR/wgo.ready"
+wait_until 60 "s/f uploaded" protection_is /s/f protected
 kill9 "${NODE_PIDS[$lost]}"
 NODE_PIDS[$lost]=""
 # Well under the mount's retry timeout (60s): waiting for the node would fail.
-took=$(pwrite_at_within 40 "$MNT/s/f" "$mid" "$CLUSTER_DIR/piece") ||
-  fail "the write into s/f did not succeed with node $lost lost"
+touch "$CLUSTER_DIR/wgo"
+wait_until 40 "the held writer's write into s/f with node $lost lost" test -s "$CLUSTER_DIR/took"
+wait "$WRITER_PID" || fail "the held writer's write into s/f failed"
+took=$(cat "$CLUSTER_DIR/took")
 took_append=$(pwrite_at_within 40 "$MNT/s/f" append "$CLUSTER_DIR/tail") ||
   fail "the append to s/f did not succeed with node $lost lost"
 log "node $lost killed: the middle write took ${took}s, the append ${took_append}s"
