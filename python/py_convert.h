@@ -120,6 +120,7 @@ inline py::dict CountersDict(const client::IoCounters& n) {
   out["checksum_errors"] = n.checksum_errors;
   out["replica_failovers"] = n.replica_failovers;
   out["replica_write_failures"] = n.replica_write_failures;
+  out["stage_back_requests"] = n.stage_back_requests;
   return out;
 }
 

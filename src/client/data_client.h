@@ -107,6 +107,12 @@ class DataClient {
   void Unreachable(NodeId node);
   void Reachable(NodeId node);
   bool Suspect(NodeId node);
+  // When a wait for a replica that started at `start` gives up: the
+  // client's retry timeout (shortened while the mount stops).
+  std::chrono::steady_clock::time_point RetryDeadline(
+      std::chrono::steady_clock::time_point start) const {
+    return meta_.RetryDeadline(start);
+  }
 
  private:
   Result<rpc::Channel*> ChannelFor(NodeId node);

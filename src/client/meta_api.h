@@ -67,6 +67,10 @@ enum class ReplicaProblem {
   kChecksum,     // a block failed its checksum: repaired
   kStale,        // older than committed, or its file is missing: repaired
   kUnreachable,  // its node did not answer: meta learns that from heartbeats
+  // Its node did not answer a write that no other replica took: meta
+  // recalls the chunk from the object tier to an up node now if the node
+  // is not heartbeating (a writer waits; see ReplicaIo::Write).
+  kWriterWaits,
 };
 
 class MetaApi {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "common/buffer.h"
 #include "common/logging.h"
@@ -480,25 +482,132 @@ Result<size_t> ReplicaIo::DegradedRead(const CachedChunk& chunk, uint64_t offset
   return static_cast<size_t>(done);
 }
 
+bool CanStageBack(const ChunkInfo& chunk, bool session_wrote) {
+  const uint64_t committed = CommittedVersion(chunk);
+  return !session_wrote && committed != 0 && chunk.object_version == committed &&
+         !chunk.object_readers.empty();
+}
+
 Status ReplicaIo::Write(InodeState& st, const CachedChunk& chunk, uint64_t offset_in_chunk,
                         std::span<const std::byte> data, uint64_t version, bool direct) {
+  const ChunkId chunk_id = chunk.info.replicas.front().chunk;
+  bool session_wrote = false;
+  std::vector<ReplicaInfo> targets = WriteTargets(st, chunk, &session_wrote);
+  if (targets.empty()) {
+    return Status(
+        StatusCode::kIoError,
+        fmt::format("chunk {} of inode {}: no replica can take writes", chunk_id, st.ino));
+  }
+  // Bytes this session wrote since its commit are on these replicas only:
+  // nothing else can take the write.
+  if (session_wrote) {
+    return WriteTo(st, chunk, targets, offset_in_chunk, data, version, direct, /*wait=*/true);
+  }
+  Status written =
+      WriteTo(st, chunk, targets, offset_in_chunk, data, version, direct, /*wait=*/false);
+  if (written.ok() || !rpc::IsTransportError(written.code())) return written;
+  // No replica answers. When the bucket holds the committed version, meta
+  // stages the chunk back (a lost node is not waited for). The layout may
+  // predate the chunk's copy there (a file open since before its upload):
+  // asked again once.
+  CachedChunk current = chunk;
+  if (!CanStageBack(current.info, false) && layouts_.Refresh(st, chunk.info.index, 1).ok()) {
+    auto fresh = layouts_.ChunkFor(st, chunk.info.index);
+    if (fresh.ok() && *fresh && !(*fresh)->info.replicas.empty() &&
+        (*fresh)->info.replicas.front().chunk == chunk_id) {
+      current = std::move(**fresh);
+    }
+  }
+  if (CanStageBack(current.info, false)) {
+    return StageBack(st, current, targets, offset_in_chunk, data, version, direct, written);
+  }
+  // Nothing to stage back: a single replica's node is waited for (a restart
+  // ridden out); with several, the write failed on every one of them.
+  if (targets.size() > 1) return written;
+  return WriteTo(st, chunk, targets, offset_in_chunk, data, version, direct, /*wait=*/true);
+}
+
+std::vector<ReplicaInfo> ReplicaIo::WriteTargets(InodeState& st, const CachedChunk& chunk,
+                                                 bool* session_wrote) {
   const ChunkId chunk_id = chunk.info.replicas.front().chunk;
   // The replicas this session writes: the healthy ones at its first write,
   // minus any that failed since.
   std::vector<ReplicaInfo> targets;
-  {
-    std::lock_guard lock(st.mu);
-    auto it = st.written_nodes.find(chunk_id);
-    const bool restricted = it != st.written_nodes.end() && !it->second.empty();
-    for (const ReplicaInfo& r : chunk.info.replicas) {
-      if (!Healthy(r)) continue;
-      if (restricted && std::find(it->second.begin(), it->second.end(), r.node) == it->second.end()) continue;
-      targets.push_back(r);
+  std::lock_guard lock(st.mu);
+  auto it = st.written_nodes.find(chunk_id);
+  const bool restricted = it != st.written_nodes.end() && !it->second.empty();
+  if (session_wrote != nullptr) *session_wrote = restricted;
+  for (const ReplicaInfo& r : chunk.info.replicas) {
+    if (!Healthy(r)) continue;
+    if (restricted && std::find(it->second.begin(), it->second.end(), r.node) == it->second.end())
+      continue;
+    targets.push_back(r);
+  }
+  return targets;
+}
+
+Status ReplicaIo::StageBack(InodeState& st, CachedChunk chunk, std::vector<ReplicaInfo> lost,
+                            uint64_t offset_in_chunk, std::span<const std::byte> data,
+                            uint64_t version, bool direct, Status last) {
+  const ChunkId chunk_id = chunk.info.replicas.front().chunk;
+  const uint64_t index = chunk.info.index;
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = data_.RetryDeadline(start);
+  stats_.stage_back_requests++;
+  LOG_WARN(
+      "inode {} chunk #{}: no replica takes the write ({}); asking meta to recall chunk {} from "
+      "the object "
+      "tier (version {}) and waiting for the new replica for up to {}",
+      st.ino, index, last.ToString(), chunk_id, chunk.info.object_version,
+      FormatDuration(
+          Duration{std::chrono::duration_cast<std::chrono::milliseconds>(deadline - start)}));
+  for (;;) {
+    // Meta acts only once the nodes miss their heartbeats: asked again each
+    // round (idempotent there).
+    for (const ReplicaInfo& r : lost) {
+      Status asked = meta_.ReportReplica(r, ReplicaProblem::kWriterWaits, last);
+      if (!asked.ok())
+        LOG_DEBUG("asking meta to stage chunk {} back: {}", chunk_id, asked.ToString());
     }
+    if (std::chrono::steady_clock::now() + kStageBackPoll >= deadline) return last;
+    std::this_thread::sleep_for(kStageBackPoll);
+    Status refreshed = layouts_.Refresh(st, index, 1);
+    if (!refreshed.ok()) {
+      last = refreshed;
+      continue;
+    }
+    ASSIGN_OR_RETURN(std::optional<CachedChunk> fresh, layouts_.ChunkFor(st, index));
+    if (!fresh || fresh->info.replicas.empty() || fresh->info.replicas.front().chunk != chunk_id) {
+      return Status(
+          StatusCode::kIoError,
+          fmt::format("inode {} chunk #{}: chunk {} left the layout while a write waited for it",
+                      st.ino, index, chunk_id));
+    }
+    chunk = std::move(*fresh);
+    // Every healthy replica (a recalled one, the lost node back), or, when
+    // another File of the inode wrote meanwhile, the ones it wrote.
+    std::vector<ReplicaInfo> targets = WriteTargets(st, chunk, nullptr);
+    if (targets.empty()) continue;
+    Status written =
+        WriteTo(st, chunk, targets, offset_in_chunk, data, version, direct, /*wait=*/false);
+    if (written.ok()) {
+      LOG_INFO("inode {} chunk #{}: the write went to a replica after {} ms", st.ino, index,
+               std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - start)
+                   .count());
+      return written;
+    }
+    if (!rpc::IsTransportError(written.code())) return written;
+    last = written;
+    lost = std::move(targets);
   }
-  if (targets.empty()) {
-    return Status(StatusCode::kIoError, fmt::format("chunk {} of inode {}: no replica can take writes", chunk_id, st.ino));
-  }
+}
+
+Status ReplicaIo::WriteTo(InodeState& st, const CachedChunk& chunk,
+                          const std::vector<ReplicaInfo>& targets, uint64_t offset_in_chunk,
+                          std::span<const std::byte> data, uint64_t version, bool direct,
+                          bool wait) {
+  const ChunkId chunk_id = chunk.info.replicas.front().chunk;
   std::vector<ReplicaInfo> remote;
   const ReplicaInfo* local = nullptr;
   for (const ReplicaInfo& r : targets) {
@@ -508,17 +617,19 @@ Status ReplicaIo::Write(InodeState& st, const CachedChunk& chunk, uint64_t offse
       remote.push_back(r);
     }
   }
+  // One replica: nobody to fail over to, so ride out a restart (`wait`).
+  const bool ride_out = wait && targets.size() == 1;
   Status local_status;
   auto write_local = [&] {
     if (local == nullptr) return;
-    auto file = LocalFile(st, *local, chunk.cap, true, direct, /*retry=*/targets.size() == 1);
+    auto file = LocalFile(st, *local, chunk.cap, true, direct, /*retry=*/ride_out);
     local_status = file.ok() ? (*file)->Write(offset_in_chunk, data, version) : file.status();
     if (local_status.ok()) stats_.local_write_bytes += data.size();
   };
   std::vector<Status> remote_status;
   if (targets.size() == 1 && local == nullptr) {
-    // One replica: nobody to fail over to, so ride out a restart.
-    remote_status.push_back(data_.Write(remote.front(), chunk.cap, offset_in_chunk, data, version, /*retry=*/true));
+    remote_status.push_back(
+        data_.Write(remote.front(), chunk.cap, offset_in_chunk, data, version, /*retry=*/ride_out));
   } else if (remote.empty()) {
     write_local();  // the only replica is this node's: no network at all
   } else {
@@ -532,6 +643,7 @@ Status ReplicaIo::Write(InodeState& st, const CachedChunk& chunk, uint64_t offse
       took.push_back(r.node);
       return;
     }
+    if (rpc::IsTransportError(s.code())) data_.Unreachable(r.node);
     if (first_error.ok()) first_error = s;
     if (targets.size() > 1) {
       stats_.replica_write_failures++;

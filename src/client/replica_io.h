@@ -29,6 +29,21 @@
 // - Replicated writes: every healthy replica the session still writes
 //   (InodeState::written_nodes) in parallel; a write succeeds when one took
 //   it, and the ones that did are recorded for the commit.
+// - Staged-back writes (protect=object): when none of them takes a write
+//   because their nodes do not answer, the bucket holds the chunk's
+//   committed version and this session wrote nothing to the chunk yet (else
+//   its unsynced bytes live only on the lost nodes), the lost node is not
+//   waited for (a layout that knows no bucket copy is asked for again once:
+//   the file may have been open since before its upload): meta is asked to
+//   recall the chunk to an up node now
+//   (ReportReplica, kWriterWaits; it does so once the node misses its
+//   heartbeats), and the layout is asked again every kStageBackPoll until
+//   a healthy replica takes the write, or the retry timeout passes (EIO).
+//   The write keeps the session's version (committed + 1): the recalled
+//   replica is at the committed version, so it takes it as any healthy
+//   replica, and the commit marks the lost one stale.
+//   Without a bucket copy, a single replica's node is waited for (the retry
+//   timeout), as before.
 // - Sync: fsync of the replicas written since the last one.
 //
 // Locks: takes InodeState::mu only to read or update the inode's fields,
@@ -36,6 +51,7 @@
 // Thread safety: safe for concurrent use (per inode through InodeState::mu).
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -62,6 +78,13 @@ struct ReplicaRank {
 std::vector<ReplicaInfo> ReadOrder(const std::vector<ReplicaInfo>& replicas,
                                    const std::function<ReplicaRank(const ReplicaInfo&)>& rank);
 
+// Whether a write that no replica of `chunk` took (their nodes do not
+// answer) may ask meta to stage the chunk back from the object tier: the
+// bucket holds its committed version and nodes can read it, and the write's
+// session has not written the chunk yet (`session_wrote`: bytes it wrote
+// before are on the lost nodes only, not in the bucket).
+bool CanStageBack(const ChunkInfo& chunk, bool session_wrote);
+
 // Whether a cached local file (`cached`, null: a known hole) still answers
 // for a replica at `version`, for reading or (`for_write`) writing.
 bool KnownHoleHolds(const InodeState::LocalFile& cached, bool for_write, uint64_t version);
@@ -74,9 +97,14 @@ class ReplicaIo {
   // Reads one piece that lies within chunk `index` (a hole reads empty).
   Result<size_t> Read(InodeState& st, uint64_t index, uint64_t offset_in_chunk, std::span<std::byte> buf,
                       bool direct);
+  // How often a write that waits for a chunk staged back from the object
+  // tier asks meta for its layout again.
+  static constexpr std::chrono::milliseconds kStageBackPoll{500};
+
   // Writes one piece to every healthy replica the session writes (in
   // parallel); succeeds when at least one took it. Replicas that failed
   // leave the session's write set (and are reported stale at commit).
+  // When none took it, see "Staged-back writes" above.
   Status Write(InodeState& st, const CachedChunk& chunk, uint64_t offset_in_chunk, std::span<const std::byte> data,
                uint64_t version, bool direct);
   // fsync of every replica written since the last Sync.
@@ -100,6 +128,22 @@ class ReplicaIo {
   Result<size_t> ReadReplica(InodeState& st, const ReplicaInfo& r, const Capability& cap, uint64_t offset,
                              std::span<std::byte> buf, bool direct, bool last_resort);
   void ReportReplica(const ReplicaInfo& r, ReplicaProblem problem, const Status& why);
+  // The healthy replicas of `chunk` this session writes (all, or those in
+  // written_nodes); `session_wrote` (if given): written_nodes restricts them.
+  std::vector<ReplicaInfo> WriteTargets(InodeState& st, const CachedChunk& chunk,
+                                        bool* session_wrote);
+  // One write of the piece to `targets` (in parallel); `wait`: a single
+  // target's node is waited for (the retry timeout). Records the replicas
+  // that took it; the first error when none did.
+  Status WriteTo(InodeState& st, const CachedChunk& chunk, const std::vector<ReplicaInfo>& targets,
+                 uint64_t offset_in_chunk, std::span<const std::byte> data, uint64_t version,
+                 bool direct, bool wait);
+  // The write no replica in `lost` took (`last`): asks meta to stage the
+  // chunk back and writes to the first healthy replica the layout names,
+  // asking every kStageBackPoll until the retry timeout.
+  Status StageBack(InodeState& st, CachedChunk chunk, std::vector<ReplicaInfo> lost,
+                   uint64_t offset_in_chunk, std::span<const std::byte> data, uint64_t version,
+                   bool direct, Status last);
   // The bytes [offset, offset + buf.size()) of `chunk` (short at its end),
   // decoded from its cells; an error when it has none of its committed
   // version or fewer than K answer.

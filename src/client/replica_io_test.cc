@@ -57,6 +57,30 @@ TEST(ReadOrder, EqualReplicasKeepLayoutOrder) {
   EXPECT_EQ(n.Order({On(3), On(1), On(2)}), (std::vector<uint64_t>{3, 1, 2}));
 }
 
+ChunkInfo InBucket(uint64_t committed, uint64_t object_version, std::vector<NodeId> readers) {
+  ChunkInfo c;
+  c.replicas = {On(1, ReplicaState::kHealthy, committed),
+                On(2, ReplicaState::kStale, committed + 1)};
+  c.object_version = object_version;
+  c.object_readers = std::move(readers);
+  return c;
+}
+
+TEST(CanStageBack, OnlyTheCommittedVersionInTheBucketAndNothingWrittenYet) {
+  EXPECT_TRUE(CanStageBack(InBucket(3, 3, {NodeId(2)}), /*session_wrote=*/false));
+  // This session's earlier bytes are on the lost replicas only.
+  EXPECT_FALSE(CanStageBack(InBucket(3, 3, {NodeId(2)}), /*session_wrote=*/true));
+  // An older version in the bucket (a stale replica's newer one does not count), none, or
+  // nobody to read it.
+  EXPECT_FALSE(CanStageBack(InBucket(3, 2, {NodeId(2)}), false));
+  EXPECT_TRUE(CanStageBack(InBucket(3, 3, {NodeId(3)}), false));
+  EXPECT_FALSE(CanStageBack(InBucket(3, 4, {NodeId(2)}), false));
+  EXPECT_FALSE(CanStageBack(InBucket(3, 0, {NodeId(2)}), false));
+  EXPECT_FALSE(CanStageBack(InBucket(3, 3, {}), false));
+  // Never written: nothing in the bucket to stage.
+  EXPECT_FALSE(CanStageBack(InBucket(0, 0, {NodeId(2)}), false));
+}
+
 TEST(KnownHole, TrustedOnlyWhileTheLayoutSaysNeverWritten) {
   InodeState::LocalFile hole{nullptr, false};
   EXPECT_TRUE(KnownHoleHolds(hole, /*for_write=*/false, /*version=*/0));

@@ -90,6 +90,12 @@ void AddClientMetrics(metrics::Registry& registry, const client::Client& client)
       MetricType::kCounter, "t0fs_client_replica_write_failures_total",
       "Replicas dropped from a write (reported stale at commit, then repaired).", {},
       [c](SampleSink& sink) { sink.Add(static_cast<double>(c->counters().replica_write_failures)); });
+  registry.AddCallback(
+      MetricType::kCounter, "t0fs_client_stage_back_requests_total",
+      "Chunk writes no replica could take (their nodes lost) that asked meta to recall the chunk "
+      "from the object tier at once and waited for the new replica (protect=object).",
+      {},
+      [c](SampleSink& sink) { sink.Add(static_cast<double>(c->counters().stage_back_requests)); });
   registry.AddCallback(MetricType::kGauge, "t0fs_client_local_node",
                        "This client's data node (0: none on this host), as the value.", {},
                        [c](SampleSink& sink) { sink.Add(static_cast<double>(c->local_node().value())); });

@@ -213,6 +213,11 @@ void AddMetaMetrics(metrics::Registry& registry, MetaStore& store, const NodeHea
       "t0fs_meta_object_recalls_total",
       "Copies of chunks back from the object tier, ordered since meta started.",
       [](const RepairStats& r) { return r.recalls; }, MetricType::kCounter);
+  repair_gauge(
+      "t0fs_meta_object_urgent_recalls_total",
+      "Recalls from the object tier started at once, without waiting for repair-grace, because a "
+      "writer waited for a chunk no up node held (counted in t0fs_meta_object_recalls_total too).",
+      [](const RepairStats& r) { return r.urgent_recalls; }, MetricType::kCounter);
   gauge(
       "t0fs_meta_ec_encodes_total",
       "Encode commands (protect=ec: a replica cut into erasure-coded cells) since meta started, "

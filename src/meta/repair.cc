@@ -47,6 +47,26 @@ uint64_t RepairPlanner::LoadOf(NodeId node) {
   return load;
 }
 
+bool RepairPlanner::MarkUrgent(ChunkId chunk) {
+  std::lock_guard lock(mu_);
+  const Clock::time_point now = Clock::now();
+  auto it = urgent_.find(chunk);
+  if (it != urgent_.end()) {
+    it->second = now + kUrgentFor;
+    return false;
+  }
+  if (urgent_.size() >= kMaxUrgent) {
+    std::erase_if(urgent_, [&](const auto& mark) { return mark.second <= now; });
+    if (urgent_.size() >= kMaxUrgent) {
+      LOG_WARN("repair: {} chunks wait for writers already; chunk {} waits for repair-grace",
+               urgent_.size(), chunk);
+      return false;
+    }
+  }
+  urgent_.emplace(chunk, now + kUrgentFor);
+  return true;
+}
+
 void RepairPlanner::RunPass() {
   auto listed = store_.ListNodes();
   if (!listed.ok()) {
@@ -68,6 +88,8 @@ void RepairPlanner::RunPass() {
   {
     std::lock_guard lock(mu_);
     pass_ = PassCounts{};
+    const Clock::time_point now = Clock::now();
+    std::erase_if(urgent_, [&](const auto& mark) { return mark.second <= now; });
   }
   const int64_t now_s = WallNow().sec;
   DeferredQueue deferred;
@@ -144,9 +166,11 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
                               int64_t now_s, DeferredQueue* defer) {
   const bool first = defer != nullptr;  // the scan, which counts; else a deferred protection copy
   bool has_task = false;
+  bool marked = false;  // a writer waits for it (MarkUrgent)
   {
     std::lock_guard lock(mu_);
     has_task = tasks_.count(c.chunk) != 0;  // one task at a time per chunk
+    marked = urgent_.count(c.chunk) != 0;
   }
   const uint32_t synced = std::max<uint32_t>(1, c.objective.replicas);
   std::vector<const Replica*> good, sources, extras_stale, extras_lost, extras_draining;
@@ -155,6 +179,11 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
   for (const Replica& r : c.replicas) {
     if (r.state == ReplicaState::kHealthy) committed = std::max(committed, r.version);
   }
+  // A writer waits and the bucket holds the committed version: replicas on
+  // nodes that miss heartbeats are lost now (the recall is what it waits
+  // for), not after repair-grace.
+  const bool urgent =
+      marked && object_tier_ != nullptr && committed != 0 && c.object_version == committed;
   for (const Replica& r : c.replicas) {
     auto it = nodes.find(r.node);
     const Choice* node = it == nodes.end() ? nullptr : &it->second;
@@ -170,7 +199,7 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
       extras_stale.push_back(&r);
       continue;
     }
-    if (node == nullptr || node->lost) {
+    if (node == nullptr || node->lost || (urgent && node->health != Health::kUp)) {
       extras_lost.push_back(&r);
       continue;
     }
@@ -297,11 +326,13 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
     if (recall) {
       cmd.set_object_key(object_tier_->Key(c.chunk, committed));
       ++stats_.recalls;
+      if (urgent) ++stats_.urgent_recalls;
       queued_[target.node].push_back(std::move(cmd));
       LOG_INFO(
-          "repair: chunk {} (file inode {}) has no copy on any node: recalling version {} "
-          "from the object tier to node {}",
-          c.chunk, c.ino, committed, target.node);
+          "repair: chunk {} (file inode {}) has no copy on any {}node: recalling version {} "
+          "from the object tier to node {}{}",
+          c.chunk, c.ino, urgent ? "up " : "", committed, target.node,
+          urgent ? " now (a writer waits for it)" : "");
       return;
     }
     if (rebuild) {
@@ -329,7 +360,8 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
   drop.insert(drop.end(), extras_stale.begin(), extras_stale.end());
   drop.insert(drop.end(), extras_lost.begin(), extras_lost.end());
   drop.insert(drop.end(), extras_draining.begin(), extras_draining.end());
-  if (good.size() > keep) {
+  // A writer's bytes may be on one of them only until its commit (MarkUrgent).
+  if (good.size() > keep && !marked) {
     ++pass_.over_replicated;
     // Surplus: first those outside the allowed nodes, then the newest.
     std::stable_sort(good.begin(), good.end(), [&](const Replica* a, const Replica* b) {

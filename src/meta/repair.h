@@ -40,6 +40,17 @@
 // made again by the next encode. A node's scrubber sees a cell's checksums
 // only; this sees whether the cells are the code of the data.
 //
+// A writer that finds no replica of a chunk able to take its write (their
+// nodes do not answer) asks for the chunk (MarkUrgent, from ReportReplica
+// with writer_waits): while that mark lasts, and while the object tier
+// holds the chunk's committed version, the pass counts the chunk's replicas
+// on nodes that are not up (suspect or down; a client's word alone never
+// makes a copy of a chunk on a node that heartbeats) as lost — so a chunk no
+// up node holds is recalled at once, not after repair-grace, and the lost
+// replica leaves the layout once the recalled one is healthy. A marked
+// chunk's surplus replicas are not trimmed (the lost node may come back
+// while the writer's bytes are on the recalled replica only, uncommitted).
+//
 // It also reconciles a node that comes back (or that this meta has not seen
 // yet): the node is sent the replicas it should hold with their committed
 // versions and reports any whose file is missing or older, which become
@@ -93,6 +104,7 @@ struct RepairStats {
   uint64_t uploads_done = 0;  // chunk versions copied to the object tier
   uint64_t uploads_failed = 0;
   uint64_t recalls = 0;      // copies started from the object tier
+  uint64_t urgent_recalls = 0;   // ... of them, at once because a writer waited (MarkUrgent)
   uint64_t ec_encodes_done = 0;  // encode commands that wrote their cells
   uint64_t ec_encodes_failed = 0;
   uint64_t ec_rebuilds = 0;  // copies started from erasure-coded cells
@@ -124,6 +136,13 @@ class RepairPlanner {
   RepairStats Stats();
   // Copies in flight towards `node` (placement's load signal).
   uint64_t LoadOf(NodeId node);
+  // A writer waits for `chunk`, which no replica took (see the class
+  // comment): marked for kUrgentFor from now (marked again: extended).
+  // True when it was not marked before. With kMaxUrgent chunks marked
+  // (expired marks dropped first) a new one is refused (logged).
+  bool MarkUrgent(ChunkId chunk);
+  static constexpr std::chrono::seconds kUrgentFor{120};
+  static constexpr size_t kMaxUrgent = 4096;
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -225,6 +244,8 @@ class RepairPlanner {
   std::mutex mu_;  // guards everything below
   uint64_t next_task_id_ = 1;
   std::unordered_map<ChunkId, Task> tasks_;  // by chunk: at most one each
+  // Chunks a writer waits for (MarkUrgent) → when the mark ends.
+  std::unordered_map<ChunkId, Clock::time_point> urgent_;
   std::unordered_map<NodeId, std::deque<pb::NodeCommand>> queued_;
   std::unordered_map<NodeId, bool> check_wanted_;
   std::unordered_map<NodeId, uint64_t> node_bytes_;  // last copied_bytes_total per node

@@ -21,6 +21,13 @@
 #    data stays and reads back; the file fixed, uploads resume with nothing
 #    restarted (every daemon reads the file again when it changes);
 #  - a removed file's objects are deleted;
+#  - with a repair-grace no write outlasts (300s), the only node holding a
+#    protected file is killed and the file is written in the middle and
+#    appended to at once: the writes wait only for meta to stage the chunks
+#    back from the bucket to the other node (a writer asked, the node misses
+#    heartbeats), then succeed; the file reads back byte for byte (O_DIRECT,
+#    and after dropping the page cache), before and after the killed node
+#    comes back with its older replicas; an untouched chunk is not recalled;
 #  - without a tier, or with bad tier settings, meta refuses clearly.
 set -euo pipefail
 source "$(dirname "$0")/../lib/cluster.sh"
@@ -58,9 +65,12 @@ fi
 grep -q "object-bucket" <<<"$out" || fail "no bucket: $out"
 
 METRICS="127.0.0.1:$(free_port)"
-META_FLAGS=(--suspect-after 1s --node-timeout 2s --repair-grace 3s --repair-interval 300ms --heartbeat 200ms
-  --metrics-listen "$METRICS" --object-endpoint "$CEPH_S3_ENDPOINT" --object-bucket "$BUCKET"
-  --object-credentials "$CEPH_S3_CREDENTIALS")
+meta_flags() {  # meta_flags REPAIR_GRACE: META_FLAGS for this cluster
+  META_FLAGS=(--suspect-after 1s --node-timeout 2s --repair-grace "$1" --repair-interval 300ms --heartbeat 200ms
+    --metrics-listen "$METRICS" --object-endpoint "$CEPH_S3_ENDPOINT" --object-bucket "$BUCKET"
+    --object-credentials "$CEPH_S3_CREDENTIALS")
+}
+meta_flags 3s
 CLUSTER_STOP_ALSO=rm_s3cfg_and_ceph
 multi_start 2 1M
 MNT="$CLUSTER_DIR/mnt"
@@ -240,4 +250,118 @@ rm "$MNT/o/f" "$MNT/o/g" "$MNT/o/h" "$MNT/o/k"
 wait_until 60 "the files' objects deleted" object_count_is 0
 no_sums_objects() { (($(sums_objects) == 0)); }
 wait_until 20 "their checksum objects deleted" no_sums_objects
+
+log "== writes to chunks whose only node is lost: staged back from the bucket at once (repair-grace 300s)"
+# Meta again, with a repair-grace no write outlasts: only the recall that a
+# waiting writer asks for can let the writes succeed.
+stop_pid "$META_PID"
+meta_flags 300s
+meta_start
+wait_until 20 "node 1 up" node_is 1 up
+wait_until 20 "node 2 up" node_is 2 up
+mkdir "$MNT/s"
+admin objective set t0fs:/s replicas=1 protect=object within=1s >/dev/null
+# 3.5 MiB: chunks 0-2 whole, chunk 3 half (the append stays in it: a new
+# chunk could be placed on the lost node, still suspect, with nothing in the
+# bucket to stage back).
+head -c $((7 << 19)) /dev/urandom >"$CLUSTER_DIR/model"
+cp "$CLUSTER_DIR/model" "$MNT/s/f"
+holders() {  # holders PATH INDEX: the nodes of chunk INDEX's healthy replicas
+  admin layout "t0fs:$1" --json | python3 -c '
+import json, sys
+for c in json.load(sys.stdin)["chunks"]:
+    if c["index"] == int(sys.argv[1]):
+        print(" ".join(str(r["node"]) for r in c["replicas"] if r["state"] == "healthy"))' "$2"
+}
+lost=$(holders /s/f 0)
+[[ "$lost" == 1 || "$lost" == 2 ]] || fail "s/f's chunk 0 is not on one node: '$lost'"
+other=$((3 - lost))
+for idx in 1 2 3; do
+  [[ "$(holders /s/f "$idx")" == "$lost" ]] || fail "s/f's chunk $idx is not on node $lost only"
+done
+stage_backs() {  # the mount's count of writes that waited for a chunk staged back
+  curl -sf "http://$MOUNT_METRICS/metrics" | sed -n 's/^t0fs_client_stage_back_requests_total \([0-9]*\).*/\1/p'
+}
+urgent_recalls() {  # meta's count of recalls a waiting writer asked for
+  curl -sf "http://$METRICS/metrics" | sed -n 's/^t0fs_meta_object_urgent_recalls_total \([0-9]*\).*/\1/p'
+}
+stage_before=$(stage_backs)
+[[ -n "$stage_before" ]] || fail "the mount's /metrics has no t0fs_client_stage_back_requests_total"
+[[ "$(urgent_recalls)" == 0 ]] || fail "meta's /metrics: t0fs_meta_object_urgent_recalls_total '$(urgent_recalls)', not 0"
+# pwrite_at FILE OFFSET|append PIECE [GO]: one write of PIECE's bytes and an
+# fsync; prints the seconds it took. With GO: FILE is opened at once, GO.ready
+# made, and the write waits until GO exists.
+cat >"$CLUSTER_DIR/pwrite_at.py" <<'PY'
+import os, sys, time
+data = open(sys.argv[3], "rb").read()
+append = sys.argv[2] == "append"
+fd = os.open(sys.argv[1], os.O_WRONLY | (os.O_APPEND if append else 0))
+if len(sys.argv) > 4:
+    open(sys.argv[4] + ".ready", "w").close()
+    deadline = time.time() + 120
+    while not os.path.exists(sys.argv[4]):
+        if time.time() > deadline:
+            sys.exit("held writer: never told to write")
+        time.sleep(0.05)
+start = time.monotonic()
+n = os.write(fd, data) if append else os.pwrite(fd, data, int(sys.argv[2]))
+if n != len(data):
+    sys.exit("short write: %d of %d bytes" % (n, len(data)))
+os.fsync(fd)
+os.close(fd)
+print("%.1f" % (time.monotonic() - start))
+PY
+pwrite_at() { /usr/bin/python3 "$CLUSTER_DIR/pwrite_at.py" "$@"; }
+pwrite_at_within() { local limit=$1; shift; timeout "$limit" /usr/bin/python3 "$CLUSTER_DIR/pwrite_at.py" "$@"; }
+# The middle write spans chunks 1 and 2 and starts and ends inside 4 KiB
+# blocks (the recalled replicas' bytes around it must stay). It goes
+# through a descriptor opened before the upload (its layout knows no copy
+# in the bucket: the client asks meta again).
+head -c 3000 /dev/urandom >"$CLUSTER_DIR/piece"
+head -c $((300 << 10)) /dev/urandom >"$CLUSTER_DIR/tail"
+mid=$(((2 << 20) - 1000))
+pwrite_at "$CLUSTER_DIR/model" "$mid" "$CLUSTER_DIR/piece" >/dev/null
+pwrite_at "$CLUSTER_DIR/model" append "$CLUSTER_DIR/tail" >/dev/null
+pwrite_at_within 180 "$MNT/s/f" "$mid" "$CLUSTER_DIR/piece" "$CLUSTER_DIR/wgo" >"$CLUSTER_DIR/took" &
+WRITER_PID=$!
+wait_until 20 "the held writer opened s/f" test -e "$CLUSTER_DIR/wgo.ready"
+wait_until 60 "s/f uploaded" protection_is /s/f protected
+kill9 "${NODE_PIDS[$lost]}"
+NODE_PIDS[$lost]=""
+# Well under the mount's retry timeout (60s): waiting for the node would fail.
+touch "$CLUSTER_DIR/wgo"
+wait_until 40 "the held writer's write into s/f with node $lost lost" test -s "$CLUSTER_DIR/took"
+wait "$WRITER_PID" || fail "the held writer's write into s/f failed"
+took=$(cat "$CLUSTER_DIR/took")
+took_append=$(pwrite_at_within 40 "$MNT/s/f" append "$CLUSTER_DIR/tail") ||
+  fail "the append to s/f did not succeed with node $lost lost"
+log "node $lost killed: the middle write took ${took}s, the append ${took_append}s"
+# staged_back_reads WHEN: s/f is the model (O_DIRECT, then from a cold page
+# cache) and chunks 1-3 are healthy on the other node only.
+staged_back_reads() {
+  timeout 30 dd if="$MNT/s/f" iflag=direct bs=1M status=none | cmp - "$CLUSTER_DIR/model" ||
+    fail "s/f does not read back (O_DIRECT) $1"
+  echo 3 >/proc/sys/vm/drop_caches
+  timeout 30 cmp "$CLUSTER_DIR/model" "$MNT/s/f" || fail "s/f does not read back from a cold page cache $1"
+  local idx
+  for idx in 1 2 3; do
+    [[ "$(holders /s/f "$idx")" == "$other" ]] ||
+      fail "s/f's chunk $idx $1: healthy on '$(holders /s/f "$idx")', not node $other only"
+  done
+}
+staged_back_reads "after the writes"
+stage_after=$(stage_backs)
+((stage_after > stage_before)) || fail "no write counted as staged back ($stage_before -> $stage_after)"
+(($(urgent_recalls) >= 3)) || fail "meta counts $(urgent_recalls) urgent recall(s), not one per written chunk (3)"
+grep -q "waits to write chunk .* recalling it from the object tier now" "$CLUSTER_DIR/meta.log" ||
+  fail "meta did not log the writer's request"
+# The chunk nobody wrote waits for repair-grace: the writes were not saved
+# by the ordinary repair.
+[[ "$(holders /s/f 0)" == "$lost" ]] || fail "s/f's chunk 0 moved: '$(holders /s/f 0)'"
+log "staged back: $((stage_after - stage_before)) write(s) waited, $(urgent_recalls) urgent recall(s)"
+node_start "$lost"
+# Its replicas of chunks 1-3 are older than the writes: never read again
+# (the mount is on node 1 and would read a local replica first).
+staged_back_reads "after node $lost came back"
+fsck_clean
 log "PASS"

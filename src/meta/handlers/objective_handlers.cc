@@ -57,8 +57,22 @@ void MetaService::AddObjectiveHandlers(HandlerList& h) {
         ChunkId chunk(req.chunk());
         NodeId node(req.node());
         if (req.reason() == pb::REPORT_UNREACHABLE) {
-          // Unreachable: health follows from heartbeats; nothing to mark.
-          LOG_DEBUG("{} could not reach node {} for chunk {}", call.peer, node, chunk);
+          // Unreachable: health follows from heartbeats. A writer waiting
+          // for the chunk has it recalled now — once heartbeats say the node
+          // is gone too, never on the client's word alone.
+          const Health health = health_.Of(node);
+          if (req.writer_waits() && object_tier_ && health != Health::kUp &&
+              planner_->MarkUrgent(chunk)) {
+            LOG_INFO(
+                "{} waits to write chunk {}, whose node {} is {}: recalling it from the object "
+                "tier now if "
+                "no up node holds it",
+                call.peer, chunk, node, NodeHealth::Name(health));
+          } else {
+            LOG_DEBUG("{} could not reach node {} ({}) for chunk {}{}", call.peer, node,
+                      NodeHealth::Name(health), chunk,
+                      req.writer_waits() ? " (a writer waits)" : "");
+          }
           return Status::Ok();
         }
         LOG_WARN("{} reports the replica of chunk {} on node {} bad ({}); it will be repaired", call.peer, chunk,

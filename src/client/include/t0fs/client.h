@@ -215,6 +215,9 @@ struct IoCounters {
       0;  // rows of degraded reads taken from memory, decoded by an earlier read
   uint64_t object_reads = 0;       // reads served from the object tier's copy (no replica answered)
   uint64_t replica_write_failures = 0;  // replicas dropped from a write (reported stale at commit)
+  // Chunk writes that no replica could take and that asked meta to stage
+  // the chunk back from the object tier (protect=object)
+  uint64_t stage_back_requests = 0;
   uint64_t passthrough_opens = 0;       // files handed to the kernel (OpenPassthrough)
   uint64_t passthrough_rebuilds = 0;    // checksum rebuilds after passthrough writes
   uint64_t passthrough_overflow_bytes = 0;  // written past the chunk through passthrough, moved to later chunks

@@ -1,0 +1,191 @@
+// RepairPlanner: a chunk a writer waits for (MarkUrgent) is recalled from
+// the object tier at once, but only while its node misses heartbeats, and
+// only when the bucket holds its committed version.
+#include "meta/repair.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "meta/store/store_test_util.h"
+
+namespace t0fs::meta {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr uint64_t kChunkBytes = 1 << 20;
+
+class UrgentRecallTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = testing::OpenStoreOf("sqlite_memory", dir_);
+    ASSERT_NE(store_, nullptr);
+    node1_ = testing::RegisterTargets(*store_, 1, 1);
+    node2_ = testing::RegisterTargets(*store_, 2, 1);
+    ASSERT_EQ(node1_.size(), 1u);
+    ASSERT_EQ(node2_.size(), 1u);
+    const std::string creds = dir_.File("creds");
+    std::ofstream(creds) << "access_key = a\nsecret_key = s\n";
+    ASSERT_EQ(::chmod(creds.c_str(), 0600), 0);
+    ObjectTierConfig tier;
+    tier.endpoint = "http://127.0.0.1:9";
+    tier.bucket = "b";
+    tier.credentials = creds;
+    auto opened = ObjectTier::Open(tier, "cid");
+    ASSERT_OK(opened);
+    tier_ = std::move(*opened);
+    config_.repair_grace.value = 300s;  // the ordinary repair does not recall in these tests
+    planner_ = std::make_unique<RepairPlanner>(*store_, health_, config_, "key", tier_.get());
+
+    // /f: one chunk on node 1 at version 1, under replicas=1 protect=object.
+    MakeNodeArgs a;
+    a.parent = kRootInode;
+    a.name = "f";
+    a.mode = S_IFREG | 0644;
+    a.chunk_size = kChunkBytes;
+    auto made = store_->MakeNode(OpToken{}, a, testing::T(100));
+    ASSERT_OK(made);
+    file_ = made->attr.ino;
+    Objective obj;
+    obj.replicas = 1;
+    obj.protect.kind = ProtectKind::kObject;
+    ASSERT_OK(store_->SetObjective(file_, obj, false));
+    auto layout = store_->Allocate(OpToken{}, file_, {0}, node1_);
+    ASSERT_OK(layout);
+    ASSERT_EQ(layout->size(), 1u);
+    chunk_ = layout->front().replicas.front().chunk;
+    CommitArgs c{file_, HandleId(), kChunkBytes, testing::T(110), {WrittenChunk(chunk_, 1)}};
+    ASSERT_OK(store_->Commit(OpToken{}, c, false, testing::T(110)));
+  }
+
+  // Node 1 last heartbeat `silence` ago; node 2 just now.
+  void Heartbeats(std::chrono::steady_clock::duration silence) {
+    health_.SeenAgo(NodeId(1), silence);
+    health_.Seen(NodeId(2));
+  }
+  // The copy commands the pass queued for node 2.
+  std::vector<pb::NodeCommand> CopiesToNode2() {
+    std::vector<pb::NodeCommand> copies;
+    for (pb::NodeCommand& cmd : planner_->TakeCommands(NodeId(2))) {
+      if (cmd.kind() == pb::COMMAND_COPY) copies.push_back(std::move(cmd));
+    }
+    return copies;
+  }
+  // A heartbeat of node 2 reporting `copy` done at version 1.
+  pb::HeartbeatReq CopyDone(const pb::NodeCommand& copy) {
+    pb::HeartbeatReq beat;
+    pb::CopyResult* done = beat.add_copies();
+    done->set_id(copy.id());
+    done->set_chunk(chunk_.value());
+    done->set_ok(true);
+    done->set_version(1);
+    done->set_bytes(kChunkBytes);
+    return beat;
+  }
+  // node → state of the chunk's replicas.
+  std::map<uint64_t, ReplicaState> Replicas() {
+    std::map<uint64_t, ReplicaState> out;
+    auto layout = store_->GetLayout(file_, 0, 1);
+    EXPECT_OK(layout);
+    if (!layout.ok() || layout->empty()) return out;
+    for (const auto& r : layout->front().replicas) out[r.node.value()] = r.state;
+    return out;
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<MetaStore> store_;
+  std::vector<ReplicaTarget> node1_, node2_;
+  std::unique_ptr<ObjectTier> tier_;
+  MetaConfig config_;
+  NodeHealth health_{3s, 10s};
+  std::unique_ptr<RepairPlanner> planner_;
+  InodeId file_;
+  ChunkId chunk_;
+};
+
+TEST_F(UrgentRecallTest, RecalledAtOnceWhenTheNodeMissesHeartbeats) {
+  ASSERT_OK(store_->SetObjectVersion(chunk_, 1));
+  Heartbeats(5s);  // node 1 suspect, far from repair-grace
+  planner_->RunPass();
+  EXPECT_TRUE(CopiesToNode2().empty()) << "recalled before repair-grace without a writer waiting";
+
+  EXPECT_TRUE(planner_->MarkUrgent(chunk_));
+  EXPECT_FALSE(planner_->MarkUrgent(chunk_));  // idempotent: the mark is extended
+  planner_->RunPass();
+  std::vector<pb::NodeCommand> copies = CopiesToNode2();
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0].chunk(), chunk_.value());
+  EXPECT_EQ(copies[0].version(), 1u);
+  EXPECT_EQ(copies[0].object_key(), tier_->Key(chunk_, 1));
+  EXPECT_EQ(planner_->Stats().recalls, 1u);
+  EXPECT_EQ(planner_->Stats().urgent_recalls, 1u);
+  EXPECT_EQ(Replicas()[2], ReplicaState::kPending);
+
+  // The recall lands: node 1's replica leaves the layout at the next pass.
+  Heartbeats(5s);
+  planner_->OnHeartbeat(NodeId(2), CopyDone(copies[0]));
+  planner_->RunPass();
+  auto replicas = Replicas();
+  EXPECT_EQ(replicas.size(), 1u);
+  EXPECT_EQ(replicas[2], ReplicaState::kHealthy);
+  EXPECT_EQ(planner_->Stats().urgent_recalls, 1u);
+}
+
+TEST_F(UrgentRecallTest, NeverWhileTheNodeHeartbeats) {
+  ASSERT_OK(store_->SetObjectVersion(chunk_, 1));
+  Heartbeats(0s);
+  EXPECT_TRUE(planner_->MarkUrgent(chunk_));
+  planner_->RunPass();
+  EXPECT_TRUE(CopiesToNode2().empty()) << "copied on a client's word while node 1 heartbeats";
+  EXPECT_EQ(Replicas().size(), 1u);
+  // Node 1 falls silent while the mark lasts: now it is recalled.
+  Heartbeats(4s);
+  planner_->RunPass();
+  EXPECT_EQ(CopiesToNode2().size(), 1u);
+}
+
+TEST_F(UrgentRecallTest, NothingToRecallWithoutTheCommittedVersionInTheBucket) {
+  Heartbeats(5s);
+  EXPECT_TRUE(planner_->MarkUrgent(chunk_));
+  planner_->RunPass();  // no object at all
+  EXPECT_TRUE(CopiesToNode2().empty());
+  // An older version in the bucket: the chunk moved on since.
+  ASSERT_OK(store_->SetObjectVersion(chunk_, 1));
+  CommitArgs c{file_, HandleId(), kChunkBytes, testing::T(120), {WrittenChunk(chunk_, 2)}};
+  ASSERT_OK(store_->Commit(OpToken{}, c, false, testing::T(120)));
+  planner_->RunPass();
+  EXPECT_TRUE(CopiesToNode2().empty());
+  EXPECT_EQ(planner_->Stats().recalls, 0u);
+  EXPECT_EQ(Replicas().size(), 1u);
+}
+
+TEST_F(UrgentRecallTest, MarkedChunkKeepsItsSurplusReplicas) {
+  ASSERT_OK(store_->SetObjectVersion(chunk_, 1));
+  Heartbeats(5s);
+  planner_->MarkUrgent(chunk_);
+  planner_->RunPass();
+  std::vector<pb::NodeCommand> copies = CopiesToNode2();
+  ASSERT_EQ(copies.size(), 1u);
+  // Node 1 is back before the pass that would drop its replica: both are
+  // good, one more than replicas=1 asks; the writer's bytes may be on node
+  // 2's only, so neither goes while the mark lasts.
+  Heartbeats(0s);
+  planner_->OnHeartbeat(NodeId(2), CopyDone(copies[0]));
+  planner_->RunPass();
+  auto replicas = Replicas();
+  EXPECT_EQ(replicas.size(), 2u);
+  EXPECT_EQ(replicas[1], ReplicaState::kHealthy);
+  EXPECT_EQ(replicas[2], ReplicaState::kHealthy);
+}
+
+TEST_F(UrgentRecallTest, MarksAreBounded) {
+  for (size_t i = 0; i < RepairPlanner::kMaxUrgent; ++i)
+    EXPECT_TRUE(planner_->MarkUrgent(ChunkId(1000 + i)));
+  EXPECT_FALSE(planner_->MarkUrgent(ChunkId(1)));     // full, none expired: refused
+  EXPECT_FALSE(planner_->MarkUrgent(ChunkId(1000)));  // marked already: extended
+}
+
+}  // namespace
+}  // namespace t0fs::meta
