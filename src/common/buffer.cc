@@ -1,5 +1,7 @@
 #include "common/buffer.h"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <new>
 #include <utility>
@@ -21,6 +23,17 @@ AlignedBuffer& AlignedBuffer::operator=(AlignedBuffer&& o) noexcept {
 }
 
 AlignedBuffer::~AlignedBuffer() { std::free(data_); }
+
+AlignedBuffer AlignedBuffer::HugePages(size_t size) {
+  constexpr size_t kHuge = 2u << 20;
+  AlignedBuffer buf;
+  const size_t rounded = AlignUp(size == 0 ? 1 : size, kHuge);
+  buf.data_ = static_cast<std::byte*>(std::aligned_alloc(kHuge, rounded));
+  if (buf.data_ == nullptr) throw std::bad_alloc();
+  buf.size_ = AlignUp(size == 0 ? 1 : size, kPageSize);
+  (void)::madvise(buf.data_, rounded, MADV_HUGEPAGE);  // advice: plain pages when refused
+  return buf;
+}
 
 void AlignedBuffer::Reserve(size_t size) {
   if (size <= size_) return;

@@ -18,6 +18,12 @@ class AlignedBuffer {
  public:
   AlignedBuffer() = default;
   explicit AlignedBuffer(size_t size);
+  // `size` bytes in transparent huge pages where the kernel gives them
+  // (2 MiB-aligned and madvise(MADV_HUGEPAGE); plain pages otherwise): for
+  // a buffer the kernel pins on every use, a huge page is one page-table
+  // entry and one reference count per pin instead of 512 (the FUSE reply
+  // buffer, docs/performance.md). Costs up to 2 MiB less `size` unused.
+  static AlignedBuffer HugePages(size_t size);
   AlignedBuffer(AlignedBuffer&& o) noexcept;
   AlignedBuffer& operator=(AlignedBuffer&& o) noexcept;
   AlignedBuffer(const AlignedBuffer&) = delete;

@@ -89,6 +89,17 @@ TEST(Config, TomlSectionAppliesAndRejectsUnknownKeys) {
   EXPECT_FALSE(TomlDocument::Parse("[meta\n", "t").ok());
 }
 
+TEST(AlignedBuffer, HugePagesIsTheAskedSizeOnAHugePageBoundary) {
+  AlignedBuffer buf = AlignedBuffer::HugePages((1u << 20) + 100);
+  EXPECT_EQ(buf.size(), (1u << 20) + kPageSize);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(buf.data()) % (2u << 20), 0u);
+  std::memset(buf.data(), 0x7e, buf.size());
+  EXPECT_EQ(buf.data()[buf.size() - 1], std::byte{0x7e});
+  AlignedBuffer moved = std::move(buf);
+  EXPECT_EQ(moved.size(), (1u << 20) + kPageSize);
+  EXPECT_EQ(buf.data(), nullptr);  // NOLINT(bugprone-use-after-move): moved-from is empty
+}
+
 TEST(Crc32c, MatchesKnownVector) {
   const char* text = "123456789";
   EXPECT_EQ(Crc32c(std::as_bytes(std::span(text, 9))), 0xE3069283u);

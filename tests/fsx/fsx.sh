@@ -4,6 +4,8 @@
 #   fsx.sh local        a temp directory on the local disk: proves the model
 #   fsx.sh single       a single-node cluster, PASSTHROUGH=on|off (tests/lib/passthrough.sh)
 #   fsx.sh replicated   three data nodes, the mount on node 1, files in a replicas=2 directory
+#   fsx.sh remote       two data nodes, the mount on node 1, every chunk's one replica on
+#                       node 2: every read and write over TCP (the remote read path)
 #
 #   FSX            the t0fs_fsx binary (set by ctest)
 #   FSX_SEED       seed of every mode (default: random, printed)
@@ -18,7 +20,7 @@
 # Every mode runs even after one failed; the test fails if any did, and
 # prints each failure with its replay command.
 FSX=${FSX:?set FSX to the t0fs_fsx binary}
-case_name=${1:?usage: fsx.sh local|single|replicated}
+case_name=${1:?usage: fsx.sh local|single|replicated|remote}
 MODES=${FSX_MODES:-buffered nommap direct uring}
 SEED=${FSX_SEED:-$(((RANDOM << 15 | RANDOM) % 1000000000))}
 FSX_CHUNK=${FSX_CHUNK-64K}
@@ -48,20 +50,24 @@ single)
   trap 'rc=$?; set +e; stop_runs; (exit $rc); cluster_stop' EXIT
   ROOT=$MNT
   ;;
-replicated)
+replicated | remote)
+  # replicated: 3 nodes, replicas=2; remote: 2 nodes, the one replica on node 2.
   source "$(dirname "$0")/../lib/cluster.sh"
   OPS=${FSX_OPS:-${FSX_DEFAULT_OPS:-100000}}
-  multi_start 3 1M
+  nodes=3 dir=r2 objective="replicas=2"
+  [[ "$case_name" == remote ]] && nodes=2 dir=remote objective="replicas=1 placement=spread nodes=2"
+  multi_start "$nodes" 1M
   trap 'rc=$?; set +e; stop_runs; (exit $rc); cluster_stop' EXIT
   MNT="$CLUSTER_DIR/mnt"
   mkdir -p "$MNT"
   mount_start --node-id 1
-  mkdir "$MNT/r2"
-  admin objective set t0fs:/r2 replicas=2 >/dev/null
-  ROOT=$MNT/r2
+  mkdir "$MNT/$dir"
+  # shellcheck disable=SC2086 # a list of settings
+  admin objective set "t0fs:/$dir" $objective >/dev/null
+  ROOT=$MNT/$dir
   ;;
 *)
-  echo "usage: fsx.sh local|single|replicated" >&2
+  echo "usage: fsx.sh local|single|replicated|remote" >&2
   exit 2
   ;;
 esac

@@ -44,7 +44,7 @@ struct WorkerContext {
   WorkerContext(size_t slot_index, size_t max_request, size_t reply_size)
       : slot(slot_index),
         request(kRequestOffset + max_request),
-        reply(reply_size) {}
+        reply(AlignedBuffer::HugePages(reply_size)) {}
 
   std::span<std::byte> request_area() {
     return request.span().subspan(kRequestOffset);
@@ -52,7 +52,10 @@ struct WorkerContext {
 
   size_t slot;
   AlignedBuffer request;  // what the kernel sent
-  AlignedBuffer reply;    // READ data, directory listings, xattr values
+  // READ data, directory listings, xattr values. In huge pages: the kernel
+  // pins it page by page for every reply it copies out of it (writev to
+  // /dev/fuse), and a remote read receives into it (docs/performance.md).
+  AlignedBuffer reply;
 };
 
 class RequestProcessor {
