@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstring>
 #include <optional>
 #include <random>
@@ -15,6 +14,7 @@
 #include "bench/stop_signal.h"
 #include "bench/sysstat.h"
 #include "common/buffer.h"
+#include "common/clock.h"
 #include "ec/erasure_code.h"
 #include "ec/rows.h"
 
@@ -24,12 +24,6 @@ namespace {
 // Rows of data the phases cycle through: past the caches of the machine,
 // not more than the run processes.
 constexpr uint64_t kRingBytes = uint64_t{128} << 20;
-
-uint64_t NowNs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
 
 struct Ring {
   uint64_t rows = 0;
@@ -55,7 +49,7 @@ Result<PhaseResult> RunPhase(const EcSpec& spec, const ec::ErasureCode& code, Ri
   };
   std::vector<Worker> workers(spec.threads);
   const CpuSample begin = SampleCpu();
-  const uint64_t begin_ns = NowNs();
+  const uint64_t begin_ns = MonoNanos();
   std::atomic<uint64_t> first_ns{0}, first_rows{0};
   std::optional<Progress> line;
   line.emplace(spec.progress, name, [&] {
@@ -73,7 +67,7 @@ Result<PhaseResult> RunPhase(const EcSpec& spec, const ec::ErasureCode& code, Ri
       const uint64_t slot = row % ring.rows;
       std::span<std::byte> data(ring.data.data() + slot * ring.row_bytes, ring.row_bytes);
       std::span<std::byte> cells(ring.cells.data() + slot * ring.cells_bytes, ring.cells_bytes);
-      const uint64_t t0 = NowNs();
+      const uint64_t t0 = MonoNanos();
       if (kind == Kind::kEncode) {
         w.status = ec::EncodeRow(code, spec.unit, data, cells);
       } else {
@@ -84,11 +78,11 @@ Result<PhaseResult> RunPhase(const EcSpec& spec, const ec::ErasureCode& code, Ri
           verify_errors++;
       }
       if (!w.status.ok()) return;
-      w.lat.Record(NowNs() - t0);
+      w.lat.Record(MonoNanos() - t0);
       ++w.rows;
       done_rows.fetch_add(1, std::memory_order_relaxed);
     }
-    w.end_ns = NowNs();
+    w.end_ns = MonoNanos();
     uint64_t expected = 0;
     if (first_ns.compare_exchange_strong(expected, w.end_ns)) first_rows = done_rows.load();
   };
