@@ -354,11 +354,16 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
               source->node, target.node);
     return;
   }
-  // Enough good copies: everything else leaves the layout.
-  std::vector<const Replica*> drop;
+  // Enough good copies: everything else leaves the layout. Stale and lost
+  // replicas at once; a healthy one (on a draining node, or a surplus) only
+  // while no writer has the file open: the writer's bytes not yet committed
+  // may be on it alone (a copy made during the write holds the committed
+  // version), and its commit would make the others stale.
+  std::vector<const Replica*> drop, drop_unless_writer;
   drop.insert(drop.end(), extras_stale.begin(), extras_stale.end());
   drop.insert(drop.end(), extras_lost.begin(), extras_lost.end());
-  drop.insert(drop.end(), extras_draining.begin(), extras_draining.end());
+  drop_unless_writer.insert(drop_unless_writer.end(), extras_draining.begin(),
+                            extras_draining.end());
   // A writer's bytes may be on one of them only until its commit (MarkUrgent).
   if (good.size() > keep && !marked) {
     ++pass_.over_replicated;
@@ -370,11 +375,20 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
       };
       return allowed(a) && !allowed(b);
     });
-    drop.insert(drop.end(), good.begin() + keep, good.end());
+    drop_unless_writer.insert(drop_unless_writer.end(), good.begin() + keep, good.end());
   }
   for (const Replica* r : drop) {
     Status st = store_.DropReplica(c.chunk, r->node);
     if (!st.ok()) LOG_WARN("repair: chunk {}: drop replica on node {}: {}", c.chunk, r->node, st.ToString());
+  }
+  for (const Replica* r : drop_unless_writer) {
+    Status st = store_.DropReplica(c.chunk, r->node, /*unless_writer=*/true);
+    if (st.code() == StatusCode::kBusy) {
+      LOG_DEBUG("repair: chunk {}: replica on node {} kept until the writer closes: {}", c.chunk,
+                r->node, st.message());
+    } else if (!st.ok()) {
+      LOG_WARN("repair: chunk {}: drop replica on node {}: {}", c.chunk, r->node, st.ToString());
+    }
   }
   // The object tier's copy: once the file has no writer or waited `within`.
   const Protection& p = c.objective.protect;

@@ -1,8 +1,10 @@
 // RepairPlanner: a chunk a writer waits for (MarkUrgent) is recalled from
 // the object tier at once, but only while its node misses heartbeats, and
-// only when the bucket holds its committed version.
+// only when the bucket holds its committed version; and a replica a writer
+// may hold uncommitted bytes on stays until the writer closes.
 #include "meta/repair.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -185,6 +187,49 @@ TEST_F(UrgentRecallTest, MarksAreBounded) {
     EXPECT_TRUE(planner_->MarkUrgent(ChunkId(1000 + i)));
   EXPECT_FALSE(planner_->MarkUrgent(ChunkId(1)));     // full, none expired: refused
   EXPECT_FALSE(planner_->MarkUrgent(ChunkId(1000)));  // marked already: extended
+}
+
+// A replica on a draining node (or a surplus one) may hold bytes a writer
+// has not committed yet, which a copy made during the write lacks: it
+// leaves the layout only after the last writer closed.
+TEST_F(UrgentRecallTest, ReplicaOfAnOpenWriterStaysUntilItCloses) {
+  Objective obj;
+  obj.replicas = 1;  // no protection goal: the planner's own copy only
+  ASSERT_OK(store_->SetObjective(file_, obj, false));
+  auto session = store_->OpenSession("writer", "h", testing::T(120));
+  ASSERT_OK(session);
+  auto opened = store_->Open(OpToken{}, *session, file_, O_WRONLY, testing::T(120));
+  ASSERT_OK(opened);
+  ASSERT_OK(store_->SetNodeAdminState(NodeId(1), NodeAdminState::kDraining));
+  Heartbeats(0s);
+  planner_->RunPass();
+  std::vector<pb::NodeCommand> copies = CopiesToNode2();
+  ASSERT_EQ(copies.size(), 1u);
+  planner_->OnHeartbeat(NodeId(2), CopyDone(copies[0]));
+  planner_->RunPass();
+  auto replicas = Replicas();
+  EXPECT_EQ(replicas.size(), 2u) << "the writer's replica on the draining node was dropped";
+  EXPECT_EQ(replicas[1], ReplicaState::kHealthy);
+
+  // The writer commits to node 1 only (its layout): node 2's copy of
+  // version 1 becomes stale, and is copied again from node 1.
+  CommitArgs c{file_, opened->handle, kChunkBytes, testing::T(130), {WrittenChunk(chunk_, 2)}};
+  c.written[0].nodes = {NodeId(1)};
+  ASSERT_OK(store_->Commit(OpToken{}, c, false, testing::T(130)));
+  EXPECT_EQ(Replicas()[2], ReplicaState::kStale);
+  ASSERT_OK(store_->Release(OpToken{}, opened->handle));
+  planner_->RunPass();
+  copies = CopiesToNode2();
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0].version(), 2u);
+  EXPECT_EQ(copies[0].source_node(), 1u);
+  pb::HeartbeatReq done = CopyDone(copies[0]);
+  done.mutable_copies(0)->set_version(2);
+  planner_->OnHeartbeat(NodeId(2), done);
+  planner_->RunPass();  // closed: the draining node's replica goes now
+  replicas = Replicas();
+  EXPECT_EQ(replicas.size(), 1u);
+  EXPECT_EQ(replicas[2], ReplicaState::kHealthy);
 }
 
 }  // namespace

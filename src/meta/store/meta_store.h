@@ -448,8 +448,11 @@ class MetaStore {
   // kStale is returned.
   virtual Status CompleteReplica(ChunkId chunk, NodeId node, uint64_t version) = 0;
   // Removes the replica of `chunk` on `node` from the layout; its file goes
-  // to the garbage queue of that node.
-  virtual Status DropReplica(ChunkId chunk, NodeId node) = 0;
+  // to the garbage queue of that node. With `unless_writer`, a replica is
+  // kept (kBusy) while its file has a handle open for writing: that writer
+  // may hold bytes on it not yet committed, which the other replicas (e.g.
+  // a copy made meanwhile) do not have.
+  virtual Status DropReplica(ChunkId chunk, NodeId node, bool unless_writer = false) = 0;
   // The object tier holds `chunk` at `version` (an upload finished). It
   // becomes the chunk's object copy when newer than the one recorded; the
   // older object (or this one, when older or when the chunk is gone) goes

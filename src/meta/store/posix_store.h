@@ -103,7 +103,7 @@ class PosixStore final : public MetaStore {
   Status SetReplicaState(ChunkId chunk, NodeId node, ReplicaState state) override;
   Status AddPendingReplica(ChunkId chunk, NodeId node, VolumeId volume) override;
   Status CompleteReplica(ChunkId chunk, NodeId node, uint64_t version) override;
-  Status DropReplica(ChunkId chunk, NodeId node) override;
+  Status DropReplica(ChunkId chunk, NodeId node, bool unless_writer = false) override;
   Status SetObjectVersion(ChunkId chunk, uint64_t version) override;
   Status RecordEcCells(ChunkId chunk, const ec::EcStripe& made, bool ok) override;
   Status DropEcCell(ChunkId chunk, uint32_t cell, NodeId node, uint64_t version) override;

@@ -244,10 +244,17 @@ Status PosixStore::CompleteReplica(ChunkId chunk, NodeId node, uint64_t version)
   });
 }
 
-Status PosixStore::DropReplica(ChunkId chunk, NodeId node) {
+Status PosixStore::DropReplica(ChunkId chunk, NodeId node, bool unless_writer) {
   return Write([&](WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(std::optional<ChunkWithReplicas> c, txn.GetChunk(chunk));
     if (!c) return Status::Ok();
+    if (unless_writer) {
+      ASSIGN_OR_RETURN(std::vector<HandleRow> handles, txn.ListHandlesOf(c->chunk.ino));
+      if (std::any_of(handles.begin(), handles.end(), Writes)) {
+        return Status(StatusCode::kBusy,
+                      fmt::format("file inode {} is open for writing", c->chunk.ino));
+      }
+    }
     for (const ReplicaRow& r : c->replicas) {
       if (r.node != node) continue;
       ASSIGN_OR_RETURN(uint64_t id, txn.NextId(Counter::kGarbage));
