@@ -11,22 +11,73 @@ namespace t0fs::client {
 ChunkPool::ChunkPool(MetaClient& meta, DataClient& data, uint32_t batch)
     : meta_(meta), data_(data), batch_(std::min(batch, kMaxBatch)) {}
 
+ChunkPool::~ChunkPool() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  refill_cv_.notify_all();
+  if (refiller_.joinable()) refiller_.join();
+}
+
 std::optional<PreparedChunk> ChunkPool::Take() {
   if (batch_ == 0 || !meta_.local_node().valid()) return std::nullopt;
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   DropExpiredLocked();
   if (ready_.empty()) {
     if (std::chrono::steady_clock::now() < off_until_) return std::nullopt;
-    if (Status st = Refill(); !st.ok()) {
-      LOG_INFO("new files' chunk 0 is opened per create for {} s: preparing chunks failed: {}",
-               kRetryAfter.count(), st.ToString());
-      off_until_ = std::chrono::steady_clock::now() + kRetryAfter;
-      return std::nullopt;
+    // Wait for the refill under way, or for one asked now; a failed one
+    // sets off_until_ (and the create goes on without the pool).
+    WantRefillLocked();
+    const uint64_t ended = refills_ended_;
+    ready_cv_.wait(lock, [&] { return !ready_.empty() || stop_ || refills_ended_ > ended; });
+    if (ready_.empty() && !stop_ && std::chrono::steady_clock::now() >= off_until_) {
+      // The batch ended was one asked before this wait, and others took it.
+      WantRefillLocked();
+      const uint64_t again = refills_ended_;
+      ready_cv_.wait(lock, [&] { return !ready_.empty() || stop_ || refills_ended_ > again; });
     }
+    if (ready_.empty()) return std::nullopt;
   }
   PreparedChunk out = std::move(ready_.front());
   ready_.pop_front();
+  if (ready_.size() < batch_ && std::chrono::steady_clock::now() >= off_until_) WantRefillLocked();
   return out;
+}
+
+void ChunkPool::WantRefillLocked() {
+  if (stop_ || want_refill_ || refilling_) return;
+  want_refill_ = true;
+  if (!refiller_.joinable()) {
+    refiller_ = std::thread([this] { RunRefills(); });
+  }
+  refill_cv_.notify_one();
+}
+
+void ChunkPool::RunRefills() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    refill_cv_.wait(lock, [&] { return want_refill_ || stop_; });
+    if (stop_) return;
+    want_refill_ = false;
+    refilling_ = true;
+    lock.unlock();
+    Result<std::vector<PreparedChunk>> batch = Prepare();
+    lock.lock();
+    refilling_ = false;
+    ++refills_ended_;
+    if (batch.ok()) {
+      const bool whole = batch->size() == batch_;
+      for (PreparedChunk& c : *batch) ready_.push_back(std::move(c));
+      // Creates took more than a batch meanwhile: another one at once.
+      if (whole && ready_.size() < batch_) want_refill_ = true;
+    } else {
+      LOG_INFO("new files' chunk 0 is opened per create for {} s: preparing chunks failed: {}",
+               kRetryAfter.count(), batch.status().ToString());
+      off_until_ = std::chrono::steady_clock::now() + kRetryAfter;
+    }
+    ready_cv_.notify_all();
+  }
 }
 
 void ChunkPool::DropExpiredLocked() {
@@ -43,16 +94,17 @@ void ChunkPool::Return(PreparedChunk chunk) {
   ready_.push_front(std::move(chunk));
 }
 
-Status ChunkPool::Refill() {
+Result<std::vector<PreparedChunk>> ChunkPool::Prepare() {
   ASSIGN_OR_RETURN(std::vector<PreparedChunkId> ids, meta_.ReserveChunks(batch_));
   ASSIGN_OR_RETURN(std::vector<std::shared_ptr<ChunkFile>> files, data_.PrepareLocal(ids));
   const auto now = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < files.size(); ++i) {
+  std::vector<PreparedChunk> out;
+  for (size_t i = 0; i < files.size() && i < ids.size(); ++i) {
     // Held from now on: the data node keeps the files while we live.
     RETURN_IF_ERROR(files[i]->HoldWriter());
-    ready_.push_back(PreparedChunk{ids[i], std::move(files[i]), now});
+    out.push_back(PreparedChunk{ids[i], std::move(files[i]), now});
   }
-  return Status::Ok();
+  return out;
 }
 
 }  // namespace t0fs::client

@@ -76,10 +76,12 @@ done
 (( $(delta lookup) <= N / 2 )) || fail "the lookups of new names in a directory this mount made reached meta $(delta lookup) times"
 (( $(delta get_attr) <= N / 2 )) || fail "the directory's GETATTR reached meta $(delta get_attr) times in $N creates"
 (( $(delta open_local) == 0 )) || fail "$N empty creates opened chunk files at the data node $(delta open_local) times"
-(( $(delta prepare_local) >= 1 && $(delta prepare_local) <= N / 16 + 1 )) ||
+# A refill runs in the background: one may be between its two calls.
+refills_whole() { (( $(delta reserve_chunks) == $(delta prepare_local) )); }
+wait_until 20 "reserve_chunks ($(delta reserve_chunks)) = prepare_local ($(delta prepare_local))" refills_whole
+# (up to two batches are held ahead: one call more than N / 16 at most)
+(( $(delta prepare_local) >= 1 && $(delta prepare_local) <= N / 16 + 2 )) ||
   fail "$N creates prepared chunk files in $(delta prepare_local) calls (16 per call expected)"
-(( $(delta reserve_chunks) == $(delta prepare_local) )) ||
-  fail "reserve_chunks $(delta reserve_chunks) != prepare_local $(delta prepare_local)"
 
 # --- 2. creates with data
 snapshot
