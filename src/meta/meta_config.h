@@ -78,6 +78,7 @@ struct MetaConfig {
   Duration capability_ttl{std::chrono::minutes(10)};
   Duration heartbeat{std::chrono::seconds(1)};  // interval asked of data nodes
   std::string sync = "normal";  // SQLite synchronous for ordinary ops: normal | full (fsync commits are always full)
+  std::string sqlite_checkpoint = "background";  // SQLite WAL checkpoints: background | inline
   std::string log_level = "info";
   metrics::MetricsConfig metrics;  // --metrics-listen
   ObjectTierConfig object;         // --object-*
@@ -109,6 +110,9 @@ struct MetaConfig {
     v("capability-ttl", capability_ttl, "lifetime of chunk capabilities");
     v("heartbeat", heartbeat, "heartbeat interval asked of data nodes");
     v("sync", sync, "SQLite synchronous mode for ordinary operations: normal or full");
+    v("sqlite-checkpoint", sqlite_checkpoint,
+      "SQLite WAL checkpoints: background (a thread of their own, off the requests' path) or "
+      "inline (SQLite's automatic checkpoint, inside the commit that fills the log)");
     v("log-level", log_level, "trace, debug, info, warn or error");
     metrics.Visit(v);
     object.Visit(v);

@@ -47,6 +47,7 @@ Result<std::unique_ptr<MetaService>> MetaService::Start(const MetaConfig& config
     return Status(StatusCode::kInvalidArgument, fmt::format("sync must be normal or full, not '{}'", config.sync));
   }
   opts.sqlite.sync = config.sync;
+  opts.sqlite.checkpoint = config.sqlite_checkpoint;
   ASSIGN_OR_RETURN(std::unique_ptr<MetaStore> store, OpenStore(location, opts));
   MetaConfig resolved = config;
   resolved.store = url;

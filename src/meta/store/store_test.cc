@@ -140,7 +140,8 @@ TEST(SqliteStoreOpen, OptionsAreValidatedAndListed) {
   KeyCollector collector;
   StoreOptions opts;
   opts.sqlite.Visit(collector);
-  EXPECT_EQ(collector.keys, (std::vector<std::string>{"sync", "cache-size", "busy-timeout"}));
+  EXPECT_EQ(collector.keys,
+            (std::vector<std::string>{"sync", "cache-size", "busy-timeout", "checkpoint"}));
 }
 
 TEST(SqliteStoreOpen, UnopenablePathFails) {

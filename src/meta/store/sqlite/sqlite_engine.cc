@@ -1,6 +1,7 @@
 #include "meta/store/sqlite/sqlite_engine.h"
 
 #include <fmt/format.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 
@@ -31,6 +32,11 @@ Result<std::unique_ptr<SqliteEngine>> SqliteEngine::Open(const std::string& path
     return Status(StatusCode::kInvalidArgument,
                   fmt::format("meta store sync must be 'normal' or 'full', not '{}'", opts.sync));
   }
+  if (opts.checkpoint != "background" && opts.checkpoint != "inline") {
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("meta store checkpoint must be 'background' or 'inline', not '{}'",
+                              opts.checkpoint));
+  }
   ASSIGN_OR_RETURN(Db db, Db::Open(path, opts.busy_timeout.value));
   {
     ASSIGN_OR_RETURN(auto q, db.Query("PRAGMA journal_mode = WAL"));
@@ -46,16 +52,83 @@ Result<std::unique_ptr<SqliteEngine>> SqliteEngine::Open(const std::string& path
                   opts.sync == "full" ? "FULL" : "NORMAL",
                   std::max<uint64_t>(opts.cache_size.bytes / 1024, 64))));
   RETURN_IF_ERROR(OpenSchema(db, path));
-  return std::unique_ptr<SqliteEngine>(new SqliteEngine(std::move(db), opts));
+  std::optional<Db> ckpt;
+  if (opts.checkpoint == "background" && path != ":memory:") {
+    ASSIGN_OR_RETURN(ckpt, Db::Open(path, opts.busy_timeout.value));
+    RETURN_IF_ERROR(ckpt->Exec("PRAGMA synchronous = NORMAL"));
+  }
+  std::unique_ptr<SqliteEngine> engine(new SqliteEngine(std::move(db), opts));
+  if (ckpt) engine->StartCheckpoints(std::move(*ckpt));
+  return engine;
 }
 
 SqliteEngine::SqliteEngine(sqlite::Db db, SqliteOptions opts)
     : db_(std::move(db)), opts_(std::move(opts)) {}
 
 SqliteEngine::~SqliteEngine() {
+  if (ckpt_thread_.joinable()) {
+    {
+      std::lock_guard lock(ckpt_mu_);
+      ckpt_stop_ = true;
+    }
+    ckpt_cv_.notify_one();
+    ckpt_thread_.join();
+    Status st = ckpt_db_->Close();
+    if (!st.ok()) LOG_WARN("closing the metadata checkpoint connection: {}", st.ToString());
+  }
   std::lock_guard lock(mu_);
-  Status st = db_.Close();
+  if (db_.raw() != nullptr) sqlite3_wal_hook(db_.raw(), nullptr, nullptr);
+  Status st = db_.Close();  // the last connection: checkpoints the log and removes it
   if (!st.ok()) LOG_WARN("closing metadata database: {}", st.ToString());
+}
+
+void SqliteEngine::StartCheckpoints(Db ckpt) {
+  ckpt_db_ = std::move(ckpt);
+  std::lock_guard lock(mu_);
+  // Replaces SQLite's automatic checkpoint (itself a WAL hook).
+  sqlite3_wal_hook(db_.raw(), &SqliteEngine::OnCommit, this);
+  ckpt_thread_ = std::thread([this] { RunCheckpoints(); });
+}
+
+int SqliteEngine::OnCommit(void* arg, sqlite3* db, const char* schema, int frames) {
+  auto* self = static_cast<SqliteEngine*>(arg);
+  if (frames >= kInlineFrames) {
+    // The thread is behind (or stuck): bound the log as SQLite would.
+    int log = 0, done = 0;
+    int rc = sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+    if (rc == SQLITE_OK) ++self->inline_checkpoints_;
+    return SQLITE_OK;  // a failed checkpoint does not fail the commit
+  }
+  if (frames >= kCheckpointFrames) {
+    {
+      std::lock_guard lock(self->ckpt_mu_);
+      self->ckpt_due_ = true;
+    }
+    self->ckpt_cv_.notify_one();
+  }
+  return SQLITE_OK;
+}
+
+void SqliteEngine::RunCheckpoints() {
+  for (;;) {
+    {
+      std::unique_lock lock(ckpt_mu_);
+      ckpt_cv_.wait(lock, [&] { return ckpt_due_ || ckpt_stop_; });
+      if (ckpt_stop_) return;
+      ckpt_due_ = false;
+    }
+    // Passive: copies what no reader still needs, never waits for the
+    // writers, which go on appending meanwhile. Once a checkpoint has copied
+    // every frame, the next writer starts the log over.
+    int log = 0, done = 0;
+    int rc =
+        sqlite3_wal_checkpoint_v2(ckpt_db_->raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+    if (rc == SQLITE_OK) {
+      ++background_checkpoints_;
+    } else if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED) {
+      LOG_WARN("metadata store: WAL checkpoint: {}", sqlite3_errmsg(ckpt_db_->raw()));
+    }
+  }
 }
 
 Result<std::unique_ptr<ReadTxn>> SqliteEngine::BeginRead() {

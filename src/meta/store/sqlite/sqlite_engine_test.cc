@@ -1,8 +1,14 @@
 // The SQLite engine's own behaviour; the contract every engine keeps is in
 // engine_test/engine_contract_test.cc. Open refuses what is not a t0fs
 // database or is newer than this build, checks its options, and the engine
-// records the largest transaction it committed.
+// records the largest transaction it committed, and checkpoints its log on
+// a thread of its own.
 #include "meta/store/sqlite/sqlite_engine.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <thread>
 
 #include "meta/store/sqlite/sqlite_db.h"
 #include "meta/store/store_test_util.h"
@@ -40,6 +46,44 @@ TEST(SqliteEngine, OpenRefusesForeignAndNewerDatabases) {
   SqliteOptions bad;
   bad.sync = "sometimes";
   EXPECT_CODE(SqliteEngine::Open(dir.File("new.db"), bad), kInvalidArgument);
+  SqliteOptions bad_checkpoint;
+  bad_checkpoint.checkpoint = "never";
+  EXPECT_CODE(SqliteEngine::Open(dir.File("new.db"), bad_checkpoint), kInvalidArgument);
+}
+
+// The log is checkpointed by the engine's own thread, not inside commits,
+// and every row is there after a reopen.
+TEST(SqliteEngine, CheckpointsRunOnTheirOwnThread) {
+  TempDir dir;
+  const std::string path = dir.File("meta.db");
+  constexpr int kTxns = 3000;
+  {
+    auto engine = SqliteEngine::Open(path);
+    ASSERT_OK(engine);
+    const std::string value(3000, 'v');  // about a page per transaction
+    for (int i = 0; i < kTxns; ++i) {
+      auto txn = (*engine)->BeginWrite(WriteOptions{});
+      ASSERT_OK(txn);
+      ASSERT_OK((*txn)->PutProperty(fmt::format("k{}", i), value));
+      ASSERT_OK((*txn)->Commit());
+    }
+    // The writes crossed the wake-up threshold a few times over: the
+    // thread ran (the wait is for it to be scheduled, not a time limit).
+    for (int i = 0; i < 2000 && (*engine)->background_checkpoints() == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_GT((*engine)->background_checkpoints(), 0u);
+    EXPECT_EQ((*engine)->inline_checkpoints(), 0u);
+  }
+  auto engine = SqliteEngine::Open(path);
+  ASSERT_OK(engine);
+  auto txn = (*engine)->BeginRead();
+  ASSERT_OK(txn);
+  for (int i : {0, kTxns / 2, kTxns - 1}) {
+    auto got = (*txn)->GetProperty(fmt::format("k{}", i));
+    ASSERT_OK(got);
+    EXPECT_TRUE(got->has_value()) << i;
+  }
 }
 
 }  // namespace
