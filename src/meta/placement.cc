@@ -40,13 +40,15 @@ Result<std::vector<ReplicaTarget>> ChooseTargets(const std::vector<NodeChoice>& 
     candidates.push_back(&c);
   }
   const bool local = request.placement == Placement::kLocal && request.writer.valid();
-  std::stable_sort(candidates.begin(), candidates.end(), [&](const NodeChoice* a, const NodeChoice* b) {
-    if (local) {
-      bool wa = a->node->node == request.writer, wb = b->node->node == request.writer;
-      if (wa != wb) return wa;
-    }
-    return Score(*a) > Score(*b);
-  });
+  std::stable_sort(
+      candidates.begin(), candidates.end(), [&](const NodeChoice* a, const NodeChoice* b) {
+        if (a->suspect != b->suspect) return b->suspect;
+        if (local) {
+          bool wa = a->node->node == request.writer, wb = b->node->node == request.writer;
+          if (wa != wb) return wa;
+        }
+        return Score(*a) > Score(*b);
+      });
   size_t want = std::max<uint32_t>(1, request.replicas);
   if (candidates.empty() || (candidates.size() < want && !request.allow_fewer)) {
     return Status(StatusCode::kMetaNoVolumes,

@@ -5,7 +5,8 @@
 // objective's allowed nodes when it names some. With placement=local the
 // writer's own node comes first (data is written where it is produced: the
 // Tier 0 rule); the rest are ranked by free space discounted by load
-// (copies and allocations in flight).
+// (copies and allocations in flight). Suspect nodes come after all the
+// others, the writer's own included.
 #pragma once
 
 #include <vector>
@@ -34,6 +35,10 @@ struct NodeChoice {
   const NodeRecord* node = nullptr;
   bool usable = false;  // up or suspect, and not draining
   uint64_t load = 0;    // work in flight towards the node
+  // Usable but missing heartbeats: taken only when the nodes that heartbeat
+  // cannot hold every replica (a chunk placed on a node that is in fact
+  // gone makes its writer wait for it).
+  bool suspect = false;
 };
 
 // kMetaNoVolumes when not even one (or, without allow_fewer, not enough)

@@ -27,6 +27,34 @@ std::vector<NodeChoice> Usable(const std::vector<NodeRecord>& nodes) {
   return out;
 }
 
+// A node that misses heartbeats is placed on only when those that heartbeat
+// are too few: after them, the writer's own node included; and still
+// used (allow_fewer) rather than leave a replica out.
+TEST(Placement, SuspectNodesLast) {
+  std::vector<NodeRecord> nodes{Node(1, {50}), Node(2, {5}), Node(3, {20})};
+  std::vector<NodeChoice> choices = Usable(nodes);
+  choices[0].suspect = true;  // the writer's node, and the roomiest
+  PlacementRequest req;
+  req.writer = NodeId(1);
+  req.replicas = 2;
+  req.chunk_size = 64 << 20;
+  auto targets = ChooseTargets(choices, req);
+  ASSERT_TRUE(targets.ok()) << targets.status().ToString();
+  ASSERT_EQ(targets->size(), 2u);
+  EXPECT_EQ((*targets)[0].node, NodeId(3));
+  EXPECT_EQ((*targets)[1].node, NodeId(2));
+  req.replicas = 3;
+  targets = ChooseTargets(choices, req);
+  ASSERT_TRUE(targets.ok()) << targets.status().ToString();
+  ASSERT_EQ(targets->size(), 3u);
+  EXPECT_EQ((*targets)[2].node, NodeId(1));
+  choices[1].usable = choices[2].usable = false;  // only the suspect one is left
+  req.replicas = 1;
+  targets = ChooseTargets(choices, req);
+  ASSERT_TRUE(targets.ok()) << targets.status().ToString();
+  EXPECT_EQ((*targets)[0].node, NodeId(1));
+}
+
 // Local placement puts the first replica on the writer's node, on its volume
 // with most room, and the others on the roomiest other nodes.
 TEST(Placement, LocalFirstThenRoomiest) {

@@ -285,7 +285,8 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
     for (const auto& [id, n] : nodes) {
       uint64_t load = 0;
       for (auto& [chunk, task] : tasks_) load += task.target == id;
-      choices.push_back(NodeChoice{n.record, n.usable && load < per_node_limit, load});
+      choices.push_back(NodeChoice{n.record, n.usable && load < per_node_limit, load,
+                                   n.health == Health::kSuspect});
     }
     PlacementRequest req;
     req.replicas = 1;

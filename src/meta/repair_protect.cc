@@ -88,7 +88,9 @@ void RepairPlanner::PlanEncode(const ChunkReplicas& c, uint64_t committed,
   if (source == nullptr) return;  // a later pass
   const Clock::time_point now = Clock::now();
   std::vector<NodeChoice> choices;
-  for (const auto& [id, n] : nodes) choices.push_back(NodeChoice{n.record, n.usable, 0});
+  for (const auto& [id, n] : nodes) {
+    choices.push_back(NodeChoice{n.record, n.usable, 0, n.health == Health::kSuspect});
+  }
   PlacementRequest req;
   req.replicas = static_cast<uint32_t>(wanted.size());
   req.placement = Placement::kSpread;

@@ -43,8 +43,9 @@ Result<std::vector<ReplicaTarget>> MetaService::PlaceChunk(const InodeAttr& attr
 std::vector<NodeChoice> MetaService::ChoicesOf(const std::vector<NodeRecord>& nodes) {
   std::vector<NodeChoice> choices;
   for (const NodeRecord& node : nodes) {
-    choices.push_back(NodeChoice{&node, IsUp(node.node) && node.admin_state == NodeAdminState::kActive,
-                                 planner_->LoadOf(node.node)});
+    choices.push_back(
+        NodeChoice{&node, IsUp(node.node) && node.admin_state == NodeAdminState::kActive,
+                   planner_->LoadOf(node.node), health_.Of(node.node) == Health::kSuspect});
   }
   return choices;
 }
