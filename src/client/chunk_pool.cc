@@ -21,6 +21,10 @@ ChunkPool::~ChunkPool() {
 }
 
 std::optional<PreparedChunk> ChunkPool::Take() {
+  return Take(/*retry=*/true);
+}
+
+std::optional<PreparedChunk> ChunkPool::Take(bool retry) {
   if (batch_ == 0 || !meta_.local_node().valid()) return std::nullopt;
   std::unique_lock lock(mu_);
   DropExpiredLocked();
@@ -41,6 +45,27 @@ std::optional<PreparedChunk> ChunkPool::Take() {
   }
   PreparedChunk out = std::move(ready_.front());
   ready_.pop_front();
+  // Kept by the data node still? One that restarted forgot the files it
+  // prepared (another writer of the chunk would make other ones): those
+  // prepared before it go.
+  auto kept = out.file->KeeperAlive();
+  if (!kept.ok() || !*kept) {
+    ready_.clear();
+    if (!retry) {  // a batch prepared just now is not kept either: an older data node
+      LOG_INFO(
+          "new files' chunk 0 is opened per create for {} s: the data node does not keep "
+          "the files it prepares (an older version?)",
+          kRetryAfter.count());
+      off_until_ = std::chrono::steady_clock::now() + kRetryAfter;
+      return std::nullopt;
+    }
+    LOG_DEBUG(
+        "prepared chunk {}: the data node no longer keeps its files (it restarted): the "
+        "pool is emptied",
+        out.id.chunk);
+    lock.unlock();
+    return Take(/*retry=*/false);
+  }
   if (ready_.size() < batch_ && std::chrono::steady_clock::now() >= off_until_) WantRefillLocked();
   return out;
 }

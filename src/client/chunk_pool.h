@@ -26,6 +26,12 @@
 // thread queued behind them, wait for a meta and a data node round trip and
 // the creation of a batch of files: a fifth of all creates took 5–20 ms.)
 //
+// A data node that restarted forgot the unnamed files it prepared (another
+// writer of such a chunk would make other files, and the commits would then
+// clash): Take asks the files' keeper lock (ChunkFile::KeeperAlive) and,
+// when the data node no longer holds it, empties the pool and waits for a
+// fresh batch.
+//
 // Off (Take returns nothing) without a local node or when asked for 0; a
 // failed refill (an older meta or data node, no volume with room) turns it
 // off for kRetryAfter and the creates go on without it.
@@ -77,6 +83,8 @@ class ChunkPool {
   void Return(PreparedChunk chunk);
 
  private:
+  // Take; `retry`: once more when the data node no longer keeps the files.
+  std::optional<PreparedChunk> Take(bool retry);
   // Asks the refill thread for a batch (starting it the first time).
   void WantRefillLocked();
   void RunRefills();

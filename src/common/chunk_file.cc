@@ -24,6 +24,7 @@ constexpr uint64_t kVersionOffset = kChunkVersionOffset;
 constexpr uint64_t kFlagsOffset = 32;      // u32 flags
 constexpr uint32_t kFlagChecksumsPending = 1;
 constexpr uint64_t kWriterByte = 40;       // OFD-locked (shared) by passthrough writers
+constexpr uint64_t kKeeperByte = 41;  // OFD-locked (shared) by the data node keeping unnamed files
 constexpr uint64_t kWholeFile = UINT64_MAX / kB / 8;  // a block count meaning "to the end"
 
 uint32_t ZeroBlockCrc() {
@@ -542,6 +543,16 @@ void ChunkFile::ReleaseWriter() {
 Result<bool> ChunkFile::WriterAlive() {
   ASSIGN_OR_RETURN(bool free, OfdTryLock(crc_.get(), F_WRLCK, kWriterByte, 1));
   if (free) (void)OfdLock(crc_.get(), F_UNLCK, kWriterByte, 1);
+  return !free;
+}
+
+Status ChunkFile::HoldKeeper() {
+  return OfdLock(crc_.get(), F_RDLCK, kKeeperByte, 1);
+}
+
+Result<bool> ChunkFile::KeeperAlive() {
+  ASSIGN_OR_RETURN(bool free, OfdTryLock(crc_.get(), F_WRLCK, kKeeperByte, 1));
+  if (free) (void)OfdLock(crc_.get(), F_UNLCK, kKeeperByte, 1);
   return !free;
 }
 

@@ -108,6 +108,13 @@ class ChunkFile {
   bool holds_writer() const { return holds_writer_.load(); }
   // Whether some descriptor other than this one holds the writer byte.
   Result<bool> WriterAlive();
+  // The data node holds a shared OFD lock on the keeper byte of the unnamed
+  // files it made while it keeps them (HoldKeeper, on its own descriptor):
+  // a client with prepared files asks KeeperAlive before using them — a
+  // data node that restarted forgot them, and another writer of that chunk
+  // would make other files.
+  Status HoldKeeper();
+  Result<bool> KeeperAlive();
   // Pending and no writer holds the byte: rebuilds, clears, returns true.
   Result<bool> RebuildIfAbandoned();
   // Re-reads every block and reports the first mismatch (scrubbing, fsck).

@@ -286,6 +286,23 @@ TEST_F(ChunkFileTest, RebuildIfAbandonedWaitsForLiveWriter) {
   EXPECT_FALSE(*scrubber->RebuildIfAbandoned());  // nothing pending any more
 }
 
+// The data node's keeper lock: seen by another descriptor (a client's)
+// while held, gone when the keeper's descriptors close (it restarted); the
+// client's own writer lock does not count.
+TEST_F(ChunkFileTest, KeeperAliveFollowsTheKeepersDescriptors) {
+  auto keeper = OpenChunk(22);
+  auto client = OpenChunk(22);
+  ASSERT_TRUE(client->HoldWriter().ok());
+  auto alive = client->KeeperAlive();
+  ASSERT_TRUE(alive.ok());
+  EXPECT_FALSE(*alive);
+  ASSERT_TRUE(keeper->HoldKeeper().ok());
+  EXPECT_TRUE(*client->KeeperAlive());
+  EXPECT_TRUE(*client->KeeperAlive());  // asking takes nothing away
+  keeper.reset();
+  EXPECT_FALSE(*client->KeeperAlive());
+}
+
 TEST_F(ChunkFileTest, RejectsForeignHeader) {
   auto a = OpenChunk(6);
   std::filesystem::copy_file(dir_ + "/6.crc", dir_ + "/9.crc");

@@ -427,6 +427,7 @@ Result<std::optional<LocalFds>> ChunkStore::OpenUnnamed(VolumeId volume, const s
     }
     auto files = std::make_unique<ChunkFile>(chunk, std::move(data), std::move(crc), false);
     RETURN_IF_ERROR(files->InitOrValidate());
+    RETURN_IF_ERROR(files->HoldKeeper());  // until these files are named or dropped
     MakeRoomLocked();
     const uint64_t seq = ++unnamed_seq_;
     last_unnamed_ = std::chrono::steady_clock::now();
