@@ -158,6 +158,7 @@ mkdir -p "$MNT2"
 MOUNT2_PID=$!
 stop_both() {
   local rc=$?
+  set +e  # (exit $rc) below must not end the handler before cluster_stop
   stop_pid "$MOUNT2_PID"
   if is_mounted "$MNT2"; then umount -l "$MNT2"; fi
   (exit $rc)
