@@ -19,6 +19,9 @@ struct ObjectTierConfig {
   std::string credentials;  // a file of mode 0600: access_key = ... / secret_key = ...
   // Key prefix of this cluster's objects; empty: t0fs/<cluster id>/.
   std::string prefix;
+  // How often meta writes the bucket's manifest (meta/object_manifest.h)
+  // when uploads or deletions happened since; 0: never.
+  Duration manifest_interval{std::chrono::minutes(10)};
 
   bool enabled() const { return !endpoint.empty(); }
   template <class V>
@@ -32,6 +35,9 @@ struct ObjectTierConfig {
       "file (mode 0600, same path on every data node) with access_key = and secret_key = "
       "lines for the object tier");
     v("object-prefix", prefix, "key prefix of this cluster's objects (default t0fs/CLUSTER-ID/)");
+    v("object-manifest-interval", manifest_interval,
+      "how often meta writes PREFIX/manifest.jsonl (the files in the bucket, by path) when "
+      "objects were uploaded or deleted since (0 = never)");
   }
 };
 

@@ -120,6 +120,9 @@ Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfi
   RETURN_IF_ERROR(s.server_->Start());
   s.server_id_ = fmt::format("{}@{}", HostName(), s.endpoint().ToString());
   s.housekeeping_ = std::thread([&s] { s.Housekeeping(); });
+  if (s.object_tier_ && config.object.manifest_interval.value.count() > 0) {
+    s.manifests_ = std::thread([&s] { s.WriteManifests(); });
+  }
   LOG_INFO("meta serving {} on {} (cluster {})", config.store.empty() ? std::string("its store") : RedactUrlPassword(config.store), s.endpoint().ToString(), s.store_->cluster_id());
   return svc;
 }
@@ -133,6 +136,7 @@ void MetaService::Stop() {
   stop_cv_.notify_all();
   if (metrics_server_) metrics_server_->Stop();
   if (housekeeping_.joinable()) housekeeping_.join();
+  if (manifests_.joinable()) manifests_.join();
   if (server_) server_->Stop();
 }
 
@@ -148,6 +152,7 @@ void MetaService::Housekeeping() {
     planner_->RunPass();
     if (object_tier_) {
       auto collected = object_tier_->CollectGarbage(*store_, 1000);
+      if (collected.ok()) objects_deleted_ += *collected;
       std::string error = collected.ok() ? std::string() : collected.status().ToString();
       if (error != object_gc_error_ && !error.empty()) LOG_WARN("{}; retrying", error);
       object_gc_error_ = std::move(error);
@@ -163,6 +168,45 @@ void MetaService::Housekeeping() {
       LOG_INFO("expired {} client session(s) without renewal for {}", *expired,
                FormatDuration(config_.session_lease));
     }
+  }
+}
+
+void MetaService::WriteManifests() {
+  const std::string key = ObjectManifestKey(object_tier_->prefix());
+  bool written = false;  // since this server last started leading
+  uint64_t changes_written = 0;
+  std::string error_logged;
+  for (;;) {
+    {
+      std::unique_lock lock(stop_mu_);
+      if (stop_cv_.wait_for(lock, config_.object.manifest_interval.value,
+                            [&] { return stopping_; }))
+        return;
+    }
+    if (shared_store_ && !leading_) {  // (a store of its own: always the leader)
+      written = false;
+      continue;
+    }
+    const uint64_t changes = planner_->Stats().uploads_done + objects_deleted_;
+    if (written && changes == changes_written) continue;
+    const auto started = std::chrono::steady_clock::now();
+    auto counts = object_tier_->WriteManifest(*store_, store_->cluster_id());
+    if (!counts.ok()) {
+      std::string error = counts.status().ToString();
+      if (error != error_logged)
+        LOG_WARN("{}; retrying in {}", error, FormatDuration(config_.object.manifest_interval));
+      error_logged = std::move(error);
+      continue;
+    }
+    if (!error_logged.empty()) LOG_INFO("object tier: {} written again", key);
+    error_logged.clear();
+    written = true;
+    changes_written = changes;
+    LOG_DEBUG("object tier: {} written: {} file(s) ({} complete), {} chunk object(s), in {} ms",
+              key, counts->files, counts->complete, counts->chunks,
+              std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::steady_clock::now() - started)
+                  .count());
   }
 }
 

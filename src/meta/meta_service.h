@@ -16,6 +16,7 @@
 // serialises writes; NodeHealth and RepairPlanner lock internally.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -79,6 +80,11 @@ class MetaService {
   void AddObjectiveHandlers(HandlerList& h);
 
   void Housekeeping();
+  // Writes the object tier's manifest (meta/object_manifest.h) every
+  // object-manifest-interval while this server leads the housekeeping and
+  // objects were uploaded or deleted since the last one (the first time
+  // after it started leading: always).
+  void WriteManifests();
   // Node health from the heartbeats stored by every meta server.
   void RefreshHealth();
   // The node rows, with their stored heartbeats taken into this server's
@@ -150,10 +156,12 @@ class MetaService {
   std::condition_variable stop_cv_;
   bool stopping_ = false;
   std::thread housekeeping_;
+  std::thread manifests_;  // WriteManifests; only with an object tier
   bool shared_store_ = false;
   std::string server_id_;  // host@address: the lease holder name
-  bool leading_ = false;   // housekeeping thread only
+  std::atomic<bool> leading_ = false;  // written by the housekeeping thread only
   std::string object_gc_error_;  // housekeeping thread only: the last one logged
+  std::atomic<uint64_t> objects_deleted_ = 0;  // from the bucket by the housekeeping since start
 };
 
 }  // namespace t0fs::meta

@@ -40,6 +40,16 @@ Result<std::unique_ptr<ObjectTier>> ObjectTier::Open(const ObjectTierConfig& con
   return std::unique_ptr<ObjectTier>(new ObjectTier(config, std::move(prefix), std::move(*client)));
 }
 
+Result<ManifestCounts> ObjectTier::WriteManifest(MetaStore& store, const std::string& cluster_id) {
+  ManifestCounts counts;
+  ASSIGN_OR_RETURN(std::string text,
+                   BuildObjectManifest(store, cluster_id, prefix_, WallNow(), &counts));
+  const std::string key = ObjectManifestKey(prefix_);
+  RETURN_IF_ERROR(
+      client_->PutObject(key, std::string_view(text)).WithContext("object tier: writing " + key));
+  return counts;
+}
+
 pb::ObjectTier ObjectTier::NodeConfig() const {
   pb::ObjectTier out;
   out.set_endpoint(config_.endpoint);

@@ -10,7 +10,8 @@
 // the version the chunk's row names.
 //
 // Thread safety: Key and NodeConfig are pure; CollectGarbage runs on the
-// housekeeping thread.
+// housekeeping thread, WriteManifest on the manifest thread (the S3 client
+// is safe for concurrent use).
 #pragma once
 
 #include <memory>
@@ -19,6 +20,7 @@
 #include "common/object_key.h"
 #include "common/status.h"
 #include "meta/meta_config.h"
+#include "meta/object_manifest.h"
 #include "meta/store/meta_store.h"
 #include "rpc/proto/meta.pb.h"
 #include "s3/s3.h"
@@ -43,6 +45,9 @@ class ObjectTier {
   // it); returns how many went. An error (endpoint down, permission) leaves
   // the rest queued for the next call.
   Result<size_t> CollectGarbage(MetaStore& store, size_t max);
+  // Writes the manifest (meta/object_manifest.h) of `store` to the bucket,
+  // replacing the one there.
+  Result<ManifestCounts> WriteManifest(MetaStore& store, const std::string& cluster_id);
 
  private:
   ObjectTier(ObjectTierConfig config, std::string prefix, std::unique_ptr<s3::Client> client)

@@ -20,7 +20,10 @@
 #  - bad keys in the credentials file: uploads fail (counted, logged), the
 #    data stays and reads back; the file fixed, uploads resume with nothing
 #    restarted (every daemon reads the file again when it changes);
-#  - a removed file's objects are deleted;
+#  - the bucket's manifest (<prefix>manifest.jsonl) lists the file with
+#    its chunk keys at their current versions, and the file rebuilt from
+#    the bucket alone with s3cmd, dd and truncate is what was written;
+#  - a removed file's objects are deleted, and the manifest no longer lists it;
 #  - with a repair-grace no write outlasts (300s), the only node holding a
 #    protected file is killed and the file is written in the middle and
 #    appended to at once: the writes wait only for meta to stage the chunks
@@ -68,7 +71,7 @@ METRICS="127.0.0.1:$(free_port)"
 meta_flags() {  # meta_flags REPAIR_GRACE: META_FLAGS for this cluster
   META_FLAGS=(--suspect-after 1s --node-timeout 2s --repair-grace "$1" --repair-interval 300ms --heartbeat 200ms
     --metrics-listen "$METRICS" --object-endpoint "$CEPH_S3_ENDPOINT" --object-bucket "$BUCKET"
-    --object-credentials "$CEPH_S3_CREDENTIALS")
+    --object-credentials "$CEPH_S3_CREDENTIALS" --object-manifest-interval 1s)
 }
 meta_flags 3s
 CLUSTER_STOP_ALSO=rm_s3cfg_and_ceph
@@ -145,6 +148,50 @@ wait_until 60 "chunk 0 uploaded at its new version" objects_match /o/f "$CLUSTER
 wait_until 20 "o/f protected again" protection_is /o/f protected
 wait_until 30 "the old version deleted" object_count_is 5
 ! objects | grep -qF "/$old_key" || fail "the old version $old_key is still in the bucket"
+
+log "== the bucket's manifest names the file's objects; the file is rebuilt from the bucket alone"
+manifest() {  # the manifest's text
+  local url
+  url=$(s3 ls -r "s3://$BUCKET/" | grep -o 's3://[^ ]*/manifest\.jsonl$') || return 1
+  s3 get --force "$url" "$CLUSTER_DIR/manifest.jsonl" >/dev/null || return 1
+  cat "$CLUSTER_DIR/manifest.jsonl"
+}
+# manifest_keys PATH: PATH's current chunk keys (after the prefix's
+# cluster part, as expected_keys prints them) when the manifest lists it
+# complete.
+manifest_keys() {
+  manifest | python3 -c '
+import json, sys
+lines = [json.loads(l) for l in sys.stdin]
+assert lines[0]["t0fs_object_manifest"] == 1 and lines[0]["files"] == len(lines) - 1
+for f in lines[1:]:
+    if f["path"] == sys.argv[1] and f["complete"]:
+        for c in f["chunks"]:
+            assert c["current"] and c["key"].startswith(lines[0]["prefix"])
+            print(c["key"][len(lines[0]["prefix"]):])' "$1"
+}
+manifest_is_current() { [[ "$(manifest_keys /o/f)" == "$(expected_keys /o/f)" ]]; }
+wait_until 30 "the manifest lists o/f at its new version" manifest_is_current
+# What an operator without meta does (docs/operations.md): a script of
+# truncate, then each object fetched and written at its offset with dd.
+rebuild() {  # rebuild PATH OUT
+  manifest >/dev/null || return 1
+  python3 - "$1" "$2" "$CLUSTER_DIR/manifest.jsonl" >"$CLUSTER_DIR/rebuild.sh" <<'PY'
+import json, sys
+for l in open(sys.argv[3]):
+    f = json.loads(l)
+    if f.get("path") == sys.argv[1]:
+        print("truncate -s %d %s" % (f["size"], sys.argv[2]))
+        for c in f["chunks"]:
+            print("s3 get --force s3://$BUCKET/%s $CLUSTER_DIR/piece >/dev/null && dd if=$CLUSTER_DIR/piece of=%s "
+                  "bs=1M oflag=seek_bytes seek=%d conv=notrunc status=none || exit 1" % (c["key"], sys.argv[2], c["offset"]))
+PY
+  grep -q '^truncate' "$CLUSTER_DIR/rebuild.sh" || return 1
+  rm -f "$2"
+  (source "$CLUSTER_DIR/rebuild.sh")  # (each line exits the subshell when it fails)
+}
+rebuild /o/f "$CLUSTER_DIR/rebuilt" || fail "rebuilding o/f from the manifest failed"
+cmp "$CLUSTER_DIR/src" "$CLUSTER_DIR/rebuilt" || fail "o/f rebuilt from the bucket differs from what was written"
 
 object_reads() {  # the mount's count of reads served from the object tier
   curl -sf "http://$MOUNT_METRICS/metrics" | sed -n 's/^t0fs_client_object_reads_total \([0-9]*\).*/\1/p'
@@ -250,6 +297,8 @@ rm "$MNT/o/f" "$MNT/o/g" "$MNT/o/h" "$MNT/o/k"
 wait_until 60 "the files' objects deleted" object_count_is 0
 no_sums_objects() { (($(sums_objects) == 0)); }
 wait_until 20 "their checksum objects deleted" no_sums_objects
+manifest_lists_none() { manifest | python3 -c 'import json, sys; assert json.loads(sys.stdin.readline())["files"] == 0'; }
+wait_until 30 "the manifest lists no file" manifest_lists_none
 
 log "== writes to chunks whose only node is lost: staged back from the bucket at once (repair-grace 300s)"
 # Meta again, with a repair-grace no write outlasts: only the recall that a
