@@ -14,8 +14,10 @@
 // order — the mount first (so nothing stays mounted and open files are
 // released while meta still answers), then the data nodes, then meta —
 // within kStopBudget; a second signal kills what is left at once.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -54,6 +56,7 @@ constexpr milliseconds kMetaStopShare{600};
 constexpr std::chrono::seconds kStartTimeout{30};
 
 struct UpOptions {
+  bool stop = false;  // --stop: stop the `t0fs up` of `dir` instead
   std::string dir = "t0fs-data";
   std::string mount = "t0fs-mnt";
   std::string meta_listen = "127.0.0.1:7700";
@@ -474,6 +477,56 @@ int RunUp(const UpOptions& o) {
   return up.Run();
 }
 
+// `t0fs up --stop`: signals the `t0fs up` holding `dir`'s lock, as Ctrl-C
+// would, and waits until it has unmounted and stopped its children (the
+// lock is free). Nothing running there is not an error.
+int StopUp(const std::string& dir) {
+  constexpr auto kWait = std::chrono::seconds(30);
+  const std::string root = fs::absolute(dir).lexically_normal().string();
+  const std::string path = root + "/up.lock";
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid() && errno == ENOENT) {
+    fmt::print("t0fs up: no t0fs up runs on {} (no {})\n", root, path);
+    return 0;
+  }
+  if (!fd.valid()) return Fail("up", Status::FromErrno(errno, "open " + path));
+  auto held = [&] {
+    if (::flock(fd.get(), LOCK_SH | LOCK_NB) != 0) return true;
+    ::flock(fd.get(), LOCK_UN);
+    return false;
+  };
+  if (!held()) {
+    fmt::print("t0fs up: no t0fs up runs on {}\n", root);
+    return 0;
+  }
+  char buf[32] = {};
+  const ssize_t n = ::pread(fd.get(), buf, sizeof buf - 1, 0);
+  const pid_t pid = n > 0 ? static_cast<pid_t>(std::strtol(buf, nullptr, 10)) : 0;
+  if (pid <= 1)
+    return Fail("up",
+                Status(StatusCode::kInternal, fmt::format("{} names no pid; not stopped", path)));
+  if (::kill(pid, SIGTERM) != 0 && errno != ESRCH) {
+    return Fail("up", Status::FromErrno(errno, fmt::format("signal pid {}", pid)));
+  }
+  fmt::print("t0fs up: stopping the t0fs up of {} (pid {})\n", root, pid);
+  std::fflush(stdout);
+  const auto start = std::chrono::steady_clock::now();
+  while (held()) {
+    if (std::chrono::steady_clock::now() - start > kWait) {
+      return Fail(
+          "up",
+          Status(StatusCode::kBusy,
+                 fmt::format(
+                     "pid {} still runs after {} s; `kill -9 {}`, then `t0fs umount` its mount",
+                     pid, kWait.count(), pid)));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  fmt::print("t0fs up: stopped in {:.1f}s\n",
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return 0;
+}
+
 }  // namespace
 
 void RegisterUp(CLI::App& app, int* exit_code) {
@@ -482,6 +535,10 @@ void RegisterUp(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<UpOptions>();
   cmd->add_option("--dir", o->dir, "cluster directory (created on first use; reused after)")
       ->capture_default_str();
+  cmd->add_flag(
+      "--stop", o->stop,
+      "stop the t0fs up running on --dir (as Ctrl-C would: unmount, then stop the services) and "
+      "wait until it has; nothing running is not an error");
   cmd->add_option("--mount", o->mount, "where to mount (created if missing)")
       ->capture_default_str();
   auto* meta = cmd->add_option(
@@ -513,12 +570,16 @@ void RegisterUp(CLI::App& app, int* exit_code) {
                   "the object tier's bucket (created beforehand)");
   cmd->add_option("--object-region", o->object_region, "the object tier's region");
   cmd->add_option("--object-credentials", o->object_credentials,
-                  "file with the object tier's access_key_id= and secret_access_key= lines");
+                  "file (mode 0600) with the object tier's access_key = and secret_key = lines");
   cmd->add_option(
          "--restart", o->restart,
          "when a child dies: always (restart it, with a back-off) or never (leave it down)")
       ->capture_default_str();
   cmd->callback([o, meta, data, exit_code] {
+    if (o->stop) {
+      *exit_code = StopUp(o->dir);
+      return;
+    }
     o->meta_listen_given = meta->count() > 0;
     o->data_listen_given = data->count() > 0;
     // Children inherit the blocked mask and reset it before exec.

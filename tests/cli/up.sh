@@ -5,6 +5,8 @@
 # `up` alone — its children run in groups of their own — and `up` stops them
 # in order, mount first, then data, then meta, promptly even with files open
 # on the mount. A kill -9 of `up` still stops the children (and they unmount).
+# `t0fs up --stop --dir` stops a running up the same way and returns once
+# it has; with nothing running it says so and succeeds.
 source "$(dirname "$0")/lib.sh"
 mp=$(free_port) dp=$(free_port)
 args=(--dir "$WORK/data" --mount "$WORK/mnt" --meta-listen 127.0.0.1:$mp --data-listen 127.0.0.1:$dp)
@@ -69,4 +71,20 @@ kill -9 "$second"
 wait "$second" 2>/dev/null || true
 wait_until 10 "the mount gone after SIGKILL of up" bash -c "! grep -q ' $M fuse' /proc/mounts"
 for pid in $children; do wait_until 10 "daemon $pid gone after SIGKILL of up" bash -c "! kill -0 $pid"; done
+
+log "t0fs up --stop: the running up stops as on Ctrl-C, the command returns once it has"
+up_start up3 "${args[@]}"
+up_wait up3
+third=$UP_PID
+children=$(pgrep -P "$third")
+"$T0FS" up --stop --dir "$WORK/data" >"$WORK/stop.out" 2>&1 || fail "up --stop failed: $(cat "$WORK/stop.out")"
+grep -q "stopped in" "$WORK/stop.out" || fail "up --stop said: $(cat "$WORK/stop.out")"
+# Returned only once up had exited (its lock free): nothing left to wait for.
+alive "$third" && ! grep -q "^State:.*zombie" "/proc/$third/status" && fail "up --stop returned while up ran"
+wait "$third" || fail "up exited non-zero on up --stop"
+is_mounted "$M" && fail "still mounted after up --stop"
+for pid in $children; do alive "$pid" && fail "daemon $pid left running after up --stop"; done
+grep -q "unmounted" "$WORK/up3.out" || fail "no unmount message"
+"$T0FS" up --stop --dir "$WORK/data" >"$WORK/stop.out" 2>&1 || fail "up --stop with nothing running failed"
+grep -q "no t0fs up runs on" "$WORK/stop.out" || fail "up --stop with nothing running said: $(cat "$WORK/stop.out")"
 echo "up lifecycle: ok"
