@@ -14,6 +14,9 @@ _MODES = {
 
 def parse_mode(mode):
     """Returns (open flags, readable, writable, append, text) for a builtins.open-style mode."""
+    if not isinstance(mode, str):
+        raise TypeError(f"mode must be a str as for builtins.open ('rb', 'wb', 'r+b', 'ab', 'xb', ...), "
+                        f"not {type(mode).__name__} {mode!r} (os.open flags are not taken)")
     chars = set(mode)
     if len(chars) != len(mode) or not chars <= set("rwxab+t") or ("b" in chars and "t" in chars):
         raise ValueError(f"invalid mode: {mode!r}")

@@ -416,6 +416,11 @@ def test_batch(fs, rng, seed):
 
     # A bad request fails alone: a closed file (EBADF), a write to a file
     # open read-only (EBADF); past the end reads 0 bytes, as pread does.
+    try:
+        fs.open(big, os.O_RDONLY)
+        raise AssertionError("os.open flags were taken for a mode")
+    except TypeError as e:
+        check("mode must be a str" in str(e), f"open with os.open flags says what a mode is ({e})")
     closed = fs.open(big, "rb")
     closed.close()
     with fs.open(big, "rb") as ro, fs.batch(depth=4) as b:
