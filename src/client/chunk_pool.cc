@@ -31,15 +31,15 @@ std::optional<PreparedChunk> ChunkPool::Take(bool retry) {
   if (ready_.empty()) {
     if (std::chrono::steady_clock::now() < off_until_) return std::nullopt;
     // Wait for the refill under way, or for one asked now; a failed one
-    // sets off_until_ (and the create goes on without the pool).
-    WantRefillLocked();
-    const uint64_t ended = refills_ended_;
-    ready_cv_.wait(lock, [&] { return !ready_.empty() || stop_ || refills_ended_ > ended; });
-    if (ready_.empty() && !stop_ && std::chrono::steady_clock::now() >= off_until_) {
-      // The batch ended was one asked before this wait, and others took it.
+    // sets off_until_ (and the create goes on without the pool). Twice at
+    // most: the batch that ended first may have been asked before this
+    // wait, and others took it.
+    for (int waits = 0;
+         waits < 2 && ready_.empty() && !stop_ && std::chrono::steady_clock::now() >= off_until_;
+         ++waits) {
       WantRefillLocked();
-      const uint64_t again = refills_ended_;
-      ready_cv_.wait(lock, [&] { return !ready_.empty() || stop_ || refills_ended_ > again; });
+      const uint64_t ended = refills_ended_;
+      ready_cv_.wait(lock, [&] { return !ready_.empty() || stop_ || refills_ended_ > ended; });
     }
     if (ready_.empty()) return std::nullopt;
   }

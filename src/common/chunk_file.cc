@@ -540,10 +540,14 @@ void ChunkFile::ReleaseWriter() {
   (void)OfdLock(crc_.get(), F_UNLCK, kWriterByte, 1);
 }
 
-Result<bool> ChunkFile::WriterAlive() {
-  ASSIGN_OR_RETURN(bool free, OfdTryLock(crc_.get(), F_WRLCK, kWriterByte, 1));
-  if (free) (void)OfdLock(crc_.get(), F_UNLCK, kWriterByte, 1);
+Result<bool> ChunkFile::HeldElsewhere(uint64_t byte) {
+  ASSIGN_OR_RETURN(bool free, OfdTryLock(crc_.get(), F_WRLCK, byte, 1));
+  if (free) (void)OfdLock(crc_.get(), F_UNLCK, byte, 1);
   return !free;
+}
+
+Result<bool> ChunkFile::WriterAlive() {
+  return HeldElsewhere(kWriterByte);
 }
 
 Status ChunkFile::HoldKeeper() {
@@ -551,9 +555,7 @@ Status ChunkFile::HoldKeeper() {
 }
 
 Result<bool> ChunkFile::KeeperAlive() {
-  ASSIGN_OR_RETURN(bool free, OfdTryLock(crc_.get(), F_WRLCK, kKeeperByte, 1));
-  if (free) (void)OfdLock(crc_.get(), F_UNLCK, kKeeperByte, 1);
-  return !free;
+  return HeldElsewhere(kKeeperByte);
 }
 
 Result<bool> ChunkFile::RebuildIfAbandoned() {

@@ -133,6 +133,9 @@ class ChunkFile {
   int crc_fd() const { return crc_.get(); }
 
  private:
+  // Whether another open file description holds a lock on the checksum
+  // file's `byte` (WriterAlive, KeeperAlive).
+  Result<bool> HeldElsewhere(uint64_t byte);
   // Reads blocks [first, first+count) of checksums into out.
   Status ReadCrcs(uint64_t first_block, size_t count, uint32_t* out);
   // Verifies data `bytes` (n valid bytes, the rest of each block counts as

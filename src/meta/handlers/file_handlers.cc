@@ -43,9 +43,10 @@ Result<std::vector<ReplicaTarget>> MetaService::PlaceChunk(const InodeAttr& attr
 std::vector<NodeChoice> MetaService::ChoicesOf(const std::vector<NodeRecord>& nodes) {
   std::vector<NodeChoice> choices;
   for (const NodeRecord& node : nodes) {
+    const Health health = health_.Of(node.node);  // (IsUp: not down)
     choices.push_back(
-        NodeChoice{&node, IsUp(node.node) && node.admin_state == NodeAdminState::kActive,
-                   planner_->LoadOf(node.node), health_.Of(node.node) == Health::kSuspect});
+        NodeChoice{&node, health != Health::kDown && node.admin_state == NodeAdminState::kActive,
+                   planner_->LoadOf(node.node), health == Health::kSuspect});
   }
   return choices;
 }
