@@ -47,23 +47,21 @@ uint64_t RepairPlanner::LoadOf(NodeId node) {
 }
 
 bool RepairPlanner::MarkUrgent(ChunkId chunk) {
-  std::lock_guard lock(mu_);
-  const Clock::time_point now = Clock::now();
-  auto it = urgent_.find(chunk);
-  if (it != urgent_.end()) {
-    it->second = now + kUrgentFor;
+  // In the store, not here: the server that plans may be another one.
+  const Timespec now = WallNow();
+  const Timespec until{now.sec + kUrgentFor.count(), now.nsec};
+  auto added = store_.MarkUrgent(chunk, until, now, kMaxUrgent);
+  if (!added.ok() && added.status().code() == StatusCode::kBusy) {
+    LOG_WARN("repair: {} chunks wait for writers already; chunk {} waits for repair-grace",
+             kMaxUrgent, chunk);
     return false;
   }
-  if (urgent_.size() >= kMaxUrgent) {
-    std::erase_if(urgent_, [&](const auto& mark) { return mark.second <= now; });
-    if (urgent_.size() >= kMaxUrgent) {
-      LOG_WARN("repair: {} chunks wait for writers already; chunk {} waits for repair-grace",
-               urgent_.size(), chunk);
-      return false;
-    }
+  if (!added.ok()) {
+    LOG_WARN("repair: marking chunk {} for its waiting writer: {}; it waits for repair-grace",
+             chunk, added.status().ToString());
+    return false;
   }
-  urgent_.emplace(chunk, now + kUrgentFor);
-  return true;
+  return *added;
 }
 
 void RepairPlanner::RunPass() {
@@ -84,11 +82,15 @@ void RepairPlanner::RunPass() {
     nodes[r.node] = c;
   }
   ExpireTasks();
+  auto urgent = store_.UrgentChunks(WallNow());
+  if (!urgent.ok())
+    LOG_WARN("repair: reading the chunks writers wait for: {}", urgent.status().ToString());
   {
     std::lock_guard lock(mu_);
     pass_ = PassCounts{};
-    const Clock::time_point now = Clock::now();
-    std::erase_if(urgent_, [&](const auto& mark) { return mark.second <= now; });
+    if (urgent.ok())
+      urgent_ =
+          std::unordered_set<ChunkId>(urgent->begin(), urgent->end());  // else the last pass's
   }
   const int64_t now_s = WallNow().sec;
   DeferredQueue deferred;

@@ -137,9 +137,11 @@ class RepairPlanner {
   // Copies in flight towards `node` (placement's load signal).
   uint64_t LoadOf(NodeId node);
   // A writer waits for `chunk`, which no replica took (see the class
-  // comment): marked for kUrgentFor from now (marked again: extended).
-  // True when it was not marked before. With kMaxUrgent chunks marked
-  // (expired marks dropped first) a new one is refused (logged).
+  // comment): marked for kUrgentFor from now (marked again: extended), in
+  // the store (MetaStore::MarkUrgent), so that a meta server that does not
+  // plan can mark a chunk for the one that does (each pass reads the
+  // marks). True when it was not marked before. With kMaxUrgent chunks
+  // marked a new one is refused (logged); so is one the store cannot take.
   bool MarkUrgent(ChunkId chunk);
   static constexpr std::chrono::seconds kUrgentFor{120};
   static constexpr size_t kMaxUrgent = 4096;
@@ -244,8 +246,9 @@ class RepairPlanner {
   std::mutex mu_;  // guards everything below
   uint64_t next_task_id_ = 1;
   std::unordered_map<ChunkId, Task> tasks_;  // by chunk: at most one each
-  // Chunks a writer waits for (MarkUrgent) → when the mark ends.
-  std::unordered_map<ChunkId, Clock::time_point> urgent_;
+  // Chunks a writer waits for (MarkUrgent), as the store had them at the
+  // start of this pass.
+  std::unordered_set<ChunkId> urgent_;
   std::unordered_map<NodeId, std::deque<pb::NodeCommand>> queued_;
   std::unordered_map<NodeId, bool> check_wanted_;
   std::unordered_map<NodeId, uint64_t> node_bytes_;  // last copied_bytes_total per node

@@ -182,6 +182,23 @@ TEST_F(UrgentRecallTest, MarkedChunkKeepsItsSurplusReplicas) {
   EXPECT_EQ(replicas[2], ReplicaState::kHealthy);
 }
 
+// With several meta servers the writer's request may reach one that does
+// not plan repairs: the mark is in the store, where the planning one reads
+// it at its next pass.
+TEST_F(UrgentRecallTest, AMarkMadeByAnotherServerIsActedOn) {
+  ASSERT_OK(store_->SetObjectVersion(chunk_, 1));
+  Heartbeats(5s);
+  NodeHealth other_health{3s, 10s};
+  RepairPlanner other(*store_, other_health, config_, "key", tier_.get());
+  EXPECT_TRUE(other.MarkUrgent(chunk_));
+  EXPECT_FALSE(planner_->MarkUrgent(chunk_));  // marked already (by the other): extended
+  planner_->RunPass();
+  std::vector<pb::NodeCommand> copies = CopiesToNode2();
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0].chunk(), chunk_.value());
+  EXPECT_EQ(planner_->Stats().urgent_recalls, 1u);
+}
+
 TEST_F(UrgentRecallTest, MarksAreBounded) {
   for (size_t i = 0; i < RepairPlanner::kMaxUrgent; ++i)
     EXPECT_TRUE(planner_->MarkUrgent(ChunkId(1000 + i)));

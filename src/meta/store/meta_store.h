@@ -501,6 +501,14 @@ class MetaStore {
   // after `ttl`, and another takes it over.
   virtual Result<bool> AcquireLease(std::string_view name, std::string_view holder, Timespec now,
                                     std::chrono::milliseconds ttl) = 0;
+  // Chunks a writer waits for (the repair planner's urgent recalls, kept
+  // here so that any meta server can mark one for the server that plans):
+  // marks `chunk` until `until`, or moves a mark's end to `until`. True
+  // when it was not marked (at `now`); with `max` marks live at `now`, a new
+  // one is refused (kBusy, nothing written). Expired marks are dropped.
+  virtual Result<bool> MarkUrgent(ChunkId chunk, Timespec until, Timespec now, size_t max) = 0;
+  // The chunks marked at `now`.
+  virtual Result<std::vector<ChunkId>> UrgentChunks(Timespec now) = 0;
 
   // ---- reporting ----
   virtual Result<StoreCounts> Counts() = 0;

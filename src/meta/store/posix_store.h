@@ -115,6 +115,8 @@ class PosixStore final : public MetaStore {
   Result<bool> HasWriteHandle(SessionId session, InodeId ino) override;
   Result<bool> AcquireLease(std::string_view name, std::string_view holder, Timespec now,
                             std::chrono::milliseconds ttl) override;
+  Result<bool> MarkUrgent(ChunkId chunk, Timespec until, Timespec now, size_t max) override;
+  Result<std::vector<ChunkId>> UrgentChunks(Timespec now) override;
 
   Result<StoreCounts> Counts() override;
   Result<std::vector<ChunkRecord>> ListChunks(ChunkId after, size_t max, bool* eof) override;

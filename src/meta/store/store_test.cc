@@ -610,6 +610,40 @@ TEST_P(StoreTest, LeaseHasOneHolderUntilItExpires) {
   EXPECT_TRUE(CheckProblems().empty());
 }
 
+// Chunks a writer waits for, marked by any meta server for the one that
+// plans repairs: a mark lasts until its end, is extended by marking again,
+// and a full set refuses new ones.
+TEST_P(StoreTest, UrgentMarksLastUntilTheirEndAndAreBounded) {
+  auto urgent = [&](Timespec now) {
+    auto chunks = store_->UrgentChunks(now);
+    EXPECT_OK(chunks);
+    std::set<uint64_t> out;
+    if (chunks.ok()) {
+      for (ChunkId c : *chunks) out.insert(c.value());
+    }
+    return out;
+  };
+  EXPECT_TRUE(urgent(T(100)).empty());
+  auto added = store_->MarkUrgent(ChunkId(7), T(220), T(100), 2);
+  ASSERT_OK(added);
+  EXPECT_TRUE(*added);
+  added = store_->MarkUrgent(ChunkId(9), T(150), T(100), 2);
+  ASSERT_OK(added);
+  EXPECT_TRUE(*added);
+  EXPECT_EQ(urgent(T(149)), (std::set<uint64_t>{7, 9}));
+  EXPECT_CODE(store_->MarkUrgent(ChunkId(11), T(300), T(120), 2), kBusy);  // two live: full
+  added = store_->MarkUrgent(ChunkId(9), T(260), T(120), 2);               // marked: extended
+  ASSERT_OK(added);
+  EXPECT_FALSE(*added);
+  EXPECT_EQ(urgent(T(230)), (std::set<uint64_t>{9}));          // 7's ended at 220
+  added = store_->MarkUrgent(ChunkId(11), T(300), T(230), 2);  // room again
+  ASSERT_OK(added);
+  EXPECT_TRUE(*added);
+  EXPECT_EQ(urgent(T(230)), (std::set<uint64_t>{9, 11}));
+  EXPECT_TRUE(urgent(T(300)).empty());
+  EXPECT_TRUE(CheckProblems().empty());
+}
+
 TEST_P(StoreTest, TheFirstSecretClaimsTheStore) {
   ASSERT_OK(store_->ClaimSecret("aaaa"));
   ASSERT_OK(store_->ClaimSecret("aaaa"));  // the same cluster, restarted

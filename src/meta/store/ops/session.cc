@@ -3,6 +3,7 @@
 // Also the leases several meta servers on one store share work by.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
@@ -90,6 +91,78 @@ Result<bool> PosixStore::AcquireLease(std::string_view name, std::string_view ho
     return txn.PutProperty(key, fmt::format("{}.{:09} {}", until.sec, until.nsec, holder));
   }));
   return taken;
+}
+
+// Urgent marks: one property, "urgent", of `<chunk> <until sec>.<nsec>`
+// lines (a few, while writers wait after a node loss; kMaxUrgent at most).
+namespace {
+
+constexpr std::string_view kUrgentKey = "urgent";
+
+struct UrgentMark {
+  ChunkId chunk;
+  Timespec until;
+};
+
+bool Before(Timespec a, Timespec b) {
+  return a.sec < b.sec || (a.sec == b.sec && a.nsec < b.nsec);
+}
+
+// The marks of `text` still live at `now` (a malformed line is dropped).
+std::vector<UrgentMark> LiveMarks(const std::optional<std::string>& text, Timespec now) {
+  std::vector<UrgentMark> marks;
+  if (!text) return marks;
+  for (std::string_view rest = *text; !rest.empty();) {
+    const size_t eol = rest.find('\n');
+    const std::string line(rest.substr(0, eol));
+    rest = eol == std::string_view::npos ? std::string_view() : rest.substr(eol + 1);
+    uint64_t chunk = 0;
+    int64_t sec = 0;
+    uint32_t nsec = 0;
+    if (std::sscanf(line.c_str(), "%" SCNu64 " %" SCNd64 ".%" SCNu32, &chunk, &sec, &nsec) != 3)
+      continue;
+    const Timespec until{sec, nsec};
+    if (Before(now, until)) marks.push_back({ChunkId(chunk), until});
+  }
+  return marks;
+}
+
+}  // namespace
+
+Result<bool> PosixStore::MarkUrgent(ChunkId chunk, Timespec until, Timespec now, size_t max) {
+  bool added = false;
+  RETURN_IF_ERROR(Write([&](WriteTxn& txn) -> Status {
+    added = false;
+    ASSIGN_OR_RETURN(std::optional<std::string> text, txn.GetProperty(kUrgentKey));
+    std::vector<UrgentMark> marks = LiveMarks(text, now);
+    auto it = std::find_if(marks.begin(), marks.end(),
+                           [&](const UrgentMark& m) { return m.chunk == chunk; });
+    if (it != marks.end()) {
+      it->until = until;
+    } else if (marks.size() >= max) {
+      return Status(StatusCode::kBusy,
+                    fmt::format("{} chunks are marked urgent already", marks.size()));
+    } else {
+      marks.push_back({chunk, until});
+      added = true;
+    }
+    std::string out;
+    for (const UrgentMark& m : marks)
+      out += fmt::format("{} {}.{:09}\n", m.chunk.value(), m.until.sec, m.until.nsec);
+    return txn.PutProperty(kUrgentKey, out);
+  }));
+  return added;
+}
+
+Result<std::vector<ChunkId>> PosixStore::UrgentChunks(Timespec now) {
+  std::vector<ChunkId> chunks;
+  RETURN_IF_ERROR(Read([&](ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(std::optional<std::string> text, txn.GetProperty(kUrgentKey));
+    chunks.clear();
+    for (const UrgentMark& m : LiveMarks(text, now)) chunks.push_back(m.chunk);
+    return Status::Ok();
+  }));
+  return chunks;
 }
 
 }  // namespace t0fs::meta
