@@ -109,6 +109,19 @@ Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfi
   metrics::AddProcessMetrics(*s.registry_);
   metrics::AddBuildInfo(*s.registry_, "meta");
   AddMetaMetrics(*s.registry_, *s.store_, s.health_, *s.planner_);
+  if (s.object_tier_) {
+    auto& writes = s.registry_->AddCounter(
+        "t0fs_meta_object_manifest_writes_total",
+        "Writes of the object tier's manifest by this meta server, by result.", {"result"});
+    s.manifest_ok_ = &writes.With({{"result", "ok"}});
+    s.manifest_failed_ = &writes.With({{"result", "failed"}});
+    s.registry_->AddGaugeFn("t0fs_meta_object_manifest_files",
+                            "Files listed in the last manifest this meta server wrote.",
+                            [&s] { return static_cast<double>(s.manifest_files_.load()); });
+    s.registry_->AddGaugeFn("t0fs_meta_object_manifest_written_seconds",
+                            "Unix time of the last manifest this meta server wrote (0: none).",
+                            [&s] { return static_cast<double>(s.manifest_written_.load()); });
+  }
   s.metrics_server_ = std::make_unique<metrics::MetricsServer>(*s.registry_, metrics::MetricsServerOptions{.name = "t0fs meta"});
   RETURN_IF_ERROR(s.metrics_server_->Start(config.metrics.listen).WithContext("metrics-listen"));
   if (s.metrics_server_->running()) {
@@ -191,6 +204,7 @@ void MetaService::WriteManifests() {
     if (written && changes == changes_written) continue;
     const auto started = std::chrono::steady_clock::now();
     auto counts = object_tier_->WriteManifest(*store_, store_->cluster_id());
+    (counts.ok() ? manifest_ok_ : manifest_failed_)->Inc();
     if (!counts.ok()) {
       std::string error = counts.status().ToString();
       if (error != error_logged)
@@ -202,6 +216,8 @@ void MetaService::WriteManifests() {
     error_logged.clear();
     written = true;
     changes_written = changes;
+    manifest_files_ = counts->files;
+    manifest_written_ = WallNow().sec;
     LOG_DEBUG("object tier: {} written: {} file(s) ({} complete), {} chunk object(s), in {} ms",
               key, counts->files, counts->complete, counts->chunks,
               std::chrono::duration_cast<std::chrono::milliseconds>(

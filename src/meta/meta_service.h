@@ -162,6 +162,10 @@ class MetaService {
   std::atomic<bool> leading_ = false;  // written by the housekeeping thread only
   std::string object_gc_error_;  // housekeeping thread only: the last one logged
   std::atomic<uint64_t> objects_deleted_ = 0;  // from the bucket by the housekeeping since start
+  metrics::Counter* manifest_ok_ = nullptr;  // t0fs_meta_object_manifest_writes_total (with a tier)
+  metrics::Counter* manifest_failed_ = nullptr;
+  std::atomic<uint64_t> manifest_files_ = 0;   // in the last manifest written
+  std::atomic<int64_t> manifest_written_ = 0;  // its wall time, seconds
 };
 
 }  // namespace t0fs::meta

@@ -172,6 +172,11 @@ for f in lines[1:]:
 }
 manifest_is_current() { [[ "$(manifest_keys /o/f)" == "$(expected_keys /o/f)" ]]; }
 wait_until 30 "the manifest lists o/f at its new version" manifest_is_current
+meta_metric() { curl -sf "http://$METRICS/metrics" | sed -n "s/^$1 \([0-9.e+]*\)\$/\1/p"; }
+[[ "$(meta_metric 't0fs_meta_object_manifest_files')" == 1 ]] ||
+  fail "the manifest files gauge: $(curl -sf "http://$METRICS/metrics" | grep manifest)"
+[[ -n "$(meta_metric 't0fs_meta_object_manifest_writes_total{result="ok"}')" ]] ||
+  fail "no manifest writes counted: $(curl -sf "http://$METRICS/metrics" | grep manifest)"
 # What an operator without meta does (docs/operations.md): a script of
 # truncate, then each object fetched and written at its offset with dd.
 rebuild() {  # rebuild PATH OUT
