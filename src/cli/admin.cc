@@ -9,6 +9,7 @@
 
 #include "cli/cluster_dir.h"
 #include "cli/mount_daemon.h"
+#include "common/config.h"
 #include "common/mount_probe.h"
 #include "common/mountinfo.h"
 #include "common/secret.h"
@@ -162,7 +163,11 @@ Result<ClusterLocation> LocateCluster(const ClusterQuery& q) {
   return loc;
 }
 
-void AdminOptions::Register(CLI::App* cmd, bool with_mount) {
+void AdminOptions::Register(CLI::App* cmd, bool with_mount, std::string default_timeout) {
+  timeout = std::move(default_timeout);
+  cmd->add_option("--timeout", timeout,
+                  "give up when meta does not answer a call within this long (e.g. 30s, 2m)")
+      ->capture_default_str();
   cmd->add_option("--dir", dir, "cluster directory of `t0fs up` (default ./t0fs-data if present)");
   cmd->add_option("--meta", meta, "meta service address (host:port), or several meta servers of one store (host:port,host:port)");
   cmd->add_option("--secret-file", secret_file,
@@ -186,6 +191,15 @@ Result<AdminTarget> ConnectAdmin(const AdminOptions& options, const std::string&
   client::AdminClient::Options admin_options;
   admin_options.meta = target.meta;
   admin_options.secret = *secret;
+  if (!options.timeout.empty()) {
+    auto timeout = ParseDuration(options.timeout);
+    if (!timeout.ok() || timeout->value.count() <= 0) {
+      return Status(
+          StatusCode::kInvalidArgument,
+          fmt::format("--timeout '{}' is not a positive duration (e.g. 30s, 2m)", options.timeout));
+    }
+    admin_options.timeout = *timeout;
+  }
   ASSIGN_OR_RETURN(target.admin, client::AdminClient::Open(admin_options));
   if (!target.location.cluster_id.empty()) {
     auto status = target.admin->GetStatus();

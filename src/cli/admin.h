@@ -56,8 +56,10 @@ struct AdminOptions {
   std::string secret_file;
   std::string mount;  // --mount: a path on a t0fs mount (status, fsck, node)
   bool json = false;
-  // Adds --dir, --meta, --secret-file, --json and, with `with_mount`, --mount.
-  void Register(CLI::App* cmd, bool with_mount = true);
+  std::string timeout;  // --timeout: how long one call to meta may take
+  // Adds --dir, --meta, --secret-file, --json, --timeout (default
+  // `timeout`) and, with `with_mount`, --mount.
+  void Register(CLI::App* cmd, bool with_mount = true, std::string default_timeout = "30s");
 };
 
 struct AdminTarget {

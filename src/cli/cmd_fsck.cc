@@ -10,6 +10,7 @@
 #include "cli/admin.h"
 #include "cli/command_util.h"
 #include "cli/commands.h"
+#include "cli/signals.h"
 #include "t0fs/admin.h"
 
 namespace t0fs::cli {
@@ -53,8 +54,9 @@ void RegisterFsck(CLI::App& app, int* exit_code) {
       "Check namespace, layouts and redundancy (exit 0 when clean, 1 on problems or "
       "data below its objective)");
   auto opts = std::make_shared<AdminOptions>();
-  opts->Register(cmd);
+  opts->Register(cmd, true, "2m");  // a check of a large namespace takes long
   cmd->callback([opts, exit_code] {
+    ExitOnStopSignal();
     auto target = ConnectAdmin(*opts);
     if (!target.ok()) {
       *exit_code = Fail("fsck", target.status()) + 1;

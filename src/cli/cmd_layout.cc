@@ -12,6 +12,7 @@
 #include "cli/admin_path.h"
 #include "cli/command_util.h"
 #include "cli/commands.h"
+#include "cli/signals.h"
 #include "common/config.h"
 #include "ec/stripe_record.h"
 #include "t0fs/admin.h"
@@ -216,7 +217,10 @@ void RegisterLayout(CLI::App& app, int* exit_code) {
   cmd->add_option("--node-id", state->node_id,
                   "the caller's data node, marked [local] (default: every node on this host)");
   state->admin.Register(cmd, false);
-  cmd->callback([state, exit_code] { *exit_code = RunLayout(*state); });
+  cmd->callback([state, exit_code] {
+    ExitOnStopSignal();
+    *exit_code = RunLayout(*state);
+  });
 }
 
 }  // namespace t0fs::cli

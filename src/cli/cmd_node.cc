@@ -7,6 +7,7 @@
 #include "cli/admin.h"
 #include "cli/command_util.h"
 #include "cli/commands.h"
+#include "cli/signals.h"
 
 namespace t0fs::cli {
 namespace {
@@ -41,12 +42,18 @@ void RegisterNode(CLI::App& app, int* exit_code) {
       cmd->add_subcommand("drain", "Move every chunk off a node (it takes no new data meanwhile)");
   d->add_option("ID", drain->node, "node id (t0fs status)")->required();
   drain->admin.Register(d);
-  d->callback([drain, exit_code] { *exit_code = RunNodeAdmin(*drain, /*drain=*/true); });
+  d->callback([drain, exit_code] {
+    ExitOnStopSignal();
+    *exit_code = RunNodeAdmin(*drain, /*drain=*/true);
+  });
   auto undrain = std::make_shared<NodeState>();
   auto* u = cmd->add_subcommand("undrain", "Let a drained node take data again");
   u->add_option("ID", undrain->node, "node id")->required();
   undrain->admin.Register(u);
-  u->callback([undrain, exit_code] { *exit_code = RunNodeAdmin(*undrain, /*drain=*/false); });
+  u->callback([undrain, exit_code] {
+    ExitOnStopSignal();
+    *exit_code = RunNodeAdmin(*undrain, /*drain=*/false);
+  });
 }
 
 }  // namespace t0fs::cli

@@ -13,6 +13,7 @@
 #include "cli/admin_path.h"
 #include "cli/command_util.h"
 #include "cli/commands.h"
+#include "cli/signals.h"
 #include "t0fs/admin.h"
 
 namespace t0fs::cli {
@@ -131,12 +132,18 @@ void RegisterObjective(CLI::App& app, int* exit_code) {
   set->add_flag("--no-recursive", set_state->no_recursive,
                 "a directory only, not what is already below it");
   set_state->admin.Register(set, false);
-  set->callback([set_state, exit_code] { *exit_code = RunObjective(*set_state, true); });
+  set->callback([set_state, exit_code] {
+    ExitOnStopSignal();
+    *exit_code = RunObjective(*set_state, true);
+  });
   auto get_state = std::make_shared<ObjectiveState>();
   auto* get = cmd->add_subcommand("get", "Show the objective of a file or directory");
   get->add_option("PATH", get_state->path, "path on a t0fs mount, or t0fs:/path")->required();
   get_state->admin.Register(get, false);
-  get->callback([get_state, exit_code] { *exit_code = RunObjective(*get_state, false); });
+  get->callback([get_state, exit_code] {
+    ExitOnStopSignal();
+    *exit_code = RunObjective(*get_state, false);
+  });
 }
 
 }  // namespace t0fs::cli

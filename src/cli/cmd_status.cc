@@ -1,27 +1,27 @@
 // `t0fs status`: nodes, volumes, capacity, files and chunks of a cluster.
 // `t0fs status --watch`: the same, refreshed every --interval, with each
 // node's traffic as rates (the delta of its counters between two frames).
+#include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
 #include "cli/admin.h"
 #include "cli/command_util.h"
 #include "cli/commands.h"
 #include "cli/local_mounts.h"
+#include "cli/signals.h"
 #include "common/config.h"
 #include "t0fs/admin.h"
 
@@ -394,6 +394,8 @@ void RegisterStatus(CLI::App& app, int* exit_code) {
                 "refresh every --interval until Ctrl-C, with per-node traffic rates (--json: one frame per line)");
   cmd->add_option("--interval", *interval, "time between two --watch frames")->capture_default_str();
   cmd->callback([opts, exit_code, watch, interval] {
+    ExitOnStopSignal();  // (--watch takes the signals between frames itself; either way 128 +
+                         // signal)
     auto every = ParseDuration(*interval);
     if (!every.ok() || every->value.count() <= 0) {
       *exit_code = Fail("status", Status(StatusCode::kInvalidArgument,

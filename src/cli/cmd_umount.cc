@@ -3,20 +3,20 @@
 // and this waits until the mount is gone. A mount whose process is gone is
 // unmounted directly. Never blocks on the mount itself: the mount table is
 // read, the mount point is never stat'ed.
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/mount.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstring>
 #include <thread>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "cli/command_util.h"
 #include "cli/commands.h"
 #include "cli/mount_daemon.h"
 #include "cli/mount_point.h"
+#include "cli/signals.h"
 #include "common/mountinfo.h"
 
 namespace t0fs::cli {
@@ -77,7 +77,10 @@ void RegisterUmount(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<Args>();
   cmd->add_option("MOUNTPOINT", args->path, "the mount point")->required();
   cmd->add_option("--timeout", args->timeout, "seconds to wait for the mount to go")->capture_default_str();
-  cmd->callback([args, exit_code] { *exit_code = RunUmount(args->path, args->timeout); });
+  cmd->callback([args, exit_code] {
+    ExitOnStopSignal();
+    *exit_code = RunUmount(args->path, args->timeout);
+  });
 }
 
 }  // namespace t0fs::cli

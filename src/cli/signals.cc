@@ -4,6 +4,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
 namespace t0fs::cli {
 namespace {
 
@@ -34,5 +39,23 @@ int WaitForStopSignal() {
 }
 
 void WakeStopWaiter() { ::kill(::getpid(), SIGUSR1); }
+
+void ExitOnStopSignal() {
+  static std::once_flag started;
+  std::call_once(started, [] {
+    std::thread([] {
+      sigset_t set;
+      sigemptyset(&set);
+      sigaddset(&set, SIGINT);
+      sigaddset(&set, SIGTERM);
+      sigaddset(&set, SIGHUP);
+      int sig = 0;
+      while (sigwait(&set, &sig) != 0) {
+      }
+      std::fflush(stdout);
+      std::_Exit(128 + sig);
+    }).detach();
+  });
+}
 
 }  // namespace t0fs::cli

@@ -12,5 +12,11 @@ void BlockStopSignals();
 int WaitForStopSignal();
 // Makes WaitForStopSignal() return (e.g. when the work ended by itself).
 void WakeStopWaiter();
+// For the short-lived commands (status, fsck, layout, objective, node,
+// umount), which have nothing to stop in order: a thread takes the stop
+// signals and ends the process at once (exit 128 + signal), so that Ctrl-C
+// works while a call waits for a meta that does not answer. Once per
+// process; start it before the work.
+void ExitOnStopSignal();
 
 }  // namespace t0fs::cli

@@ -9,7 +9,9 @@
 #    hung mount is "not answering", a dead one "dead", another cluster's
 #    "not queried", and status never blocks;
 #  - `status --watch` stops at once on SIGINT (exit 130) and SIGTERM (143),
-#    also while meta does not answer.
+#    also while meta does not answer;
+#  - while meta does not answer, every admin command gives up after its
+#    --timeout with "timed out", and a SIGTERM ends it at once (143).
 source "$(dirname "$0")/lib.sh"
 base=$(free_port 2)
 up_start a --dir "$WORK/data" --mount "$WORK/mnt" --meta-listen 127.0.0.1:$base \
@@ -114,6 +116,25 @@ watch_stops TERM 143
 meta=$(pgrep -P "$UP_PID" -f "t0fs meta")
 kill -STOP "$meta"
 watch_stops INT 130 0  # meta does not answer: the frame never comes
+log "while meta does not answer: every admin command gives up after --timeout, and stops at once on a signal"
+for cmd in "status" "fsck" "layout $M/dir/f" "objective get $M/dir" "node undrain 1"; do
+  # The outer timeout only keeps a hang from stalling the test.
+  rc=0
+  timeout 60 "$T0FS" $cmd --dir "$WORK/data" --timeout 1s >"$WORK/to.out" 2>&1 || rc=$?
+  ((rc != 0 && rc != 124)) || fail "$cmd with meta stopped and --timeout 1s: rc $rc: $(cat "$WORK/to.out")"
+  grep -q "timed out" "$WORK/to.out" || fail "$cmd with meta stopped said: $(cat "$WORK/to.out")"
+  "$T0FS" $cmd --dir "$WORK/data" >"$WORK/to.out" 2>&1 &
+  pid=$!
+  sleep 0.5
+  kill -TERM "$pid"
+  for _ in $(seq 100); do alive "$pid" || break; sleep 0.1; done
+  alive "$pid" && { kill -9 "$pid"; fail "$cmd still runs 10 s after SIGTERM while meta does not answer"; }
+  rc=0
+  wait "$pid" || rc=$?
+  ((rc == 143)) || fail "$cmd after SIGTERM: rc $rc, expected 143: $(cat "$WORK/to.out")"
+done
+if "$T0FS" status --dir "$WORK/data" --timeout soon >"$WORK/to.out" 2>&1; then fail "--timeout soon was taken"; fi
+grep -q "not a positive duration" "$WORK/to.out" || fail "--timeout soon said: $(cat "$WORK/to.out")"
 kill -CONT "$meta"
 in_dir / status --dir "$WORK/data" >/dev/null || fail "status after meta resumed"
 up_stop "$UP_PID" || fail "up exited non-zero"
