@@ -42,7 +42,10 @@ int RunMount(MountState& s) {
   s.client.meta = s.meta;
   s.client.secret_file = s.secret_file;
   if (s.client.name.empty()) s.client.name = "mount " + s.mountpoint;
-  auto client = client::Client::Connect(s.client);
+  auto client = [&] {
+    ExitOnStopDuring interruptible;  // nothing mounted yet: a stop signal just ends it
+    return client::Client::Connect(s.client);
+  }();
   if (!client.ok()) return Fail("mount", client.status());
   metrics::Registry registry;
   metrics::AddProcessMetrics(registry);

@@ -40,6 +40,22 @@ int WaitForStopSignal() {
 
 void WakeStopWaiter() { ::kill(::getpid(), SIGUSR1); }
 
+ExitOnStopDuring::ExitOnStopDuring()
+    : watcher_([] {
+        sigset_t set = StopSet();
+        int sig = 0;
+        while (sigwait(&set, &sig) != 0) {
+        }
+        if (sig == SIGUSR1) return;  // the destructor's
+        std::fflush(stdout);
+        std::_Exit(128 + sig);
+      }) {}
+
+ExitOnStopDuring::~ExitOnStopDuring() {
+  ::pthread_kill(watcher_.native_handle(), SIGUSR1);
+  watcher_.join();
+}
+
 void ExitOnStopSignal() {
   static std::once_flag started;
   std::call_once(started, [] {

@@ -5,6 +5,8 @@
 // WaitForStopSignal() (sigwait): no async handler, no races.
 #pragma once
 
+#include <thread>
+
 namespace t0fs::cli {
 
 void BlockStopSignals();
@@ -18,5 +20,20 @@ void WakeStopWaiter();
 // works while a call waits for a meta that does not answer. Once per
 // process; start it before the work.
 void ExitOnStopSignal();
+
+// While one lives, a stop signal ends the process at once (128 + signal):
+// for a start-up step that may wait long (a meta that does not answer) and
+// leaves nothing behind when cut short. Its end hands the signals back (to
+// WaitForStopSignal; one that came meanwhile stays pending).
+class ExitOnStopDuring {
+ public:
+  ExitOnStopDuring();
+  ~ExitOnStopDuring();
+  ExitOnStopDuring(const ExitOnStopDuring&) = delete;
+  ExitOnStopDuring& operator=(const ExitOnStopDuring&) = delete;
+
+ private:
+  std::thread watcher_;
+};
 
 }  // namespace t0fs::cli

@@ -11,7 +11,8 @@
 #  - `status --watch` stops at once on SIGINT (exit 130) and SIGTERM (143),
 #    also while meta does not answer;
 #  - while meta does not answer, every admin command gives up after its
-#    --timeout with "timed out", and a SIGTERM ends it at once (143).
+#    --timeout with "timed out", and a SIGTERM ends it at once (143), as it
+#    does a `t0fs mount` still waiting for meta to start.
 source "$(dirname "$0")/lib.sh"
 base=$(free_port 2)
 up_start a --dir "$WORK/data" --mount "$WORK/mnt" --meta-listen 127.0.0.1:$base \
@@ -133,6 +134,19 @@ for cmd in "status" "fsck" "layout $M/dir/f" "objective get $M/dir" "node undrai
   wait "$pid" || rc=$?
   ((rc == 143)) || fail "$cmd after SIGTERM: rc $rc, expected 143: $(cat "$WORK/to.out")"
 done
+# A mount starting meanwhile waits for meta; a stop signal ends it at once
+# (nothing is mounted yet).
+mkdir -p "$WORK/mnt2"
+"$T0FS" mount 127.0.0.1:$base "$WORK/mnt2" --secret-file "$WORK/data/secret" >"$WORK/mount2.out" 2>&1 &
+pid=$!
+sleep 1
+kill -TERM "$pid"
+for _ in $(seq 100); do alive "$pid" || break; sleep 0.1; done
+alive "$pid" && { kill -9 "$pid"; fail "a starting mount still runs 10 s after SIGTERM while meta does not answer"; }
+rc=0
+wait "$pid" || rc=$?
+((rc == 143)) || fail "starting mount after SIGTERM: rc $rc: $(cat "$WORK/mount2.out")"
+is_mounted "$WORK/mnt2" && fail "$WORK/mnt2 mounted"
 if "$T0FS" status --dir "$WORK/data" --timeout soon >"$WORK/to.out" 2>&1; then fail "--timeout soon was taken"; fi
 grep -q "not a positive duration" "$WORK/to.out" || fail "--timeout soon said: $(cat "$WORK/to.out")"
 kill -CONT "$meta"
