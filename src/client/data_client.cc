@@ -84,7 +84,11 @@ Result<rpc::Channel*> DataClient::LocalChannel() {
   std::lock_guard lock(mu_);
   if (!local_ || local_path_ != path) {
     ASSIGN_OR_RETURN(rpc::Endpoint ep, rpc::Endpoint::Parse("unix:" + path));
-    local_ = std::make_unique<rpc::Channel>(ep, channel_options_);
+    if (local_) Answered(local_.get());  // (its address may come again)
+    rpc::ClientOptions local_options = channel_options_;
+    local_options.io_timeout.value =
+        std::min<std::chrono::milliseconds>(local_options.io_timeout.value, kLocalCallTimeout);
+    local_ = std::make_unique<rpc::Channel>(ep, local_options);
     local_path_ = path;
   }
   return local_.get();
@@ -97,18 +101,25 @@ Status DataClient::Attempt(rpc::Channel* ch, const std::function<std::string()>&
   bool warned = false;
   for (int tries = 1;; ++tries) {
     Status st = attempt();
-    if (st.ok() && !warned) return st;  // the common case builds no description
+    if (st.ok() && !warned && failing_.load() == 0)
+      return st;  // the common case: no lock, no description
     if (!rpc::IsTransportError(st.code())) {
+      Answered(ch);
       if (warned && st.ok()) LOG_INFO("{}: reachable again", describe());
       return st.ok() ? st : st.WithContext(describe());
     }
     // Pooled connections to a peer that restarted are all stale at once.
     ch->Reset();
-    bool again = retry ? std::chrono::steady_clock::now() < meta_.RetryDeadline(start) : tries < 2;
+    const auto now = std::chrono::steady_clock::now();
+    const auto since = FailingSince(ch, start);
+    // Without `retry`, a second try on a fresh connection (the pooled ones
+    // may be stale after a restart), unless it has failed that long.
+    const bool again = now < meta_.RetryDeadline(since) && (retry || tries < 2);
     if (!again) return st.WithContext(describe());
     if (retry && !warned) {
-      LOG_WARN("{}: {} (retrying for up to {})", describe(), st.ToString(),
-               FormatDuration(options_.retry_timeout));
+      LOG_WARN("{}: {} (retrying for up to {}{})", describe(), st.ToString(),
+               FormatDuration(options_.retry_timeout),
+               since < start ? " since it began to fail" : "");
       warned = true;
     }
     if (tries > 1) {
@@ -441,6 +452,22 @@ namespace {
 // How long a node that failed a request is tried last.
 constexpr auto kSuspectTime = std::chrono::seconds(3);
 }  // namespace
+
+std::chrono::steady_clock::time_point DataClient::FailingSince(
+    rpc::Channel* ch, std::chrono::steady_clock::time_point now) {
+  std::lock_guard lock(failing_mu_);
+  auto [it, added] = failing_since_.emplace(ch, now);
+  if (!added && now < it->second) it->second = now;
+  failing_.store(failing_since_.size());
+  return it->second;
+}
+
+void DataClient::Answered(rpc::Channel* ch) {
+  if (failing_.load() == 0) return;
+  std::lock_guard lock(failing_mu_);
+  failing_since_.erase(ch);
+  failing_.store(failing_since_.size());
+}
 
 void DataClient::Unreachable(NodeId node) {
   std::lock_guard lock(suspect_mu_);

@@ -118,9 +118,18 @@ class DataClient {
   Result<rpc::Channel*> ChannelFor(NodeId node);
   Result<rpc::Channel*> LocalChannel();
   // Runs `attempt`, retrying transport errors; `describe` names the request
-  // in errors and logs (built only when needed).
+  // in errors and logs (built only when needed). The retries end at the
+  // client's retry timeout counted from when `ch` began to fail, not from
+  // this request: while a data service stays unreachable (stopped, hung),
+  // requests after the first minute fail after one attempt instead of each
+  // waiting a minute of its own; the first answer ends it.
   Status Attempt(rpc::Channel* ch, const std::function<std::string()>& describe, bool retry,
                  const std::function<Status()>& attempt);
+  // When `ch` began to fail in transport without an answer since: the
+  // earlier of the recorded time and `now` (which it records).
+  std::chrono::steady_clock::time_point FailingSince(rpc::Channel* ch,
+                                                     std::chrono::steady_clock::time_point now);
+  void Answered(rpc::Channel* ch);
   std::atomic<uint64_t>& InFlight(NodeId node);
 
   const ClientOptions options_;
@@ -135,6 +144,13 @@ class DataClient {
   std::mutex suspect_mu_;  // guards suspect_until_
   std::unordered_map<NodeId, std::chrono::steady_clock::time_point> suspect_until_;
   std::atomic<size_t> suspects_{0};  // suspect_until_.size(), read without the lock
+  std::mutex failing_mu_;            // guards failing_since_
+  std::unordered_map<rpc::Channel*, std::chrono::steady_clock::time_point> failing_since_;
+  std::atomic<size_t> failing_{0};  // failing_since_.size(), read without the lock
+  // The local data service's calls (open, prepare and name chunk files)
+  // touch no data: a reply takes milliseconds, so one that does not come
+  // within this is a stopped or hung service, retried as any transport error.
+  static constexpr std::chrono::seconds kLocalCallTimeout{10};
 };
 
 }  // namespace t0fs::client

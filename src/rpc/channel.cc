@@ -101,10 +101,17 @@ Result<UniqueFd> Dial(const Endpoint& ep, Duration timeout) {
 
 Result<std::unique_ptr<Connection>> Connection::Open(const Endpoint& ep, const ClientOptions& options) {
   ASSIGN_OR_RETURN(UniqueFd fd, Dial(ep, options.connect_timeout));
-  RETURN_IF_ERROR(SetTimeouts(fd.get(), options.io_timeout));
+  // The handshake within the connect timeout: a live server says Hello at
+  // once, and one that is stopped or hung (its kernel still accepts into
+  // the listen backlog) must not cost each new connection the whole i/o
+  // timeout (a minute per request through a mount whose data node hangs).
+  RETURN_IF_ERROR(
+      SetTimeouts(fd.get(), std::min(options.connect_timeout, options.io_timeout,
+                                     [](Duration a, Duration b) { return a.value < b.value; })));
   std::unique_ptr<Connection> conn(new Connection(std::move(fd), options));
   Status st = conn->Handshake();
   if (!st.ok()) return st.WithContext(ep.ToString());
+  RETURN_IF_ERROR(SetTimeouts(conn->fd_.get(), options.io_timeout));
   return conn;
 }
 

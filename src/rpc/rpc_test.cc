@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -487,6 +488,39 @@ TEST(Endpoint, ParseList) {
   EXPECT_FALSE(Endpoint::ParseList("a:7700,").ok());
   EXPECT_FALSE(Endpoint::ParseList("").ok());
   EXPECT_FALSE(Endpoint::ParseList("a:7700,b").ok());
+}
+
+}  // namespace
+}  // namespace t0fs::rpc
+
+namespace t0fs::rpc {
+namespace {
+
+// A server that is stopped or hung still has its listen backlog accept a
+// connection, and then never says Hello: the handshake gives up within the
+// connect timeout, not the i/o timeout (an hour here: waiting that long is
+// the failure this guards against).
+TEST(RpcHandshake, AServerThatNeverSaysHelloFailsWithinTheConnectTimeout) {
+  const std::string path = "/tmp/t0fs-rpc-mute-" + std::to_string(::getpid());
+  ::unlink(path.c_str());
+  int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 8), 0);  // never accepted: the kernel completes the connect
+  ClientOptions o;
+  o.secret = "s";
+  o.connect_timeout.value = std::chrono::milliseconds(200);
+  o.io_timeout.value = std::chrono::hours(1);
+  Channel ch(*Endpoint::Parse("unix:" + path), o);
+  pb::GetAttrReq req;
+  pb::AttrRsp rsp;
+  Status st = ch.Call<Method::kGetAttr>(req, &rsp);
+  EXPECT_EQ(st.code(), StatusCode::kRpcTimeout) << st.ToString();
+  ::close(listener);
+  ::unlink(path.c_str());
 }
 
 }  // namespace

@@ -85,7 +85,10 @@ struct ClientOptions {
   template <class V>
   void Visit(V& v) {
     v("node-id", node_id, "this host's data node (0: detect by host)");
-    v("retry-timeout", retry_timeout, "keep retrying an unreachable meta or data service this long");
+    v("retry-timeout", retry_timeout,
+      "keep retrying an unreachable meta or data service this long (a data service: counted from "
+      "when it "
+      "stopped answering)");
     v("rpc-timeout", rpc_timeout, "longest wait for one reply");
     v("allocate-ahead", allocate_ahead, "chunks allocated per call for sequential writers");
     v("local-bypass", local_bypass, "read and write local chunk files directly (fd passing)");
