@@ -194,11 +194,15 @@ Status MetaClient::Retry(rpc::Method method, const std::function<Status()>& atte
   const auto start = std::chrono::steady_clock::now();
   auto backoff = std::chrono::milliseconds(20);
   bool warned = false;
+  int new_sessions = 0;
   for (;;) {
     Status st = attempt();
     if (st.code() == StatusCode::kMetaNoSession) {
       // Our session expired (e.g. we were partitioned longer than the
-      // lease): nothing was applied; open a new one and try again.
+      // lease): nothing was applied; open a new one and try again. Twice
+      // at most: a request meta still refuses with a new session would
+      // otherwise open sessions without end.
+      if (++new_sessions > 2) return st;
       LOG_WARN("meta session expired; opening a new one");
       RETURN_IF_ERROR(OpenSession(SessionId()));
       std::function<void()> listener;
@@ -212,8 +216,22 @@ Status MetaClient::Retry(rpc::Method method, const std::function<Status()>& atte
     // kTryAgain: meta's store could not finish the operation (a conflict it
     // retried long enough, or its database failing over); safe to send again
     // (op tokens), like a transport failure.
-    const bool again = rpc::IsTransportError(st.code()) || st.code() == StatusCode::kTryAgain;
-    if (!again || std::chrono::steady_clock::now() >= RetryDeadline(start)) {
+    const bool transport = rpc::IsTransportError(st.code());
+    if (!transport) {
+      if (failing_since_ns_.load(std::memory_order_relaxed) != 0)
+        failing_since_ns_.store(0);  // it answered
+    } else {
+      int64_t none = 0;
+      failing_since_ns_.compare_exchange_strong(
+          none,
+          std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count());
+    }
+    const int64_t since_ns = failing_since_ns_.load();
+    const auto since = since_ns == 0 ? start
+                                     : std::min(start, std::chrono::steady_clock::time_point(
+                                                           std::chrono::nanoseconds(since_ns)));
+    const bool again = transport || st.code() == StatusCode::kTryAgain;
+    if (!again || std::chrono::steady_clock::now() >= RetryDeadline(since)) {
       if (warned && st.ok()) LOG_INFO("meta {} is reachable again", options_.meta);
       return st;
     }

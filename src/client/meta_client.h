@@ -207,6 +207,11 @@ class MetaClient final : public MetaApi {
   std::vector<Feed> feeds_;
   // LimitRetries: steady-clock nanoseconds after which retries stop (0: none).
   std::atomic<int64_t> retry_limit_ns_{0};
+  // Since when meta has not answered (steady clock, ns; 0: it answers):
+  // Retry's deadline counts from then, so that while meta stays stopped or
+  // hung past the retry timeout each request fails after one attempt
+  // instead of waiting a minute of its own.
+  std::atomic<int64_t> failing_since_ns_{0};
 };
 
 }  // namespace t0fs::client

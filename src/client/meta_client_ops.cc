@@ -37,9 +37,25 @@ std::vector<CachedChunk> LayoutFromWire(const pb::Layout& layout, NodeId local_n
 
 }  // namespace
 
+// A request that names the client's session (OpenReq, GetLayoutReq) names
+// the current one at each attempt: after an expired session was replaced
+// (Retry), the old one would be refused again and again.
+template <class Req>
+concept NamesSession = requires(Req& r) {
+  r.set_session(uint64_t{});
+};
+
 template <rpc::Method M>
 Status MetaClient::Call(const rpc::RequestOf<M>& req, rpc::ReplyOf<M>* rsp) {
-  return Retry(M, [&] { return channel_.Call<M>(req, rsp); });
+  if constexpr (NamesSession<rpc::RequestOf<M>>) {
+    rpc::RequestOf<M> current = req;
+    return Retry(M, [&] {
+      current.set_session(session().value());
+      return channel_.Call<M>(current, rsp);
+    });
+  } else {
+    return Retry(M, [&] { return channel_.Call<M>(req, rsp); });
+  }
 }
 
 template <rpc::Method M>
@@ -50,6 +66,7 @@ Status MetaClient::Mutate(rpc::RequestOf<M>& req, rpc::ReplyOf<M>* rsp) {
   token->set_seq(slot.seq);
   Status st = Retry(M, [&] {
     token->set_session(session().value());
+    if constexpr (NamesSession<rpc::RequestOf<M>>) req.set_session(session().value());
     return channel_.Call<M>(req, rsp);
   });
   ReleaseSlot(slot);

@@ -322,6 +322,34 @@ TEST_F(ClusterTest, SurvivesMetaRestart) {
   EXPECT_TRUE(problems->empty());
 }
 
+// Meta expired the client's session (it was cut off longer than the lease):
+// the next open replaces the session and succeeds. Requests that name the
+// session (open, layouts for writing) named the expired one at every retry,
+// so the client opened new sessions without end (1.2 million in ten minutes
+// after a meta stopped for three).
+TEST_F(ClusterTest, AnExpiredSessionIsReplacedAndTheOpenSucceeds) {
+  auto data = Pattern(kChunk + 100, 3);
+  {
+    auto f = client_->CreatePath("/kept", 0644);
+    ASSERT_TRUE(f.ok());
+    ASSERT_TRUE((*f)->Write(0, data).ok());
+    ASSERT_TRUE((*f)->Close().ok());
+  }
+  Timespec cutoff = WallNow();
+  cutoff.sec += 3600;  // every session renewed before then: all of them
+  auto expired = meta_->store().ExpireSessions(cutoff);
+  ASSERT_TRUE(expired.ok()) << expired.status().ToString();
+  ASSERT_GE(*expired, 1u);
+  EXPECT_EQ(ReadAll(*client_, "/kept"), data);
+  auto w = client_->OpenPath("/kept", O_WRONLY);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_TRUE((*w)->Write(0, std::span<const std::byte>(data.data(), 10)).ok());
+  ASSERT_TRUE((*w)->Close().ok());
+  auto counts = meta_->store().Counts();
+  ASSERT_TRUE(counts.ok());
+  EXPECT_LE(counts->sessions, 3u) << "sessions opened without end";
+}
+
 // A create names a chunk id for its new file's chunk 0 (the mount's chunk
 // pool prepared that chunk's files) and gets it only with the capability
 // meta signed when it reserved the id: an id made up, or one a chunk has
