@@ -40,16 +40,23 @@ int WaitForStopSignal() {
 
 void WakeStopWaiter() { ::kill(::getpid(), SIGUSR1); }
 
-ExitOnStopDuring::ExitOnStopDuring()
-    : watcher_([] {
-        sigset_t set = StopSet();
-        int sig = 0;
-        while (sigwait(&set, &sig) != 0) {
-        }
-        if (sig == SIGUSR1) return;  // the destructor's
-        std::fflush(stdout);
-        std::_Exit(128 + sig);
-      }) {}
+namespace {
+
+// Ends the process at the first stop signal (128 + signal); returns on
+// SIGUSR1 (ExitOnStopDuring's end).
+void ExitAtStopSignal() {
+  sigset_t set = StopSet();
+  int sig = 0;
+  while (sigwait(&set, &sig) != 0) {
+  }
+  if (sig == SIGUSR1) return;
+  std::fflush(stdout);
+  std::_Exit(128 + sig);
+}
+
+}  // namespace
+
+ExitOnStopDuring::ExitOnStopDuring() : watcher_(ExitAtStopSignal) {}
 
 ExitOnStopDuring::~ExitOnStopDuring() {
   ::pthread_kill(watcher_.native_handle(), SIGUSR1);
@@ -58,20 +65,7 @@ ExitOnStopDuring::~ExitOnStopDuring() {
 
 void ExitOnStopSignal() {
   static std::once_flag started;
-  std::call_once(started, [] {
-    std::thread([] {
-      sigset_t set;
-      sigemptyset(&set);
-      sigaddset(&set, SIGINT);
-      sigaddset(&set, SIGTERM);
-      sigaddset(&set, SIGHUP);
-      int sig = 0;
-      while (sigwait(&set, &sig) != 0) {
-      }
-      std::fflush(stdout);
-      std::_Exit(128 + sig);
-    }).detach();
-  });
+  std::call_once(started, [] { std::thread(ExitAtStopSignal).detach(); });
 }
 
 }  // namespace t0fs::cli

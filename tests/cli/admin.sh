@@ -118,6 +118,16 @@ meta=$(pgrep -P "$UP_PID" -f "t0fs meta")
 kill -STOP "$meta"
 watch_stops INT 130 0  # meta does not answer: the frame never comes
 log "while meta does not answer: every admin command gives up after --timeout, and stops at once on a signal"
+# term_ends PID WHAT OUT: SIGTERM ends the background command PID (exit
+# 143) within 10 s (a bound against a hang, not a timing); OUT is its output.
+term_ends() {
+  local pid=$1 what=$2 out=$3 rc=0
+  kill -TERM "$pid"
+  for _ in $(seq 100); do alive "$pid" || break; sleep 0.1; done
+  alive "$pid" && { kill -9 "$pid"; fail "$what still runs 10 s after SIGTERM while meta does not answer"; }
+  wait "$pid" || rc=$?
+  ((rc == 143)) || fail "$what after SIGTERM: rc $rc, expected 143: $(cat "$out")"
+}
 for cmd in "status" "fsck" "layout $M/dir/f" "objective get $M/dir" "node undrain 1"; do
   # The outer timeout only keeps a hang from stalling the test.
   rc=0
@@ -125,27 +135,15 @@ for cmd in "status" "fsck" "layout $M/dir/f" "objective get $M/dir" "node undrai
   ((rc != 0 && rc != 124)) || fail "$cmd with meta stopped and --timeout 1s: rc $rc: $(cat "$WORK/to.out")"
   grep -q "timed out" "$WORK/to.out" || fail "$cmd with meta stopped said: $(cat "$WORK/to.out")"
   "$T0FS" $cmd --dir "$WORK/data" >"$WORK/to.out" 2>&1 &
-  pid=$!
   sleep 0.5
-  kill -TERM "$pid"
-  for _ in $(seq 100); do alive "$pid" || break; sleep 0.1; done
-  alive "$pid" && { kill -9 "$pid"; fail "$cmd still runs 10 s after SIGTERM while meta does not answer"; }
-  rc=0
-  wait "$pid" || rc=$?
-  ((rc == 143)) || fail "$cmd after SIGTERM: rc $rc, expected 143: $(cat "$WORK/to.out")"
+  term_ends $! "$cmd" "$WORK/to.out"
 done
 # A mount starting meanwhile waits for meta; a stop signal ends it at once
 # (nothing is mounted yet).
 mkdir -p "$WORK/mnt2"
 "$T0FS" mount 127.0.0.1:$base "$WORK/mnt2" --secret-file "$WORK/data/secret" >"$WORK/mount2.out" 2>&1 &
-pid=$!
 sleep 1
-kill -TERM "$pid"
-for _ in $(seq 100); do alive "$pid" || break; sleep 0.1; done
-alive "$pid" && { kill -9 "$pid"; fail "a starting mount still runs 10 s after SIGTERM while meta does not answer"; }
-rc=0
-wait "$pid" || rc=$?
-((rc == 143)) || fail "starting mount after SIGTERM: rc $rc: $(cat "$WORK/mount2.out")"
+term_ends $! "a starting mount" "$WORK/mount2.out"
 is_mounted "$WORK/mnt2" && fail "$WORK/mnt2 mounted"
 if "$T0FS" status --dir "$WORK/data" --timeout soon >"$WORK/to.out" 2>&1; then fail "--timeout soon was taken"; fi
 grep -q "not a positive duration" "$WORK/to.out" || fail "--timeout soon said: $(cat "$WORK/to.out")"
