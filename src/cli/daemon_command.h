@@ -34,7 +34,13 @@ CLI::App* RegisterDaemon(CLI::App& app, int* exit_code, const std::string& name,
       return;
     }
     InitLogging(name, state->cfg.log_level);
-    auto svc = Service::Start(state->cfg);
+    // Starting may wait (a store that does not answer its connect): a stop
+    // signal then ends the process at once. Start leaves nothing half-done
+    // behind (store transactions, files written then renamed).
+    auto svc = [&] {
+      ExitOnStopDuring interruptible;
+      return Service::Start(state->cfg);
+    }();
     if (!svc.ok()) {
       *exit_code = Fail(name, svc.status());
       return;

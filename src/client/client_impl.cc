@@ -59,11 +59,24 @@ ClientImpl::~ClientImpl() { meta_.Close(); }
 Status ClientImpl::Connect() {
   Status st = meta_.Connect();
   if (!st.ok()) return st.WithContext(fmt::format("connect to meta {}", options_.meta));
-  meta_.SetSessionListener([] {
-    LOG_WARN("the meta session was replaced: files open at that time lost their open-handle "
-             "registration (an unlinked open file may be freed early)");
-  });
+  meta_.SetSessionListener([this] { RenewHandles(); });
   return Status::Ok();
+}
+
+void ClientImpl::RenewHandles() {
+  const size_t open = handles_.size();
+  if (open == 0) return;
+  LOG_WARN(
+      "meta expired this client's session: opening the {} open file(s) again under the new one",
+      open);
+  const size_t renewed = handles_.Renew(
+      meta_.session(),
+      [this](InodeId ino, int flags) -> Result<HandleId> {
+        ASSIGN_OR_RETURN(OpenReply reopened, meta_.Open(ino, flags));
+        return reopened.handle;
+      },
+      [this](HandleId handle) { meta_.ReleaseLater(handle); });
+  LOG_INFO("{} open file(s) registered again with meta", renewed);
 }
 
 IoCounters ClientImpl::counters() const { return stats_.Snapshot(); }
@@ -226,7 +239,8 @@ Result<std::unique_ptr<File>> ClientImpl::OpenWith(const OpenReply& opened, int 
       st->dirty_versions.clear();
     }
   }
-  return std::unique_ptr<File>(new FileImpl(*this, st, opened.handle, flags, attr));
+  const OpenHandles::Key handle = handles_.Add(attr.ino, flags, opened.handle, opened.session);
+  return std::unique_ptr<File>(new FileImpl(*this, st, handle, flags, attr));
 }
 
 Result<std::unique_ptr<File>> ClientImpl::Open(InodeId ino, int flags) {
@@ -328,7 +342,7 @@ Result<LayoutInfo> ClientImpl::GetLayout(InodeId ino) {
 }
 
 Status ClientImpl::ReleaseHandle(HandleId handle) {
-  meta_.ReleaseLater(handle);
+  if (handle.valid()) meta_.ReleaseLater(handle);
   return Status::Ok();
 }
 

@@ -24,6 +24,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "client/chunk_pool.h"
 #include "client/commit_truncate.h"
 #include "client/data_client.h"
 #include "client/inode_state.h"
@@ -32,7 +33,7 @@
 #include "client/layout_cache.h"
 #include "client/meta_client.h"
 #include "client/open_files.h"
-#include "client/chunk_pool.h"
+#include "client/open_handles.h"
 #include "client/passthrough.h"
 #include "client/replica_io.h"
 #include "t0fs/client.h"
@@ -90,6 +91,8 @@ class ClientImpl final : public Client {
   CommitTruncate& commits() { return commits_; }
   // The open inodes and their attribute overlay.
   OpenFiles& open_files() { return open_; }
+  // Every open File's meta handle (registered again when the session is replaced).
+  OpenHandles& handles() { return handles_; }
   Status ReleaseHandle(HandleId handle);
   // The passthrough room.
   Passthrough& passthrough() { return passthrough_; }
@@ -108,6 +111,9 @@ class ClientImpl final : public Client {
   // meta_.MakeNode (mknod, mkdir, symlink), noting the directory's new attributes.
   Result<Attr> MakeNode(const NewNode& node);
   Result<std::unique_ptr<File>> OpenWith(const OpenReply& opened, int flags);
+  // Meta replaced our expired session: every open File's handle is
+  // registered again under the new one (OpenHandles::Renew).
+  void RenewHandles();
   // After a create that named `prepared`: its files become chunk 0's local
   // replica, or go back to the pool if meta did not use the id.
   void UsePrepared(const OpenReply& opened, PreparedChunk prepared);
@@ -123,6 +129,7 @@ class ClientImpl final : public Client {
   OpenFiles open_;
   CommitTruncate commits_;
   ChunkPool prepared_;  // new files' chunk 0, prepared on this node ahead of the creates
+  OpenHandles handles_;
   KnownDirs known_;  // directories whose every name we know (lookups of others' names: no meta call)
 
 

@@ -14,8 +14,8 @@
 
 namespace t0fs::client {
 
-FileImpl::FileImpl(ClientImpl& client, std::shared_ptr<InodeState> state, HandleId handle, int flags,
-                   Attr attr)
+FileImpl::FileImpl(ClientImpl& client, std::shared_ptr<InodeState> state, OpenHandles::Key handle,
+                   int flags, Attr attr)
     : client_(client), state_(std::move(state)), handle_(handle), flags_(flags), attr_(attr) {}
 
 FileImpl::~FileImpl() {
@@ -146,7 +146,7 @@ Status FileImpl::Flush() {
     std::lock_guard setup(state_->passthrough_mu);
     RETURN_IF_ERROR(SyncPassthrough(/*last=*/false));
   }
-  return client_.commits().Commit(*state_, handle_, /*durable=*/false);
+  return client_.commits().Commit(*state_, handle(), /*durable=*/false);
 }
 
 Status FileImpl::Fsync(bool /*datasync*/) {
@@ -159,7 +159,7 @@ Status FileImpl::Fsync(bool /*datasync*/) {
     RETURN_IF_ERROR(SyncPassthrough(/*last=*/false));
   }
   RETURN_IF_ERROR(client_.replicas().Sync(*state_));
-  return client_.commits().Commit(*state_, handle_, /*durable=*/true);
+  return client_.commits().Commit(*state_, handle(), /*durable=*/true);
 }
 
 Result<PassthroughFile> FileImpl::OpenPassthrough(bool write, bool join) {
@@ -357,8 +357,8 @@ Status FileImpl::Close() {
   if (closed_.exchange(true)) return Status::Ok();
   Status left = Status::Ok();
   if (passthrough_.exchange(false)) left = LeavePassthrough();
-  Status committed = client_.commits().Commit(*state_, handle_, /*durable=*/false);
-  Status released = client_.ReleaseHandle(handle_);
+  Status committed = client_.commits().Commit(*state_, handle(), /*durable=*/false);
+  Status released = client_.ReleaseHandle(client_.handles().Remove(handle_));
   client_.open_files().Forget(state_);
   if (!left.ok()) return left;
   return committed.ok() ? released : committed;

@@ -15,7 +15,9 @@ namespace t0fs::client {
 
 class FileImpl final : public File {
  public:
-  FileImpl(ClientImpl& client, std::shared_ptr<InodeState> state, HandleId handle, int flags, Attr attr);
+  // `handle`: this File's entry in the client's OpenHandles (removed at Close).
+  FileImpl(ClientImpl& client, std::shared_ptr<InodeState> state, OpenHandles::Key handle,
+           int flags, Attr attr);
   ~FileImpl() override;
 
   Result<size_t> Read(uint64_t offset, std::span<std::byte> buf) override;
@@ -40,6 +42,8 @@ class FileImpl final : public File {
   bool held_for_passthrough() const { return passthrough_; }
 
  private:
+  // The meta handle now (a new one after an expired session was replaced).
+  HandleId handle() const { return client_.handles().Current(handle_); }
   // The chunked write path (chunk by chunk, every replica).
   Result<size_t> WriteAt(uint64_t offset, std::span<const std::byte> data);
   // Writes zeros over [offset, end) where chunks are allocated (holes read
@@ -61,7 +65,7 @@ class FileImpl final : public File {
 
   ClientImpl& client_;
   std::shared_ptr<InodeState> state_;
-  const HandleId handle_;
+  const OpenHandles::Key handle_;
   const int flags_;
   const Attr attr_;
   std::atomic<bool> closed_{false};

@@ -37,10 +37,12 @@ inline uint64_t CommittedVersion(const ChunkInfo& c) {
 
 inline bool Healthy(const ReplicaInfo& r) { return r.state == ReplicaState::kHealthy; }
 
-// What an open returns: the handle meta registered, the attributes, and the
-// first chunks of the layout (regular files).
+// What an open returns: the handle meta registered (and the session it
+// belongs to), the attributes, and the first chunks of the layout (regular
+// files).
 struct OpenReply {
   HandleId handle;
+  SessionId session;
   Attr attr;
   std::vector<CachedChunk> layout;
 };

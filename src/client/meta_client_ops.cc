@@ -37,20 +37,33 @@ std::vector<CachedChunk> LayoutFromWire(const pb::Layout& layout, NodeId local_n
 
 }  // namespace
 
-// A request that names the client's session (OpenReq, GetLayoutReq) names
-// the current one at each attempt: after an expired session was replaced
-// (Retry), the old one would be refused again and again.
+// A request that names the client's session (OpenReq, GetLayoutReq; a
+// create that opens, MakeNodeReq::open_session) names the current one at
+// each attempt: after an expired session was replaced (Retry), the old one
+// would be refused again and again.
 template <class Req>
 concept NamesSession = requires(Req& r) {
   r.set_session(uint64_t{});
+}
+|| requires(Req& r) {
+  r.set_open_session(uint64_t{});
 };
+
+template <class Req>
+void NameSession(Req& req, SessionId session) {
+  if constexpr (requires { req.set_session(uint64_t{}); }) req.set_session(session.value());
+  if constexpr (requires { req.set_open_session(uint64_t{}); }) {
+    if (req.open_session() != 0)
+      req.set_open_session(session.value());  // 0: a create that does not open
+  }
+}
 
 template <rpc::Method M>
 Status MetaClient::Call(const rpc::RequestOf<M>& req, rpc::ReplyOf<M>* rsp) {
   if constexpr (NamesSession<rpc::RequestOf<M>>) {
     rpc::RequestOf<M> current = req;
     return Retry(M, [&] {
-      current.set_session(session().value());
+      NameSession(current, session());
       return channel_.Call<M>(current, rsp);
     });
   } else {
@@ -66,7 +79,7 @@ Status MetaClient::Mutate(rpc::RequestOf<M>& req, rpc::ReplyOf<M>* rsp) {
   token->set_seq(slot.seq);
   Status st = Retry(M, [&] {
     token->set_session(session().value());
-    if constexpr (NamesSession<rpc::RequestOf<M>>) req.set_session(session().value());
+    if constexpr (NamesSession<rpc::RequestOf<M>>) NameSession(req, session());
     return channel_.Call<M>(req, rsp);
   });
   ReleaseSlot(slot);
@@ -153,7 +166,8 @@ Result<CreatedFile> MetaClient::CreateOpen(const NewNode& node, int flags, bool 
   pb::MakeNodeRsp rsp;
   RETURN_IF_ERROR(Mutate<rpc::Method::kMakeNode>(req, &rsp));
   if (rsp.handle() == 0) return Status(StatusCode::kIoError, "meta created the file but did not open it (an older meta server?)");
-  OpenReply opened{HandleId(rsp.handle()), rpc::FromWire<Attr>(rsp.attr()), LayoutFromWire(rsp.layout(), local_node())};
+  OpenReply opened{HandleId(rsp.handle()), SessionId(req.open_session()),
+                   rpc::FromWire<Attr>(rsp.attr()), LayoutFromWire(rsp.layout(), local_node())};
   return CreatedFile{std::move(opened), rsp.created(), ParentOf(rsp)};
 }
 
@@ -280,7 +294,8 @@ Result<OpenReply> MetaClient::Open(InodeId ino, int flags) {
   req.set_flags(static_cast<uint32_t>(flags));
   pb::OpenRsp rsp;
   RETURN_IF_ERROR(Mutate<rpc::Method::kOpen>(req, &rsp));
-  return OpenReply{HandleId(rsp.handle()), rpc::FromWire<Attr>(rsp.attr()), LayoutFromWire(rsp.layout(), local_node())};
+  return OpenReply{HandleId(rsp.handle()), SessionId(req.session()),
+                   rpc::FromWire<Attr>(rsp.attr()), LayoutFromWire(rsp.layout(), local_node())};
 }
 
 Status MetaClient::Release(HandleId handle) {

@@ -1,5 +1,7 @@
 #include "meta/health.h"
 
+#include <algorithm>
+
 namespace t0fs::meta {
 
 bool NodeHealth::Seen(NodeId node) {
@@ -39,6 +41,20 @@ NodeHealth::Clock::duration NodeHealth::Silence(NodeId node) const {
   auto it = last_seen_.find(node);
   if (it == last_seen_.end()) return Clock::duration::max();
   return Clock::now() - it->second;
+}
+
+bool NodeHealth::Lost(NodeId node, Clock::duration grace) const {
+  if (Of(node) != Health::kDown) return false;
+  std::lock_guard lock(mu_);
+  auto it = last_seen_.find(node);
+  const Clock::time_point from =
+      it == last_seen_.end() ? watching_since_ : std::max(it->second, watching_since_);
+  return Clock::now() - from > grace;
+}
+
+void NodeHealth::WatchingSince(Clock::time_point since) {
+  std::lock_guard lock(mu_);
+  watching_since_ = since;
 }
 
 std::string NodeHealth::Name(Health h) {

@@ -39,12 +39,21 @@ class NodeHealth {
   Health Of(NodeId node) const;
   // How long the node has been silent (max if never seen).
   Clock::duration Silence(NodeId node) const;
+  // Down, and silent for longer than `grace` while this meta was watching
+  // (see WatchingSince): its replicas are to be re-created elsewhere.
+  bool Lost(NodeId node, Clock::duration grace) const;
+  // This meta watches heartbeats from `since` on: at start, and again after
+  // it was itself stopped or cut off from its store. Silence before then
+  // does not make a node lost (a meta stopped for five minutes finds every
+  // node silent for five minutes; they are not lost).
+  void WatchingSince(Clock::time_point since);
   static std::string Name(Health h);
 
  private:
   const Clock::duration suspect_after_, down_after_;
-  mutable std::mutex mu_;  // guards last_seen_
+  mutable std::mutex mu_;  // guards last_seen_ and watching_since_
   std::unordered_map<NodeId, Clock::time_point> last_seen_;
+  Clock::time_point watching_since_ = Clock::now();
 };
 
 }  // namespace t0fs::meta

@@ -154,14 +154,41 @@ void MetaService::Stop() {
 }
 
 void MetaService::Housekeeping() {
-  auto next_session_check = std::chrono::steady_clock::now();
+  using Clock = std::chrono::steady_clock;
+  auto next_session_check = Clock::now();
+  // Sessions expire, and silent nodes count as lost, only for silence this
+  // server watched: from its start, and again after it was stopped (SIGSTOP,
+  // a suspended VM: a wait that overran by far) or did not lead (its store
+  // did not answer, or another server led). Otherwise a meta stopped for
+  // longer than the session lease would, at its first pass, close every
+  // client's session (freeing files unlinked while open) and re-create
+  // every node's replicas, before the clients and nodes could say they
+  // are still there.
+  auto watching_since = Clock::now();
+  const auto overrun =
+      std::max<Clock::duration>(std::chrono::seconds(5), config_.repair_interval.value);
+  auto watch_from = [&](Clock::time_point since) {
+    watching_since = since;
+    health_.WatchingSince(since);
+  };
   for (;;) {
+    const auto waited_from = Clock::now();
     {
       std::unique_lock lock(stop_mu_);
       if (stop_cv_.wait_for(lock, config_.repair_interval.value, [&] { return stopping_; })) return;
     }
+    if (Clock::now() - waited_from > config_.repair_interval.value + overrun) {
+      LOG_WARN(
+          "this meta server was stopped for {}: nodes and client sessions get their time again "
+          "before any is declared lost or expired",
+          FormatDuration(Duration{std::chrono::duration_cast<std::chrono::milliseconds>(
+              Clock::now() - waited_from - config_.repair_interval.value)}));
+      watch_from(Clock::now());
+    }
     RefreshHealth();
+    const bool led = leading_;
     if (!LeadsHousekeeping()) continue;
+    if (!led) watch_from(Clock::now());
     planner_->RunPass();
     if (object_tier_) {
       auto collected = object_tier_->CollectGarbage(*store_, 1000);
@@ -170,8 +197,10 @@ void MetaService::Housekeeping() {
       if (error != object_gc_error_ && !error.empty()) LOG_WARN("{}; retrying", error);
       object_gc_error_ = std::move(error);
     }
-    if (std::chrono::steady_clock::now() < next_session_check) continue;
-    next_session_check = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    if (Clock::now() < next_session_check ||
+        Clock::now() - watching_since < config_.session_lease.value)
+      continue;
+    next_session_check = Clock::now() + std::chrono::seconds(2);
     Timespec cutoff = WallNow();
     cutoff.sec -= config_.session_lease.value.count() / 1000;
     auto expired = store_->ExpireSessions(cutoff);
@@ -246,7 +275,7 @@ Result<std::vector<NodeRecord>> MetaService::ListNodes() {
 }
 
 bool MetaService::LeadsHousekeeping() {
-  if (!shared_store_) return true;
+  if (!shared_store_) return leading_ = true;
   // Held for a few passes: a server that dies hands over after that long.
   const auto ttl = std::max<std::chrono::milliseconds>(
       std::chrono::seconds(10),

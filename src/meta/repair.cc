@@ -77,7 +77,7 @@ void RepairPlanner::RunPass() {
     c.record = &r;
     c.health = health_.Of(r.node);
     c.draining = r.admin_state == NodeAdminState::kDraining;
-    c.lost = c.health == Health::kDown && health_.Silence(r.node) > config_.repair_grace.value;
+    c.lost = health_.Lost(r.node, config_.repair_grace.value);
     c.usable = c.health != Health::kDown && !c.draining;
     nodes[r.node] = c;
   }

@@ -249,5 +249,25 @@ TEST_F(UrgentRecallTest, ReplicaOfAnOpenWriterStaysUntilItCloses) {
   EXPECT_EQ(replicas[2], ReplicaState::kHealthy);
 }
 
+// Silence from before this meta watched (it was down, or stopped) does not
+// make a node lost: a meta back after five minutes finds every node silent
+// for five minutes, and must not re-create all their replicas at once.
+TEST(NodeHealthTest, OnlySilenceWhileMetaWatchedMakesANodeLost) {
+  NodeHealth health{3s, 10s};
+  health.SeenAgo(NodeId(1), 600s);  // its stored heartbeat is ten minutes old
+  EXPECT_EQ(health.Of(NodeId(1)), Health::kDown);
+  EXPECT_FALSE(health.Lost(NodeId(1), 60s));  // watched for a moment only
+  EXPECT_FALSE(health.Lost(NodeId(2), 60s));  // never seen either
+  health.WatchingSince(NodeHealth::Clock::now() - 120s);
+  EXPECT_TRUE(health.Lost(NodeId(1), 60s));
+  EXPECT_TRUE(health.Lost(NodeId(2), 60s));
+  EXPECT_FALSE(health.Lost(NodeId(1), 300s));
+  health.Seen(NodeId(1));
+  EXPECT_FALSE(health.Lost(NodeId(1), 60s));  // up
+  health.SeenAgo(NodeId(1), 600s);
+  health.WatchingSince(NodeHealth::Clock::now());  // meta was stopped: watching again
+  EXPECT_FALSE(health.Lost(NodeId(1), 60s));
+}
+
 }  // namespace
 }  // namespace t0fs::meta

@@ -145,6 +145,12 @@ mkdir -p "$WORK/mnt2"
 sleep 1
 term_ends $! "a starting mount" "$WORK/mount2.out"
 is_mounted "$WORK/mnt2" && fail "$WORK/mnt2 mounted"
+# A meta server starting on a store that does not answer (the stopped meta's
+# port takes the connection and says nothing): a stop signal ends it at once.
+"$T0FS" meta --store "postgresql://t0fs@127.0.0.1:$base/t0fs" --listen 127.0.0.1:0 \
+  --secret-file "$WORK/data/secret" >"$WORK/meta2.out" 2>&1 &
+sleep 1
+term_ends $! "a starting meta" "$WORK/meta2.out"
 if "$T0FS" status --dir "$WORK/data" --timeout soon >"$WORK/to.out" 2>&1; then fail "--timeout soon was taken"; fi
 grep -q "not a positive duration" "$WORK/to.out" || fail "--timeout soon said: $(cat "$WORK/to.out")"
 kill -CONT "$meta"

@@ -3,16 +3,17 @@
 // FUSE: local bypass vs TCP, chunk boundaries, truncation, checksums,
 // close-to-open visibility, unlink-while-open and a meta restart.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <thread>
 
-#include <gtest/gtest.h>
-
+#include "client/meta_client.h"
 #include "common/buffer.h"
 #include "common/chunk_file.h"
 #include "common/logging.h"
@@ -20,7 +21,6 @@
 #include "data/data_service.h"
 #include "meta/meta_service.h"
 #include "meta/store/store_url.h"
-#include "client/meta_client.h"
 #include "t0fs/client.h"
 
 namespace t0fs {
@@ -69,13 +69,15 @@ class ClusterTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  void StartMeta(const std::string& listen) {
+  void StartMeta(const std::string& listen,
+                 const std::function<void(meta::MetaConfig&)>& tune = {}) {
     meta::MetaConfig cfg;
     cfg.listen = listen;
     cfg.db = dir_ + "/meta.db";
     cfg.secret_file = dir_ + "/secret";
     cfg.chunk_size.bytes = kChunk;
     cfg.local_chunk_size.bytes = kChunk;  // small chunks under placement=local too
+    if (tune) tune(cfg);
     auto meta = meta::MetaService::Start(cfg);
     ASSERT_TRUE(meta.ok()) << meta.status().ToString();
     meta_ = std::move(meta).value();
@@ -90,6 +92,22 @@ class ClusterTest : public ::testing::Test {
     auto c = client::Client::Connect(opts);
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return c.ok() ? std::move(c).value() : nullptr;
+  }
+
+  void WriteAll(const std::string& path, const std::vector<std::byte>& data) {
+    auto f = client_->CreatePath(path, 0644);
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    ASSERT_TRUE((*f)->Write(0, data).ok());
+    ASSERT_TRUE((*f)->Close().ok());
+  }
+
+  // Meta expires every session, as after a client cut off past the lease.
+  void ExpireAllSessions() {
+    Timespec cutoff = WallNow();
+    cutoff.sec += 3600;  // every session renewed before then: all of them
+    auto expired = meta_->store().ExpireSessions(cutoff);
+    ASSERT_TRUE(expired.ok()) << expired.status().ToString();
+    ASSERT_GE(*expired, 1u);
   }
 
   std::vector<std::byte> ReadAll(client::Client& c, const std::string& path) {
@@ -329,17 +347,8 @@ TEST_F(ClusterTest, SurvivesMetaRestart) {
 // after a meta stopped for three).
 TEST_F(ClusterTest, AnExpiredSessionIsReplacedAndTheOpenSucceeds) {
   auto data = Pattern(kChunk + 100, 3);
-  {
-    auto f = client_->CreatePath("/kept", 0644);
-    ASSERT_TRUE(f.ok());
-    ASSERT_TRUE((*f)->Write(0, data).ok());
-    ASSERT_TRUE((*f)->Close().ok());
-  }
-  Timespec cutoff = WallNow();
-  cutoff.sec += 3600;  // every session renewed before then: all of them
-  auto expired = meta_->store().ExpireSessions(cutoff);
-  ASSERT_TRUE(expired.ok()) << expired.status().ToString();
-  ASSERT_GE(*expired, 1u);
+  WriteAll("/kept", data);
+  ExpireAllSessions();
   EXPECT_EQ(ReadAll(*client_, "/kept"), data);
   auto w = client_->OpenPath("/kept", O_WRONLY);
   ASSERT_TRUE(w.ok()) << w.status().ToString();
@@ -348,6 +357,79 @@ TEST_F(ClusterTest, AnExpiredSessionIsReplacedAndTheOpenSucceeds) {
   auto counts = meta_->store().Counts();
   ASSERT_TRUE(counts.ok());
   EXPECT_LE(counts->sessions, 3u) << "sessions opened without end";
+}
+
+// Files open when meta expired the client's session are registered again
+// under the new one: unlinked afterwards (by another client), such a file
+// stays readable and is freed at its close, not at the unlink. A create
+// that opens names the new session too (it named the expired one at every
+// retry and failed).
+TEST_F(ClusterTest, FilesOpenAcrossAnExpiredSessionAreKeptWhenUnlinkedLater) {
+  auto data = Pattern(kChunk + 7, 5);
+  WriteAll("/open-across", data);
+  auto reader = client_->OpenPath("/open-across", O_RDONLY);
+  ASSERT_TRUE(reader.ok());
+  const InodeId ino = (*reader)->ino();
+  ExpireAllSessions();
+  {
+    auto made = client_->CreatePath("/after-expiry", 0644);  // meets the expiry: a new session
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+    ASSERT_TRUE((*made)->Close().ok());
+  }
+  auto other = Connect(true);
+  ASSERT_NE(other, nullptr);
+  ASSERT_TRUE(other->Unlink(kRootInode, "open-across").ok());
+  EXPECT_TRUE(meta_->store().GetAttr(ino).ok())
+      << "freed while open: its handle went with the expired session";
+  std::vector<std::byte> back(data.size());
+  auto n = (*reader)->Read(0, back);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(back, data);
+  ASSERT_TRUE((*reader)->Close().ok());
+  bool freed = false;  // the release goes out in the background
+  for (int i = 0; i < 100 && !freed; ++i) {
+    freed = !meta_->store().GetAttr(ino).ok();
+    if (!freed) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(freed) << "the reopened handle was not released at close";
+}
+
+// A meta down for longer than the session lease gives its clients a lease
+// to come back before it expires their sessions. It expired them at its
+// first pass, before any client could renew: every open handle was
+// dropped, and a file unlinked while open was freed under its reader.
+TEST_F(ClusterTest, AMetaDownLongerThanTheLeaseExpiresNoSessionWhenItReturns) {
+  const std::string addr = meta_->endpoint().ToString();
+  const auto lease = std::chrono::seconds(2);
+  auto short_lease = [&](meta::MetaConfig& cfg) {
+    cfg.session_lease.value = lease;
+    cfg.repair_interval.value = std::chrono::milliseconds(50);  // expiry checked at once
+  };
+  client_.reset();
+  meta_->Stop();
+  meta_.reset();
+  StartMeta(addr, short_lease);
+  client_ = Connect(true);  // renews every lease/3
+  ASSERT_NE(client_, nullptr);
+  auto data = Pattern(kChunk + 100, 9);
+  WriteAll("/unlinked", data);
+  auto reader = client_->OpenPath("/unlinked", O_RDONLY);
+  ASSERT_TRUE(reader.ok());
+  const InodeId ino = (*reader)->ino();
+  ASSERT_TRUE(client_->Unlink(kRootInode, "unlinked").ok());
+  meta_->Stop();
+  meta_.reset();
+  std::this_thread::sleep_for(lease + std::chrono::milliseconds(1500));
+  StartMeta(addr, short_lease);
+  std::this_thread::sleep_for(lease + std::chrono::milliseconds(500));
+  EXPECT_TRUE(meta_->store().GetAttr(ino).ok())
+      << "the open file was freed: its session expired at the restart";
+  std::vector<std::byte> back(data.size());
+  auto n = (*reader)->Read(0, back);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(*n, data.size());
+  EXPECT_EQ(back, data);
+  ASSERT_TRUE((*reader)->Close().ok());
 }
 
 // A create names a chunk id for its new file's chunk 0 (the mount's chunk

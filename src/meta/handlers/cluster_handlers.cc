@@ -104,8 +104,7 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
           Health h = health_.Of(node.node);
           out->set_state(node.admin_state == NodeAdminState::kDraining && h != Health::kDown ? "draining"
                                                                                            : NodeHealth::Name(h));
-          out->set_lost(h == Health::kDown &&
-                        health_.Silence(node.node) > config_.repair_grace.value);
+          out->set_lost(health_.Lost(node.node, config_.repair_grace.value));
           auto replicas = repair.replicas_per_node.find(node.node);
           out->set_replicas(replicas == repair.replicas_per_node.end() ? 0 : replicas->second);
           out->set_host_id(node.host_id);
