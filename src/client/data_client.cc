@@ -48,6 +48,15 @@ DataClient::DataClient(const ClientOptions& options, std::string secret, MetaCli
   channel_options_.io_timeout = options.rpc_timeout;
 }
 
+DataClient::~DataClient() {
+  {
+    std::lock_guard lock(suspect_mu_);
+    probe_stop_ = true;
+  }
+  suspect_cv_.notify_all();
+  if (prober_.joinable()) prober_.join();
+}
+
 std::atomic<uint64_t>& DataClient::InFlight(NodeId node) {
   std::lock_guard lock(mu_);
   auto& slot = in_flight_[node];
@@ -113,8 +122,10 @@ Status DataClient::Attempt(rpc::Channel* ch, const std::function<std::string()>&
     const auto now = std::chrono::steady_clock::now();
     const auto since = FailingSince(ch, start);
     // Without `retry`, a second try on a fresh connection (the pooled ones
-    // may be stale after a restart), unless it has failed that long.
-    const bool again = now < meta_.RetryDeadline(since) && (retry || tries < 2);
+    // may be stale after a restart), unless it has failed that long or did
+    // not answer in time (a hung service: the connection was not the fault).
+    const bool again = now < meta_.RetryDeadline(since) &&
+                       (retry || (tries < 2 && st.code() != StatusCode::kRpcTimeout));
     if (!again) return st.WithContext(describe());
     if (retry && !warned) {
       LOG_WARN("{}: {} (retrying for up to {}{})", describe(), st.ToString(),
@@ -132,6 +143,7 @@ Status DataClient::Attempt(rpc::Channel* ch, const std::function<std::string()>&
 Result<size_t> DataClient::Read(const ReplicaInfo& r, const Capability& cap, uint64_t offset,
                                 std::span<std::byte> buf, bool retry, bool direct,
                                 uint64_t* version) {
+  if (!retry) RETURN_IF_ERROR(NotSuspect(r.node));
   ASSIGN_OR_RETURN(rpc::Channel * ch, ChannelFor(r.node));
   InFlightGuard busy(InFlight(r.node));
   size_t done = 0;
@@ -380,6 +392,7 @@ Status DataClient::Sync(const ReplicaInfo& r, const Capability& cap) {
 Result<std::shared_ptr<ChunkFile>> DataClient::OpenLocal(const ReplicaInfo& r,
                                                          const Capability& cap, bool create,
                                                          bool writable, bool direct, bool retry, bool lazy) {
+  if (!retry && !create) RETURN_IF_ERROR(NotSuspect(r.node));
   ASSIGN_OR_RETURN(rpc::Channel * ch, LocalChannel());
   pb::OpenLocalReq req;
   req.set_chunk(r.chunk.value());
@@ -391,12 +404,15 @@ Result<std::shared_ptr<ChunkFile>> DataClient::OpenLocal(const ReplicaInfo& r,
   rpc::ToWire(cap, req.mutable_cap());
   std::vector<UniqueFd> fds;
   pb::OpenLocalRsp rsp;
-  RETURN_IF_ERROR(Attempt(
+  Status opened = Attempt(
       ch, [&] { return fmt::format("open local chunk {}", r.chunk); }, retry,
       [&] {
         fds.clear();
         return ch->Call<rpc::Method::kOpenLocal>(req, &rsp, {.reply_fds = &fds});
-      }));
+      });
+  if (rpc::IsTransportError(opened.code())) Unreachable(r.node);
+  RETURN_IF_ERROR(opened);
+  Reachable(r.node);
   if (fds.size() != 2) {
     return Status(StatusCode::kRpcMalformed,
                   fmt::format("open local chunk {}: expected 2 descriptors", r.chunk));
@@ -448,11 +464,6 @@ Status DataClient::AdoptLocal(const ReplicaInfo& r, const Capability& cap, Chunk
   return Status::Ok();
 }
 
-namespace {
-// How long a node that failed a request is tried last.
-constexpr auto kSuspectTime = std::chrono::seconds(3);
-}  // namespace
-
 std::chrono::steady_clock::time_point DataClient::FailingSince(
     rpc::Channel* ch, std::chrono::steady_clock::time_point now) {
   std::lock_guard lock(failing_mu_);
@@ -471,22 +482,83 @@ void DataClient::Answered(rpc::Channel* ch) {
 
 void DataClient::Unreachable(NodeId node) {
   std::lock_guard lock(suspect_mu_);
-  suspect_until_[node] = std::chrono::steady_clock::now() + kSuspectTime;
-  suspects_.store(suspect_until_.size());
+  if (probe_stop_ || suspect_.count(node) != 0) return;  // probed on its schedule already
+  suspect_[node] = SuspectNode{std::chrono::steady_clock::now() + kFirstProbe, kFirstProbe};
+  suspects_.store(suspect_.size());
+  LOG_WARN(
+      "data node {} does not answer: its replicas are read last and not waited for while another "
+      "answers; checking it in the background",
+      node);
+  if (!prober_.joinable()) prober_ = std::thread([this] { ProbeLoop(); });
+  suspect_cv_.notify_all();
 }
 
 void DataClient::Reachable(NodeId node) {
   if (suspects_.load() == 0) return;  // the common case: no lock
   std::lock_guard lock(suspect_mu_);
-  suspect_until_.erase(node);
-  suspects_.store(suspect_until_.size());
+  if (suspect_.erase(node) == 0) return;
+  suspects_.store(suspect_.size());
+  LOG_INFO("data node {} answers again", node);
+}
+
+Status DataClient::NotSuspect(NodeId node) {
+  if (!Suspect(node)) return Status::Ok();
+  return Status(
+      StatusCode::kRpcConnect,
+      fmt::format("data node {} did not answer a moment ago (checked again in the background)",
+                  node));
 }
 
 bool DataClient::Suspect(NodeId node) {
   if (suspects_.load() == 0) return false;
   std::lock_guard lock(suspect_mu_);
-  auto it = suspect_until_.find(node);
-  return it != suspect_until_.end() && std::chrono::steady_clock::now() < it->second;
+  return suspect_.count(node) != 0;
+}
+
+void DataClient::ProbeLoop() {
+  std::unique_lock lock(suspect_mu_);
+  while (!probe_stop_) {
+    if (suspect_.empty()) {
+      suspect_cv_.wait(lock, [&] { return probe_stop_ || !suspect_.empty(); });
+      continue;
+    }
+    auto due = std::chrono::steady_clock::time_point::max();
+    for (const auto& [node, s] : suspect_) due = std::min(due, s.next_probe);
+    if (suspect_cv_.wait_until(lock, due, [&] { return probe_stop_; })) return;
+    const auto now = std::chrono::steady_clock::now();
+    std::vector<NodeId> probe;
+    for (const auto& [node, s] : suspect_) {
+      if (s.next_probe <= now) probe.push_back(node);
+    }
+    for (NodeId node : probe) {
+      lock.unlock();
+      const Status answered = Probe(node);
+      lock.lock();
+      if (probe_stop_) return;
+      auto it = suspect_.find(node);
+      if (it == suspect_.end()) continue;  // a request reached it meanwhile
+      if (answered.ok() || answered.code() == StatusCode::kMetaNoNode) {  // (or it left the cluster)
+        suspect_.erase(it);
+        suspects_.store(suspect_.size());
+        if (answered.ok()) LOG_INFO("data node {} answers again", node);
+        continue;
+      }
+      LOG_DEBUG("data node {} still does not answer: {}", node, answered.ToString());
+      it->second.interval =
+          std::min<std::chrono::steady_clock::duration>(it->second.interval * 2, kMaxProbe);
+      it->second.next_probe = std::chrono::steady_clock::now() + it->second.interval;
+    }
+  }
+}
+
+Status DataClient::Probe(NodeId node) {
+  const bool local = node == meta_.local_node() && !meta_.local_socket().empty();
+  ASSIGN_OR_RETURN(rpc::Channel * ch, local ? LocalChannel() : ChannelFor(node));
+  ch->Reset();  // a new connection: its handshake is the question
+  ASSIGN_OR_RETURN(std::unique_ptr<rpc::Connection> conn, ch->Acquire());
+  ch->Release(std::move(conn));
+  Answered(ch);
+  return Status::Ok();
 }
 
 Result<size_t> DataClient::ReadObject(NodeId via, ChunkId chunk, uint64_t version,

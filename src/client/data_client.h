@@ -16,18 +16,22 @@
 // Every request carries the chunk's capability. With `retry`, transport
 // errors (a data service restarting) are retried until the retry timeout;
 // without, one attempt is made (plus one on a fresh connection, in case a
-// pooled one went stale) so that the caller can fail over to another
-// replica at once. Chunk reads and writes are idempotent.
+// pooled one went stale; not after a timeout: the node is hung, not the
+// connection) so that the caller can fail over to another replica at once.
+// Chunk reads and writes are idempotent.
 //
 // Thread safety: safe for concurrent use.
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -42,6 +46,7 @@ namespace t0fs::client {
 class DataClient {
  public:
   DataClient(const ClientOptions& options, std::string secret, MetaClient& meta);
+  ~DataClient();
 
   // Reads from a remote replica into buf; returns the bytes the chunk file
   // holds there (short at its end). A replica never written (version 0)
@@ -100,13 +105,19 @@ class DataClient {
                             uint64_t offset, std::span<std::byte> buf);
   // Requests in flight towards `node` (the read path prefers idle replicas).
   uint64_t Load(NodeId node);
-  // A node that failed a request (transport error) is suspect for a few
-  // seconds: readers try its replicas last, so a reader does not pay a
-  // failure per read while the node is down, and it is tried first again
-  // after that (it comes back into use by itself). Reachable() clears it.
+  // A node that failed a request (transport error) is suspect until it
+  // answers again: readers try its replicas last, and reads and local opens
+  // that need not wait for it (no `retry`: another replica or path exists)
+  // fail at once, so a stopped or hung node costs one timeout, not one per
+  // request. A background prober opens a connection to it (the Hello
+  // handshake, within the connect timeout) kFirstProbe after it failed,
+  // then at doubling intervals up to kMaxProbe; the first answer (a probe's
+  // or a request's: Reachable) clears it.
   void Unreachable(NodeId node);
   void Reachable(NodeId node);
   bool Suspect(NodeId node);
+  static constexpr std::chrono::seconds kFirstProbe{3};
+  static constexpr std::chrono::seconds kMaxProbe{30};
   // When a wait for a replica that started at `start` gives up: the
   // client's retry timeout (shortened while the mount stops).
   std::chrono::steady_clock::time_point RetryDeadline(
@@ -141,9 +152,23 @@ class DataClient {
   std::unordered_map<NodeId, std::unique_ptr<std::atomic<uint64_t>>> in_flight_;
   std::unique_ptr<rpc::Channel> local_;
   std::string local_path_;
-  std::mutex suspect_mu_;  // guards suspect_until_
-  std::unordered_map<NodeId, std::chrono::steady_clock::time_point> suspect_until_;
-  std::atomic<size_t> suspects_{0};  // suspect_until_.size(), read without the lock
+  // kRpcConnect (a transport error: callers fail over) while `node` is
+  // suspect, for the requests that need not wait for it.
+  Status NotSuspect(NodeId node);
+  // Probes the suspect nodes when due (see Unreachable) until stopping.
+  void ProbeLoop();
+  // Whether `node`'s data service answers a new connection's handshake.
+  Status Probe(NodeId node);
+  struct SuspectNode {
+    std::chrono::steady_clock::time_point next_probe;
+    std::chrono::steady_clock::duration interval;
+  };
+  std::mutex suspect_mu_;  // guards suspect_, probe_stop_, prober_ (starting it)
+  std::condition_variable suspect_cv_;
+  std::unordered_map<NodeId, SuspectNode> suspect_;
+  std::atomic<size_t> suspects_{0};  // suspect_.size(), read without the lock
+  bool probe_stop_ = false;
+  std::thread prober_;               // started at the first suspect node
   std::mutex failing_mu_;            // guards failing_since_
   std::unordered_map<rpc::Channel*, std::chrono::steady_clock::time_point> failing_since_;
   std::atomic<size_t> failing_{0};  // failing_since_.size(), read without the lock

@@ -2,9 +2,9 @@
 // the local bypass, failover, replicated writes and fsync of replicas.
 //
 // - Replica choice (ReadOrder): healthy replicas only; the local one first
-//   (drive speed, no network), then the least busy; a node that just failed
-//   a request (DataClient::Suspect) last, for a few seconds, then first
-//   again by the same rules.
+//   (drive speed, no network), then the least busy; a node that failed a
+//   request (DataClient::Suspect) last and, while another replica answers,
+//   not at all, until a background probe or a request finds it answering.
 // - Local bypass: a replica on this client's node is read and written
 //   through its chunk files (fd passing), cached per (chunk, O_DIRECT) in
 //   InodeState::local_files. A missing file is cached as a "known hole"

@@ -48,7 +48,7 @@ TEST(ReadOrder, SuspectNodeIsTriedLastAndFirstAgainAfter) {
   n.local = 1;
   n.suspect[1] = true;  // the local node just failed a request
   EXPECT_EQ(n.Order({On(1), On(2), On(3)}), (std::vector<uint64_t>{2, 3, 1}));
-  n.suspect[1] = false;  // DataClient::Reachable, or its few seconds passed
+  n.suspect[1] = false;  // it answered (DataClient::Reachable, or the probe found it)
   EXPECT_EQ(n.Order({On(1), On(2), On(3)}), (std::vector<uint64_t>{1, 2, 3}));
 }
 

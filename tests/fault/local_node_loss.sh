@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Losing the data node on the client's own host: reads of replicated files
+# A hung data node on the client's own host (SIGSTOP) is waited for once:
+# later reads of replicated files go to the other replica without waiting,
+# and a background probe finds the node when it continues. Losing the data
+# node on the client's own host: reads of replicated files
 # fail over to the other replica at once (not after a minute of retries per
 # chunk), writes go on to the surviving replica, and once the local node is
 # back the client reads its local copies again. Through a mount on node 1.
@@ -20,6 +23,25 @@ admin objective set t0fs:/r2 replicas=2 >/dev/null
 dd if=/dev/urandom of="$CLUSTER_DIR/src" bs=1M count=16 status=none
 cp "$CLUSTER_DIR/src" "$MNT/r2/f"
 admin layout t0fs:/r2/f --node-id 1 | grep -q "node 2" || fail "the file has no replica on node 2"
+
+log "the data node on the mount's host hangs (SIGSTOP): waited for once, not per read"
+kill -STOP "${NODE_PIDS[1]}"
+sync
+echo 3 >/proc/sys/vm/drop_caches
+for _ in 1 2 3; do
+  timeout 120 cmp "$CLUSTER_DIR/src" "$MNT/r2/f" || { kill -CONT "${NODE_PIDS[1]}"; fail "reading with the local node hung failed"; }
+  echo 3 >/proc/sys/vm/drop_caches
+done
+waits=$(grep -c "no reply within the i/o timeout" "$CLUSTER_DIR/mount.log" || true)
+((waits == 1)) || { kill -CONT "${NODE_PIDS[1]}"; fail "the hung node was waited for $waits times (expected once): $(grep timeout "$CLUSTER_DIR/mount.log")"; }
+grep -q "data node 1 does not answer" "$CLUSTER_DIR/mount.log" || fail "the mount did not say node 1 does not answer"
+kill -CONT "${NODE_PIDS[1]}"
+deadline=$((SECONDS + 60))
+until grep -q "data node 1 answers again" "$CLUSTER_DIR/mount.log"; do
+  ((SECONDS < deadline)) || fail "the mount's probe did not find node 1 again after SIGCONT"
+  sleep 0.5
+done
+log "node 1 continues: the mount's background probe found it"
 
 log "kill -9 of the data node on the mount's host (node 1)"
 kill9 "${NODE_PIDS[1]}"
