@@ -158,8 +158,8 @@ void MetaService::Housekeeping() {
   auto next_session_check = Clock::now();
   // Sessions expire, and silent nodes count as lost, only for silence this
   // server watched: from its start, and again after it was stopped (SIGSTOP,
-  // a suspended VM: a wait that overran by far) or did not lead (its store
-  // did not answer, or another server led). Otherwise a meta stopped for
+  // a suspended VM: a wait that overran by far), after its store hung, or
+  // when it did not lead (its store failed, or another server led). Otherwise a meta stopped for
   // longer than the session lease would, at its first pass, close every
   // client's session (freeing files unlinked while open) and re-create
   // every node's replicas, before the clients and nodes could say they
@@ -185,10 +185,13 @@ void MetaService::Housekeeping() {
               Clock::now() - waited_from - config_.repair_interval.value)}));
       watch_from(Clock::now());
     }
+    // A store that hung (its calls here took that long) kept renewals and
+    // heartbeats out meanwhile, as a stop of this server would.
+    const auto store_from = Clock::now();
     RefreshHealth();
     const bool led = leading_;
     if (!LeadsHousekeeping()) continue;
-    if (!led) watch_from(Clock::now());
+    if (!led || Clock::now() - store_from > overrun) watch_from(Clock::now());
     planner_->RunPass();
     if (object_tier_) {
       auto collected = object_tier_->CollectGarbage(*store_, 1000);
