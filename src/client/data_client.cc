@@ -1,9 +1,10 @@
 #include "client/data_client.h"
 
+#include <fmt/format.h>
+#include <poll.h>
+
 #include <deque>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "common/logging.h"
 #include "rpc/convert.h"
@@ -214,7 +215,7 @@ Status DataClient::Write(const ReplicaInfo& r, const Capability& cap, uint64_t o
 std::vector<Status> DataClient::WriteMany(const std::vector<ReplicaInfo>& replicas,
                                           const Capability& cap, uint64_t offset,
                                           std::span<const std::byte> data, uint64_t version,
-                                          const std::function<void()>& local_write) {
+                                          const std::function<bool()>& local_write) {
   struct InFlightWrite {
     rpc::Channel* channel = nullptr;
     std::unique_ptr<rpc::Connection> conn;
@@ -226,7 +227,7 @@ std::vector<Status> DataClient::WriteMany(const std::vector<ReplicaInfo>& replic
   std::vector<Status> out(replicas.size());
   if (data.size() > kMaxPiece) {  // callers split at chunk and piece size; be safe
     for (size_t idx = 0; idx < replicas.size(); ++idx) out[idx] = Write(replicas[idx], cap, offset, data, version, false);
-    if (local_write) local_write();
+    if (local_write) (void)local_write();
     return out;
   }
   // Send every request first...
@@ -255,17 +256,68 @@ std::vector<Status> DataClient::WriteMany(const std::vector<ReplicaInfo>& replic
     ++InFlight(replicas[idx].node);
   }
   // ...the local replica meanwhile...
-  if (local_write) local_write();
-  // ...then collect the replies.
+  bool took = local_write && local_write();
+  // ...then collect the replies as they come. Once one replica took the
+  // write, the others get kStragglerWait more: a hung node is left behind
+  // (its replica misses the write and is repaired) instead of holding the
+  // writer for the whole reply timeout.
+  using Clock = std::chrono::steady_clock;
+  auto straggler_deadline = took ? Clock::now() + kStragglerWait : Clock::time_point::max();
+  const auto io_deadline = Clock::now() + channel_options_.io_timeout.value;
+  std::vector<size_t> pending;
+  for (size_t idx = 0; idx < replicas.size(); ++idx) {
+    if (writes[idx].conn && writes[idx].status.ok()) pending.push_back(idx);
+  }
+  std::vector<pollfd> polled;
+  while (!pending.empty()) {
+    const auto deadline = std::min(straggler_deadline, io_deadline);
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    polled.clear();
+    for (size_t idx : pending) polled.push_back(pollfd{writes[idx].conn->fd(), POLLIN, 0});
+    const int n = left.count() <= 0
+                      ? 0
+                      : ::poll(polled.data(), polled.size(), static_cast<int>(left.count() + 1));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const Status late =
+          n < 0  ? Status::FromErrno(errno, "wait for write replies")
+          : took ? Status(StatusCode::kRpcTimeout,
+                          fmt::format("no reply within {} after another replica took the write",
+                                      FormatDuration(Duration{kStragglerWait})))
+                 : Status(StatusCode::kRpcTimeout, "no reply within the i/o timeout");
+      for (size_t idx : pending) {
+        writes[idx].conn->Abandon();
+        writes[idx].status = late.WithContext(
+            fmt::format("write chunk {} on node {}", replicas[idx].chunk, replicas[idx].node));
+      }
+      break;
+    }
+    std::vector<size_t> still;
+    for (size_t p = 0; p < pending.size(); ++p) {
+      InFlightWrite& w = writes[pending[p]];
+      if (polled[p].revents == 0) {
+        still.push_back(pending[p]);
+        continue;
+      }
+      w.status = w.conn->Receive(w.args);
+      if (w.status.ok() && !took) {
+        took = true;
+        straggler_deadline = Clock::now() + kStragglerWait;
+      }
+    }
+    pending = std::move(still);
+  }
   for (size_t idx = 0; idx < replicas.size(); ++idx) {
     InFlightWrite& w = writes[idx];
     if (w.conn) {
-      if (w.status.ok()) w.status = w.conn->Receive(w.args);
       --InFlight(replicas[idx].node);
       w.channel->Release(std::move(w.conn));
     }
-    // A stale pooled connection gets one more chance on a fresh one.
-    if (rpc::IsTransportError(w.status.code()) && w.channel != nullptr) {
+    // A stale pooled connection gets one more chance on a fresh one; a
+    // node that did not answer in time is not asked again (it hangs).
+    if (rpc::IsTransportError(w.status.code()) && w.status.code() != StatusCode::kRpcTimeout &&
+        w.channel != nullptr) {
       w.channel->Reset();
       w.status = Write(replicas[idx], cap, offset, data, version, /*retry=*/false);
     }

@@ -60,11 +60,20 @@ class DataClient {
   Status Write(const ReplicaInfo& r, const Capability& cap, uint64_t offset, std::span<const std::byte> data,
                uint64_t version, bool retry);
   // Writes to several remote replicas at once: all requests are sent before
-  // any reply is awaited, and `local_write` (the local replica, may be empty)
-  // runs while they are in flight. One status per replica, in order.
-  std::vector<Status> WriteMany(const std::vector<ReplicaInfo>& replicas, const Capability& cap, uint64_t offset,
-                                std::span<const std::byte> data, uint64_t version,
-                                const std::function<void()>& local_write);
+  // any reply is awaited, and `local_write` (the local replica, may be empty;
+  // true when it took the write) runs while they are in flight. Replies are
+  // taken as they come; once one replica took the write (the local one or a
+  // remote one), the others are waited for kStragglerWait more, then fail
+  // with kRpcTimeout (a hung node holds no writer for the reply timeout;
+  // its replica misses the write and is repaired). One status per replica,
+  // in order.
+  std::vector<Status> WriteMany(const std::vector<ReplicaInfo>& replicas, const Capability& cap,
+                                uint64_t offset, std::span<const std::byte> data, uint64_t version,
+                                const std::function<bool()>& local_write);
+  // How long replicas that have not answered a write are waited for once
+  // another took it: as long as meta waits for a silent node's heartbeats
+  // before it declares it down (node-timeout's default).
+  static constexpr std::chrono::seconds kStragglerWait{10};
   // One read of a ReadStream: `buf` receives the replica's bytes at `offset`.
   struct StreamRead {
     ReplicaInfo replica;

@@ -436,17 +436,18 @@ Status ReplicaIo::WriteTo(InodeState& st, const CachedChunk& chunk,
   const bool ride_out = wait && targets.size() == 1;
   Status local_status;
   auto write_local = [&] {
-    if (local == nullptr) return;
+    if (local == nullptr) return false;
     auto file = LocalFile(st, *local, chunk.cap, true, direct, /*retry=*/ride_out);
     local_status = file.ok() ? (*file)->Write(offset_in_chunk, data, version) : file.status();
     if (local_status.ok()) stats_.local_write_bytes += data.size();
+    return local_status.ok();
   };
   std::vector<Status> remote_status;
   if (targets.size() == 1 && local == nullptr) {
     remote_status.push_back(
         data_.Write(remote.front(), chunk.cap, offset_in_chunk, data, version, /*retry=*/ride_out));
   } else if (remote.empty()) {
-    write_local();  // the only replica is this node's: no network at all
+    (void)write_local();  // the only replica is this node's: no network at all
   } else {
     // Sends to the remote replicas, writes the local one meanwhile, then waits.
     remote_status = data_.WriteMany(remote, chunk.cap, offset_in_chunk, data, version, write_local);

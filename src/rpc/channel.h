@@ -108,6 +108,12 @@ class Connection {
   Status Send(const CallArgs& args);
   Status Receive(const CallArgs& args);
   bool broken() const { return broken_; }
+  // The socket, to wait for the replies of several connections at once
+  // with poll(2) (Send on each, poll, Receive where readable).
+  int fd() const { return fd_.get(); }
+  // Gives up on the request in flight (its reply may still come): the
+  // connection is not used again.
+  void Abandon() { broken_ = true; }
   // Which of its channel's endpoints the connection goes to.
   size_t route() const { return route_; }
   void set_route(size_t route) { route_ = route; }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A hung data node on the client's own host (SIGSTOP) is waited for once:
 # later reads of replicated files go to the other replica without waiting,
-# and a background probe finds the node when it continues. Losing the data
+# and a background probe finds the node when it continues; a hung node
+# holding the other replica holds a write 10 s at most (the local replica
+# took it), and its replica is repaired after. Losing the data
 # node on the client's own host: reads of replicated files
 # fail over to the other replica at once (not after a minute of retries per
 # chunk), writes go on to the surviving replica, and once the local node is
@@ -42,6 +44,16 @@ until grep -q "data node 1 answers again" "$CLUSTER_DIR/mount.log"; do
   sleep 0.5
 done
 log "node 1 continues: the mount's background probe found it"
+
+log "the other replica's node hangs (SIGSTOP node 2): a write goes on once the local replica took it"
+kill -STOP "${NODE_PIDS[2]}"
+timeout 120 cp "$CLUSTER_DIR/src" "$MNT/r2/h" || { kill -CONT "${NODE_PIDS[2]}"; fail "writing with node 2 hung failed"; }
+kill -CONT "${NODE_PIDS[2]}"
+grep -q "no reply within 10s after another replica took the write" "$CLUSTER_DIR/mount.log" ||
+  fail "the write did not leave the hung node behind: $(grep -i "node 2" "$CLUSTER_DIR/mount.log" | tail -n 3)"
+timeout 60 cmp "$CLUSTER_DIR/src" "$MNT/r2/h" || fail "the file written with node 2 hung differs"
+fsck_clean() { admin fsck 2>&1 | grep -q "fsck: clean"; }
+wait_until 60 "the replica that missed the write is repaired (fsck clean)" fsck_clean
 
 log "kill -9 of the data node on the mount's host (node 1)"
 kill9 "${NODE_PIDS[1]}"
