@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <deque>
 #include <thread>
 
@@ -38,6 +39,16 @@ bool Verified(std::span<const std::byte> bytes, const pb::ChunkReadRsp& rsp, con
       "check it",
       r.chunk, r.node, bad);
   return false;
+}
+
+// A chunk request's address: `r`'s chunk on its volume, with the right `cap`.
+template <class Req>
+Req ChunkRequest(const ReplicaInfo& r, const Capability& cap) {
+  Req req;
+  req.set_chunk(r.chunk.value());
+  req.set_volume(r.volume.value());
+  rpc::ToWire(cap, req.mutable_cap());
+  return req;
 }
 
 }  // namespace
@@ -216,57 +227,89 @@ std::vector<Status> DataClient::WriteMany(const std::vector<ReplicaInfo>& replic
                                           const Capability& cap, uint64_t offset,
                                           std::span<const std::byte> data, uint64_t version,
                                           const std::function<bool()>& local_write) {
-  struct InFlightWrite {
+  if (data.size() > kMaxPiece) {  // callers split at chunk and piece size; be safe
+    std::vector<Status> out(replicas.size());
+    for (size_t idx = 0; idx < replicas.size(); ++idx)
+      out[idx] = Write(replicas[idx], cap, offset, data, version, false);
+    if (local_write) (void)local_write();
+    return out;
+  }
+  return Fanout(
+      replicas,
+      [&](const ReplicaInfo& r, std::string* header, std::string* reply) {
+        auto req = ChunkRequest<pb::ChunkWriteReq>(r, cap);
+        req.set_offset(offset);
+        req.set_version(version);
+        return rpc::MakeCallArgs<rpc::Method::kChunkWrite>(req, header, reply, {.payload = data});
+      },
+      local_write,
+      [&](const ReplicaInfo& r) { return Write(r, cap, offset, data, version, /*retry=*/false); });
+}
+
+std::vector<Status> DataClient::SyncMany(const std::vector<ReplicaInfo>& replicas,
+                                         const Capability& cap,
+                                         const std::function<bool()>& local_sync) {
+  return Fanout(
+      replicas,
+      [&](const ReplicaInfo& r, std::string* header, std::string* reply) {
+        return rpc::MakeCallArgs<rpc::Method::kChunkSync>(ChunkRequest<pb::ChunkSyncReq>(r, cap),
+                                                          header, reply);
+      },
+      local_sync, [&](const ReplicaInfo& r) { return Sync(r, cap, /*retry=*/false); });
+}
+
+std::vector<Status> DataClient::Fanout(
+    const std::vector<ReplicaInfo>& replicas,
+    const std::function<rpc::CallArgs(const ReplicaInfo&, std::string*, std::string*)>& request,
+    const std::function<bool()>& meanwhile,
+    const std::function<Status(const ReplicaInfo&)>& again) {
+  struct InFlightCall {
     rpc::Channel* channel = nullptr;
     std::unique_ptr<rpc::Connection> conn;
     std::string header, reply;
     rpc::CallArgs args;  // refers to header and reply
     Status status;
   };
-  std::vector<InFlightWrite> writes(replicas.size());
-  std::vector<Status> out(replicas.size());
-  if (data.size() > kMaxPiece) {  // callers split at chunk and piece size; be safe
-    for (size_t idx = 0; idx < replicas.size(); ++idx) out[idx] = Write(replicas[idx], cap, offset, data, version, false);
-    if (local_write) (void)local_write();
-    return out;
-  }
+  std::vector<InFlightCall> calls(replicas.size());
   // Send every request first...
+  // A node that does not answer is not waited for again while another
+  // replica may take it (each new connection would wait for its handshake):
+  // its replica misses this one.
+  const bool others =
+      meanwhile || std::any_of(replicas.begin(), replicas.end(),
+                               [&](const ReplicaInfo& r) { return !Suspect(r.node); });
   for (size_t idx = 0; idx < replicas.size(); ++idx) {
-    InFlightWrite& w = writes[idx];
+    InFlightCall& c = calls[idx];
+    if (others) c.status = NotSuspect(replicas[idx].node);
+    if (!c.status.ok()) continue;
     auto ch = ChannelFor(replicas[idx].node);
     if (!ch.ok()) {
-      w.status = ch.status();
+      c.status = ch.status();
       continue;
     }
-    w.channel = *ch;
-    pb::ChunkWriteReq req;
-    req.set_chunk(replicas[idx].chunk.value());
-    req.set_volume(replicas[idx].volume.value());
-    req.set_offset(offset);
-    req.set_version(version);
-    rpc::ToWire(cap, req.mutable_cap());
-    auto conn = w.channel->Acquire();
+    c.channel = *ch;
+    auto conn = c.channel->Acquire();
     if (!conn.ok()) {
-      w.status = conn.status();
+      c.status = conn.status();
       continue;
     }
-    w.conn = std::move(conn).value();
-    w.args = rpc::MakeCallArgs<rpc::Method::kChunkWrite>(req, &w.header, &w.reply, {.payload = data});
-    w.status = w.conn->Send(w.args);
+    c.conn = std::move(conn).value();
+    c.args = request(replicas[idx], &c.header, &c.reply);
+    c.status = c.conn->Send(c.args);
     ++InFlight(replicas[idx].node);
   }
   // ...the local replica meanwhile...
-  bool took = local_write && local_write();
+  bool took = meanwhile && meanwhile();
   // ...then collect the replies as they come. Once one replica took the
-  // write, the others get kStragglerWait more: a hung node is left behind
+  // request, the others get kStragglerWait more: a hung node is left behind
   // (its replica misses the write and is repaired) instead of holding the
-  // writer for the whole reply timeout.
+  // caller for the whole reply timeout.
   using Clock = std::chrono::steady_clock;
   auto straggler_deadline = took ? Clock::now() + kStragglerWait : Clock::time_point::max();
   const auto io_deadline = Clock::now() + channel_options_.io_timeout.value;
   std::vector<size_t> pending;
   for (size_t idx = 0; idx < replicas.size(); ++idx) {
-    if (writes[idx].conn && writes[idx].status.ok()) pending.push_back(idx);
+    if (calls[idx].conn && calls[idx].status.ok()) pending.push_back(idx);
   }
   std::vector<pollfd> polled;
   while (!pending.empty()) {
@@ -274,54 +317,56 @@ std::vector<Status> DataClient::WriteMany(const std::vector<ReplicaInfo>& replic
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     polled.clear();
-    for (size_t idx : pending) polled.push_back(pollfd{writes[idx].conn->fd(), POLLIN, 0});
+    for (size_t idx : pending) polled.push_back(pollfd{calls[idx].conn->fd(), POLLIN, 0});
     const int n = left.count() <= 0
                       ? 0
                       : ::poll(polled.data(), polled.size(), static_cast<int>(left.count() + 1));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const Status late =
-          n < 0  ? Status::FromErrno(errno, "wait for write replies")
+          n < 0  ? Status::FromErrno(errno, "wait for replies")
           : took ? Status(StatusCode::kRpcTimeout,
-                          fmt::format("no reply within {} after another replica took the write",
+                          fmt::format("no reply within {} after another replica took it",
                                       FormatDuration(Duration{kStragglerWait})))
                  : Status(StatusCode::kRpcTimeout, "no reply within the i/o timeout");
       for (size_t idx : pending) {
-        writes[idx].conn->Abandon();
-        writes[idx].status = late.WithContext(
-            fmt::format("write chunk {} on node {}", replicas[idx].chunk, replicas[idx].node));
+        calls[idx].conn->Abandon();
+        calls[idx].status = late.WithContext(fmt::format("{} chunk {} on node {}",
+                                                         rpc::MethodName(calls[idx].args.method),
+                                                         replicas[idx].chunk, replicas[idx].node));
       }
       break;
     }
     std::vector<size_t> still;
     for (size_t p = 0; p < pending.size(); ++p) {
-      InFlightWrite& w = writes[pending[p]];
+      InFlightCall& c = calls[pending[p]];
       if (polled[p].revents == 0) {
         still.push_back(pending[p]);
         continue;
       }
-      w.status = w.conn->Receive(w.args);
-      if (w.status.ok() && !took) {
+      c.status = c.conn->Receive(c.args);
+      if (c.status.ok() && !took) {
         took = true;
         straggler_deadline = Clock::now() + kStragglerWait;
       }
     }
     pending = std::move(still);
   }
+  std::vector<Status> out(replicas.size());
   for (size_t idx = 0; idx < replicas.size(); ++idx) {
-    InFlightWrite& w = writes[idx];
-    if (w.conn) {
+    InFlightCall& c = calls[idx];
+    if (c.conn) {
       --InFlight(replicas[idx].node);
-      w.channel->Release(std::move(w.conn));
+      c.channel->Release(std::move(c.conn));
     }
     // A stale pooled connection gets one more chance on a fresh one; a
     // node that did not answer in time is not asked again (it hangs).
-    if (rpc::IsTransportError(w.status.code()) && w.status.code() != StatusCode::kRpcTimeout &&
-        w.channel != nullptr) {
-      w.channel->Reset();
-      w.status = Write(replicas[idx], cap, offset, data, version, /*retry=*/false);
+    if (rpc::IsTransportError(c.status.code()) && c.status.code() != StatusCode::kRpcTimeout &&
+        c.channel != nullptr) {
+      c.channel->Reset();
+      c.status = again(replicas[idx]);
     }
-    out[idx] = w.status;
+    out[idx] = c.status;
   }
   return out;
 }
@@ -429,15 +474,12 @@ Status DataClient::Truncate(const ReplicaInfo& r, const Capability& cap, uint64_
       [&] { return ch->Call<rpc::Method::kChunkTruncate>(req, &rsp); });
 }
 
-Status DataClient::Sync(const ReplicaInfo& r, const Capability& cap) {
+Status DataClient::Sync(const ReplicaInfo& r, const Capability& cap, bool retry) {
   ASSIGN_OR_RETURN(rpc::Channel * ch, ChannelFor(r.node));
-  pb::ChunkSyncReq req;
-  req.set_chunk(r.chunk.value());
-  req.set_volume(r.volume.value());
-  rpc::ToWire(cap, req.mutable_cap());
+  const auto req = ChunkRequest<pb::ChunkSyncReq>(r, cap);
   pb::ChunkEmptyRsp rsp;
   return Attempt(
-      ch, [&] { return fmt::format("sync chunk {} on node {}", r.chunk, r.node); }, true,
+      ch, [&] { return fmt::format("sync chunk {} on node {}", r.chunk, r.node); }, retry,
       [&] { return ch->Call<rpc::Method::kChunkSync>(req, &rsp); });
 }
 

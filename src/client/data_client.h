@@ -92,7 +92,14 @@ class DataClient {
   void ReadStream(NodeId node, size_t depth, const std::function<StreamRead*()>& next,
                   const std::function<void(StreamRead*, Result<size_t>)>& done);
   Status Truncate(const ReplicaInfo& r, const Capability& cap, uint64_t length, uint64_t version, bool retry);
-  Status Sync(const ReplicaInfo& r, const Capability& cap);
+  // fsync of a remote replica; with `retry`, transport errors are retried
+  // until the retry timeout (the only replica).
+  Status Sync(const ReplicaInfo& r, const Capability& cap, bool retry = true);
+  // fsync of several remote replicas at once, `local_sync` (may be empty;
+  // true when the local replica synced) meanwhile; the straggler rule of
+  // WriteMany. One status per replica, in order.
+  std::vector<Status> SyncMany(const std::vector<ReplicaInfo>& replicas, const Capability& cap,
+                               const std::function<bool()>& local_sync);
   // Opens the local replica's files through the local data service.
   // kDataNoChunk when `create` is false and the chunk has no file yet.
   // `retry` as for remote calls: without, a local data service that is down
@@ -161,6 +168,16 @@ class DataClient {
   std::unordered_map<NodeId, std::unique_ptr<std::atomic<uint64_t>>> in_flight_;
   std::unique_ptr<rpc::Channel> local_;
   std::string local_path_;
+  // One request per replica in flight at once (`request` builds replica
+  // r's call; `meanwhile` runs while they are in flight and says whether the
+  // local replica took it), replies taken as they come; once one replica
+  // took it, the rest get kStragglerWait more (then kRpcTimeout). A pooled
+  // connection that failed otherwise gets `again` on a fresh one.
+  std::vector<Status> Fanout(
+      const std::vector<ReplicaInfo>& replicas,
+      const std::function<rpc::CallArgs(const ReplicaInfo&, std::string*, std::string*)>& request,
+      const std::function<bool()>& meanwhile,
+      const std::function<Status(const ReplicaInfo&)>& again);
   // kRpcConnect (a transport error: callers fail over) while `node` is
   // suspect, for the requests that need not wait for it.
   Status NotSuspect(NodeId node);

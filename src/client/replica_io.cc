@@ -13,6 +13,23 @@
 namespace t0fs::client {
 namespace {
 
+// Which replicas took a write or an fsync, and the first failure.
+struct ReplicaOutcome {
+  std::vector<NodeId> took;
+  Status first_error;
+  // Records `r`'s result `s` (a transport error makes its node suspect);
+  // false when it failed.
+  bool Note(DataClient& data, const ReplicaInfo& r, const Status& s) {
+    if (s.ok()) {
+      took.push_back(r.node);
+      return true;
+    }
+    if (rpc::IsTransportError(s.code())) data.Unreachable(r.node);
+    if (first_error.ok()) first_error = s;
+    return false;
+  }
+};
+
 bool Damaged(StatusCode code) {
   return code == StatusCode::kDataChecksum || code == StatusCode::kCorruption || code == StatusCode::kStale ||
          code == StatusCode::kDataNoChunk;
@@ -452,16 +469,9 @@ Status ReplicaIo::WriteTo(InodeState& st, const CachedChunk& chunk,
     // Sends to the remote replicas, writes the local one meanwhile, then waits.
     remote_status = data_.WriteMany(remote, chunk.cap, offset_in_chunk, data, version, write_local);
   }
-  std::vector<NodeId> took;
-  Status first_error;
+  ReplicaOutcome outcome;
   auto account = [&](const ReplicaInfo& r, const Status& s) {
-    if (s.ok()) {
-      took.push_back(r.node);
-      return;
-    }
-    if (rpc::IsTransportError(s.code())) data_.Unreachable(r.node);
-    if (first_error.ok()) first_error = s;
-    if (targets.size() > 1) {
+    if (!outcome.Note(data_, r, s) && targets.size() > 1) {
       stats_.replica_write_failures++;
       LOG_WARN("chunk {} on node {} missed a write ({}); it will be repaired", r.chunk, r.node, s.ToString());
     }
@@ -471,9 +481,9 @@ Status ReplicaIo::WriteTo(InodeState& st, const CachedChunk& chunk,
     if (remote_status[idx].ok()) stats_.remote_write_bytes += data.size();
     account(remote[idx], remote_status[idx]);
   }
-  if (took.empty()) return first_error;
+  if (outcome.took.empty()) return outcome.first_error;
   std::lock_guard lock(st.mu);
-  st.written_nodes[chunk_id] = took;
+  st.written_nodes[chunk_id] = outcome.took;
   st.unsynced[chunk_id] = chunk.info.index;
   return Status::Ok();
 }
@@ -485,33 +495,7 @@ Status ReplicaIo::Sync(InodeState& st) {
     unsynced.swap(st.unsynced);
   }
   for (auto& [chunk_id, index] : unsynced) {
-    auto chunk = layouts_.ChunkFor(st, index);
-    Status result = chunk.status();
-    if (result.ok() && *chunk) {
-      std::vector<NodeId> nodes;
-      {
-        std::lock_guard lock(st.mu);
-        auto it = st.written_nodes.find(chunk_id);
-        if (it != st.written_nodes.end()) nodes = it->second;
-      }
-      for (const ReplicaInfo& r : (*chunk)->info.replicas) {
-        if (!nodes.empty() && std::find(nodes.begin(), nodes.end(), r.node) == nodes.end()) continue;
-        if (!Healthy(r)) continue;
-        if (IsLocal(r)) {
-          for (bool direct : {false, true}) {
-            std::shared_ptr<ChunkFile> file;
-            {
-              std::lock_guard lock(st.mu);
-              auto it = st.local_files.find(std::make_pair(r.chunk.value(), direct));
-              if (it != st.local_files.end()) file = it->second.file;
-            }
-            if (file && result.ok()) result = file->Sync();
-          }
-        } else if (result.ok()) {
-          result = data_.Sync(r, (*chunk)->cap);
-        }
-      }
-    }
+    Status result = SyncChunk(st, chunk_id, index);
     if (!result.ok()) {
       std::lock_guard lock(st.mu);
       st.unsynced.emplace(chunk_id, index);  // fsync again next time
@@ -521,5 +505,65 @@ Status ReplicaIo::Sync(InodeState& st) {
   return Status::Ok();
 }
 
+Status ReplicaIo::SyncChunk(InodeState& st, ChunkId chunk_id, uint64_t index) {
+  ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, layouts_.ChunkFor(st, index));
+  if (!chunk) return Status::Ok();
+  std::vector<NodeId> nodes;
+  {
+    std::lock_guard lock(st.mu);
+    auto it = st.written_nodes.find(chunk_id);
+    if (it != st.written_nodes.end()) nodes = it->second;
+  }
+  const ReplicaInfo* local = nullptr;
+  std::vector<ReplicaInfo> remote;
+  for (const ReplicaInfo& r : chunk->info.replicas) {
+    if (!nodes.empty() && std::find(nodes.begin(), nodes.end(), r.node) == nodes.end()) continue;
+    if (!Healthy(r)) continue;
+    if (IsLocal(r)) {
+      local = &r;
+    } else {
+      remote.push_back(r);
+    }
+  }
+  Status local_status;
+  auto sync_local = [&] {
+    if (local == nullptr) return false;
+    for (bool direct : {false, true}) {
+      std::shared_ptr<ChunkFile> file;
+      {
+        std::lock_guard lock(st.mu);
+        auto it = st.local_files.find(std::make_pair(local->chunk.value(), direct));
+        if (it != st.local_files.end()) file = it->second.file;
+      }
+      if (file && local_status.ok()) local_status = file->Sync();
+    }
+    return local_status.ok();
+  };
+  std::vector<Status> remote_status;
+  if (remote.empty()) {
+    (void)sync_local();
+  } else if (remote.size() == 1 && local == nullptr) {
+    remote_status.push_back(data_.Sync(remote.front(), chunk->cap));  // the only one: waited for
+  } else {
+    remote_status = data_.SyncMany(remote, chunk->cap, sync_local);
+  }
+  // Synced where it could be: a replica that did not sync leaves the
+  // session's write set (the commit marks it stale, and repair copies it
+  // from one that did), as a replica that missed a write does.
+  ReplicaOutcome synced;
+  if (local != nullptr) synced.Note(data_, *local, local_status);
+  for (size_t idx = 0; idx < remote.size(); ++idx)
+    synced.Note(data_, remote[idx], remote_status[idx]);
+  if (synced.took.empty()) return synced.first_error;
+  if (!synced.first_error.ok()) {
+    stats_.replica_write_failures++;
+    LOG_WARN("chunk {}: fsync reached {} of {} replica(s) ({}); the others will be repaired",
+             chunk_id, synced.took.size(), remote.size() + (local != nullptr ? 1 : 0),
+             synced.first_error.ToString());
+    std::lock_guard lock(st.mu);
+    st.written_nodes[chunk_id] = synced.took;
+  }
+  return Status::Ok();
+}
 
 }  // namespace t0fs::client

@@ -44,7 +44,9 @@
 //   replica, and the commit marks the lost one stale.
 //   Without a bucket copy, a single replica's node is waited for (the retry
 //   timeout), as before.
-// - Sync: fsync of the replicas written since the last one.
+// - Sync: fsync of the replicas written since the last one, remote ones at
+//   once; it succeeds when one replica synced (as a write does when one
+//   took it), and the others are left to repair.
 //
 // Locks: takes InodeState::mu only to read or update the inode's fields,
 // never across I/O; callers may hold passthrough_mu and commit_mu.
@@ -125,6 +127,11 @@ class ReplicaIo {
   void UsePrepared(InodeState& st, const std::shared_ptr<ChunkFile>& file);
 
  private:
+  // fsync of one chunk's replicas written since the last Sync, remote ones
+  // at once (DataClient::SyncMany). Succeeds when one replica synced; the
+  // ones that did not leave the session's write set (stale at the commit,
+  // then repaired).
+  Status SyncChunk(InodeState& st, ChunkId chunk_id, uint64_t index);
   Result<size_t> ReadReplica(InodeState& st, const ReplicaInfo& r, const Capability& cap, uint64_t offset,
                              std::span<std::byte> buf, bool direct, bool last_resort);
   void ReportReplica(const ReplicaInfo& r, ReplicaProblem problem, const Status& why);

@@ -2,8 +2,8 @@
 # A hung data node on the client's own host (SIGSTOP) is waited for once:
 # later reads of replicated files go to the other replica without waiting,
 # and a background probe finds the node when it continues; a hung node
-# holding the other replica holds a write 10 s at most (the local replica
-# took it), and its replica is repaired after. Losing the data
+# holding the other replica holds an fsync or a write 10 s at most (the
+# local replica took it), and its replica is repaired after. Losing the data
 # node on the client's own host: reads of replicated files
 # fail over to the other replica at once (not after a minute of retries per
 # chunk), writes go on to the surviving replica, and once the local node is
@@ -45,13 +45,29 @@ until grep -q "data node 1 answers again" "$CLUSTER_DIR/mount.log"; do
 done
 log "node 1 continues: the mount's background probe found it"
 
-log "the other replica's node hangs (SIGSTOP node 2): a write goes on once the local replica took it"
-kill -STOP "${NODE_PIDS[2]}"
-timeout 120 cp "$CLUSTER_DIR/src" "$MNT/r2/h" || { kill -CONT "${NODE_PIDS[2]}"; fail "writing with node 2 hung failed"; }
+log "the other replica's node hangs (SIGSTOP node 2): an fsync and a write go on once the local replica took them"
+# Both files get their chunk (a replica on each node) before node 2 stops.
+python3 - "$MNT/r2" "$CLUSTER_DIR/src" "${NODE_PIDS[2]}" <<'PY' || { kill -CONT "${NODE_PIDS[2]}"; fail "fsync or write with node 2 hung failed"; }
+import os, signal, sys
+d, src, pid = sys.argv[1], open(sys.argv[2], "rb").read(), int(sys.argv[3])
+s = os.open(d + "/s", os.O_WRONLY | os.O_CREAT, 0o644)
+h = os.open(d + "/h", os.O_WRONLY | os.O_CREAT, 0o644)
+os.write(s, src)
+os.write(h, src[:4096])
+os.fsync(h)
+os.kill(pid, signal.SIGSTOP)
+os.fsync(s)
+os.pwrite(h, src, 0)
+os.close(s)
+os.close(h)
+PY
 kill -CONT "${NODE_PIDS[2]}"
-grep -q "no reply within 10s after another replica took the write" "$CLUSTER_DIR/mount.log" ||
+grep -q "fsync reached 1 of 2 replica(s)" "$CLUSTER_DIR/mount.log" ||
+  fail "the fsync did not leave the hung node behind: $(grep -i "node 2" "$CLUSTER_DIR/mount.log" | tail -n 3)"
+grep -q "on node 2 missed a write" "$CLUSTER_DIR/mount.log" ||
   fail "the write did not leave the hung node behind: $(grep -i "node 2" "$CLUSTER_DIR/mount.log" | tail -n 3)"
 timeout 60 cmp "$CLUSTER_DIR/src" "$MNT/r2/h" || fail "the file written with node 2 hung differs"
+timeout 60 cmp "$CLUSTER_DIR/src" "$MNT/r2/s" || fail "the file fsynced with node 2 hung differs"
 fsck_clean() { admin fsck 2>&1 | grep -q "fsck: clean"; }
 wait_until 60 "the replica that missed the write is repaired (fsck clean)" fsck_clean
 
