@@ -27,6 +27,15 @@ rpc::Channel MakeChannel(const ClientOptions& options, std::string secret) {
   copts.secret = std::move(secret);
   copts.role = "client";
   copts.io_timeout = options.rpc_timeout;
+  // With another server to go to, a reply is waited for kOtherServerAfter
+  // at most: a hung server then costs a request that long, not the whole
+  // rpc timeout; a request sent again to another is safe (op tokens), and
+  // one that only ran long there is answered from its replay record or
+  // waits for its rows.
+  if (eps.ok() && eps->size() > 1) {
+    copts.io_timeout.value =
+        std::min<std::chrono::milliseconds>(copts.io_timeout.value, MetaClient::kOtherServerAfter);
+  }
   copts.spread = true;
   return rpc::Channel(eps.ok() ? *eps : std::vector<rpc::Endpoint>{}, copts);
 }
@@ -49,7 +58,14 @@ MetaClient::~MetaClient() { Close(); }
 
 Status MetaClient::Connect() {
   RETURN_IF_ERROR(rpc::Endpoint::ParseList(options_.meta).status());
-  RETURN_IF_ERROR(OpenSession(SessionId()));
+  // Each meta server gets a try: one that does not answer is left out by
+  // the channel, and the next try goes to another.
+  Status opened;
+  for (size_t i = 0; i < channel_.endpoint_count(); ++i) {
+    opened = OpenSession(SessionId());
+    if (!rpc::IsTransportError(opened.code())) break;
+  }
+  RETURN_IF_ERROR(opened);
   renewer_ = std::thread([this] { RenewLoop(); });
   releaser_ = std::thread([this] { ReleaseLoop(); });
   return Status::Ok();
@@ -195,8 +211,10 @@ Status MetaClient::Retry(rpc::Method method, const std::function<Status()>& atte
   auto backoff = std::chrono::milliseconds(20);
   bool warned = false;
   int new_sessions = 0;
+  size_t tries = 0;
   for (;;) {
     Status st = attempt();
+    ++tries;
     if (st.code() == StatusCode::kMetaNoSession) {
       // Our session expired (e.g. we were partitioned longer than the
       // lease): nothing was applied; open a new one and try again. Twice
@@ -231,7 +249,13 @@ Status MetaClient::Retry(rpc::Method method, const std::function<Status()>& atte
                                      : std::min(start, std::chrono::steady_clock::time_point(
                                                            std::chrono::nanoseconds(since_ns)));
     const bool again = transport || st.code() == StatusCode::kTryAgain;
-    if (!again || std::chrono::steady_clock::now() >= RetryDeadline(since)) {
+    // With several meta servers, one that failed in transport is left out
+    // for a while (rpc::Channel): the others get a try each even past the
+    // deadline (a request that waited out a hung server's reply timeout
+    // would otherwise fail, the others never asked).
+    const bool another_server = transport && tries < channel_.endpoint_count() &&
+                                retry_limit_ns_.load() == 0;  // (not while stopping)
+    if (!again || (!another_server && std::chrono::steady_clock::now() >= RetryDeadline(since))) {
       if (warned && st.ok()) LOG_INFO("meta {} is reachable again", options_.meta);
       return st;
     }

@@ -17,11 +17,12 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
-#include <optional>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -79,6 +80,9 @@ struct CreatedFile {
 
 class MetaClient final : public MetaApi {
  public:
+  // With several meta servers: how long a reply is waited for before the
+  // request goes to another server (with one: the rpc timeout).
+  static constexpr std::chrono::seconds kOtherServerAfter{15};
   MetaClient(const ClientOptions& options, std::string secret);
   ~MetaClient() override;
 

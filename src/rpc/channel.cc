@@ -307,7 +307,8 @@ Channel::Channel(std::vector<Endpoint> endpoints, ClientOptions options)
     : endpoints_(endpoints.empty() ? std::vector<Endpoint>{Endpoint{}} : std::move(endpoints)),
       options_(std::move(options)),
       idle_(endpoints_.size()),
-      paused_until_(endpoints_.size()) {
+      paused_until_(endpoints_.size()),
+      strikes_(endpoints_.size()) {
   // Spreading clients start at different servers, so that the first
   // requests of many clients do not all land on the first one.
   if (options_.spread) turn_ = static_cast<size_t>(::getpid());
@@ -321,7 +322,12 @@ Endpoint Channel::endpoint() const {
 Status Channel::Call(const CallArgs& args) {
   ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, Acquire());
   Status st = conn->Call(args);
-  if (IsTransportError(st.code())) Failover(conn->route(), st);
+  if (IsTransportError(st.code())) {
+    Failover(conn->route(), st);
+  } else if (options_.spread && endpoints_.size() > 1) {
+    std::lock_guard lock(mu_);
+    strikes_[conn->route()] = 0;  // it answers
+  }
   Release(std::move(conn));
   return st;
 }
@@ -382,9 +388,11 @@ void Channel::Failover(size_t route, const Status& why) {
   if (options_.spread) {
     const auto now = std::chrono::steady_clock::now();
     if (paused_until_[route] > now) return;  // another thread said so already
-    paused_until_[route] = now + kSpreadPause;
+    const uint32_t doublings = std::min<uint32_t>(strikes_[route]++, 5);
+    const auto pause = std::min(kSpreadPause * (1 << doublings), kMaxSpreadPause);
+    paused_until_[route] = now + pause;
     LOG_WARN("{}: {}; sending to the other servers for {} ms", endpoints_[route].ToString(),
-             why.ToString(), kSpreadPause.count());
+             why.ToString(), pause.count());
     return;
   }
   if (route != current_) return;

@@ -5,7 +5,8 @@
 // transport (kRpcConnect/kRpcClosed/kRpcTimeout), so that the caller's retry
 // goes there; or, with ClientOptions::spread, sends each request to the next
 // endpoint in turn, leaving one that failed in transport out for
-// kSpreadPause (the caller's retry goes to another).
+// kSpreadPause, doubled while it keeps failing (the caller's retry goes to
+// another).
 //
 // Why blocking sockets: the callers (FUSE worker threads, benchmark threads,
 // CLI) are threads that need the answer before they continue. Doing the
@@ -49,8 +50,11 @@ struct ClientOptions {
 };
 
 // How long a spreading channel leaves out an endpoint that failed in
-// transport before it tries it again.
+// transport before it tries it again; doubled at each failure in a row (a
+// stopped or hung server is tried once in kMaxSpreadPause, not every 2 s:
+// each try costs a request a connect or reply timeout), reset by an answer.
 inline constexpr std::chrono::milliseconds kSpreadPause{2000};
+inline constexpr std::chrono::milliseconds kMaxSpreadPause{60000};
 
 // The raw parts of a call beside its message (methods.h says which methods
 // carry them).
@@ -172,7 +176,8 @@ class Channel {
  private:
   // A transport failure on `route`: its idle connections go; the next
   // endpoint becomes current (unless another thread moved on already), or
-  // a spreading channel leaves `route` out for kSpreadPause.
+  // a spreading channel leaves `route` out for kSpreadPause (doubled per
+  // failure in a row, up to kMaxSpreadPause).
   void Failover(size_t route, const Status& why);
   // The endpoint for a new request (mu_ held): the current one, or
   // spreading, the next live one in turn.
@@ -183,6 +188,7 @@ class Channel {
   mutable std::mutex mu_;  // guards what follows
   std::vector<std::vector<std::unique_ptr<Connection>>> idle_;  // per endpoint
   std::vector<std::chrono::steady_clock::time_point> paused_until_;  // per endpoint (spread)
+  std::vector<uint32_t> strikes_;  // per endpoint (spread): transport failures in a row
   size_t current_ = 0;  // index into endpoints_
   size_t turn_ = 0;     // spreading: requests sent so far, picks the next endpoint
 };

@@ -2,8 +2,12 @@
 // one data service, and libt0fs clients. Exercises the data path without
 // FUSE: local bypass vs TCP, chunk boundaries, truncation, checksums,
 // close-to-open visibility, unlink-while-open and a meta restart.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -430,6 +434,39 @@ TEST_F(ClusterTest, AMetaDownLongerThanTheLeaseExpiresNoSessionWhenItReturns) {
   EXPECT_EQ(*n, data.size());
   EXPECT_EQ(back, data);
   ASSERT_TRUE((*reader)->Close().ok());
+}
+
+// Two meta servers, one hung (its kernel takes connections, it never says
+// Hello): connecting and every request go to the other, even when the hung
+// one's handshake timeout (5 s) is longer than the client's retry timeout.
+// A request that met the hung server first failed once the retry timeout
+// had passed, the other server never asked; and a client whose first
+// session request went to it did not connect.
+TEST_F(ClusterTest, AHungMetaServerIsLeftForTheOther) {
+  int hung = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(hung, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(hung, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(hung, 16), 0);  // never accepted
+  ASSERT_EQ(::getsockname(hung, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string hung_addr = fmt::format("127.0.0.1:{}", ntohs(addr.sin_port));
+  for (const std::string& list : {hung_addr + "," + meta_->endpoint().ToString(),
+                                  meta_->endpoint().ToString() + "," + hung_addr}) {
+    client::ClientOptions opts;
+    opts.meta = list;
+    opts.secret_file = dir_ + "/secret";
+    opts.retry_timeout.value = std::chrono::seconds(1);
+    auto c = client::Client::Connect(opts);
+    ASSERT_TRUE(c.ok()) << list << ": " << c.status().ToString();
+    for (int i = 0; i < 3; ++i) {
+      auto attr = (*c)->GetAttr(kRootInode);
+      EXPECT_TRUE(attr.ok()) << list << " call " << i << ": " << attr.status().ToString();
+    }
+  }
+  ::close(hung);
 }
 
 // A create names a chunk id for its new file's chunk 0 (the mount's chunk
