@@ -467,7 +467,9 @@ Status ReplicaIo::WriteTo(InodeState& st, const CachedChunk& chunk,
     (void)write_local();  // the only replica is this node's: no network at all
   } else {
     // Sends to the remote replicas, writes the local one meanwhile, then waits.
-    remote_status = data_.WriteMany(remote, chunk.cap, offset_in_chunk, data, version, write_local);
+    remote_status =
+        data_.WriteMany(remote, chunk.cap, offset_in_chunk, data, version,
+                        local != nullptr ? std::function<bool()>(write_local) : nullptr);
   }
   ReplicaOutcome outcome;
   auto account = [&](const ReplicaInfo& r, const Status& s) {
@@ -545,7 +547,8 @@ Status ReplicaIo::SyncChunk(InodeState& st, ChunkId chunk_id, uint64_t index) {
   } else if (remote.size() == 1 && local == nullptr) {
     remote_status.push_back(data_.Sync(remote.front(), chunk->cap));  // the only one: waited for
   } else {
-    remote_status = data_.SyncMany(remote, chunk->cap, sync_local);
+    remote_status = data_.SyncMany(remote, chunk->cap,
+                                   local != nullptr ? std::function<bool()>(sync_local) : nullptr);
   }
   // Synced where it could be: a replica that did not sync leaves the
   // session's write set (the commit marks it stale, and repair copies it

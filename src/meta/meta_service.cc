@@ -157,13 +157,13 @@ void MetaService::Housekeeping() {
   using Clock = std::chrono::steady_clock;
   auto next_session_check = Clock::now();
   // Sessions expire, and silent nodes count as lost, only for silence this
-  // server watched: from its start, and again after it was stopped (SIGSTOP,
-  // a suspended VM: a wait that overran by far), after its store hung, or
-  // when it did not lead (its store failed, or another server led). Otherwise a meta stopped for
-  // longer than the session lease would, at its first pass, close every
-  // client's session (freeing files unlinked while open) and re-create
-  // every node's replicas, before the clients and nodes could say they
-  // are still there.
+  // server watched: from its start, and again after it was stopped
+  // (SIGSTOP, a suspended VM: a wait that overran by far), after its store
+  // hung, or when it did not lead (its store failed, or another server
+  // led). Otherwise a meta stopped for longer than the session lease would,
+  // at its first pass, close every client's session (freeing files
+  // unlinked while open) and re-create every node's replicas, before the
+  // clients and nodes could say they are still there.
   auto watching_since = Clock::now();
   const auto overrun =
       std::max<Clock::duration>(std::chrono::seconds(5), config_.repair_interval.value);
