@@ -28,7 +28,8 @@ void Print(const FsckReport& r, bool json) {
                         {"inodes", r.inodes},
                         {"chunks", r.meta_chunks},
                         {"chunk_files", r.chunk_files},
-                        {"nodes_checked", r.nodes_checked}};
+                        {"nodes_checked", r.nodes_checked},
+                        {"nodes_unchecked", r.nodes_unchecked}};
     fmt::print("{}\n", j.dump(2));
     return;
   }
@@ -38,11 +39,17 @@ void Print(const FsckReport& r, bool json) {
   for (const auto& w : r.warnings) fmt::print("warning: {}\n", w);
   for (const auto& p : r.problems) fmt::print("{}\n", p);
   for (const auto& b : r.below_objective) fmt::print("below objective: {}\n", b);
+  // Clean says nothing of the chunk files of nodes not listed.
+  const std::string unchecked =
+      r.nodes_unchecked == 0
+          ? std::string()
+          : fmt::format(" ({} node(s) not listed: their chunk files were not checked)",
+                        r.nodes_unchecked);
   if (r.clean()) {
-    fmt::print("fsck: clean\n");
+    fmt::print("fsck: clean{}\n", unchecked);
   } else {
-    fmt::print("fsck: {} problem(s), {} chunk(s) below their objective\n", r.problems.size(),
-               r.below_objective.size());
+    fmt::print("fsck: {} problem(s), {} chunk(s) below their objective{}\n", r.problems.size(),
+               r.below_objective.size(), unchecked);
   }
 }
 

@@ -138,6 +138,7 @@ Result<FsckReport> AdminClient::Fsck() {
   ASSIGN_OR_RETURN(ClusterStatus cluster, GetStatus());
   NodeFiles nodes = ListNodes(*this, cluster, &report);
   report.nodes_checked = nodes.checked.size();
+  report.nodes_unchecked = cluster.nodes.size() - nodes.checked.size();
   report.chunk_files = nodes.files.size();
 
   // After the nodes' listings: a chunk created meanwhile is in meta's list.

@@ -121,6 +121,7 @@ TEST(Fsck, NodesThatCannotBeListedAreWarningsNotProblems) {
   ASSERT_TRUE(report.ok());
   EXPECT_TRUE(report->clean());
   EXPECT_EQ(report->nodes_checked, 1u);
+  EXPECT_EQ(report->nodes_unchecked, 2u);
   ASSERT_EQ(report->warnings.size(), 2u);
   EXPECT_EQ(report->warnings[0], "node 2 (n2) is suspect: its chunk files were not checked");
   EXPECT_EQ(report->warnings[1], "node 3: cannot list volume 3: timed out: no answer")

@@ -37,6 +37,9 @@ done
 waits=$(grep -c "no reply within the i/o timeout" "$CLUSTER_DIR/mount.log" || true)
 ((waits == 1)) || { kill -CONT "${NODE_PIDS[1]}"; fail "the hung node was waited for $waits times (expected once): $(grep timeout "$CLUSTER_DIR/mount.log")"; }
 grep -q "data node 1 does not answer" "$CLUSTER_DIR/mount.log" || fail "the mount did not say node 1 does not answer"
+out=$(admin fsck 2>&1) || true
+grep -q "(1 node(s) not listed: their chunk files were not checked)" <<<"$out" ||
+  { kill -CONT "${NODE_PIDS[1]}"; fail "fsck with node 1 hung did not say it was not listed: $out"; }
 kill -CONT "${NODE_PIDS[1]}"
 deadline=$((SECONDS + 60))
 until grep -q "data node 1 answers again" "$CLUSTER_DIR/mount.log"; do

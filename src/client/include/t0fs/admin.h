@@ -180,6 +180,7 @@ struct FsckReport {
   uint64_t meta_chunks = 0;  // replicas in layouts
   uint64_t chunk_files = 0;  // chunk files found on the nodes checked
   uint64_t nodes_checked = 0;
+  uint64_t nodes_unchecked = 0;  // not up, or did not answer their listing (warnings say which)
   bool clean() const { return problems.empty() && below_objective.empty(); }
 };
 constexpr size_t kMaxFsckLines = 20;
