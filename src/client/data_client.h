@@ -189,6 +189,8 @@ class DataClient {
     std::chrono::steady_clock::time_point next_probe;
     std::chrono::steady_clock::duration interval;
   };
+  // Drops a suspect node (suspect_mu_ held); `answered`: says so in the log.
+  void ForgetSuspect(std::unordered_map<NodeId, SuspectNode>::iterator it, bool answered);
   std::mutex suspect_mu_;  // guards suspect_, probe_stop_, prober_ (starting it)
   std::condition_variable suspect_cv_;
   std::unordered_map<NodeId, SuspectNode> suspect_;

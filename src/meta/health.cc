@@ -44,12 +44,13 @@ NodeHealth::Clock::duration NodeHealth::Silence(NodeId node) const {
 }
 
 bool NodeHealth::Lost(NodeId node, Clock::duration grace) const {
-  if (Of(node) != Health::kDown) return false;
   std::lock_guard lock(mu_);
   auto it = last_seen_.find(node);
+  const auto now = Clock::now();
+  if (it != last_seen_.end() && now - it->second < down_after_) return false;  // not down
   const Clock::time_point from =
       it == last_seen_.end() ? watching_since_ : std::max(it->second, watching_since_);
-  return Clock::now() - from > grace;
+  return now - from > grace;
 }
 
 void NodeHealth::WatchingSince(Clock::time_point since) {
