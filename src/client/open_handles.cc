@@ -63,17 +63,16 @@ size_t OpenHandles::Renew(SessionId now, const Reopen& reopen, const Release& re
               : " (an unlink elsewhere may free it while it is open here)");
       continue;
     }
-    bool closed = false;
+    // The handle given up: the new one when the File closed meanwhile, else
+    // the one it replaces (of the expired session: meta knows it no more; or
+    // of a session a racing Renew opened in between, which holds it still).
+    HandleId given_up = *handle;
     {
       std::lock_guard lock(mu_);
       auto it = entries_.find(p.key);
-      if (it == entries_.end()) {
-        closed = true;
-      } else {
-        it->second.handle = *handle;
-      }
+      if (it != entries_.end()) std::swap(given_up, it->second.handle);
     }
-    if (closed) release(*handle);
+    release(given_up);
     ++renewed;
   }
   return renewed;

@@ -10,6 +10,8 @@
 //   done (as NFS's state after a lease expiry).
 // - A File closed while its reopen is on the way: the new handle is released
 //   when the reopen returns (Remove and Renew do not race a handle away).
+//   A handle replaced by a reopen is released too (two sessions opened by
+//   racing requests: the first one's handle would pin the inode otherwise).
 // - Files opened while Renew runs carry the new session already.
 //
 // Thread safety: safe for concurrent use; no lock is held across `reopen`.
@@ -39,8 +41,9 @@ class OpenHandles {
   // The File closes: forgets it and returns the handle to release.
   HandleId Remove(Key key);
   // Registers every handle not of session `now` again with `reopen`;
-  // returns how many were registered again. A handle whose File closed
-  // meanwhile goes to `release`.
+  // returns how many were registered again. The handle each reopen
+  // replaces, or the new one when its File closed meanwhile, goes to
+  // `release`.
   size_t Renew(SessionId now, const Reopen& reopen, const Release& release);
   size_t size() const;
 
