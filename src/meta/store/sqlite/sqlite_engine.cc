@@ -92,14 +92,19 @@ void SqliteEngine::StartCheckpoints(Db ckpt) {
 
 int SqliteEngine::OnCommit(void* arg, sqlite3* db, const char* schema, int frames) {
   auto* self = static_cast<SqliteEngine*>(arg);
+  if (frames < self->log_frames_) self->copied_frames_ = 0;  // the log started over
+  self->log_frames_ = frames;
   if (frames >= kInlineFrames) {
     // The thread is behind (or stuck): bound the log as SQLite would.
     int log = 0, done = 0;
     int rc = sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
-    if (rc == SQLITE_OK) ++self->inline_checkpoints_;
+    if (rc == SQLITE_OK) {
+      ++self->inline_checkpoints_;
+      self->copied_frames_ = done;
+    }
     return SQLITE_OK;  // a failed checkpoint does not fail the commit
   }
-  if (frames >= kCheckpointFrames) {
+  if (frames - std::min(frames, self->copied_frames_.load()) >= kCheckpointFrames) {
     {
       std::lock_guard lock(self->ckpt_mu_);
       self->ckpt_due_ = true;
@@ -125,6 +130,7 @@ void SqliteEngine::RunCheckpoints() {
         sqlite3_wal_checkpoint_v2(ckpt_db_->raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
     if (rc == SQLITE_OK) {
       ++background_checkpoints_;
+      copied_frames_ = done;
     } else if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED) {
       LOG_WARN("metadata store: WAL checkpoint: {}", sqlite3_errmsg(ckpt_db_->raw()));
     }

@@ -19,9 +19,14 @@
 // checkpoint runs inside the commit that crosses its threshold, holding the
 // one connection, so every request queued behind it waited the few
 // milliseconds of ~1000 page writes and two syncs. A commit that leaves
-// kCheckpointFrames or more in the log wakes the thread; one that finds
-// kInlineFrames (the thread cannot keep up) checkpoints itself, as SQLite
-// would. "inline" keeps SQLite's own automatic checkpoint.
+// kCheckpointFrames or more in the log *that no checkpoint has copied yet*
+// wakes the thread (counting every frame of the log instead woke it after
+// nearly every commit of a busy store, since a passive checkpoint rarely
+// catches up with writers that go on appending: two fdatasyncs and a read
+// of the new frames per metadata operation); one that finds kInlineFrames
+// (the thread cannot keep up, or the log never emptied under a steady load)
+// checkpoints itself, as SQLite would, and the next writer starts the log
+// over. "inline" keeps SQLite's own automatic checkpoint.
 //
 // Thread safety: safe for concurrent use. One mutex (mu_) serialises every
 // transaction, reads included, because they share the single connection and
@@ -120,6 +125,10 @@ class SqliteEngine final : public Engine {
   std::optional<sqlite::Db> ckpt_db_;  // the checkpoint thread's connection
   std::thread ckpt_thread_;
   std::atomic<uint64_t> background_checkpoints_{0}, inline_checkpoints_{0};
+  // Frames of the log the last checkpoint had copied, and the log's length
+  // at the last commit (guarded by mu_; shorter now: the log started over).
+  std::atomic<int> copied_frames_{0};
+  int log_frames_ = 0;
 };
 
 }  // namespace t0fs::meta
