@@ -213,22 +213,16 @@ Status MetaClient::Retry(rpc::Method method, const std::function<Status()>& atte
   int new_sessions = 0;
   size_t tries = 0;
   for (;;) {
+    const SessionId used = session();  // what the attempt names (set per attempt)
     Status st = attempt();
     ++tries;
     if (st.code() == StatusCode::kMetaNoSession) {
       // Our session expired (e.g. we were partitioned longer than the
-      // lease): nothing was applied; open a new one and try again. Twice
-      // at most: a request meta still refuses with a new session would
+      // lease): nothing was applied; replace it and try again. Twice at
+      // most: a request meta still refuses with a new session would
       // otherwise open sessions without end.
       if (++new_sessions > 2) return st;
-      LOG_WARN("meta session expired; opening a new one");
-      RETURN_IF_ERROR(OpenSession(SessionId()));
-      std::function<void()> listener;
-      {
-        std::lock_guard lock(mu_);
-        listener = listener_;
-      }
-      if (listener) listener();
+      RETURN_IF_ERROR(ReplaceSession(used));
       continue;
     }
     // kTryAgain: meta's store could not finish the operation (a conflict it
@@ -269,6 +263,28 @@ Status MetaClient::Retry(rpc::Method method, const std::function<Status()>& atte
   }
 }
 
+Status MetaClient::ReplaceSession(SessionId refused) {
+  {
+    // Requests meeting the expiry at once replace the session once: the
+    // others find it replaced already.
+    std::lock_guard replacing(replace_mu_);
+    if (session() != refused) return Status::Ok();
+    LOG_WARN("meta session {} expired; opening a new one", refused);
+    RETURN_IF_ERROR(OpenSession(SessionId()));
+  }
+  TellListener();
+  return Status::Ok();
+}
+
+void MetaClient::TellListener() {
+  std::function<void()> listener;
+  {
+    std::lock_guard lock(mu_);
+    listener = listener_;
+  }
+  if (listener) listener();
+}
+
 void MetaClient::RenewLoop() {
   for (;;) {
     std::chrono::milliseconds wait;
@@ -277,21 +293,19 @@ void MetaClient::RenewLoop() {
       wait = std::chrono::milliseconds(lease_ms_ / 3);
       if (cv_.wait_for(lock, wait, [&] { return stopping_; })) return;
     }
-    SessionId before = session();
+    // Not under replace_mu_: a renewal waiting on a hung meta server must
+    // not hold up a request that replaces the session through another.
+    const SessionId before = session();
     // Resuming keeps the session alive and refreshes the local node.
     Status st = OpenSession(before);
+    const SessionId after = session();
     if (!st.ok()) {
       LOG_WARN("renewing meta session {}: {}", before, st.ToString());
       continue;
     }
-    if (session() != before) {
-      LOG_WARN("meta session {} had expired; now session {}", before, session());
-      std::function<void()> listener;
-      {
-        std::lock_guard lock(mu_);
-        listener = listener_;
-      }
-      if (listener) listener();
+    if (after != before) {
+      LOG_WARN("meta session {} had expired; now session {}", before, after);
+      TellListener();
     }
   }
 }

@@ -175,6 +175,11 @@ class MetaClient final : public MetaApi {
   template <rpc::Method M>
   Result<std::optional<Attr>> Remove(InodeId parent, std::string_view name);
   Status OpenSession(SessionId resume);
+  // Meta refused `refused` as expired: opens a new session unless another
+  // thread already replaced that one (then the caller just retries with
+  // the current session), and tells the listener of a new one.
+  Status ReplaceSession(SessionId refused);
+  void TellListener();
   Slot AcquireSlot();
   void ReleaseSlot(Slot slot);
   void RenewLoop();
@@ -184,6 +189,7 @@ class MetaClient final : public MetaApi {
   const ClientOptions options_;
   rpc::Channel channel_;
 
+  std::mutex replace_mu_;  // one replacement of a refused session at a time (before mu_)
   mutable std::mutex mu_;  // guards the session fields, slots, stopping_
   SessionId session_;
   NodeId local_node_;

@@ -363,6 +363,30 @@ TEST_F(ClusterTest, AnExpiredSessionIsReplacedAndTheOpenSucceeds) {
   EXPECT_LE(counts->sessions, 3u) << "sessions opened without end";
 }
 
+// Requests that meet one expiry together replace the session once: each
+// opened a session of its own (all but one unused until they expired, and
+// the open files registered again under each).
+TEST_F(ClusterTest, RequestsMeetingOneExpiryOpenOneSession) {
+  WriteAll("/shared", Pattern(100, 4));
+  ExpireAllSessions();
+  constexpr int kThreads = 8;
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&] {
+      ++ready;
+      while (ready.load() < kThreads) std::this_thread::yield();
+      auto f = client_->OpenPath("/shared", O_RDONLY);  // names the session
+      ASSERT_TRUE(f.ok()) << f.status().ToString();
+      EXPECT_TRUE((*f)->Close().ok());
+    });
+  }
+  for (auto& t : threads) t.join();
+  auto counts = meta_->store().Counts();
+  ASSERT_TRUE(counts.ok());
+  EXPECT_EQ(counts->sessions, 1u);
+}
+
 // Files open when meta expired the client's session are registered again
 // under the new one: unlinked afterwards (by another client), such a file
 // stays readable and is freed at its close, not at the unlink. A create
