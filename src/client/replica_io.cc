@@ -11,7 +11,14 @@
 #include "rpc/channel.h"
 
 namespace t0fs::client {
+
 namespace {
+
+// The tail of a rate-limited warning: how many like it were not logged.
+std::string HeldBack(uint64_t held) {
+  return held == 0 ? ""
+                   : fmt::format(" ({} similar warning(s) not logged in the last seconds)", held);
+}
 
 // Which replicas took a write or an fsync, and the first failure.
 struct ReplicaOutcome {
@@ -154,8 +161,13 @@ Status ReplicaIo::NameLocalFiles(InodeState& st, std::span<const WrittenChunk> w
 }
 
 void ReplicaIo::ReportReplica(const ReplicaInfo& r, ReplicaProblem problem, const Status& why) {
-  LOG_WARN("chunk {} on node {}: {}; reading another replica{}", r.chunk, r.node, why.ToString(),
-           problem != ReplicaProblem::kUnreachable ? " and reporting this one for repair" : "");
+  uint64_t held = 0;
+  if (read_warnings_.Allow(&held)) {
+    LOG_WARN("chunk {} on node {}: {}; reading another replica{}{}", r.chunk, r.node,
+             why.ToString(),
+             problem != ReplicaProblem::kUnreachable ? " and reporting this one for repair" : "",
+             HeldBack(held));
+  }
   if (problem == ReplicaProblem::kUnreachable) return;  // meta learns that from heartbeats
   Status st = meta_.ReportReplica(r, problem, why);
   if (!st.ok()) LOG_WARN("reporting chunk {} on node {}: {}", r.chunk, r.node, st.ToString());
@@ -475,7 +487,11 @@ Status ReplicaIo::WriteTo(InodeState& st, const CachedChunk& chunk,
   auto account = [&](const ReplicaInfo& r, const Status& s) {
     if (!outcome.Note(data_, r, s) && targets.size() > 1) {
       stats_.replica_write_failures++;
-      LOG_WARN("chunk {} on node {} missed a write ({}); it will be repaired", r.chunk, r.node, s.ToString());
+      uint64_t held = 0;
+      if (write_warnings_.Allow(&held)) {
+        LOG_WARN("chunk {} on node {} missed a write ({}); it will be repaired{}", r.chunk, r.node,
+                 s.ToString(), HeldBack(held));
+      }
     }
   };
   if (local != nullptr) account(*local, local_status);
@@ -560,9 +576,12 @@ Status ReplicaIo::SyncChunk(InodeState& st, ChunkId chunk_id, uint64_t index) {
   if (synced.took.empty()) return synced.first_error;
   if (!synced.first_error.ok()) {
     stats_.replica_write_failures++;
-    LOG_WARN("chunk {}: fsync reached {} of {} replica(s) ({}); the others will be repaired",
-             chunk_id, synced.took.size(), remote.size() + (local != nullptr ? 1 : 0),
-             synced.first_error.ToString());
+    uint64_t held = 0;
+    if (sync_warnings_.Allow(&held)) {
+      LOG_WARN("chunk {}: fsync reached {} of {} replica(s) ({}); the others will be repaired{}",
+               chunk_id, synced.took.size(), remote.size() + (local != nullptr ? 1 : 0),
+               synced.first_error.ToString(), HeldBack(held));
+    }
     std::lock_guard lock(st.mu);
     st.written_nodes[chunk_id] = synced.took;
   }

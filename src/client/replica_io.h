@@ -66,6 +66,7 @@
 #include "client/io_stats.h"
 #include "client/layout_cache.h"
 #include "client/meta_api.h"
+#include "common/logging.h"
 
 namespace t0fs::client {
 
@@ -165,6 +166,11 @@ class ReplicaIo {
   LayoutCache& layouts_;
   IoStats& stats_;
   DecodedRows rows_;  // rows degraded reads decoded lately
+  // Warnings about a replica that every request meets (a hung or lost
+  // node): a few per interval and kind, then a count.
+  LogLimit read_warnings_{5, std::chrono::seconds(10)};
+  LogLimit write_warnings_{5, std::chrono::seconds(10)};
+  LogLimit sync_warnings_{5, std::chrono::seconds(10)};
 };
 
 }  // namespace t0fs::client

@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -6,18 +7,35 @@
 #include <filesystem>
 #include <string>
 
-#include <gtest/gtest.h>
-
 #include "common/buffer.h"
 #include "common/config.h"
 #include "common/crc32c.h"
 #include "common/fd.h"
 #include "common/io_backend.h"
+#include "common/logging.h"
 #include "common/secret.h"
 #include "common/status.h"
 
 namespace t0fs {
 namespace {
+
+// A burst per interval gets through; the next message let through says how
+// many were held back meanwhile.
+TEST(LogLimit, ABurstPerIntervalThenACount) {
+  LogLimit limit(2, std::chrono::seconds(10));
+  const auto t0 = std::chrono::steady_clock::time_point(std::chrono::hours(1));
+  uint64_t held = 99;
+  EXPECT_TRUE(limit.Allow(t0, &held));
+  EXPECT_EQ(held, 0u);
+  EXPECT_TRUE(limit.Allow(t0 + std::chrono::seconds(1), &held));
+  EXPECT_EQ(held, 0u);
+  for (int i = 0; i < 5; ++i) EXPECT_FALSE(limit.Allow(t0 + std::chrono::seconds(2 + i), &held));
+  EXPECT_TRUE(limit.Allow(t0 + std::chrono::seconds(10), &held));  // a new interval
+  EXPECT_EQ(held, 5u);
+  EXPECT_TRUE(limit.Allow(t0 + std::chrono::seconds(11), &held));
+  EXPECT_EQ(held, 0u);
+  EXPECT_FALSE(limit.Allow(t0 + std::chrono::seconds(12), &held));
+}
 
 TEST(Status, CodesMapToErrnoAndBack) {
   EXPECT_EQ(ToErrno(StatusCode::kNotFound), ENOENT);

@@ -29,4 +29,20 @@ void InitFileLogging(std::string_view component, std::string_view level, std::st
   Configure(std::make_shared<spdlog::logger>(std::string(component), sink), component, level);
 }
 
+bool LogLimit::Allow(std::chrono::steady_clock::time_point now, uint64_t* held_back) {
+  std::lock_guard lock(mu_);
+  if (in_window_ == 0 || now - window_start_ >= interval_) {
+    window_start_ = now;
+    in_window_ = 0;
+  }
+  if (in_window_ >= burst_) {
+    ++held_back_;
+    return false;
+  }
+  ++in_window_;
+  *held_back = held_back_;
+  held_back_ = 0;
+  return true;
+}
+
 }  // namespace t0fs

@@ -3,9 +3,12 @@
 // default level (info); per-request detail is at debug/trace.
 #pragma once
 
-#include <string_view>
-
 #include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string_view>
 
 namespace t0fs {
 
@@ -14,6 +17,28 @@ namespace t0fs {
 void InitLogging(std::string_view component, std::string_view level);
 // Logs to `path` (appending) instead of stderr.
 void InitFileLogging(std::string_view component, std::string_view level, std::string_view path);
+
+// Lets the first `burst` messages of each `interval` through and counts the
+// others: a fault met by every request (a hung replica that misses every
+// write) then logs a few lines and a count, not a line per request.
+// Thread safe.
+class LogLimit {
+ public:
+  LogLimit(uint32_t burst, std::chrono::steady_clock::duration interval)
+      : burst_(burst), interval_(interval) {}
+  // Whether to log a message now; if so, `*held_back` is how many were not
+  // logged since the last one that was.
+  bool Allow(uint64_t* held_back) { return Allow(std::chrono::steady_clock::now(), held_back); }
+  bool Allow(std::chrono::steady_clock::time_point now, uint64_t* held_back);
+
+ private:
+  const uint32_t burst_;
+  const std::chrono::steady_clock::duration interval_;
+  std::mutex mu_;  // guards the rest
+  std::chrono::steady_clock::time_point window_start_{};
+  uint32_t in_window_ = 0;
+  uint64_t held_back_ = 0;
+};
 
 }  // namespace t0fs
 
