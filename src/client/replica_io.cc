@@ -11,14 +11,7 @@
 #include "rpc/channel.h"
 
 namespace t0fs::client {
-
 namespace {
-
-// The tail of a rate-limited warning: how many like it were not logged.
-std::string HeldBack(uint64_t held) {
-  return held == 0 ? ""
-                   : fmt::format(" ({} similar warning(s) not logged in the last seconds)", held);
-}
 
 // Which replicas took a write or an fsync, and the first failure.
 struct ReplicaOutcome {
@@ -166,7 +159,7 @@ void ReplicaIo::ReportReplica(const ReplicaInfo& r, ReplicaProblem problem, cons
     LOG_WARN("chunk {} on node {}: {}; reading another replica{}{}", r.chunk, r.node,
              why.ToString(),
              problem != ReplicaProblem::kUnreachable ? " and reporting this one for repair" : "",
-             HeldBack(held));
+             LogLimit::HeldBackNote(held));
   }
   if (problem == ReplicaProblem::kUnreachable) return;  // meta learns that from heartbeats
   Status st = meta_.ReportReplica(r, problem, why);
@@ -490,7 +483,7 @@ Status ReplicaIo::WriteTo(InodeState& st, const CachedChunk& chunk,
       uint64_t held = 0;
       if (write_warnings_.Allow(&held)) {
         LOG_WARN("chunk {} on node {} missed a write ({}); it will be repaired{}", r.chunk, r.node,
-                 s.ToString(), HeldBack(held));
+                 s.ToString(), LogLimit::HeldBackNote(held));
       }
     }
   };
@@ -580,7 +573,7 @@ Status ReplicaIo::SyncChunk(InodeState& st, ChunkId chunk_id, uint64_t index) {
     if (sync_warnings_.Allow(&held)) {
       LOG_WARN("chunk {}: fsync reached {} of {} replica(s) ({}); the others will be repaired{}",
                chunk_id, synced.took.size(), remote.size() + (local != nullptr ? 1 : 0),
-               synced.first_error.ToString(), HeldBack(held));
+               synced.first_error.ToString(), LogLimit::HeldBackNote(held));
     }
     std::lock_guard lock(st.mu);
     st.written_nodes[chunk_id] = synced.took;

@@ -45,4 +45,10 @@ bool LogLimit::Allow(std::chrono::steady_clock::time_point now, uint64_t* held_b
   return true;
 }
 
+std::string LogLimit::HeldBackNote(uint64_t held_back) {
+  return held_back == 0
+             ? ""
+             : fmt::format(" ({} similar warning(s) not logged in the last seconds)", held_back);
+}
+
 }  // namespace t0fs

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <string_view>
 
 namespace t0fs {
@@ -30,6 +31,8 @@ class LogLimit {
   // logged since the last one that was.
   bool Allow(uint64_t* held_back) { return Allow(std::chrono::steady_clock::now(), held_back); }
   bool Allow(std::chrono::steady_clock::time_point now, uint64_t* held_back);
+  // The tail for the message let through: "" or " (N similar warning(s) ...)".
+  static std::string HeldBackNote(uint64_t held_back);
 
  private:
   const uint32_t burst_;
