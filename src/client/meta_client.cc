@@ -27,12 +27,15 @@ rpc::Channel MakeChannel(const ClientOptions& options, std::string secret) {
   copts.secret = std::move(secret);
   copts.role = "client";
   copts.io_timeout = options.rpc_timeout;
-  // With another server to go to, a reply is waited for kOtherServerAfter
-  // at most: a hung server then costs a request that long, not the whole
-  // rpc timeout; a request sent again to another is safe (op tokens), and
-  // one that only ran long there is answered from its replay record or
-  // waits for its rows.
+  // With another server to go to, a request without a reply after
+  // kHedgeAfter goes to another as well (rpc::ClientOptions::hedge_after):
+  // a hung server then costs a request that long, not the rpc timeout. A
+  // request run by both is safe (op tokens): one that ran there already is
+  // answered from its replay record, or waits for its rows. No reply from
+  // either within kOtherServerAfter: the request fails in transport and
+  // Retry sends it again.
   if (eps.ok() && eps->size() > 1) {
+    copts.hedge_after.value = MetaClient::kHedgeAfter;
     copts.io_timeout.value =
         std::min<std::chrono::milliseconds>(copts.io_timeout.value, MetaClient::kOtherServerAfter);
   }

@@ -81,7 +81,10 @@ struct CreatedFile {
 class MetaClient final : public MetaApi {
  public:
   // With several meta servers: how long a reply is waited for before the
-  // request goes to another server (with one: the rpc timeout).
+  // request is sent to another server as well (the first reply wins, and
+  // the silent server is left out a while), and how long before it is
+  // given up (with one server: the rpc timeout).
+  static constexpr std::chrono::seconds kHedgeAfter{1};
   static constexpr std::chrono::seconds kOtherServerAfter{15};
   MetaClient(const ClientOptions& options, std::string secret);
   ~MetaClient() override;

@@ -101,9 +101,14 @@ Result<std::unique_ptr<DataService>> DataService::Start(const DataConfig& config
                   "listening on all interfaces: give --advertise with the address peers should use");
   }
   // Several meta servers over one store: heartbeats go to one, then the next
-  // when it fails.
+  // when it fails -- or when it does not answer within a second while the
+  // next does (a hung meta server must not make this node look down: its
+  // node-timeout is 10 s, the i/o timeout 30 s). A heartbeat or a
+  // registration run by two servers is harmless (both record the same).
   ASSIGN_OR_RETURN(std::vector<rpc::Endpoint> meta_eps, rpc::Endpoint::ParseList(config.meta));
-  s.meta_ = std::make_unique<rpc::Channel>(std::move(meta_eps), copts);
+  rpc::ClientOptions meta_opts = copts;
+  meta_opts.hedge_after.value = std::chrono::seconds(1);
+  s.meta_ = std::make_unique<rpc::Channel>(std::move(meta_eps), meta_opts);
   metrics::AddProcessMetrics(*s.registry_);
   metrics::AddBuildInfo(*s.registry_, "data");
   AddVolumeMetrics(

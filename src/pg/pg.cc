@@ -60,7 +60,7 @@ void QuietNotice(void*, const char* message) { LOG_DEBUG("postgres: {}", Trim(me
 
 bool RetryableSqlState(std::string_view s) {
   return s == "40001" || s == "40P01" || s == "23505" || s == "25006" || s.rfind("08", 0) == 0 ||
-         s == "57P01" || s == "57P02" || s == "57P03";
+         s == "57P01" || s == "57P02" || s == "57P03" || s == kIdleTransactionTimeout;
 }
 
 // ---------------------------------------------------------------- Rows
@@ -173,6 +173,9 @@ Result<Rows> Connection::Check(pg_result* res, std::string_view what) {
   std::string msg = Trim(PQresultErrorMessage(res));
   if (sqlstate.empty() && PQstatus(conn_) != CONNECTION_OK) return ConnectionError(conn_, what);
   if (sqlstate == "25006") read_only_ = true;
+  // The server ended this session (a transaction left idle too long) and
+  // closes it: the pool reconnects before the next use.
+  if (sqlstate == kIdleTransactionTimeout) broken_ = true;
   const StatusCode code = RetryableSqlState(sqlstate) || PQstatus(conn_) != CONNECTION_OK
                               ? StatusCode::kTryAgain
                               : StatusCode::kMetaDatabase;

@@ -6,7 +6,8 @@
 // rolling back and, for a lost connection, reconnecting) have code
 // kTryAgain: serialization failure (SQLSTATE 40001), deadlock (40P01),
 // unique violation (23505, a racing insert), a lost or refused connection
-// (class 08, and 57P01..57P03: the server shutting down or starting), and
+// (class 08, and 57P01..57P03: the server shutting down or starting; 25P03:
+// a transaction left idle past idle_in_transaction_session_timeout), and
 // a server that is read-only (25006: a standby, or a primary being
 // demoted). Everything else is kMetaDatabase with the server's message and
 // SQLSTATE, and so is a connection refused for good (no such database or
@@ -201,5 +202,9 @@ inline bool Retryable(const Status& status) { return status.code() == StatusCode
 
 // The SQLSTATE classes the header comment lists: retryable ones.
 bool RetryableSqlState(std::string_view sqlstate);
+
+// idle_in_transaction_session_timeout ended the session (retryable, on a
+// new connection).
+inline constexpr std::string_view kIdleTransactionTimeout = "25P03";
 
 }  // namespace t0fs::pg

@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -312,6 +313,10 @@ Channel::Channel(std::vector<Endpoint> endpoints, ClientOptions options)
   // Spreading clients start at different servers, so that the first
   // requests of many clients do not all land on the first one.
   if (options_.spread) turn_ = static_cast<size_t>(::getpid());
+  hedge_options_ = options_;
+  if (options_.hedge_after.value.count() > 0) {
+    hedge_options_.connect_timeout.value = std::min(options_.connect_timeout.value, options_.hedge_after.value);
+  }
 }
 
 Endpoint Channel::endpoint() const {
@@ -320,6 +325,7 @@ Endpoint Channel::endpoint() const {
 }
 
 Status Channel::Call(const CallArgs& args) {
+  if (options_.hedge_after.value.count() > 0 && endpoints_.size() > 1) return HedgedCall(args);
   ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, Acquire());
   Status st = conn->Call(args);
   if (IsTransportError(st.code())) {
@@ -348,20 +354,149 @@ Result<std::unique_ptr<Connection>> Channel::Acquire() {
   {
     std::lock_guard lock(mu_);
     route = NextRoute();
+  }
+  return AcquireRoute(route, false);
+}
+
+Result<std::unique_ptr<Connection>> Channel::AcquireRoute(size_t route, bool hedging) {
+  bool bounded = false;
+  {
+    std::lock_guard lock(mu_);
     auto& idle = idle_[route];
     if (!idle.empty()) {
       auto conn = std::move(idle.back());
       idle.pop_back();
       return conn;
     }
+    bounded = hedging && OtherLive(route);
   }
-  auto conn = Connection::Open(endpoints_[route], options_);
+  auto conn = Connection::Open(endpoints_[route], bounded ? hedge_options_ : options_);
   if (!conn.ok()) {
     if (IsTransportError(conn.status().code())) Failover(route, conn.status());
     return conn.status();
   }
   (*conn)->set_route(route);
   return conn;
+}
+
+bool Channel::OtherLive(size_t route) const {
+  if (!options_.spread) return endpoints_.size() > 1;
+  const auto now = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < endpoints_.size(); ++i) {
+    if (i != route && paused_until_[i] <= now) return true;
+  }
+  return false;
+}
+
+std::optional<size_t> Channel::HedgeRoute(size_t route) {
+  if (!options_.spread) return (route + 1) % endpoints_.size();
+  const auto now = std::chrono::steady_clock::now();
+  for (size_t tries = 0; tries < endpoints_.size(); ++tries) {
+    const size_t other = turn_++ % endpoints_.size();
+    if (other != route && paused_until_[other] <= now) return other;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+int PollMs(std::chrono::steady_clock::duration left) {
+  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+  return static_cast<int>(std::clamp<int64_t>(ms, 0, 1 << 30));
+}
+
+}  // namespace
+
+Status Channel::HedgedCall(const CallArgs& args) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + options_.io_timeout.value;
+  const auto hedge_at = start + options_.hedge_after.value;
+  // The connections the request went to (two at most), and whether the
+  // second try was made (sent, or found nowhere to go).
+  std::vector<std::unique_ptr<Connection>> flying;
+  bool hedged = false;
+  Status last;
+  auto send_to = [&](Result<std::unique_ptr<Connection>> conn) {
+    if (!conn.ok()) {
+      last = conn.status();  // a transport failure paused its endpoint already
+      return;
+    }
+    Status sent = (*conn)->Send(args);
+    if (!sent.ok()) {
+      if (IsTransportError(sent.code())) Failover((*conn)->route(), sent);
+      last = sent;
+      return;
+    }
+    flying.push_back(std::move(conn).value());
+  };
+  auto hedge = [&](size_t after_route) {
+    hedged = true;
+    std::optional<size_t> other;
+    {
+      std::lock_guard lock(mu_);
+      other = HedgeRoute(after_route);
+    }
+    if (other) send_to(AcquireRoute(*other, true));
+  };
+  size_t first_route = 0;
+  {
+    std::lock_guard lock(mu_);
+    first_route = NextRoute();
+  }
+  send_to(AcquireRoute(first_route, true));
+  // Not sent for a reason other than transport (e.g. refused credentials): final.
+  if (flying.empty() && !IsTransportError(last.code())) return last;
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    if (flying.empty()) {
+      if (hedged) return last;
+      hedge(first_route);  // the first failed in transport (its server died, or hangs): another now
+      continue;
+    }
+    if (now >= deadline) break;
+    if (!hedged && now >= hedge_at) {
+      hedge(flying.front()->route());
+      continue;
+    }
+    std::vector<pollfd> fds;
+    for (const auto& conn : flying) fds.push_back(pollfd{conn->fd(), POLLIN, 0});
+    const int n = ::poll(fds.data(), fds.size(), PollMs((hedged ? deadline : std::min(deadline, hedge_at)) - now));
+    if (n < 0 && errno != EINTR) return Status::FromErrno(errno, "poll for a reply");
+    if (n <= 0) continue;
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].revents == 0) continue;
+      std::unique_ptr<Connection> conn = std::move(flying[i]);
+      Status st = conn->Receive(args);
+      if (IsTransportError(st.code())) {
+        Failover(conn->route(), st);
+        last = st;
+        continue;
+      }
+      // An answer: the other try (still waiting) is given up, and its
+      // server left out a while, as one that timed out.
+      for (auto& other : flying) {
+        if (!other) continue;
+        other->Abandon();
+        Failover(other->route(),
+                 Status(StatusCode::kRpcTimeout,
+                        fmt::format("no reply within {} while {} answered", FormatDuration(options_.hedge_after),
+                                    endpoints_[conn->route()].ToString())));
+      }
+      if (options_.spread) {
+        std::lock_guard lock(mu_);
+        strikes_[conn->route()] = 0;  // it answers
+      }
+      Release(std::move(conn));
+      return st;
+    }
+    std::erase(flying, nullptr);
+  }
+  const Status timed_out(StatusCode::kRpcTimeout, "no reply within the i/o timeout");
+  for (auto& conn : flying) {
+    conn->Abandon();
+    Failover(conn->route(), timed_out);
+  }
+  return timed_out;
 }
 
 void Channel::Release(std::unique_ptr<Connection> conn) {

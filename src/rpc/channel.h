@@ -6,7 +6,9 @@
 // goes there; or, with ClientOptions::spread, sends each request to the next
 // endpoint in turn, leaving one that failed in transport out for
 // kSpreadPause, doubled while it keeps failing (the caller's retry goes to
-// another).
+// another). With ClientOptions::hedge_after, a request that has no reply in
+// that time is sent to a second endpoint too and the first reply wins: a
+// stopped or hung server costs a request that long, not the i/o timeout.
 //
 // Why blocking sockets: the callers (FUSE worker threads, benchmark threads,
 // CLI) are threads that need the answer before they continue. Doing the
@@ -20,6 +22,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -47,6 +50,14 @@ struct ClientOptions {
   // live ones) instead of using one until it fails. For servers that keep
   // no per-client state between requests (meta servers over a shared store).
   bool spread = false;
+  // Several endpoints: a request still without a reply after this goes to
+  // another endpoint as well, the first reply is taken and the other
+  // connection dropped, its endpoint left out as after a transport failure
+  // (a hung server then costs a request this long, not the i/o timeout).
+  // While another endpoint is live, a new connection's connect and
+  // handshake are bounded by it too. Only for services that bear a request
+  // run twice (meta: reads, and mutations with op tokens). 0: off.
+  Duration hedge_after{std::chrono::milliseconds(0)};
 };
 
 // How long a spreading channel leaves out an endpoint that failed in
@@ -174,6 +185,19 @@ class Channel {
   void Reset();
 
  private:
+  // Call with ClientOptions::hedge_after: the request goes to a second
+  // endpoint when the first has not answered in time; the first reply wins.
+  Status HedgedCall(const CallArgs& args);
+  // A pooled (or new) connection to `route` (mu_ not held). `hedging`: a new
+  // one is given hedge_after to connect and say Hello, when another endpoint
+  // is live to go to instead.
+  Result<std::unique_ptr<Connection>> AcquireRoute(size_t route, bool hedging);
+  // The endpoint a hedge of a request sent to `route` goes to (mu_ held):
+  // spreading, the next live one other than `route`; otherwise the one
+  // after it. None when no other is live.
+  std::optional<size_t> HedgeRoute(size_t route);
+  // Whether an endpoint other than `route` is live (mu_ held).
+  bool OtherLive(size_t route) const;
   // A transport failure on `route`: its idle connections go; the next
   // endpoint becomes current (unless another thread moved on already), or
   // a spreading channel leaves `route` out for kSpreadPause (doubled per
@@ -185,6 +209,9 @@ class Channel {
 
   const std::vector<Endpoint> endpoints_;
   ClientOptions options_;
+  // options_ with the connect timeout bounded by hedge_after (connections
+  // keep a reference to their options: a member, not a temporary).
+  ClientOptions hedge_options_;
   mutable std::mutex mu_;  // guards what follows
   std::vector<std::vector<std::unique_ptr<Connection>>> idle_;  // per endpoint
   std::vector<std::chrono::steady_clock::time_point> paused_until_;  // per endpoint (spread)

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -251,6 +253,121 @@ TEST_F(RpcTest, SpreadingChannelSendsToEveryServerAndLeavesOutAFailedOne) {
   auto after = answers(10);
   EXPECT_GE(after.first, 9);
   EXPECT_EQ(after.second, 0);
+}
+
+// A server whose GetAttr answers ino+100 after `hang` is released (or
+// after 20 s: a test that waits for it fails, rather than hangs).
+class HungServer {
+ public:
+  explicit HungServer(metrics::Registry& registry) {
+    std::vector<std::pair<Method, Handler>> handlers;
+    handlers.push_back(Handle<Method::kGetAttr>([this](const pb::GetAttrReq& req, pb::AttrRsp& rsp, Call&) {
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, std::chrono::seconds(20), [&] { return released_; });
+      rsp.mutable_attr()->set_ino(req.ino() + 100);
+      return Status::Ok();
+    }));
+    ServerOptions opts;
+    opts.name = "hung";
+    opts.secret = kSecret;
+    opts.threads = 4;
+    opts.metrics = &registry;
+    opts.listen = {*Endpoint::Parse("127.0.0.1:0")};
+    server_ = std::make_unique<Server>(opts, std::move(handlers));
+    EXPECT_TRUE(server_->Start().ok());
+  }
+  ~HungServer() {
+    Release();
+    server_->Stop();
+  }
+  void Release() {
+    {
+      std::lock_guard lock(mu_);
+      released_ = true;
+    }
+    cv_.notify_all();
+  }
+  Endpoint endpoint() const { return server_->bound(0); }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool released_ = false;
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(RpcTest, AHedgedCallIsAnsweredByAnotherServerWhenOneHangs) {
+  HungServer hung(registry_);
+  for (bool spread : {true, false}) {
+    SCOPED_TRACE(spread ? "spreading" : "one server at a time");
+    ClientOptions o = Client();
+    o.io_timeout.value = std::chrono::hours(1);
+    o.spread = spread;
+    o.hedge_after.value = std::chrono::milliseconds(100);
+    Channel ch(std::vector<Endpoint>{hung.endpoint(), tcp_}, o);
+    // Every call is answered, by the live server (ino+1): those sent to the
+    // hung one go to the other after 100 ms, and the hung one is left out.
+    for (int i = 0; i < 6; ++i) {
+      pb::GetAttrReq req;
+      req.set_ino(1);
+      pb::AttrRsp rsp;
+      Status st = ch.Call<Method::kGetAttr>(req, &rsp);
+      ASSERT_TRUE(st.ok()) << st.ToString();
+      EXPECT_EQ(rsp.attr().ino(), 2u) << "call " << i;
+    }
+    EXPECT_EQ(ch.endpoint().ToString(), tcp_.ToString());
+  }
+}
+
+TEST_F(RpcTest, AHedgedCallGoesOnWhenAServerNeverSaysHello) {
+  // A server stopped before it accepts: the kernel completes the connect,
+  // Hello never comes. Its connect timeout is an hour: the hedge bounds it.
+  const std::string path = "/tmp/t0fs-rpc-mute-" + std::to_string(::getpid());
+  ::unlink(path.c_str());
+  UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM, 0));
+  ASSERT_TRUE(listener.valid());
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener.get(), 8), 0);
+  ClientOptions o = Client();
+  o.connect_timeout.value = std::chrono::hours(1);
+  o.io_timeout.value = std::chrono::hours(1);
+  o.spread = true;
+  o.hedge_after.value = std::chrono::milliseconds(100);
+  Channel ch(std::vector<Endpoint>{*Endpoint::Parse("unix:" + path), tcp_}, o);
+  for (int i = 0; i < 4; ++i) {
+    pb::GetAttrReq req;
+    req.set_ino(5);
+    pb::AttrRsp rsp;
+    Status st = ch.Call<Method::kGetAttr>(req, &rsp);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(rsp.attr().ino(), 6u);
+  }
+  ::unlink(path.c_str());
+}
+
+TEST_F(RpcTest, AHedgedCallTakesTheSlowServersAnswerWhenNoOtherAnswers) {
+  // Both servers slow: the hedge goes nowhere better, and the first answer
+  // (the hung server's, once released) is taken -- slowness is not an error.
+  HungServer a(registry_);
+  HungServer b(registry_);
+  ClientOptions o = Client();
+  o.spread = true;
+  o.hedge_after.value = std::chrono::milliseconds(50);
+  Channel ch(std::vector<Endpoint>{a.endpoint(), b.endpoint()}, o);
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    b.Release();
+  });
+  pb::GetAttrReq req;
+  req.set_ino(1);
+  pb::AttrRsp rsp;
+  Status st = ch.Call<Method::kGetAttr>(req, &rsp);
+  release.join();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(rsp.attr().ino(), 101u);
 }
 
 // The method table (methods.h): a call compiles only with its method's

@@ -3,7 +3,10 @@
 # PostgreSQL 15 database; a data node and a mount know both (--meta A,B):
 # the mount spreads its requests over both, the data node uses A until it
 # fails. A second mount that knows only B races the first in one directory.
-# Then meta A is killed with -9: the mount leaves A out and the data node
+# Then meta A is stopped (SIGSTOP) while a writer creates files: the mount
+# and the data node go to B after a second without a reply, and B is not
+# held up by A's open transaction (PostgreSQL ends it). Then meta A is
+# killed with -9: the mount leaves A out and the data node
 # moves to B by themselves, I/O goes on with nothing lost, B takes over
 # the housekeeping lease, fsck is clean; A restarted serves the same
 # namespace to a mount that knows only A. Last, the database fails over:
@@ -126,6 +129,42 @@ grep -qE '^(a|b) [0-9]+$' "$MNT/race/shared" || fail "the shared name holds neit
 fsck_clean
 stop_pid "$MOUNT3_PID"
 MOUNT3_PID=""
+
+log "meta A stopped (SIGSTOP), not dead: creates go on through B"
+# A stopped server's connections stay open: requests sent to it get no
+# reply, a transaction it had begun keeps its row locks, and the data node's
+# heartbeats to it go unanswered. A writer in one directory must go on
+# without an error, through the node-timeout (10 s) and past it.
+mkdir "$MNT/h"
+writer() { # until $CLUSTER_DIR/stop-writer: a file per loop; failures noted
+  local i=0
+  while [[ ! -e "$CLUSTER_DIR/stop-writer" ]]; do
+    i=$((i + 1))
+    echo "$i" >"$MNT/h/f$i" || echo "f$i" >>"$CLUSTER_DIR/writer-failed"
+    echo "$i" >"$CLUSTER_DIR/writer-done"
+  done
+}
+writer &
+writer_pid=$!
+wait_until 20 "the writer to start" test -s "$CLUSTER_DIR/writer-done"
+kill -STOP "$META_PID"
+before=$(cat "$CLUSTER_DIR/writer-done")
+sleep 12
+during=$(cat "$CLUSTER_DIR/writer-done")
+"$T0FS" status --meta "$B" --secret-file "$CLUSTER_DIR/secret" --json | grep -q '"state": "up"' ||
+  fail "the data node is not up while meta A is stopped"
+touch "$CLUSTER_DIR/stop-writer"
+wait_until 60 "the writer to end" bash -c "! kill -0 $writer_pid"
+kill -CONT "$META_PID"
+log "writer: $before files before the stop, $during 12 s later"
+((during > before)) || fail "no file was created while meta A was stopped"
+[[ ! -s "$CLUSTER_DIR/writer-failed" ]] || fail "creates failed while meta A was stopped: $(head -c 300 "$CLUSTER_DIR/writer-failed")"
+for i in 1 "$before" "$during"; do
+  [[ "$(cat "$MNT/h/f$i")" == "$i" ]] || fail "h/f$i has wrong contents"
+done
+[[ $(ls "$MNT/h" | wc -l) -ge $during ]] || fail "h lists fewer files than were created"
+wait_until 30 "meta A to answer again" status_of "$A"
+rm -r "$MNT/h"
 
 log "kill -9 meta A ($A)"
 kill9 "$META_PID"

@@ -54,6 +54,12 @@ constexpr const char* kNoSeqScan = "SET LOCAL enable_seqscan = off";
 PgEngine::PgEngine(std::string url, PgOptions opts, std::unique_ptr<pg::Connection> first)
     : url_(std::move(url)), opts_(std::move(opts)) {
   begin_write_ = {"BEGIN ISOLATION LEVEL SERIALIZABLE", kNoSeqScan};
+  if (opts_.idle_txn_timeout.value.count() > 0) {
+    begin_write_.push_back(fmt::format("SET LOCAL idle_in_transaction_session_timeout = {}",
+                                       opts_.idle_txn_timeout.value.count()));
+  }
+  begin_durable_ = begin_write_;
+  begin_durable_.push_back("SET LOCAL synchronous_commit = on");
   if (opts_.synchronous_commit != "server") {
     begin_write_.push_back(
         fmt::format("SET LOCAL synchronous_commit = {}", opts_.synchronous_commit));
@@ -111,10 +117,7 @@ Result<std::unique_ptr<PgTxn>> PgEngine::Begin(bool write, bool durable) {
   ASSIGN_OR_RETURN(auto conn, Acquire());
   // Nothing is sent yet: PgTxn queues these ahead of its first statement.
   std::vector<std::string> begin = {"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", kNoSeqScan};
-  if (write) begin = begin_write_;
-  if (write && durable) {
-    begin = {"BEGIN ISOLATION LEVEL SERIALIZABLE", kNoSeqScan, "SET LOCAL synchronous_commit = on"};
-  }
+  if (write) begin = durable ? begin_durable_ : begin_write_;
   return std::make_unique<PgTxn>(*this, std::move(conn), std::move(begin));
 }
 

@@ -17,6 +17,10 @@
 //    racing inserts (23505); those, a lost connection and a read-only server
 //    (a demoted primary) are kTryAgain, and the store retries the operation.
 //    A lost connection is re-opened when the pool hands it out next.
+//    Each sets idle_in_transaction_session_timeout (Options.idle_txn_timeout):
+//    a server stopped mid-operation loses its transaction, and the row
+//    locks it held, instead of holding up every other server (25P03 is
+//    kTryAgain, on a new connection).
 //  - read: BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY (one snapshot).
 //  - A connection lost during COMMIT is kTryAgain too, although the commit
 //    may have been applied (engine.h: the outcome is then unknown, and every
@@ -88,6 +92,14 @@ struct PgOptions {
   // "server", or one of PostgreSQL's values (off, local, remote_write, on,
   // remote_apply) set for each ordinary write transaction.
   std::string synchronous_commit = "server";
+  // A write transaction left open this long between two statements is
+  // ended by PostgreSQL (idle_in_transaction_session_timeout, its
+  // connection closed): a meta server stopped or hung in the middle of an
+  // operation would otherwise hold its row locks -- the parent directory's,
+  // so every create there through every other server waits -- until it
+  // resumes. The stopped server finds its connection gone and retries. 0:
+  // never.
+  Duration idle_txn_timeout{std::chrono::seconds(5)};
 
   template <class V>
   void Visit(V& v) {
@@ -101,6 +113,9 @@ struct PgOptions {
       "'server' keeps the server's setting (on: nothing acknowledged is lost); 'off' makes "
       "ordinary commits faster but a server crash or failover loses the last ones (fsync'd "
       "writes stay durable)");
+    v("idle-txn-timeout", idle_txn_timeout,
+      "a write transaction idle this long (its meta server stopped or hung mid-operation) is "
+      "ended by PostgreSQL so that its row locks hold up no other server; 0 = never");
   }
 };
 
@@ -145,6 +160,7 @@ class PgEngine final : public Engine {
   const std::string url_;
   const PgOptions opts_;
   std::vector<std::string> begin_write_;  // the statements that begin an ordinary write transaction
+  std::vector<std::string> begin_durable_;  // those of a durable one (a client's fsync)
 
   std::mutex ids_mu_;              // guards blocks_; never held while talking to the server
   std::array<IdBlock, 7> blocks_;  // by Counter

@@ -6,6 +6,7 @@
 
 #include <sys/stat.h>
 
+#include <future>
 #include <map>
 #include <set>
 #include <thread>
@@ -147,6 +148,53 @@ TEST(PgEngine, LostConnectionIsTryAgainThenRecovers) {
   auto value = (*txn)->GetProperty("k");
   ASSERT_OK(value);
   EXPECT_EQ(value->value_or(""), "4");
+  ASSERT_OK((*txn)->Commit());
+}
+
+// A meta server stopped in the middle of an operation holds its row locks
+// until it resumes -- unless PostgreSQL ends its idle transaction: another
+// server's write of the same row then goes through, and the stopped one,
+// resumed, finds its transaction gone (kTryAgain) and carries on.
+TEST(PgEngine, AWriteTransactionLeftIdleReleasesItsLocks) {
+  REQUIRE_SERVER();
+  PgHome home;
+  home.options.idle_txn_timeout.value = std::chrono::milliseconds(300);
+  auto stopped = home.Open();
+  ASSERT_OK(stopped);
+  auto other = home.Open();
+  ASSERT_OK(other);
+  {
+    auto txn = (*other)->BeginWrite(WriteOptions{});
+    ASSERT_OK(txn);
+    ASSERT_OK((*txn)->PutProperty("k", "0"));
+    ASSERT_OK((*txn)->Commit());
+  }
+  auto held = (*stopped)->BeginWrite(WriteOptions{});
+  ASSERT_OK(held);
+  ASSERT_OK((*held)->PutProperty("k", "1"));
+  ASSERT_OK((*held)->GetProperty("k"));  // the row is locked on the server now
+  // The other server's write waits for the lock; it must not wait for ever
+  // (30 s: a hang detector, not a measure).
+  auto write = std::async(std::launch::async, [&]() -> Status {
+    auto txn = (*other)->BeginWrite(WriteOptions{});
+    if (!txn.ok()) return txn.status();
+    RETURN_IF_ERROR((*txn)->PutProperty("k", "2"));
+    return (*txn)->Commit();
+  });
+  if (write.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    ADD_FAILURE() << "a write waited 30 s for the locks of an idle transaction";
+    KillEngineConnections(home);
+  }
+  EXPECT_OK(write.get());
+  EXPECT_CODE((*held)->Commit(), kTryAgain);
+  held->reset();
+  // The stopped server carries on, on a new connection.
+  auto txn = (*stopped)->BeginWrite(WriteOptions{});
+  ASSERT_OK(txn);
+  auto value = (*txn)->GetProperty("k");
+  ASSERT_OK(value);
+  EXPECT_EQ(value->value_or(""), "2");
+  ASSERT_OK((*txn)->PutProperty("k", "3"));
   ASSERT_OK((*txn)->Commit());
 }
 
