@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/config.h"
+#include "meta/store/pg/pg_options.h"
 #include "metrics/metrics_config.h"
 
 namespace t0fs::meta {
@@ -86,6 +87,7 @@ struct MetaConfig {
   std::string sync = "normal";  // SQLite synchronous for ordinary ops: normal | full (fsync commits are always full)
   std::string sqlite_checkpoint = "background";  // SQLite WAL checkpoints: background | inline
   std::string log_level = "info";
+  PgOptions pg;                    // --pg-* (a postgresql:// store)
   metrics::MetricsConfig metrics;  // --metrics-listen
   ObjectTierConfig object;         // --object-*
 
@@ -120,6 +122,7 @@ struct MetaConfig {
       "SQLite WAL checkpoints: background (a thread of their own, off the requests' path) or "
       "inline (SQLite's automatic checkpoint, inside the commit that fills the log)");
     v("log-level", log_level, "trace, debug, info, warn or error");
+    pg.Visit(v);
     metrics.Visit(v);
     object.Visit(v);
   }

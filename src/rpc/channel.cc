@@ -330,21 +330,31 @@ Status Channel::Call(const CallArgs& args) {
   Status st = conn->Call(args);
   if (IsTransportError(st.code())) {
     Failover(conn->route(), st);
-  } else if (options_.spread && endpoints_.size() > 1) {
-    std::lock_guard lock(mu_);
-    strikes_[conn->route()] = 0;  // it answers
+  } else {
+    Answered(conn->route());
   }
   Release(std::move(conn));
   return st;
 }
 
-size_t Channel::NextRoute() {
-  if (!options_.spread || endpoints_.size() < 2) return current_;
+void Channel::Answered(size_t route) {
+  if (!options_.spread || endpoints_.size() < 2) return;
+  std::lock_guard lock(mu_);
+  strikes_[route] = 0;
+}
+
+std::optional<size_t> Channel::NextLive(std::optional<size_t> except) {
   const auto now = std::chrono::steady_clock::now();
   for (size_t tries = 0; tries < endpoints_.size(); ++tries) {
-    size_t route = turn_++ % endpoints_.size();
-    if (paused_until_[route] <= now) return current_ = route;
+    const size_t route = turn_++ % endpoints_.size();
+    if (route != except && paused_until_[route] <= now) return route;
   }
+  return std::nullopt;
+}
+
+size_t Channel::NextRoute() {
+  if (!options_.spread || endpoints_.size() < 2) return current_;
+  if (std::optional<size_t> live = NextLive(std::nullopt)) return current_ = *live;
   // Every one failed lately: try them in turn anyway.
   return current_ = turn_++ % endpoints_.size();
 }
@@ -390,12 +400,7 @@ bool Channel::OtherLive(size_t route) const {
 
 std::optional<size_t> Channel::HedgeRoute(size_t route) {
   if (!options_.spread) return (route + 1) % endpoints_.size();
-  const auto now = std::chrono::steady_clock::now();
-  for (size_t tries = 0; tries < endpoints_.size(); ++tries) {
-    const size_t other = turn_++ % endpoints_.size();
-    if (other != route && paused_until_[other] <= now) return other;
-  }
-  return std::nullopt;
+  return NextLive(route);
 }
 
 namespace {
@@ -482,10 +487,7 @@ Status Channel::HedgedCall(const CallArgs& args) {
                         fmt::format("no reply within {} while {} answered", FormatDuration(options_.hedge_after),
                                     endpoints_[conn->route()].ToString())));
       }
-      if (options_.spread) {
-        std::lock_guard lock(mu_);
-        strikes_[conn->route()] = 0;  // it answers
-      }
+      Answered(conn->route());
       Release(std::move(conn));
       return st;
     }

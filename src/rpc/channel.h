@@ -206,6 +206,11 @@ class Channel {
   // The endpoint for a new request (mu_ held): the current one, or
   // spreading, the next live one in turn.
   size_t NextRoute();
+  // Spreading: the next live endpoint in turn other than `except` (mu_ held).
+  std::optional<size_t> NextLive(std::optional<size_t> except);
+  // A reply came from `route`: a spreading channel forgets its failures
+  // in a row (mu_ not held).
+  void Answered(size_t route);
 
   const std::vector<Endpoint> endpoints_;
   ClientOptions options_;

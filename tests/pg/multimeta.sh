@@ -57,9 +57,15 @@ B="127.0.0.1:$(free_port)"
 start_meta() {
   "$T0FS" meta --listen "$1" --store "$STORE" --secret-file "$CLUSTER_DIR/secret" \
     --chunk-size 1M --local-chunk-size 1M --session-lease 20s --repair-interval 500ms \
-    >>"$CLUSTER_DIR/$2" 2>&1 &
+    --pg-idle-txn-timeout 3s >>"$CLUSTER_DIR/$2" 2>&1 &
   echo $!
 }
+# A bad PostgreSQL setting is refused at start, naming the flag.
+if out=$(timeout 20 "$T0FS" meta --listen "127.0.0.1:$(free_port)" --store "$STORE" \
+  --secret-file "$CLUSTER_DIR/secret" --pg-synchronous-commit sometimes 2>&1); then
+  fail "meta started with --pg-synchronous-commit sometimes"
+fi
+grep -q "pg-synchronous-commit must be" <<<"$out" || fail "no clear error for a bad pg setting: $out"
 status_of() { "$T0FS" status --meta "$1" --secret-file "$CLUSTER_DIR/secret" >/dev/null; }
 META_PID=$(start_meta "$A" meta.log)
 META2_PID=$(start_meta "$B" meta2.log)

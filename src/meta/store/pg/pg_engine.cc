@@ -20,14 +20,14 @@ constexpr std::array<std::string_view, 5> kSyncValues = {"off", "local", "remote
 
 Result<std::unique_ptr<PgEngine>> PgEngine::Open(const std::string& url, const PgOptions& opts) {
   if (opts.pool_size == 0) {
-    return Status(StatusCode::kInvalidArgument, "PostgreSQL pool-size must be at least 1");
+    return Status(StatusCode::kInvalidArgument, "pg-pool-size must be at least 1");
   }
   if (opts.synchronous_commit != "server" &&
       std::find(kSyncValues.begin(), kSyncValues.end(), opts.synchronous_commit) ==
           kSyncValues.end()) {
     return Status(
         StatusCode::kInvalidArgument,
-        fmt::format("PostgreSQL synchronous-commit must be server, off, local, remote_write, on or "
+        fmt::format("pg-synchronous-commit must be server, off, local, remote_write, on or "
                     "remote_apply, not '{}'",
                     opts.synchronous_commit));
   }
