@@ -230,7 +230,8 @@ Status MetaClient::Retry(rpc::Method method, const std::function<Status()>& atte
     }
     // kTryAgain: meta's store could not finish the operation (a conflict it
     // retried long enough, or its database failing over); safe to send again
-    // (op tokens), like a transport failure.
+    // (op tokens), like a transport failure. kMetaNodesDown: no data node is
+    // up to take a new chunk (the only one restarts): waited for as well.
     const bool transport = rpc::IsTransportError(st.code());
     if (!transport) {
       if (failing_since_ns_.load(std::memory_order_relaxed) != 0)
@@ -245,7 +246,8 @@ Status MetaClient::Retry(rpc::Method method, const std::function<Status()>& atte
     const auto since = since_ns == 0 ? start
                                      : std::min(start, std::chrono::steady_clock::time_point(
                                                            std::chrono::nanoseconds(since_ns)));
-    const bool again = transport || st.code() == StatusCode::kTryAgain;
+    const bool again =
+        transport || st.code() == StatusCode::kTryAgain || st.code() == StatusCode::kMetaNodesDown;
     // With several meta servers, one that failed in transport is left out
     // for a while (rpc::Channel): the others get a try each even past the
     // deadline (a request that waited out a hung server's reply timeout
@@ -289,11 +291,16 @@ void MetaClient::TellListener() {
 }
 
 void MetaClient::RenewLoop() {
+  uint32_t failures = 0;  // in a row
   for (;;) {
     std::chrono::milliseconds wait;
     {
       std::unique_lock lock(mu_);
       wait = std::chrono::milliseconds(lease_ms_ / 3);
+      // A failed renewal is tried again soon (1 s, doubling), not a third
+      // of the lease later: two more failures would let the session expire.
+      if (failures > 0)
+        wait = std::min(wait, kRenewRetry * (1 << std::min<uint32_t>(failures - 1, 5)));
       if (cv_.wait_for(lock, wait, [&] { return stopping_; })) return;
     }
     // Not under replace_mu_: a renewal waiting on a hung meta server must
@@ -303,9 +310,11 @@ void MetaClient::RenewLoop() {
     Status st = OpenSession(before);
     const SessionId after = session();
     if (!st.ok()) {
+      ++failures;
       LOG_WARN("renewing meta session {}: {}", before, st.ToString());
       continue;
     }
+    failures = 0;
     if (after != before) {
       LOG_WARN("meta session {} had expired; now session {}", before, after);
       TellListener();

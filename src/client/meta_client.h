@@ -86,6 +86,9 @@ class MetaClient final : public MetaApi {
   // given up (with one server: the rpc timeout).
   static constexpr std::chrono::seconds kHedgeAfter{1};
   static constexpr std::chrono::seconds kOtherServerAfter{15};
+  // A session renewal that failed is tried again after this, doubled per
+  // failure in a row (up to a third of the lease, the usual interval).
+  static constexpr std::chrono::milliseconds kRenewRetry{1000};
   MetaClient(const ClientOptions& options, std::string secret);
   ~MetaClient() override;
 

@@ -33,11 +33,16 @@ Result<std::vector<ReplicaTarget>> ChooseTargets(const std::vector<NodeChoice>& 
                                                  const PlacementRequest& request) {
   const uint64_t need = std::min(request.chunk_size, kPlacementReserve);
   std::vector<const NodeChoice*> candidates;
+  size_t down = 0;  // nodes that would be candidates but are down
   for (const NodeChoice& c : nodes) {
-    if (!c.usable || Contains(request.exclude, c.node->node)) continue;
+    if ((!c.usable && !c.down) || Contains(request.exclude, c.node->node)) continue;
     if (!request.allowed.empty() && !Contains(request.allowed, c.node->node)) continue;
     if (BestVolume(*c.node, need) == nullptr) continue;
-    candidates.push_back(&c);
+    if (c.usable) {
+      candidates.push_back(&c);
+    } else {
+      ++down;
+    }
   }
   const bool local = request.placement == Placement::kLocal && request.writer.valid();
   std::stable_sort(
@@ -51,6 +56,11 @@ Result<std::vector<ReplicaTarget>> ChooseTargets(const std::vector<NodeChoice>& 
       });
   size_t want = std::max<uint32_t>(1, request.replicas);
   if (candidates.empty() || (candidates.size() < want && !request.allow_fewer)) {
+    if (down > 0) {
+      return Status(StatusCode::kMetaNodesDown,
+                    fmt::format("need {} node(s) for a chunk, {} up with room, {} down", want,
+                                candidates.size(), down));
+    }
     return Status(StatusCode::kMetaNoVolumes,
                   fmt::format("need {} node(s) with {} bytes free for a chunk, {} usable", want,
                               need, candidates.size()));

@@ -39,10 +39,16 @@ struct NodeChoice {
   // cannot hold every replica (a chunk placed on a node that is in fact
   // gone makes its writer wait for it).
   bool suspect = false;
+  // Not usable because it is down (not draining): a chunk that only such
+  // nodes could take waits for one to come back (kMetaNodesDown).
+  bool down = false;
 };
 
 // kMetaNoVolumes when not even one (or, without allow_fewer, not enough)
-// nodes can take the chunk.
+// nodes can take the chunk; kMetaNodesDown when nodes that are down (not
+// draining, with room, not yet lost) would have made up the shortfall: a
+// node that restarts, so the writer waits for it rather than fail with
+// ENOSPC.
 Result<std::vector<ReplicaTarget>> ChooseTargets(const std::vector<NodeChoice>& nodes,
                                                  const PlacementRequest& request);
 

@@ -55,6 +55,26 @@ TEST(Placement, SuspectNodesLast) {
   EXPECT_EQ((*targets)[0].node, NodeId(1));
 }
 
+// A chunk that only nodes that are down could take is waited for
+// (kMetaNodesDown: a node that restarts); one that no node has room for, or
+// only draining ones, fails (kMetaNoVolumes, ENOSPC).
+TEST(Placement, DownNodesAreWaitedForFullOnesAreNoSpace) {
+  std::vector<NodeRecord> nodes{Node(1, {50}), Node(2, {0})};
+  std::vector<NodeChoice> choices = Usable(nodes);
+  choices[0].usable = false;
+  choices[0].down = true;
+  PlacementRequest req;
+  req.chunk_size = 64 << 20;
+  req.allow_fewer = true;
+  EXPECT_EQ(ChooseTargets(choices, req).status().code(), StatusCode::kMetaNodesDown);
+  choices[0].down = false;  // draining instead
+  EXPECT_EQ(ChooseTargets(choices, req).status().code(), StatusCode::kMetaNoVolumes);
+  choices[0].usable = true;
+  auto targets = ChooseTargets(choices, req);
+  ASSERT_TRUE(targets.ok()) << targets.status().ToString();
+  EXPECT_EQ(targets->front().node, NodeId(1));
+}
+
 // Local placement puts the first replica on the writer's node, on its volume
 // with most room, and the others on the roomiest other nodes.
 TEST(Placement, LocalFirstThenRoomiest) {

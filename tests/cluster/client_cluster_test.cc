@@ -49,19 +49,8 @@ class ClusterTest : public ::testing::Test {
     fs::create_directories(dir_);
     ASSERT_TRUE(CreateSecret(dir_ + "/secret").ok());
     StartMeta("127.0.0.1:0");
-    data::DataConfig dcfg;
-    dcfg.meta = meta_->endpoint().ToString();
-    dcfg.secret_file = dir_ + "/secret";
-    dcfg.listen = "127.0.0.1:0";
-    dcfg.volumes = {dir_ + "/vol"};
-    dcfg.heartbeat.value = std::chrono::milliseconds(200);
-    auto data = data::DataService::Start(dcfg);
-    ASSERT_TRUE(data.ok()) << data.status().ToString();
-    data_ = std::move(data).value();
-    for (int tries = 0; tries < 100 && !data_->registered(); ++tries) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ASSERT_TRUE(data_->registered());
+    StartData();
+    ASSERT_NE(data_, nullptr);
     client_ = Connect(true);
     ASSERT_NE(client_, nullptr);
   }
@@ -85,6 +74,40 @@ class ClusterTest : public ::testing::Test {
     auto meta = meta::MetaService::Start(cfg);
     ASSERT_TRUE(meta.ok()) << meta.status().ToString();
     meta_ = std::move(meta).value();
+  }
+
+  // The data node (on the same volume after a restart), registered.
+  void StartData() {
+    data::DataConfig dcfg;
+    dcfg.meta = meta_->endpoint().ToString();
+    dcfg.secret_file = dir_ + "/secret";
+    dcfg.listen = "127.0.0.1:0";
+    dcfg.volumes = {dir_ + "/vol"};
+    dcfg.heartbeat.value = std::chrono::milliseconds(200);
+    auto data = data::DataService::Start(dcfg);
+    ASSERT_TRUE(data.ok()) << data.status().ToString();
+    data_ = std::move(data).value();
+    for (int tries = 0; tries < 100 && !data_->registered(); ++tries) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_TRUE(data_->registered());
+  }
+
+  // The state meta gives the node in its cluster status (up, down, ...).
+  std::string NodeState(NodeId node) {
+    auto secret = LoadSecret(dir_ + "/secret");
+    EXPECT_TRUE(secret.ok());
+    rpc::ClientOptions copts;
+    copts.secret = secret.ok() ? *secret : "";
+    copts.role = "admin";
+    rpc::Channel channel(meta_->endpoint(), copts);
+    pb::ClusterStatusRsp status;
+    Status st = channel.Call<rpc::Method::kClusterStatus>(pb::Empty(), &status);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    for (const auto& n : status.nodes()) {
+      if (n.node() == node.value()) return n.state();
+    }
+    return "missing";
   }
 
   std::unique_ptr<client::Client> Connect(bool bypass) {
@@ -458,6 +481,43 @@ TEST_F(ClusterTest, AMetaDownLongerThanTheLeaseExpiresNoSessionWhenItReturns) {
   EXPECT_EQ(*n, data.size());
   EXPECT_EQ(back, data);
   ASSERT_TRUE((*reader)->Close().ok());
+}
+
+// The only data node is down (it restarts): a create waits for it, as for
+// a meta server that restarts, and succeeds once the node is back. It failed
+// at once with ENOSPC ("no data volume available"), a misleading error for
+// a cluster with room.
+TEST_F(ClusterTest, ACreateWhileTheOnlyNodeIsDownWaitsForIt) {
+  const std::string addr = meta_->endpoint().ToString();
+  const NodeId node = data_->node();
+  client_.reset();
+  meta_->Stop();
+  meta_.reset();
+  StartMeta(addr, [](meta::MetaConfig& cfg) {
+    cfg.suspect_after.value = std::chrono::milliseconds(300);
+    cfg.node_timeout.value = std::chrono::milliseconds(600);
+  });
+  client_ = Connect(false);
+  ASSERT_NE(client_, nullptr);
+  data_->Stop();
+  data_.reset();
+  for (int tries = 0; tries < 200 && NodeState(node) != "down"; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(NodeState(node), "down");
+  std::thread restarter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    StartData();
+  });
+  auto data = Pattern(kChunk + 4096, 10);
+  auto f = client_->CreatePath("/while-down", 0644);
+  Status wrote = f.ok() ? (*f)->Write(0, data).status() : f.status();
+  if (f.ok()) EXPECT_TRUE((*f)->Close().ok());
+  restarter.join();
+  ASSERT_TRUE(wrote.ok()) << wrote.ToString();
+  ASSERT_NE(data_, nullptr);
+  EXPECT_EQ(data_->node(), node);
+  EXPECT_EQ(ReadAll(*client_, "/while-down"), data);
 }
 
 // Two meta servers, one hung (its kernel takes connections, it never says

@@ -157,8 +157,9 @@ kill -STOP "$META_PID"
 before=$(cat "$CLUSTER_DIR/writer-done")
 sleep 12
 during=$(cat "$CLUSTER_DIR/writer-done")
-"$T0FS" status --meta "$B" --secret-file "$CLUSTER_DIR/secret" --json | grep -q '"state": "up"' ||
-  fail "the data node is not up while meta A is stopped"
+# An admin command that names the stopped server first goes on to B.
+timeout 30 "$T0FS" status --meta "$A,$B" --secret-file "$CLUSTER_DIR/secret" --json |
+  grep -q '"state": "up"' || fail "the data node is not up while meta A is stopped"
 touch "$CLUSTER_DIR/stop-writer"
 wait_until 60 "the writer to end" bash -c "! kill -0 $writer_pid"
 kill -CONT "$META_PID"

@@ -46,7 +46,9 @@ std::vector<NodeChoice> MetaService::ChoicesOf(const std::vector<NodeRecord>& no
     const Health health = health_.Of(node.node);  // (IsUp: not down)
     choices.push_back(
         NodeChoice{&node, health != Health::kDown && node.admin_state == NodeAdminState::kActive,
-                   planner_->LoadOf(node.node), health == Health::kSuspect});
+                   planner_->LoadOf(node.node), health == Health::kSuspect,
+                   health == Health::kDown && node.admin_state == NodeAdminState::kActive &&
+                       !health_.Lost(node.node, config_.repair_grace.value)});
   }
   return choices;
 }
