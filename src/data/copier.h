@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "data/chunk_store.h"
+#include "data/object_read_ahead.h"
 #include "ec/erasure_code.h"
 #include "rpc/channel.h"
 #include "rpc/proto/meta.pb.h"
@@ -82,8 +83,10 @@ class Copier {
   // in the object tier (a ranged GET; returns the bytes that arrived, short
   // at the object's end), for a client whose replicas do not answer
   // (ObjectRead). Not throttled: a reader waits for it.
+  // Sequential readers are read ahead (object_read_ahead.h).
   Result<size_t> ReadObject(ChunkId chunk, uint64_t version, uint64_t offset,
                             std::span<std::byte> out);
+  const ObjectReadAhead& read_ahead() const { return read_ahead_; }
 
  private:
   static constexpr size_t kPiece = 4u << 20;  // bytes per read of a copy
@@ -117,6 +120,7 @@ class Copier {
   const rpc::ClientOptions peer_options_;
   const uint64_t rate_;
   std::atomic<uint64_t> bytes_{0};
+  ObjectReadAhead read_ahead_;
 
   std::mutex mu_;  // guards everything below
   std::condition_variable cv_;

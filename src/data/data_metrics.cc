@@ -63,4 +63,15 @@ void AddVolumeMetrics(metrics::Registry& registry, const std::vector<Volume>& vo
                        });
 }
 
+void AddObjectReadMetrics(metrics::Registry& registry, const ObjectReadAhead& read_ahead) {
+  registry.AddCallback(
+      MetricType::kCounter, "t0fs_data_object_read_ahead_hits_total",
+      "Reads through the object tier answered from bytes read ahead.", {},
+      [&read_ahead](SampleSink& sink) { sink.Add(static_cast<double>(read_ahead.hits())); });
+  registry.AddCallback(
+      MetricType::kCounter, "t0fs_data_object_read_gets_total",
+      "Ranged GETs (each with one of its checksums) for reads through the object tier.", {},
+      [&read_ahead](SampleSink& sink) { sink.Add(static_cast<double>(read_ahead.fetches())); });
+}
+
 }  // namespace t0fs::data

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "data/chunk_store.h"
+#include "data/object_read_ahead.h"
 #include "data/volume.h"
 #include "metrics/registry.h"
 
@@ -37,6 +38,10 @@ ChunkTraffic AddChunkTrafficMetrics(metrics::Registry& registry);
 // Registers the per-volume gauges (chunks, capacity, available) and the
 // copy and node families. `volumes`, `store` and whatever `copied_bytes` and
 // `node` read must outlive the registry's server.
+// Registers the counters of reads through the object tier: those answered
+// from bytes read ahead, and the ranged GETs made.
+void AddObjectReadMetrics(metrics::Registry& registry, const ObjectReadAhead& read_ahead);
+
 void AddVolumeMetrics(metrics::Registry& registry, const std::vector<Volume>& volumes, const ChunkStore& store,
                       std::function<uint64_t()> copied_bytes, std::function<uint64_t()> node);
 

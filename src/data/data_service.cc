@@ -114,6 +114,7 @@ Result<std::unique_ptr<DataService>> DataService::Start(const DataConfig& config
   AddVolumeMetrics(
       *s.registry_, s.volumes_, s.store_, [&s] { return s.copier_->bytes_total(); },
       [&s] { return s.node().value(); });
+  AddObjectReadMetrics(*s.registry_, s.copier_->read_ahead());
   s.metrics_server_ = std::make_unique<metrics::MetricsServer>(*s.registry_, metrics::MetricsServerOptions{.name = "t0fs data"});
   RETURN_IF_ERROR(s.metrics_server_->Start(config.metrics.listen).WithContext("metrics-listen"));
   if (s.metrics_server_->running()) {

@@ -201,6 +201,12 @@ cmp "$CLUSTER_DIR/src" "$CLUSTER_DIR/rebuilt" || fail "o/f rebuilt from the buck
 object_reads() {  # the mount's count of reads served from the object tier
   curl -sf "http://$MOUNT_METRICS/metrics" | sed -n 's/^t0fs_client_object_reads_total \([0-9]*\).*/\1/p'
 }
+node_metric() {  # node_metric I NAME: the value of counter NAME on data node I
+  local url
+  url=$(grep -o 'metrics on http://[^ ]*' "$CLUSTER_DIR/data$1.log" | tail -n 1 | cut -d' ' -f3)
+  [[ -n "$url" ]] || fail "data node $1 logged no metrics address"
+  curl -sf "$url" | sed -n "s/^$2 \([0-9]*\).*/\1/p"
+}
 log "== the only node holding the file is lost: read from the bucket at once, then recalled"
 # o/h is opened (O_DIRECT) before its upload and read after the loss.
 head -c $((2 << 20)) /dev/urandom >"$CLUSTER_DIR/src3"
@@ -236,10 +242,15 @@ kill9 "${NODE_PIDS[1]}"
 NODE_PIDS[1]=""
 # O_DIRECT: past the page cache, every byte from a data path. Meta has not
 # noticed the loss yet (node-timeout 2s): the layout still names node 1.
-timeout 30 dd if="$MNT/o/f" iflag=direct bs=1M status=none | cmp - "$CLUSTER_DIR/src" ||
+# Reads of 128 KiB in order: node 2 reads each chunk's object ahead.
+timeout 30 dd if="$MNT/o/f" iflag=direct bs=128k status=none | cmp - "$CLUSTER_DIR/src" ||
   fail "o/f does not read back from the object tier right after its node was lost"
 reads_after=$(object_reads)
 ((reads_after > reads_before)) || fail "no read was served from the object tier ($reads_before -> $reads_after)"
+gets=$(node_metric 2 t0fs_data_object_read_gets_total)
+hits=$(node_metric 2 t0fs_data_object_read_ahead_hits_total)
+((hits > 0)) || fail "node 2 read nothing ahead for a reader in order ($gets GETs, $hits hits)"
+log "o/f in 128 KiB reads through the tier: $((reads_after - reads_before)) read(s), $gets GET(s), $hits from bytes read ahead"
 touch "$CLUSTER_DIR/go"
 wait "$HELD_PID" || fail "o/h does not read back through a descriptor opened before its upload"
 reads_held=$(object_reads)

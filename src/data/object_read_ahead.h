@@ -1,0 +1,76 @@
+// ObjectReadAhead: the bytes a data node read ahead for a client that reads
+// a chunk through the object tier (ObjectRead, protect=object) in order.
+//
+// A reader whose replicas are lost reads the chunk's object piece by piece
+// (the mount's requests, up to 1 MiB); each piece was two ranged GETs (the
+// bytes and their checksums), so a sequential reader paid an HTTP round trip
+// per megabyte. A read that continues where the previous read of the same
+// chunk version ended (or starts at 0) fetches a window of kWindow bytes
+// instead; the next reads are served from it. A read elsewhere fetches just
+// what it asks for. Objects are written once per chunk version, so what is
+// kept can never be out of date: an entry is only ever dropped for room
+// (least recently used first, kEntries at most).
+//
+// Only verified bytes are kept: the fetch checks them against the object's
+// checksums. A window that fails its check (a damaged block past the bytes
+// asked for) is not kept, and the read fetches exactly what it asks for, so
+// it fails only when its own bytes are bad.
+//
+// Thread safety: safe for concurrent use; fetches run outside the lock (two
+// readers of one chunk may both fetch, the later window replaces the other).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <span>
+
+#include "common/ids.h"
+#include "common/status.h"
+
+namespace t0fs::data {
+
+class ObjectReadAhead {
+ public:
+  static constexpr size_t kWindow = 8u << 20;  // bytes fetched for a sequential reader
+  static constexpr size_t kEntries = 8;        // windows kept (kWindow each at most)
+
+  // Reads out.size() bytes at `offset` of the object into `out`, verified;
+  // returns the bytes that arrived (short at the object's end).
+  using Fetch = std::function<Result<size_t>(uint64_t offset, std::span<std::byte> out)>;
+
+  // Reads out.size() bytes at `offset` of the object of `chunk` at
+  // `version`: from a window kept, or through `fetch` (a window, or just
+  // these bytes). Returns the bytes read, short at the object's end.
+  Result<size_t> Read(ChunkId chunk, uint64_t version, uint64_t offset, std::span<std::byte> out,
+                      const Fetch& fetch);
+
+  // Reads answered from a window kept, and fetches made (for tests and
+  // metrics).
+  uint64_t hits() const;
+  uint64_t fetches() const;
+
+ private:
+  struct Entry {
+    ChunkId chunk;
+    uint64_t version = 0;
+    uint64_t start = 0;   // object offset of bytes[0]
+    size_t length = 0;    // bytes kept
+    bool at_end = false;  // the object ends at start + length
+    uint64_t next = 0;    // where the latest read of this chunk version ended
+    std::unique_ptr<std::byte[]> bytes;
+  };
+
+  // The entry of `chunk` at `version`, moved to the front (mu_ held).
+  Entry* Find(ChunkId chunk, uint64_t version);
+
+  mutable std::mutex mu_;     // guards what follows
+  std::list<Entry> entries_;  // most recently used first
+  uint64_t hits_ = 0;
+  uint64_t fetches_ = 0;
+};
+
+}  // namespace t0fs::data
