@@ -14,9 +14,21 @@ ObjectReadAhead::Entry* ObjectReadAhead::Find(ChunkId chunk, uint64_t version) {
   return nullptr;
 }
 
+void ObjectReadAhead::Trim() {
+  size_t kept = 0;
+  for (const Entry& e : entries_) kept += e.length;
+  for (auto it = entries_.rbegin(); kept > kBudget && std::next(it) != entries_.rend(); ++it) {
+    kept -= it->length;
+    it->length = 0;
+    it->at_end = false;
+    it->bytes.reset();
+  }
+}
+
 Result<size_t> ObjectReadAhead::Read(ChunkId chunk, uint64_t version, uint64_t offset,
                                      std::span<std::byte> out, const Fetch& fetch) {
   bool sequential = offset == 0;
+  size_t window = kMinWindow;
   {
     std::lock_guard lock(mu_);
     if (Entry* e = Find(chunk, version)) {
@@ -30,6 +42,7 @@ Result<size_t> ObjectReadAhead::Read(ChunkId chunk, uint64_t version, uint64_t o
         return n;
       }
       sequential = sequential || e->next == offset;
+      if (e->next == offset) window = e->window;
     }
   }
   auto counted_fetch = [&](uint64_t at, std::span<std::byte> buf) {
@@ -55,16 +68,18 @@ Result<size_t> ObjectReadAhead::Read(ChunkId chunk, uint64_t version, uint64_t o
       e->length = length;
       e->at_end = at_end;
       e->bytes = std::move(bytes);
+      e->window = std::min(window * 2, kMaxWindow);
+      Trim();
     }
     e->next = next;
   };
-  if (sequential && out.size() < kWindow) {
-    std::unique_ptr<std::byte[]> window(new std::byte[kWindow]);
-    auto got = counted_fetch(offset, std::span(window.get(), kWindow));
+  if (sequential && out.size() < window) {
+    std::unique_ptr<std::byte[]> bytes(new std::byte[window]);
+    auto got = counted_fetch(offset, std::span(bytes.get(), window));
     if (got.ok()) {
       const size_t n = std::min(*got, out.size());
-      std::memcpy(out.data(), window.get(), n);
-      keep(std::move(window), *got, *got < kWindow, offset + n);
+      std::memcpy(out.data(), bytes.get(), n);
+      keep(std::move(bytes), *got, *got < window, offset + n);
       return n;
     }
     // A bad block past the bytes asked for must not fail this read: those

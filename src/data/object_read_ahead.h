@@ -5,11 +5,13 @@
 // (the mount's requests, up to 1 MiB); each piece was two ranged GETs (the
 // bytes and their checksums), so a sequential reader paid an HTTP round trip
 // per megabyte. A read that continues where the previous read of the same
-// chunk version ended (or starts at 0) fetches a window of kWindow bytes
-// instead; the next reads are served from it. A read elsewhere fetches just
-// what it asks for. Objects are written once per chunk version, so what is
-// kept can never be out of date: an entry is only ever dropped for room
-// (least recently used first, kEntries at most).
+// chunk version ended (or starts at 0) fetches a window instead, kMinWindow
+// bytes at first and twice the last one for each next window of that reader
+// (up to kMaxWindow: a GET's round trip is paid once per window); the next
+// reads are served from it. A read elsewhere fetches just what it asks for.
+// Objects are written once per chunk version, so what is kept can never be
+// out of date: windows are only dropped for room (least recently used first,
+// kBudget bytes and kEntries readers at most).
 //
 // Only verified bytes are kept: the fetch checks them against the object's
 // checksums. A window that fails its check (a damaged block past the bytes
@@ -35,8 +37,10 @@ namespace t0fs::data {
 
 class ObjectReadAhead {
  public:
-  static constexpr size_t kWindow = 8u << 20;  // bytes fetched for a sequential reader
-  static constexpr size_t kEntries = 8;        // windows kept (kWindow each at most)
+  static constexpr size_t kMinWindow = 8u << 20;   // a sequential reader's first window
+  static constexpr size_t kMaxWindow = 32u << 20;  // and its largest
+  static constexpr size_t kBudget = 64u << 20;     // bytes kept in all windows
+  static constexpr size_t kEntries = 16;           // readers remembered
 
   // Reads out.size() bytes at `offset` of the object into `out`, verified;
   // returns the bytes that arrived (short at the object's end).
@@ -57,15 +61,19 @@ class ObjectReadAhead {
   struct Entry {
     ChunkId chunk;
     uint64_t version = 0;
-    uint64_t start = 0;   // object offset of bytes[0]
-    size_t length = 0;    // bytes kept
-    bool at_end = false;  // the object ends at start + length
-    uint64_t next = 0;    // where the latest read of this chunk version ended
+    uint64_t start = 0;          // object offset of bytes[0]
+    size_t length = 0;           // bytes kept
+    bool at_end = false;         // the object ends at start + length
+    uint64_t next = 0;           // where the latest read of this chunk version ended
+    size_t window = kMinWindow;  // bytes the next window fetch asks for
     std::unique_ptr<std::byte[]> bytes;
   };
 
   // The entry of `chunk` at `version`, moved to the front (mu_ held).
   Entry* Find(ChunkId chunk, uint64_t version);
+  // Drops the least recently used windows beyond kBudget, never the front
+  // one (mu_ held).
+  void Trim();
 
   mutable std::mutex mu_;     // guards what follows
   std::list<Entry> entries_;  // most recently used first

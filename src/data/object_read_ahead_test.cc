@@ -65,8 +65,9 @@ std::vector<std::byte> ReadOf(ObjectReadAhead& ra, FakeObject& obj, ChunkId chun
   return out;
 }
 
-// A reader going through 20 MiB in 1 MiB pieces: one fetch per window, the
-// right bytes everywhere, the last read short at the object's end.
+// A reader going through 20 MiB in 1 MiB pieces: one fetch per window (8
+// MiB, then 16), the right bytes everywhere, the last read short at the
+// object's end.
 TEST(ObjectReadAhead, ASequentialReaderIsServedFromWindows) {
   const size_t size = 20 * kMiB + 1234;
   FakeObject obj(size);
@@ -75,10 +76,37 @@ TEST(ObjectReadAhead, ASequentialReaderIsServedFromWindows) {
     ASSERT_EQ(ReadOf(ra, obj, ChunkId(7), 3, off, kMiB), obj.Slice(off, kMiB)) << "at " << off;
   }
   EXPECT_EQ(ReadOf(ra, obj, ChunkId(7), 3, size, kMiB).size(), 0u);  // at the end
-  const size_t windows = (size + ObjectReadAhead::kWindow - 1) / ObjectReadAhead::kWindow;
-  EXPECT_EQ(obj.fetches, static_cast<int>(windows));
-  EXPECT_EQ(ra.fetches(), windows);
-  EXPECT_EQ(ra.hits(), 21u + 1u - windows);
+  EXPECT_EQ(obj.fetches, 2);
+  EXPECT_EQ(obj.fetched_bytes, ObjectReadAhead::kMinWindow * 3);
+  EXPECT_EQ(ra.fetches(), 2u);
+  EXPECT_EQ(ra.hits(), 20u);
+}
+
+// Windows double up to kMaxWindow; those of readers not seen lately are
+// dropped to keep kBudget bytes at most, the latest reader's never.
+TEST(ObjectReadAhead, WindowsGrowAndStayWithinTheBudget) {
+  static_assert(ObjectReadAhead::kMinWindow == 8 * kMiB &&
+                ObjectReadAhead::kMaxWindow == 32 * kMiB && ObjectReadAhead::kBudget == 64 * kMiB);
+  FakeObject obj(100 * kMiB, 7);
+  ObjectReadAhead ra;
+  for (uint64_t off = 0; off < 100 * kMiB; off += kMiB) {
+    ASSERT_EQ(ReadOf(ra, obj, ChunkId(1), 1, off, kMiB), obj.Slice(off, kMiB)) << "at " << off;
+  }
+  EXPECT_EQ(obj.fetches, 5);  // 8 + 16 + 32 + 32 + 32 (the last one short)
+  EXPECT_EQ(obj.fetched_bytes, 120 * kMiB);
+
+  // Three readers, each holding a 32 MiB window: the first one's goes.
+  ObjectReadAhead three;
+  for (uint64_t c = 2; c <= 4; ++c) {
+    for (uint64_t off = 0; off < 41 * kMiB; off += kMiB)
+      ReadOf(three, obj, ChunkId(c), 1, off, kMiB);
+  }
+  const int before = obj.fetches;
+  ASSERT_EQ(ReadOf(three, obj, ChunkId(3), 1, 41 * kMiB, kMiB), obj.Slice(41 * kMiB, kMiB));
+  ASSERT_EQ(ReadOf(three, obj, ChunkId(4), 1, 41 * kMiB, kMiB), obj.Slice(41 * kMiB, kMiB));
+  EXPECT_EQ(obj.fetches, before);
+  ASSERT_EQ(ReadOf(three, obj, ChunkId(2), 1, 41 * kMiB, kMiB), obj.Slice(41 * kMiB, kMiB));
+  EXPECT_EQ(obj.fetches, before + 1);
 }
 
 // Reads that jump about fetch just what they ask for: no window each time.

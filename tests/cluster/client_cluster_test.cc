@@ -512,7 +512,9 @@ TEST_F(ClusterTest, ACreateWhileTheOnlyNodeIsDownWaitsForIt) {
   auto data = Pattern(kChunk + 4096, 10);
   auto f = client_->CreatePath("/while-down", 0644);
   Status wrote = f.ok() ? (*f)->Write(0, data).status() : f.status();
-  if (f.ok()) EXPECT_TRUE((*f)->Close().ok());
+  if (f.ok()) {
+    EXPECT_TRUE((*f)->Close().ok());
+  }
   restarter.join();
   ASSERT_TRUE(wrote.ok()) << wrote.ToString();
   ASSERT_NE(data_, nullptr);
