@@ -21,56 +21,56 @@ namespace t0fs {
 
 // X(name, number, errno, text). Numbers: 0 ok, 1xx generic/POSIX-like,
 // 2xx rpc, 3xx meta, 4xx data, 5xx client, 6xx fuse.
-#define T0FS_STATUS_CODES(X)                                          \
-  X(kOk, 0, 0, "ok")                                                  \
-  X(kInvalidArgument, 100, EINVAL, "invalid argument")                \
-  X(kNotFound, 101, ENOENT, "not found")                              \
-  X(kExists, 102, EEXIST, "already exists")                           \
-  X(kNotDirectory, 103, ENOTDIR, "not a directory")                   \
-  X(kIsDirectory, 104, EISDIR, "is a directory")                      \
-  X(kNotEmpty, 105, ENOTEMPTY, "directory not empty")                 \
-  X(kPermissionDenied, 106, EACCES, "permission denied")              \
-  X(kNotPermitted, 107, EPERM, "operation not permitted")             \
-  X(kNameTooLong, 108, ENAMETOOLONG, "name too long")                 \
-  X(kNoData, 109, ENODATA, "no such attribute")                       \
-  X(kRange, 110, ERANGE, "result too large")                          \
-  X(kFileTooBig, 111, EFBIG, "file too big")                          \
-  X(kNoSpace, 112, ENOSPC, "no space left")                           \
-  X(kIoError, 113, EIO, "i/o error")                                  \
-  X(kBadHandle, 114, EBADF, "bad file handle")                        \
-  X(kTooManyLinks, 115, EMLINK, "too many links")                     \
-  X(kStale, 116, ESTALE, "stale file handle")                         \
-  X(kNotSupported, 117, ENOTSUP, "not supported")                     \
-  X(kUnimplemented, 118, ENOSYS, "not implemented")                   \
-  X(kBusy, 119, EBUSY, "busy")                                        \
-  X(kCrossDevice, 120, EXDEV, "cross-device link")                    \
-  X(kTryAgain, 121, EAGAIN, "try again")                              \
-  X(kInterrupted, 122, EINTR, "interrupted")                          \
-  X(kReadOnly, 123, EROFS, "read-only file system")                   \
-  X(kLoop, 124, ELOOP, "too many levels of symbolic links")           \
-  X(kInternal, 125, EIO, "internal error")                            \
-  X(kCorruption, 126, EIO, "data corruption detected")                \
-  X(kTooBig, 127, E2BIG, "argument list too long")                    \
-  X(kRpcConnect, 200, EIO, "cannot connect")                          \
-  X(kRpcClosed, 201, EIO, "connection closed")                        \
-  X(kRpcTimeout, 202, ETIMEDOUT, "timed out")                         \
-  X(kRpcMalformed, 203, EIO, "malformed frame")                       \
-  X(kRpcUnknownMethod, 204, ENOSYS, "unknown rpc method")             \
-  X(kRpcUnauthenticated, 205, EACCES, "not authenticated")            \
-  X(kRpcTooLarge, 206, EIO, "frame too large")                        \
-  X(kMetaNoSession, 300, ESTALE, "no such client session")            \
-  X(kMetaNoNode, 301, ENOENT, "no such node")                         \
-  X(kMetaNoVolumes, 302, ENOSPC, "no data volume available")          \
-  X(kMetaSchema, 303, EIO, "metadata schema mismatch")                \
-  X(kMetaDatabase, 304, EIO, "metadata database error")               \
-  X(kMetaNodesDown, 305, EIO, "no data node is up")                   \
-  X(kDataNoChunk, 400, EIO, "chunk not found")                        \
-  X(kDataNoVolume, 401, EIO, "volume not found")                      \
-  X(kDataChecksum, 402, EIO, "checksum mismatch")                     \
-  X(kDataWrongCluster, 403, EIO, "volume belongs to another cluster") \
-  X(kDataBadCapability, 404, EACCES, "invalid chunk capability")      \
-  X(kDataCapabilityExpired, 405, ESTALE, "chunk capability expired")  \
-  X(kClientNoLocalNode, 500, EIO, "no local data service")            \
+#define T0FS_STATUS_CODES(X)                                           \
+  X(kOk, 0, 0, "ok")                                                   \
+  X(kInvalidArgument, 100, EINVAL, "invalid argument")                 \
+  X(kNotFound, 101, ENOENT, "not found")                               \
+  X(kExists, 102, EEXIST, "already exists")                            \
+  X(kNotDirectory, 103, ENOTDIR, "not a directory")                    \
+  X(kIsDirectory, 104, EISDIR, "is a directory")                       \
+  X(kNotEmpty, 105, ENOTEMPTY, "directory not empty")                  \
+  X(kPermissionDenied, 106, EACCES, "permission denied")               \
+  X(kNotPermitted, 107, EPERM, "operation not permitted")              \
+  X(kNameTooLong, 108, ENAMETOOLONG, "name too long")                  \
+  X(kNoData, 109, ENODATA, "no such attribute")                        \
+  X(kRange, 110, ERANGE, "result too large")                           \
+  X(kFileTooBig, 111, EFBIG, "file too big")                           \
+  X(kNoSpace, 112, ENOSPC, "no space left")                            \
+  X(kIoError, 113, EIO, "i/o error")                                   \
+  X(kBadHandle, 114, EBADF, "bad file handle")                         \
+  X(kTooManyLinks, 115, EMLINK, "too many links")                      \
+  X(kStale, 116, ESTALE, "stale file handle")                          \
+  X(kNotSupported, 117, ENOTSUP, "not supported")                      \
+  X(kUnimplemented, 118, ENOSYS, "not implemented")                    \
+  X(kBusy, 119, EBUSY, "busy")                                         \
+  X(kCrossDevice, 120, EXDEV, "cross-device link")                     \
+  X(kTryAgain, 121, EAGAIN, "try again")                               \
+  X(kInterrupted, 122, EINTR, "interrupted")                           \
+  X(kReadOnly, 123, EROFS, "read-only file system")                    \
+  X(kLoop, 124, ELOOP, "too many levels of symbolic links")            \
+  X(kInternal, 125, EIO, "internal error")                             \
+  X(kCorruption, 126, EIO, "data corruption detected")                 \
+  X(kTooBig, 127, E2BIG, "argument list too long")                     \
+  X(kRpcConnect, 200, EIO, "cannot connect")                           \
+  X(kRpcClosed, 201, EIO, "connection closed")                         \
+  X(kRpcTimeout, 202, ETIMEDOUT, "timed out")                          \
+  X(kRpcMalformed, 203, EIO, "malformed frame")                        \
+  X(kRpcUnknownMethod, 204, ENOSYS, "unknown rpc method")              \
+  X(kRpcUnauthenticated, 205, EACCES, "not authenticated")             \
+  X(kRpcTooLarge, 206, EIO, "frame too large")                         \
+  X(kMetaNoSession, 300, ESTALE, "no such client session")             \
+  X(kMetaNoNode, 301, ENOENT, "no such node")                          \
+  X(kMetaNoVolumes, 302, ENOSPC, "no data volume available")           \
+  X(kMetaSchema, 303, EIO, "metadata schema mismatch")                 \
+  X(kMetaDatabase, 304, EIO, "metadata database error")                \
+  X(kMetaNodesDown, 305, EIO, "no data node is up")                    \
+  X(kDataNoChunk, 400, EIO, "chunk not found")                         \
+  X(kDataNoVolume, 401, EIO, "volume not found")                       \
+  X(kDataChecksum, 402, EIO, "checksum mismatch")                      \
+  X(kDataWrongCluster, 403, EIO, "volume belongs to another cluster")  \
+  X(kDataBadCapability, 404, EACCES, "invalid chunk capability")       \
+  X(kDataCapabilityExpired, 405, ESTALE, "chunk capability expired")   \
+  X(kClientNoLocalNode, 500, EIO, "no local data service")             \
   X(kFuseProtocol, 600, EIO, "fuse protocol error")
 
 enum class StatusCode : uint16_t {
