@@ -182,6 +182,7 @@ Status DataService::Register() {
   gate_.SetKey(rsp.capability_key());
   if (rsp.has_object_tier()) copier_->SetObjectTier(rsp.object_tier());
   registered_ = true;
+  awaiting_check_ = true;
   LOG_INFO("registered with meta {} as node {}", config_.meta, node);
   return Status::Ok();
 }
@@ -227,6 +228,7 @@ Status DataService::Heartbeat() {
   req.set_tcp_write_bytes(traffic_.tcp_write_bytes->Value());
   req.set_local_opens(traffic_.local_opens->Value());
   req.set_metrics_address(metrics_address());
+  req.set_awaiting_check(awaiting_check_);
   pb::HeartbeatRsp rsp;
   Status st = meta_->Call<rpc::Method::kHeartbeat>(req, &rsp);
   if (!st.ok()) {
@@ -245,6 +247,7 @@ Status DataService::Heartbeat() {
       continue;
     }
     if (cmd.kind() == pb::COMMAND_CHECK) {
+      awaiting_check_ = false;
       CheckReplicas(cmd);
       continue;
     }

@@ -89,6 +89,7 @@ class DataService {
   std::vector<pb::CopyResult> requeue_copies_;  // copy results a failed heartbeat did not deliver
   bool stopping_ = false;
   std::atomic<bool> registered_{false};
+  bool awaiting_check_ = false;                    // (heartbeat thread) HeartbeatReq.awaiting_check
   std::unordered_map<VolumeId, uint64_t> stored_;  // the last UsageLoop count per volume
   std::thread heartbeat_;
   std::thread usage_;

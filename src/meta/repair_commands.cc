@@ -64,6 +64,9 @@ std::vector<pb::NodeCommand> RepairPlanner::CheckCommands(NodeId node) {
     }
     if (eof || page->empty()) break;
   }
+  // One command even for a node that should hold nothing: receiving it is
+  // what ends the node's HeartbeatReq.awaiting_check.
+  if (out.empty()) out.emplace_back().set_kind(pb::COMMAND_CHECK);
   LOG_INFO("node {}: checking its {} committed replica(s) against their versions", node, total);
   return out;
 }

@@ -625,5 +625,37 @@ TEST_F(ClusterTest, ANodeIsUpFromItsFirstHeartbeat) {
   EXPECT_EQ(state_of(registered.node()), "up");
 }
 
+// A node registered and asked for its check (the reply with the command
+// lost, as when a hedged heartbeat's other server answered) says it still
+// awaits one: meta sends it again; once the node has it, no more.
+TEST_F(ClusterTest, ANodeAwaitingItsCheckIsSentItAgain) {
+  auto secret = LoadSecret(dir_ + "/secret");
+  ASSERT_TRUE(secret.ok());
+  rpc::ClientOptions copts;
+  copts.secret = *secret;
+  copts.role = "node";
+  rpc::Channel channel(meta_->endpoint(), copts);
+  pb::RegisterNodeReq reg;
+  reg.set_host_id("another-host");
+  reg.set_address("127.0.0.1:9");
+  reg.set_hostname("lossy");
+  pb::RegisterNodeRsp registered;
+  ASSERT_TRUE((channel.Call<rpc::Method::kRegisterNode>(reg, &registered)).ok());
+  auto checks_in = [&](bool awaiting) {
+    pb::HeartbeatReq beat;
+    beat.set_node(registered.node());
+    beat.set_awaiting_check(awaiting);
+    pb::HeartbeatRsp answer;
+    EXPECT_TRUE((channel.Call<rpc::Method::kHeartbeat>(beat, &answer)).ok());
+    int checks = 0;
+    for (const auto& cmd : answer.commands()) checks += cmd.kind() == pb::COMMAND_CHECK;
+    return checks;
+  };
+  EXPECT_EQ(checks_in(true), 1);  // asked at the registration (it holds nothing: one, empty)
+  EXPECT_EQ(checks_in(true), 1);  // that reply was lost
+  EXPECT_EQ(checks_in(false), 0);
+  EXPECT_EQ(checks_in(false), 0);
+}
+
 }  // namespace
 }  // namespace t0fs

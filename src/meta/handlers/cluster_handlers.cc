@@ -71,6 +71,7 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         }
         RETURN_IF_ERROR(st);
         NodeSeen(node);
+        if (req.awaiting_check()) planner_->RequestCheck(node);  // the first one was lost
         planner_->OnHeartbeat(node, req);
         node_reports_.Update(node, req);
         for (pb::NodeCommand& cmd : planner_->TakeCommands(node)) *rsp.add_commands() = std::move(cmd);
