@@ -93,16 +93,32 @@ class ClusterTest : public ::testing::Test {
     ASSERT_TRUE(data_->registered());
   }
 
-  // The state meta gives the node in its cluster status (up, down, ...).
-  std::string NodeState(NodeId node) {
+  // A channel to meta under `role` (node, admin), for raw requests.
+  std::unique_ptr<rpc::Channel> MetaChannel(const std::string& role) {
     auto secret = LoadSecret(dir_ + "/secret");
     EXPECT_TRUE(secret.ok());
     rpc::ClientOptions copts;
     copts.secret = secret.ok() ? *secret : "";
-    copts.role = "admin";
-    rpc::Channel channel(meta_->endpoint(), copts);
+    copts.role = role;
+    return std::make_unique<rpc::Channel>(meta_->endpoint(), copts);
+  }
+
+  // Registers a node of another host that serves nothing; its id.
+  uint64_t RegisterIdleNode(rpc::Channel& channel, const std::string& hostname) {
+    pb::RegisterNodeReq reg;
+    reg.set_host_id("another-host");
+    reg.set_address("127.0.0.1:9");
+    reg.set_hostname(hostname);
+    pb::RegisterNodeRsp registered;
+    Status st = channel.Call<rpc::Method::kRegisterNode>(reg, &registered);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return registered.node();
+  }
+
+  // The state meta gives the node in its cluster status (up, down, ...).
+  std::string NodeState(NodeId node) {
     pb::ClusterStatusRsp status;
-    Status st = channel.Call<rpc::Method::kClusterStatus>(pb::Empty(), &status);
+    Status st = MetaChannel("admin")->Call<rpc::Method::kClusterStatus>(pb::Empty(), &status);
     EXPECT_TRUE(st.ok()) << st.ToString();
     for (const auto& n : status.nodes()) {
       if (n.node() == node.value()) return n.state();
@@ -596,57 +612,29 @@ TEST_F(ClusterTest, CreateTakesOnlyChunkIdsMetaReserved) {
 // it, it refuses every chunk request, so neither status (`t0fs up`'s
 // readiness) nor placement may count on it.
 TEST_F(ClusterTest, ANodeIsUpFromItsFirstHeartbeat) {
-  auto secret = LoadSecret(dir_ + "/secret");
-  ASSERT_TRUE(secret.ok());
-  rpc::ClientOptions copts;
-  copts.secret = *secret;
-  copts.role = "node";
-  rpc::Channel channel(meta_->endpoint(), copts);
-  auto state_of = [&](uint64_t node) {
-    pb::ClusterStatusRsp status;
-    EXPECT_TRUE((channel.Call<rpc::Method::kClusterStatus>(pb::Empty(), &status)).ok());
-    for (const auto& n : status.nodes()) {
-      if (n.node() == node) return n.state();
-    }
-    return std::string("missing");
-  };
-  pb::RegisterNodeReq reg;
-  reg.set_host_id("another-host");
-  reg.set_address("127.0.0.1:9");
-  reg.set_hostname("late");
-  pb::RegisterNodeRsp registered;
-  ASSERT_TRUE((channel.Call<rpc::Method::kRegisterNode>(reg, &registered)).ok());
-  EXPECT_EQ(state_of(registered.node()), "down");
+  auto channel = MetaChannel("node");
+  const uint64_t node = RegisterIdleNode(*channel, "late");
+  EXPECT_EQ(NodeState(NodeId(node)), "down");
 
   pb::HeartbeatReq beat;
-  beat.set_node(registered.node());
+  beat.set_node(node);
   pb::HeartbeatRsp answer;
-  ASSERT_TRUE((channel.Call<rpc::Method::kHeartbeat>(beat, &answer)).ok());
-  EXPECT_EQ(state_of(registered.node()), "up");
+  ASSERT_TRUE((channel->Call<rpc::Method::kHeartbeat>(beat, &answer)).ok());
+  EXPECT_EQ(NodeState(NodeId(node)), "up");
 }
 
 // A node registered and asked for its check (the reply with the command
 // lost, as when a hedged heartbeat's other server answered) says it still
 // awaits one: meta sends it again; once the node has it, no more.
 TEST_F(ClusterTest, ANodeAwaitingItsCheckIsSentItAgain) {
-  auto secret = LoadSecret(dir_ + "/secret");
-  ASSERT_TRUE(secret.ok());
-  rpc::ClientOptions copts;
-  copts.secret = *secret;
-  copts.role = "node";
-  rpc::Channel channel(meta_->endpoint(), copts);
-  pb::RegisterNodeReq reg;
-  reg.set_host_id("another-host");
-  reg.set_address("127.0.0.1:9");
-  reg.set_hostname("lossy");
-  pb::RegisterNodeRsp registered;
-  ASSERT_TRUE((channel.Call<rpc::Method::kRegisterNode>(reg, &registered)).ok());
+  auto channel = MetaChannel("node");
+  const uint64_t node = RegisterIdleNode(*channel, "lossy");
   auto checks_in = [&](bool awaiting) {
     pb::HeartbeatReq beat;
-    beat.set_node(registered.node());
+    beat.set_node(node);
     beat.set_awaiting_check(awaiting);
     pb::HeartbeatRsp answer;
-    EXPECT_TRUE((channel.Call<rpc::Method::kHeartbeat>(beat, &answer)).ok());
+    EXPECT_TRUE((channel->Call<rpc::Method::kHeartbeat>(beat, &answer)).ok());
     int checks = 0;
     for (const auto& cmd : answer.commands()) checks += cmd.kind() == pb::COMMAND_CHECK;
     return checks;
