@@ -81,9 +81,11 @@ Result<size_t> Copier::ReadObject(ChunkId chunk, uint64_t version, uint64_t offs
     key = ObjectKey(object_prefix_, chunk, version);
   }
   auto n =
-      read_ahead_.Read(chunk, version, offset, out, [&](uint64_t at, std::span<std::byte> buf) {
-        return ReadObjectVerified(*client, key, chunk, version, at, buf);
-      });
+      read_ahead_.Read(chunk, version, offset, out,
+                       // (By value: a window fetched ahead runs after this call.)
+                       [client, key, chunk, version](uint64_t at, std::span<std::byte> buf) {
+                         return ReadObjectVerified(*client, key, chunk, version, at, buf);
+                       });
   if (n.status().code() == StatusCode::kDataChecksum)
     LOG_ERROR("read through the object tier: {}", n.status().ToString());
   return n;

@@ -5,6 +5,15 @@
 
 namespace t0fs::data {
 
+ObjectReadAhead::~ObjectReadAhead() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (ahead_thread_.joinable()) ahead_thread_.join();
+}
+
 ObjectReadAhead::Entry* ObjectReadAhead::Find(ChunkId chunk, uint64_t version) {
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     if (it->chunk != chunk || it->version != version) continue;
@@ -16,12 +25,59 @@ ObjectReadAhead::Entry* ObjectReadAhead::Find(ChunkId chunk, uint64_t version) {
 
 void ObjectReadAhead::Trim() {
   size_t kept = 0;
-  for (const Entry& e : entries_) kept += e.length;
+  for (const Entry& e : entries_) kept += e.current.length + e.ahead.length;
   for (auto it = entries_.rbegin(); kept > kBudget && std::next(it) != entries_.rend(); ++it) {
-    kept -= it->length;
-    it->length = 0;
-    it->at_end = false;
-    it->bytes.reset();
+    kept -= it->current.length + it->ahead.length;
+    it->current = Window{};
+    it->ahead = Window{};
+  }
+}
+
+size_t ObjectReadAhead::Serve(Entry& e, const Window& window, uint64_t offset,
+                              std::span<std::byte> out) {
+  const size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), window.end() - offset));
+  if (n > 0) std::memcpy(out.data(), window.bytes.get() + (offset - window.start), n);
+  e.next = offset + n;
+  ++hits_;
+  return n;
+}
+
+void ObjectReadAhead::MaybeFetchAhead(Entry& e, uint64_t offset, const Fetch& fetch) {
+  const Window& w = e.current;
+  if (!w.bytes || w.at_end || e.ahead_pending || e.ahead.bytes) return;
+  if (offset - w.start < w.length / 2) return;
+  e.ahead_pending = true;
+  tasks_.push_back(AheadTask{e.chunk, e.version, w.end(), e.window, fetch});
+  e.window = std::min(e.window * 2, kMaxWindow);
+  if (!ahead_thread_.joinable()) ahead_thread_ = std::thread([this] { AheadLoop(); });
+  cv_.notify_all();
+}
+
+void ObjectReadAhead::AheadLoop() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+    if (stopping_) return;
+    AheadTask task = std::move(tasks_.front());
+    tasks_.pop_front();
+    ++fetches_;
+    ++fetched_ahead_;
+    lock.unlock();
+    std::unique_ptr<std::byte[]> bytes(new std::byte[task.size]);
+    auto got = task.fetch(task.start, std::span(bytes.get(), task.size));
+    lock.lock();
+    for (Entry& e : entries_) {  // (not Find: a fetch ahead is no use of the entry)
+      if (e.chunk != task.chunk || e.version != task.version || !e.ahead_pending) continue;
+      e.ahead_pending = false;
+      // Not kept when it failed (a reader fetches what it asks for), or the
+      // reader went elsewhere meanwhile.
+      if (got.ok() && e.current.bytes && e.current.end() == task.start) {
+        e.ahead = Window{task.start, *got, *got < task.size, std::move(bytes)};
+        Trim();
+      }
+      break;
+    }
+    cv_.notify_all();
   }
 }
 
@@ -30,19 +86,32 @@ Result<size_t> ObjectReadAhead::Read(ChunkId chunk, uint64_t version, uint64_t o
   bool sequential = offset == 0;
   size_t window = kMinWindow;
   {
-    std::lock_guard lock(mu_);
-    if (Entry* e = Find(chunk, version)) {
-      const uint64_t end = e->start + e->length;
-      // Kept: every byte asked for, or all there is up to the object's end.
-      if (offset >= e->start && (offset + out.size() <= end || (e->at_end && offset <= end))) {
-        const size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), end - offset));
-        if (n > 0) std::memcpy(out.data(), e->bytes.get() + (offset - e->start), n);
-        e->next = offset + n;
-        ++hits_;
+    std::unique_lock lock(mu_);
+    for (;;) {
+      Entry* e = Find(chunk, version);
+      if (e == nullptr) break;
+      if (e->current.Covers(offset, out.size())) {
+        const size_t n = Serve(*e, e->current, offset, out);
+        MaybeFetchAhead(*e, offset, fetch);
         return n;
+      }
+      if (e->ahead.Covers(offset, out.size())) {  // the reader moved on: its next window
+        e->current = std::move(e->ahead);
+        e->ahead = Window{};
+        const size_t n = Serve(*e, e->current, offset, out);
+        MaybeFetchAhead(*e, offset, fetch);
+        return n;
+      }
+      // On its way: waited for, not fetched twice.
+      if (e->ahead_pending && e->current.bytes && offset >= e->current.end() &&
+          offset < e->current.end() + kMaxWindow) {
+        if (stopping_) break;
+        cv_.wait(lock);
+        continue;  // (the entry may have gone meanwhile)
       }
       sequential = sequential || e->next == offset;
       if (e->next == offset) window = e->window;
+      break;
     }
   }
   auto counted_fetch = [&](uint64_t at, std::span<std::byte> buf) {
@@ -53,7 +122,7 @@ Result<size_t> ObjectReadAhead::Read(ChunkId chunk, uint64_t version, uint64_t o
     return fetch(at, buf);
   };
   // Keeps what was fetched (a window, or none: where this read ended).
-  auto keep = [&](std::unique_ptr<std::byte[]> bytes, size_t length, bool at_end, uint64_t next) {
+  auto keep = [&](Window fetched, uint64_t next) {
     std::lock_guard lock(mu_);
     Entry* e = Find(chunk, version);
     if (e == nullptr) {
@@ -63,11 +132,9 @@ Result<size_t> ObjectReadAhead::Read(ChunkId chunk, uint64_t version, uint64_t o
       e->version = version;
       while (entries_.size() > kEntries) entries_.pop_back();
     }
-    if (bytes) {
-      e->start = offset;
-      e->length = length;
-      e->at_end = at_end;
-      e->bytes = std::move(bytes);
+    if (fetched.bytes) {
+      e->current = std::move(fetched);
+      e->ahead = Window{};  // (a pending fetch ahead of the old window is not kept)
       e->window = std::min(window * 2, kMaxWindow);
       Trim();
     }
@@ -79,14 +146,14 @@ Result<size_t> ObjectReadAhead::Read(ChunkId chunk, uint64_t version, uint64_t o
     if (got.ok()) {
       const size_t n = std::min(*got, out.size());
       std::memcpy(out.data(), bytes.get(), n);
-      keep(std::move(bytes), *got, *got < window, offset + n);
+      keep(Window{offset, *got, *got < window, std::move(bytes)}, offset + n);
       return n;
     }
     // A bad block past the bytes asked for must not fail this read: those
     // alone are fetched again below (and fail only if they are bad).
   }
   auto got = counted_fetch(offset, out);
-  if (got.ok()) keep(nullptr, 0, false, offset + *got);
+  if (got.ok()) keep(Window{}, offset + *got);
   return got;
 }
 
@@ -98,6 +165,11 @@ uint64_t ObjectReadAhead::hits() const {
 uint64_t ObjectReadAhead::fetches() const {
   std::lock_guard lock(mu_);
   return fetches_;
+}
+
+uint64_t ObjectReadAhead::fetched_ahead() const {
+  std::lock_guard lock(mu_);
+  return fetched_ahead_;
 }
 
 }  // namespace t0fs::data

@@ -6,9 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <random>
 #include <set>
+#include <thread>
 #include <vector>
 
 namespace t0fs::data {
@@ -28,6 +31,7 @@ class FakeObject {
     return [this](uint64_t offset, std::span<std::byte> out) -> Result<size_t> {
       ++fetches;
       fetched_bytes += out.size();
+      std::this_thread::sleep_for(delay);
       if (offset >= bytes_.size()) return size_t{0};
       const size_t n = std::min<size_t>(out.size(), bytes_.size() - offset);
       for (uint64_t bad : bad_) {
@@ -48,8 +52,10 @@ class FakeObject {
 
   void Damage(uint64_t offset) { bad_.insert(offset); }
 
-  int fetches = 0;
-  uint64_t fetched_bytes = 0;
+  // (Added to by the background fetches too.)
+  std::atomic<int> fetches{0};
+  std::atomic<uint64_t> fetched_bytes{0};
+  std::chrono::milliseconds delay{0};  // each fetch takes this long
 
  private:
   std::vector<std::byte> bytes_;
@@ -66,8 +72,8 @@ std::vector<std::byte> ReadOf(ObjectReadAhead& ra, FakeObject& obj, ChunkId chun
 }
 
 // A reader going through 20 MiB in 1 MiB pieces: one fetch per window (8
-// MiB, then 16), the right bytes everywhere, the last read short at the
-// object's end.
+// MiB, then 16 fetched ahead once it is half way through the first), the
+// right bytes everywhere, the last read short at the object's end.
 TEST(ObjectReadAhead, ASequentialReaderIsServedFromWindows) {
   const size_t size = 20 * kMiB + 1234;
   FakeObject obj(size);
@@ -79,14 +85,39 @@ TEST(ObjectReadAhead, ASequentialReaderIsServedFromWindows) {
   EXPECT_EQ(obj.fetches, 2);
   EXPECT_EQ(obj.fetched_bytes, ObjectReadAhead::kMinWindow * 3);
   EXPECT_EQ(ra.fetches(), 2u);
-  EXPECT_EQ(ra.hits(), 20u);
+  EXPECT_EQ(ra.fetched_ahead(), 1u);
+  EXPECT_EQ(ra.hits(), 21u);
+}
+
+// A slow store: the reader that reaches the window on its way waits for it
+// instead of fetching the same bytes, and gets the right ones.
+TEST(ObjectReadAhead, AReaderWaitsForTheWindowOnItsWay) {
+  FakeObject obj(40 * kMiB, 8);
+  obj.delay = std::chrono::milliseconds(50);
+  ObjectReadAhead ra;
+  for (uint64_t off = 0; off < 40 * kMiB; off += kMiB) {
+    ASSERT_EQ(ReadOf(ra, obj, ChunkId(5), 1, off, kMiB), obj.Slice(off, kMiB)) << "at " << off;
+  }
+  EXPECT_EQ(ra.fetches() - ra.fetched_ahead(), 1u);  // only the first window made the reader wait
+  EXPECT_EQ(obj.fetches, 3);                         // 8 + 16 + 32 (short) MiB
+}
+
+// Destroyed while a window is on its way: it waits for that fetch, no more.
+TEST(ObjectReadAhead, DestroyedWhileFetchingAhead) {
+  FakeObject obj(64 * kMiB, 9);
+  {
+    ObjectReadAhead ra;
+    for (uint64_t off = 0; off <= 4 * kMiB; off += kMiB) ReadOf(ra, obj, ChunkId(6), 1, off, kMiB);
+    obj.delay = std::chrono::milliseconds(100);
+  }
+  EXPECT_LE(obj.fetches, 2);
 }
 
 // Windows double up to kMaxWindow; those of readers not seen lately are
 // dropped to keep kBudget bytes at most, the latest reader's never.
 TEST(ObjectReadAhead, WindowsGrowAndStayWithinTheBudget) {
   static_assert(ObjectReadAhead::kMinWindow == 8 * kMiB &&
-                ObjectReadAhead::kMaxWindow == 32 * kMiB && ObjectReadAhead::kBudget == 64 * kMiB);
+                ObjectReadAhead::kMaxWindow == 32 * kMiB && ObjectReadAhead::kBudget == 128 * kMiB);
   FakeObject obj(100 * kMiB, 7);
   ObjectReadAhead ra;
   for (uint64_t off = 0; off < 100 * kMiB; off += kMiB) {
@@ -95,18 +126,20 @@ TEST(ObjectReadAhead, WindowsGrowAndStayWithinTheBudget) {
   EXPECT_EQ(obj.fetches, 5);  // 8 + 16 + 32 + 32 + 32 (the last one short)
   EXPECT_EQ(obj.fetched_bytes, 120 * kMiB);
 
-  // Three readers, each holding a 32 MiB window: the first one's goes.
+  // Three readers, each holding two 32 MiB windows (the one read and the
+  // one fetched ahead): the first one's go.
   ObjectReadAhead three;
   for (uint64_t c = 2; c <= 4; ++c) {
     for (uint64_t off = 0; off < 41 * kMiB; off += kMiB)
       ReadOf(three, obj, ChunkId(c), 1, off, kMiB);
   }
-  const int before = obj.fetches;
+  auto waited = [&] { return three.fetches() - three.fetched_ahead(); };
+  const uint64_t before = waited();
   ASSERT_EQ(ReadOf(three, obj, ChunkId(3), 1, 41 * kMiB, kMiB), obj.Slice(41 * kMiB, kMiB));
   ASSERT_EQ(ReadOf(three, obj, ChunkId(4), 1, 41 * kMiB, kMiB), obj.Slice(41 * kMiB, kMiB));
-  EXPECT_EQ(obj.fetches, before);
+  EXPECT_EQ(waited(), before);
   ASSERT_EQ(ReadOf(three, obj, ChunkId(2), 1, 41 * kMiB, kMiB), obj.Slice(41 * kMiB, kMiB));
-  EXPECT_EQ(obj.fetches, before + 1);
+  EXPECT_EQ(waited(), before + 1);
 }
 
 // Reads that jump about fetch just what they ask for: no window each time.
