@@ -115,10 +115,7 @@ Result<size_t> ObjectReadAhead::Read(ChunkId chunk, uint64_t version, uint64_t o
     }
   }
   auto counted_fetch = [&](uint64_t at, std::span<std::byte> buf) {
-    {
-      std::lock_guard lock(mu_);
-      ++fetches_;
-    }
+    ++fetches_;
     return fetch(at, buf);
   };
   // Keeps what was fetched (a window, or none: where this read ended).
@@ -155,21 +152,6 @@ Result<size_t> ObjectReadAhead::Read(ChunkId chunk, uint64_t version, uint64_t o
   auto got = counted_fetch(offset, out);
   if (got.ok()) keep(Window{}, offset + *got);
   return got;
-}
-
-uint64_t ObjectReadAhead::hits() const {
-  std::lock_guard lock(mu_);
-  return hits_;
-}
-
-uint64_t ObjectReadAhead::fetches() const {
-  std::lock_guard lock(mu_);
-  return fetches_;
-}
-
-uint64_t ObjectReadAhead::fetched_ahead() const {
-  std::lock_guard lock(mu_);
-  return fetched_ahead_;
 }
 
 }  // namespace t0fs::data

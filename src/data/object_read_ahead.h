@@ -27,6 +27,7 @@
 // the fetch it runs.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -69,9 +70,9 @@ class ObjectReadAhead {
 
   // Reads answered from a window kept, and fetches made (for tests and
   // metrics).
-  uint64_t hits() const;
-  uint64_t fetches() const;  // background ones included
-  uint64_t fetched_ahead() const;
+  uint64_t hits() const { return hits_.load(); }
+  uint64_t fetches() const { return fetches_.load(); }  // background ones included
+  uint64_t fetched_ahead() const { return fetched_ahead_.load(); }
 
  private:
   struct Window {
@@ -117,15 +118,16 @@ class ObjectReadAhead {
   void Trim();
   void AheadLoop();
 
-  mutable std::mutex mu_;       // guards what follows
+  // (Counted without mu_: metrics scrapes read them.)
+  std::atomic<uint64_t> hits_{0};
+  std::atomic<uint64_t> fetches_{0};
+  std::atomic<uint64_t> fetched_ahead_{0};
+  std::mutex mu_;               // guards what follows
   std::list<Entry> entries_;    // most recently used first
   std::condition_variable cv_;  // an ahead fetch ended, or a task was queued
   std::deque<AheadTask> tasks_;
   bool stopping_ = false;
   std::thread ahead_thread_;  // started with the first task
-  uint64_t hits_ = 0;
-  uint64_t fetches_ = 0;
-  uint64_t fetched_ahead_ = 0;
 };
 
 }  // namespace t0fs::data

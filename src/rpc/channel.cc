@@ -1,6 +1,7 @@
 #include "rpc/channel.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -12,11 +13,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-
-#include <fmt/format.h>
 
 #include "common/logging.h"
 #include "common/secret.h"
@@ -419,6 +419,7 @@ Status Channel::HedgedCall(const CallArgs& args) {
   // The connections the request went to (two at most), and whether the
   // second try was made (sent, or found nowhere to go).
   std::vector<std::unique_ptr<Connection>> flying;
+  flying.reserve(2);
   bool hedged = false;
   Status last;
   auto send_to = [&](Result<std::unique_ptr<Connection>> conn) {
@@ -463,12 +464,13 @@ Status Channel::HedgedCall(const CallArgs& args) {
       hedge(flying.front()->route());
       continue;
     }
-    std::vector<pollfd> fds;
-    for (const auto& conn : flying) fds.push_back(pollfd{conn->fd(), POLLIN, 0});
-    const int n = ::poll(fds.data(), fds.size(), PollMs((hedged ? deadline : std::min(deadline, hedge_at)) - now));
+    std::array<pollfd, 2> fds{};  // (flying holds two at most)
+    for (size_t i = 0; i < flying.size(); ++i) fds[i] = pollfd{flying[i]->fd(), POLLIN, 0};
+    const int n = ::poll(fds.data(), flying.size(),
+                         PollMs((hedged ? deadline : std::min(deadline, hedge_at)) - now));
     if (n < 0 && errno != EINTR) return Status::FromErrno(errno, "poll for a reply");
     if (n <= 0) continue;
-    for (size_t i = 0; i < fds.size(); ++i) {
+    for (size_t i = 0; i < flying.size(); ++i) {
       if (fds[i].revents == 0) continue;
       std::unique_ptr<Connection> conn = std::move(flying[i]);
       Status st = conn->Receive(args);

@@ -208,26 +208,54 @@ TEST_F(RpcTest, SeveralEndpointsFailOverToTheNextServer) {
   EXPECT_EQ(ch.endpoint().ToString(), tcp_.ToString());
 }
 
-TEST_F(RpcTest, SpreadingChannelSendsToEveryServerAndLeavesOutAFailedOne) {
-  // A second server that answers ino+100: replies say which server answered.
-  std::vector<std::pair<Method, Handler>> handlers;
-  handlers.push_back(Handle<Method::kGetAttr>(
-      [](const pb::GetAttrReq& req, pb::AttrRsp& rsp, Call&) {
-        rsp.mutable_attr()->set_ino(req.ino() + 100);
-        return Status::Ok();
-      }));
-  ServerOptions opts;
-  opts.name = "second";
-  opts.secret = kSecret;
-  opts.threads = 1;
-  opts.metrics = &registry_;
-  opts.listen = {*Endpoint::Parse("127.0.0.1:0")};
-  Server second(opts, std::move(handlers));
-  ASSERT_TRUE(second.Start().ok());
+// A second server whose GetAttr answers ino+100 (replies say which server
+// answered). A hung one answers once released (or after 20 s: a test that
+// waits for it fails, rather than hangs).
+class OtherServer {
+ public:
+  explicit OtherServer(metrics::Registry& registry, bool hung) : released_(!hung) {
+    std::vector<std::pair<Method, Handler>> handlers;
+    handlers.push_back(Handle<Method::kGetAttr>([this](const pb::GetAttrReq& req, pb::AttrRsp& rsp, Call&) {
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, std::chrono::seconds(20), [&] { return released_; });
+      rsp.mutable_attr()->set_ino(req.ino() + 100);
+      return Status::Ok();
+    }));
+    ServerOptions opts;
+    opts.name = "other";
+    opts.secret = kSecret;
+    opts.threads = 4;
+    opts.metrics = &registry;
+    opts.listen = {*Endpoint::Parse("127.0.0.1:0")};
+    server_ = std::make_unique<Server>(opts, std::move(handlers));
+    EXPECT_TRUE(server_->Start().ok());
+  }
+  ~OtherServer() { Stop(); }
+  void Stop() {
+    Release();
+    server_->Stop();
+  }
+  void Release() {
+    {
+      std::lock_guard lock(mu_);
+      released_ = true;
+    }
+    cv_.notify_all();
+  }
+  Endpoint endpoint() const { return server_->bound(0); }
 
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool released_;
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(RpcTest, SpreadingChannelSendsToEveryServerAndLeavesOutAFailedOne) {
+  OtherServer second(registry_, false);
   ClientOptions o = Client();
   o.spread = true;
-  Channel ch(std::vector<Endpoint>{tcp_, second.bound(0)}, o);
+  Channel ch(std::vector<Endpoint>{tcp_, second.endpoint()}, o);
   pb::GetAttrReq req;
   req.set_ino(1);
   auto answers = [&](int calls) {
@@ -255,49 +283,8 @@ TEST_F(RpcTest, SpreadingChannelSendsToEveryServerAndLeavesOutAFailedOne) {
   EXPECT_EQ(after.second, 0);
 }
 
-// A server whose GetAttr answers ino+100 after `hang` is released (or
-// after 20 s: a test that waits for it fails, rather than hangs).
-class HungServer {
- public:
-  explicit HungServer(metrics::Registry& registry) {
-    std::vector<std::pair<Method, Handler>> handlers;
-    handlers.push_back(Handle<Method::kGetAttr>([this](const pb::GetAttrReq& req, pb::AttrRsp& rsp, Call&) {
-      std::unique_lock lock(mu_);
-      cv_.wait_for(lock, std::chrono::seconds(20), [&] { return released_; });
-      rsp.mutable_attr()->set_ino(req.ino() + 100);
-      return Status::Ok();
-    }));
-    ServerOptions opts;
-    opts.name = "hung";
-    opts.secret = kSecret;
-    opts.threads = 4;
-    opts.metrics = &registry;
-    opts.listen = {*Endpoint::Parse("127.0.0.1:0")};
-    server_ = std::make_unique<Server>(opts, std::move(handlers));
-    EXPECT_TRUE(server_->Start().ok());
-  }
-  ~HungServer() {
-    Release();
-    server_->Stop();
-  }
-  void Release() {
-    {
-      std::lock_guard lock(mu_);
-      released_ = true;
-    }
-    cv_.notify_all();
-  }
-  Endpoint endpoint() const { return server_->bound(0); }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool released_ = false;
-  std::unique_ptr<Server> server_;
-};
-
 TEST_F(RpcTest, AHedgedCallIsAnsweredByAnotherServerWhenOneHangs) {
-  HungServer hung(registry_);
+  OtherServer hung(registry_, true);
   for (bool spread : {true, false}) {
     SCOPED_TRACE(spread ? "spreading" : "one server at a time");
     ClientOptions o = Client();
@@ -351,8 +338,8 @@ TEST_F(RpcTest, AHedgedCallGoesOnWhenAServerNeverSaysHello) {
 TEST_F(RpcTest, AHedgedCallTakesTheSlowServersAnswerWhenNoOtherAnswers) {
   // Both servers slow: the hedge goes nowhere better, and the first answer
   // (the hung server's, once released) is taken -- slowness is not an error.
-  HungServer a(registry_);
-  HungServer b(registry_);
+  OtherServer a(registry_, true);
+  OtherServer b(registry_, true);
   ClientOptions o = Client();
   o.spread = true;
   o.hedge_after.value = std::chrono::milliseconds(50);
