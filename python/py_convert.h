@@ -54,6 +54,8 @@ inline const char* ReplicaStateName(client::ReplicaState state) {
     case client::ReplicaState::kHealthy: return "healthy";
     case client::ReplicaState::kStale: return "stale";
     case client::ReplicaState::kPending: return "pending";
+    case client::ReplicaState::kOffloaded:
+      return "offloaded";
   }
   return "unknown";
 }

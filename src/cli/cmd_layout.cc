@@ -47,9 +47,10 @@ int RunLayout(LayoutState& s) {
   auto chunks = admin.Chunks(InodeId(*ino));
   if (!chunks.ok()) return Fail("layout", chunks.status().WithContext(s.path));
   auto state_name = [](client::ReplicaState state) {
-    return state == client::ReplicaState::kHealthy ? "healthy"
-           : state == client::ReplicaState::kStale ? "stale"
-                                                   : "pending";
+    return state == client::ReplicaState::kHealthy     ? "healthy"
+           : state == client::ReplicaState::kStale     ? "stale"
+           : state == client::ReplicaState::kOffloaded ? "offloaded"
+                                                       : "pending";
   };
   auto is_local = [&](NodeId node) {
     if (s.node_id != 0) return node.value() == s.node_id;
@@ -84,6 +85,7 @@ int RunLayout(LayoutState& s) {
                       goal.kind == client::ProtectKind::kObject ||
                       goal.kind == client::ProtectKind::kEc;
   size_t chunks_below = 0;
+  size_t offloaded = 0;               // chunks whose data is only in the object tier or the cells
   std::vector<ec::EcStripe> stripes;  // by chunk, in order
   for (const client::ChunkInfo& c : *chunks) {
     auto stripe = ec::ParseStripe(c.ec);
@@ -93,10 +95,13 @@ int RunLayout(LayoutState& s) {
     stripes.push_back(stripe.ok() ? *stripe : ec::EcStripe{});
     std::set<uint64_t> healthy;
     uint64_t newest = 0;
+    bool any_offloaded = false;
     for (const client::ReplicaInfo& r : c.replicas) {
       if (r.state == client::ReplicaState::kHealthy) healthy.insert(r.node.value());
+      any_offloaded |= r.state == client::ReplicaState::kOffloaded;
       newest = std::max(newest, r.version);
     }
+    offloaded += healthy.empty() && any_offloaded;
     if (goal.kind == client::ProtectKind::kReplicas) chunks_below += healthy.size() < goal.copies;
     if (goal.kind == client::ProtectKind::kObject) {
       chunks_below += c.object_version == 0 || c.object_version < newest;
@@ -130,7 +135,8 @@ int RunLayout(LayoutState& s) {
         {"protection",
          {{"goal", client::DescribeProtection(goal)},
           {"state", protection},
-          {"chunks_below", chunks_below}}}};
+          {"chunks_below", chunks_below},
+          {"offloaded_chunks", offloaded}}}};
     nlohmann::json list = nlohmann::json::array();
     for (size_t i = 0; i < chunks->size(); ++i) {
       const client::ChunkInfo& c = (*chunks)[i];
@@ -198,6 +204,14 @@ int RunLayout(LayoutState& s) {
         "protection: waiting: {} of {} chunk(s) below protect={} (due after the last close, or {}s "
         "after its last change for a file kept open)\n",
         chunks_below, chunks->size(), client::DescribeProtection(goal), goal.within_s);
+  }
+  if (offloaded > 0) {
+    fmt::print(
+        "local copy: {} of {} chunk(s) offloaded (keep-local={}): read from the {}; a write "
+        "stages a chunk back\n",
+        offloaded, chunks->size(),
+        goal.keep_local == client::KeepLocal::kPressure ? "pressure" : "drop",
+        goal.kind == client::ProtectKind::kEc ? "erasure-coded cells" : "object tier");
   }
   if (pt.mode == client::PassthroughMode::kNone) {
     fmt::print("passthrough: not eligible: {}\n", pt.reason);

@@ -122,12 +122,19 @@ void RegisterObjective(CLI::App& app, int* exit_code) {
       "default 10m);\n"
       "protect=object copies every chunk to the object tier (meta's --object-* settings);\n"
       "protect=ec:K+M cuts every chunk into K data and M parity cells, each on its own node;\n"
+      "keep-local=drop (with object or ec) removes the writer's copy once protected (reads go to "
+      "the tier,\n"
+      "a write stages the chunk back), with after=DURATION once the file has gone that long "
+      "unchanged;\n"
+      "keep-local=pressure does so only while the volume is over "
+      "meta's\n"
+      "--tier-high-watermark, least recently changed files first;\n"
       "`sync` removes the background goal. Example: replicas=1 protect=replicas:2 within=5m");
   set->add_option("PATH", set_state->path, "path on a t0fs mount, or t0fs:/path")->required();
   set->add_option("SETTINGS", set_state->items,
                   "replicas=N placement=local|spread nodes=ID,ID chunk-size=SIZE "
-                  "protect=replicas:N|ec:K+M|object|none within=DURATION sync "
-                  "(keep-local=drop|pressure: not served yet)")
+                  "protect=replicas:N|ec:K+M|object|none within=DURATION "
+                  "keep-local=keep|drop|pressure after=DURATION sync")
       ->required();
   set->add_flag("--no-recursive", set_state->no_recursive,
                 "a directory only, not what is already below it");

@@ -96,18 +96,26 @@ nlohmann::json ToJson(const client::ClusterStatus& s, const std::string& meta,
            {{"waiting_files", s.protect_waiting_files},
             {"waiting_bytes", s.protect_waiting_bytes},
             {"oldest_age_s", s.protect_oldest_age_s},
-            {"overdue_files", s.protect_overdue_files}}}};
+            {"overdue_files", s.protect_overdue_files},
+            {"offloaded_chunks", s.offloaded_chunks},
+            {"offloaded_bytes", s.offloaded_bytes}}}};
 }
 
 // The durability ladder's backlog (files below their protect= goal).
 std::string ProtectionLine(const client::ClusterStatus& s) {
-  if (s.protect_waiting_files == 0)
-    return "protection: every file with a protect= goal has reached it";
-  return fmt::format(
-      "protection: {} file(s), {} waiting for their protect= copies, the oldest for {}s; {} past "
-      "their deadline",
-      s.protect_waiting_files, FormatByteSize(s.protect_waiting_bytes), s.protect_oldest_age_s,
-      s.protect_overdue_files);
+  std::string line =
+      s.protect_waiting_files == 0
+          ? std::string("protection: every file with a protect= goal has reached it")
+          : fmt::format(
+                "protection: {} file(s), {} waiting for their protect= copies, the oldest for "
+                "{}s; {} past their deadline",
+                s.protect_waiting_files, FormatByteSize(s.protect_waiting_bytes),
+                s.protect_oldest_age_s, s.protect_overdue_files);
+  if (s.offloaded_chunks > 0) {
+    line += fmt::format("; {} chunk(s), {}, offloaded to the tier (keep-local)", s.offloaded_chunks,
+                        FormatByteSize(s.offloaded_bytes));
+  }
+  return line;
 }
 
 void PrintTable(const client::ClusterStatus& s, const std::string& meta, const std::vector<LocalMount>& mounts) {

@@ -54,6 +54,17 @@ TEST(ParseObjective, ProtectionGoals) {
   EXPECT_EQ(ec->protect.parity, 2u);
   EXPECT_EQ(ec->protect.within_s, 0u);
   EXPECT_EQ(ec->protect.keep_local, KeepLocal::kDrop);
+  // after= delays keep-local=drop; it goes with a rule that is not drop.
+  auto after = ParseObjective({"after=7d"}, *ec);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_EQ(after->protect.drop_after_s, 7u * 24 * 3600);
+  auto pressure = ParseObjective({"keep-local=pressure"}, *after);
+  ASSERT_TRUE(pressure.ok());
+  EXPECT_EQ(pressure->protect.drop_after_s, 0u);
+  EXPECT_EQ(ParseObjective({"keep-local=keep", "after=1h"}, *ec).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseObjective({"after=3651d"}, *ec).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseObjective({"after=1h"}, base).status().code(), StatusCode::kInvalidArgument);
   auto sync = ParseObjective({"sync"}, *ec);
   ASSERT_TRUE(sync.ok());
   EXPECT_EQ(sync->protect.kind, ProtectKind::kNone);
@@ -87,6 +98,10 @@ TEST(DescribeObjective, NamesWhatIsSet) {
   EXPECT_EQ(DescribeObjective(o),
             "replicas=2 placement=spread nodes=1,2 chunk-size=1 MiB protect=ec:4+2 within=90s "
             "keep-local=pressure");
+  o.protect = Protection{ProtectKind::kObject, 0, 0, 60, KeepLocal::kDrop, 86400};
+  EXPECT_EQ(DescribeObjective(o),
+            "replicas=2 placement=spread nodes=1,2 chunk-size=1 MiB protect=object within=1m "
+            "keep-local=drop after=1d");
 }
 
 }  // namespace

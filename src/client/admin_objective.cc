@@ -57,7 +57,7 @@ Result<Protection> ParseProtection(std::string_view value, Protection base) {
 }  // namespace
 
 Result<Objective> ParseObjective(const std::vector<std::string>& settings, Objective base) {
-  bool within_set = false;
+  bool within_set = false, after_set = false;
   for (const std::string& item : settings) {
     if (item == "sync") {  // today's behaviour: the writer's copies are all there is
       base.protect = Protection{};
@@ -107,6 +107,15 @@ Result<Objective> ParseObjective(const std::vector<std::string>& settings, Objec
       }
       base.protect.within_s = static_cast<uint32_t>(s);
       within_set = true;
+    } else if (key == "after") {
+      ASSIGN_OR_RETURN(Duration d, ParseDuration(value));
+      const auto s = std::chrono::duration_cast<std::chrono::seconds>(d.value).count();
+      if (s > int64_t{3650} * 24 * 3600) {
+        return Status(StatusCode::kInvalidArgument,
+                      fmt::format("after={} is over 3650 days", value));
+      }
+      base.protect.drop_after_s = static_cast<uint32_t>(s);
+      after_set = true;
     } else if (key == "keep-local") {
       if (value == "keep") {
         base.protect.keep_local = KeepLocal::kKeep;
@@ -123,18 +132,22 @@ Result<Objective> ParseObjective(const std::vector<std::string>& settings, Objec
           StatusCode::kInvalidArgument,
           fmt::format(
               "unknown objective key '{}' (replicas, placement, nodes, chunk-size, protect, "
-              "within, keep-local, sync)",
+              "within, keep-local, after, sync)",
               key));
     }
   }
   if (base.protect.kind == ProtectKind::kNone) {
-    if (within_set || base.protect.keep_local != KeepLocal::kKeep) {
-      return Status(StatusCode::kInvalidArgument, "within= and keep-local= need a protect= goal");
+    if (within_set || after_set || base.protect.keep_local != KeepLocal::kKeep) {
+      return Status(StatusCode::kInvalidArgument,
+                    "within=, keep-local= and after= need a protect= goal");
     }
-    base.protect = Protection{};
-  } else if (!within_set && base.protect.within_s == 0) {
-    base.protect.within_s = kDefaultProtectWithinS;
+    return base;
   }
+  if (base.protect.keep_local != KeepLocal::kDrop && base.protect.drop_after_s != 0) {
+    if (after_set) return Status(StatusCode::kInvalidArgument, "after= needs keep-local=drop");
+    base.protect.drop_after_s = 0;  // a rule changed from drop: its delay goes with it
+  }
+  if (!within_set && base.protect.within_s == 0) base.protect.within_s = kDefaultProtectWithinS;
   return base;
 }
 
@@ -163,6 +176,12 @@ std::string DescribeObjective(const Objective& o) {
         fmt::format(" protect={} within={}{}", DescribeProtection(o.protect),
                     FormatDuration(Duration{std::chrono::seconds(o.protect.within_s)}),
                     keep == 0 ? "" : fmt::format(" keep-local={}", keep < 3 ? kKeep[keep] : "?"));
+    if (const uint32_t after = o.protect.drop_after_s; after != 0) {
+      protect += after % 86400 == 0 ? fmt::format(" after={}d", after / 86400)
+                 : after % 3600 == 0
+                     ? fmt::format(" after={}h", after / 3600)
+                     : " after=" + FormatDuration(Duration{std::chrono::seconds(after)});
+    }
   }
   return fmt::format(
       "replicas={} placement={}{}{}{}", o.replicas,

@@ -102,8 +102,23 @@ Result<Attr> CommitTruncate::Truncate(InodeId ino, InodeState* st, uint64_t size
       return grow_to != cut ? truncate(grow_to) : Status::Ok();
     };
     ASSIGN_OR_RETURN(std::vector<CachedChunk> layout, meta_.GetLayout(ino, index, 1, /*write=*/true));
-    for (const CachedChunk& chunk : layout) {
+    for (CachedChunk& chunk : layout) {
       if (chunk.info.index != index) continue;
+      if (std::none_of(chunk.info.replicas.begin(), chunk.info.replicas.end(), Healthy) &&
+          std::any_of(chunk.info.replicas.begin(), chunk.info.replicas.end(),
+                      [](const ReplicaInfo& r) { return r.state == ReplicaState::kOffloaded; })) {
+        // Offloaded (keep-local=drop|pressure): staged back to be cut.
+        ASSIGN_OR_RETURN(chunk,
+                         replicas_.Recall(ino, chunk, [&]() -> Result<std::optional<CachedChunk>> {
+                           ASSIGN_OR_RETURN(std::vector<CachedChunk> fresh,
+                                            meta_.GetLayout(ino, index, 1, true));
+                           for (CachedChunk& c : fresh) {
+                             if (c.info.index == index)
+                               return std::optional<CachedChunk>(std::move(c));
+                           }
+                           return std::optional<CachedChunk>();
+                         }));
+      }
       uint64_t version = CommittedVersion(chunk.info) + 1;
       WrittenChunk w;
       const bool single = chunk.info.replicas.size() == 1;

@@ -123,10 +123,7 @@ Result<size_t> FileImpl::WriteAt(uint64_t offset, std::span<const std::byte> dat
     uint64_t version;
     {
       std::lock_guard lock(state_->mu);
-      uint64_t base = 0;
-      for (const ReplicaInfo& r : chunk.info.replicas) {
-        if (r.state == ReplicaState::kHealthy) base = std::max(base, r.version);
-      }
+      const uint64_t base = CommittedVersion(chunk.info);
       auto [it, inserted] = state_->dirty_versions.emplace(chunk.info.replicas.front().chunk, base + 1);
       version = it->second;
     }

@@ -26,11 +26,14 @@ struct CachedChunk {
   Capability cap;
 };
 
-// The committed version of a chunk: the highest of its healthy replicas.
+// The committed version of a chunk: the highest of its healthy replicas
+// and of its offloaded ones (whose data is in the object tier or its cells).
 inline uint64_t CommittedVersion(const ChunkInfo& c) {
   uint64_t v = 0;
   for (const ReplicaInfo& r : c.replicas) {
-    if (r.state == ReplicaState::kHealthy) v = std::max(v, r.version);
+    if (r.state == ReplicaState::kHealthy || r.state == ReplicaState::kOffloaded) {
+      v = std::max(v, r.version);
+    }
   }
   return v;
 }
@@ -73,6 +76,9 @@ enum class ReplicaProblem {
   // recalls the chunk from the object tier to an up node now if the node
   // is not heartbeating (a writer waits; see ReplicaIo::Write).
   kWriterWaits,
+  // A write (or truncation) waits for this chunk, whose replicas are
+  // offloaded (keep-local=drop|pressure): meta stages it back now.
+  kRecall,
 };
 
 class MetaApi {

@@ -16,6 +16,8 @@ pb::ReportReason ReasonToWire(ReplicaProblem problem) {
       return pb::REPORT_CHECKSUM;
     case ReplicaProblem::kStale:
       return pb::REPORT_STALE;
+    case ReplicaProblem::kRecall:
+      return pb::REPORT_RECALL;
     case ReplicaProblem::kUnreachable:
     case ReplicaProblem::kWriterWaits:
       break;

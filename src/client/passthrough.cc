@@ -49,6 +49,13 @@ PassthroughVerdict PassthroughEligibility(const LayoutInfo& layout, NodeId node)
     v.reason = node.valid() ? fmt::format("no replica on node {}", node) : "this host is not a data node";
     return v;
   }
+  if (local->state == ReplicaState::kOffloaded) {
+    v.reason = fmt::format(
+        "the replica on node {} is offloaded (keep-local): reads go to the object tier or the "
+        "cells, a write stages it back",
+        node);
+    return v;
+  }
   if (local->state != ReplicaState::kHealthy) {
     v.reason = fmt::format("the replica on node {} is not healthy (being repaired)", node);
     return v;

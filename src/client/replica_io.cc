@@ -330,6 +330,19 @@ Status ReplicaIo::Write(InodeState& st, const CachedChunk& chunk, uint64_t offse
   const ChunkId chunk_id = chunk.info.replicas.front().chunk;
   bool session_wrote = false;
   std::vector<ReplicaInfo> targets = WriteTargets(st, chunk, &session_wrote);
+  if (targets.empty() && !session_wrote &&
+      std::any_of(chunk.info.replicas.begin(), chunk.info.replicas.end(),
+                  [](const ReplicaInfo& r) { return r.state == ReplicaState::kOffloaded; })) {
+    // Offloaded (keep-local=drop|pressure): staged back first.
+    const uint64_t index = chunk.info.index;
+    ASSIGN_OR_RETURN(CachedChunk back,
+                     Recall(st.ino, chunk, [&]() -> Result<std::optional<CachedChunk>> {
+                       RETURN_IF_ERROR(layouts_.Refresh(st, index, 1));
+                       return layouts_.ChunkFor(st, index);
+                     }));
+    targets = WriteTargets(st, back, nullptr);
+    return WriteTo(st, back, targets, offset_in_chunk, data, version, direct, /*wait=*/true);
+  }
   if (targets.empty()) {
     return Status(
         StatusCode::kIoError,
@@ -437,6 +450,54 @@ Status ReplicaIo::StageBack(InodeState& st, CachedChunk chunk, std::vector<Repli
     if (!rpc::IsTransportError(written.code())) return written;
     last = written;
     lost = std::move(targets);
+  }
+}
+
+Result<CachedChunk> ReplicaIo::Recall(InodeId ino, const CachedChunk& chunk,
+                                      const FetchChunk& fetch) {
+  const ChunkId chunk_id = chunk.info.replicas.front().chunk;
+  const uint64_t index = chunk.info.index;
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = data_.RetryDeadline(start);
+  stats_.recall_requests++;
+  LOG_INFO("inode {} chunk #{}: chunk {} is offloaded (version {}); asking meta to stage it back",
+           ino, index, chunk_id, CommittedVersion(chunk.info));
+  Status last(StatusCode::kIoError,
+              fmt::format("inode {} chunk #{}: chunk {} is offloaded and was not staged back "
+                          "within the retry timeout",
+                          ino, index, chunk_id));
+  CachedChunk current = chunk;
+  for (;;) {
+    // Asked again each round: the mark lasts minutes (idempotent there).
+    for (const ReplicaInfo& r : current.info.replicas) {
+      if (r.state != ReplicaState::kOffloaded) continue;
+      Status asked = meta_.ReportReplica(r, ReplicaProblem::kRecall, last);
+      if (!asked.ok())
+        LOG_DEBUG("asking meta to stage chunk {} back: {}", chunk_id, asked.ToString());
+      break;  // one mark per chunk
+    }
+    if (std::chrono::steady_clock::now() + kStageBackPoll >= deadline) return last;
+    std::this_thread::sleep_for(kStageBackPoll);
+    auto fresh = fetch();
+    if (!fresh.ok()) {
+      last = fresh.status();
+      continue;
+    }
+    if (!*fresh || (*fresh)->info.replicas.empty() ||
+        (*fresh)->info.replicas.front().chunk != chunk_id) {
+      return Status(StatusCode::kIoError,
+                    fmt::format("inode {} chunk #{}: chunk {} left the layout while it was "
+                                "staged back",
+                                ino, index, chunk_id));
+    }
+    current = std::move(**fresh);
+    if (std::any_of(current.info.replicas.begin(), current.info.replicas.end(), Healthy)) {
+      LOG_INFO("inode {} chunk #{}: staged back after {} ms", ino, index,
+               std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - start)
+                   .count());
+      return current;
+    }
   }
 }
 

@@ -44,6 +44,10 @@
 //   replica, and the commit marks the lost one stale.
 //   Without a bucket copy, a single replica's node is waited for (the retry
 //   timeout), as before.
+// - Offloaded chunks (keep-local=drop|pressure): a chunk whose replicas are
+//   all offloaded is read through the tier (object or cells) like a lost
+//   one; a write or truncation first has meta stage it back (Recall,
+//   ReportReplica kRecall) and waits for the healthy replica.
 // - Sync: fsync of the replicas written since the last one, remote ones at
 //   once; it succeeds when one replica synced (as a write does when one
 //   took it), and the others are left to repair.
@@ -126,6 +130,13 @@ class ReplicaIo {
   // A new file's chunk 0 whose files this client prepared (ChunkPool): the
   // local replica's files from now on, as a lazy open's would be.
   void UsePrepared(InodeState& st, const std::shared_ptr<ChunkFile>& file);
+
+  // A chunk with no healthy replica and offloaded ones (keep-local=drop|
+  // pressure): asks meta to stage it back and waits, asking `fetch` for the
+  // chunk's current layout every kStageBackPoll, until it names a healthy
+  // replica (returned) or the retry timeout passes (EIO).
+  using FetchChunk = std::function<Result<std::optional<CachedChunk>>()>;
+  Result<CachedChunk> Recall(InodeId ino, const CachedChunk& chunk, const FetchChunk& fetch);
 
  private:
   // fsync of one chunk's replicas written since the last Sync, remote ones

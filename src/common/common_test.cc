@@ -66,6 +66,7 @@ TEST(Config, ParsesSizesAndDurations) {
   EXPECT_FALSE(ParseByteSize("99999999999999999999T").ok());
   EXPECT_EQ(ParseDuration("250ms")->value.count(), 250);
   EXPECT_EQ(ParseDuration("3s")->value.count(), 3000);
+  EXPECT_EQ(ParseDuration("2d")->value.count(), 2 * 86400 * 1000);
   EXPECT_FALSE(ParseDuration("3 weeks").ok());
   EXPECT_EQ(FormatByteSize(64ull << 20), "64 MiB");
 }

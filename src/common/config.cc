@@ -49,7 +49,9 @@ Result<Duration> ParseDuration(std::string_view text) {
   if (unit == "s" || unit.empty()) return Duration{seconds(value)};
   if (unit == "m" || unit == "min") return Duration{minutes(value)};
   if (unit == "h") return Duration{hours(value)};
-  return Status(StatusCode::kInvalidArgument, fmt::format("'{}': unknown duration unit '{}' (use ms, s, m or h)", text, unit));
+  if (unit == "d") return Duration{hours(value * 24)};
+  return Status(StatusCode::kInvalidArgument,
+                fmt::format("'{}': unknown duration unit '{}' (use ms, s, m, h or d)", text, unit));
 }
 
 std::string FormatByteSize(uint64_t bytes) {

@@ -96,6 +96,11 @@ void AddClientMetrics(metrics::Registry& registry, const client::Client& client)
       "from the object tier at once and waited for the new replica (protect=object).",
       {},
       [c](SampleSink& sink) { sink.Add(static_cast<double>(c->counters().stage_back_requests)); });
+  registry.AddCallback(
+      MetricType::kCounter, "t0fs_client_recall_requests_total",
+      "Writes and truncations of offloaded chunks (keep-local=drop|pressure) that waited for meta "
+      "to stage the chunk back.",
+      {}, [c](SampleSink& sink) { sink.Add(static_cast<double>(c->counters().recall_requests)); });
   registry.AddCallback(MetricType::kGauge, "t0fs_client_local_node",
                        "This client's data node (0: none on this host), as the value.", {},
                        [c](SampleSink& sink) { sink.Add(static_cast<double>(c->local_node().value())); });

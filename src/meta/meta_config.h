@@ -80,6 +80,11 @@ struct MetaConfig {
   // How often each erasure-coded stripe's parity is checked against its
   // data (a read of the replica and of every cell); 0 = never.
   Duration ec_verify_interval{std::chrono::hours(24 * 7)};
+  // keep-local=pressure: on a volume fuller than tier-high-watermark (% of
+  // its size), the local copies of protected files are offloaded, least
+  // recently changed first, until it is below tier-low-watermark.
+  uint32_t tier_high_watermark = 90;
+  uint32_t tier_low_watermark = 80;
   // Lifetime of chunk capabilities handed out with layouts. Longer means
   // fewer layout refreshes; shorter revokes access sooner.
   Duration capability_ttl{std::chrono::minutes(10)};
@@ -115,6 +120,11 @@ struct MetaConfig {
       "a repair copy that makes no progress for this long is retried");
     v("ec-verify-interval", ec_verify_interval,
       "how often each erasure-coded stripe's cells are checked against its data (0 = never)");
+    v("tier-high-watermark", tier_high_watermark,
+      "keep-local=pressure: a volume fuller than this (% of its size) has the local copies of "
+      "protected files offloaded, least recently changed first");
+    v("tier-low-watermark", tier_low_watermark,
+      "keep-local=pressure: offloading stops once the volume is below this (% of its size)");
     v("capability-ttl", capability_ttl, "lifetime of chunk capabilities");
     v("heartbeat", heartbeat, "heartbeat interval asked of data nodes");
     v("sync", sync, "SQLite synchronous mode for ordinary operations: normal or full");

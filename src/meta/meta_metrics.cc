@@ -190,6 +190,22 @@ void AddMetaMetrics(metrics::Registry& registry, MetaStore& store, const NodeHea
   repair_gauge("t0fs_meta_protect_overdue_files",
                "Files unprotected for longer than their within= deadline (alert on > 0).",
                [](const RepairStats& r) { return r.protect.overdue_files; });
+  repair_gauge("t0fs_meta_offloaded_chunks",
+               "Chunks whose local copies were offloaded (keep-local=drop|pressure): held by the "
+               "object tier or their cells only (last pass).",
+               [](const RepairStats& r) { return r.offloaded_chunks; });
+  repair_gauge("t0fs_meta_offloaded_bytes", "Bytes of those chunks (last pass).",
+               [](const RepairStats& r) { return r.offloaded_bytes; });
+  gauge(
+      "t0fs_meta_offloads_total",
+      "Chunks whose local copies were offloaded since meta started, by rule: drop "
+      "(keep-local=drop) or pressure (a volume over tier-high-watermark).",
+      {"rule"},
+      [](const ClusterView::Snapshot& s, SampleSink& sink) {
+        sink.Add({"drop"}, static_cast<double>(s.repair.offloads - s.repair.pressure_offloads));
+        sink.Add({"pressure"}, static_cast<double>(s.repair.pressure_offloads));
+      },
+      MetricType::kCounter);
   repair_gauge("t0fs_meta_repair_copies_running", "Repair copies ordered and not finished.",
                [](const RepairStats& r) { return r.copies_running; });
   gauge("t0fs_meta_repair_copies_total", "Repair copies finished since meta started, by result.", {"result"},

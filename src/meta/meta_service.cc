@@ -65,6 +65,7 @@ Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfi
                                                                  std::string secret,
                                                                  bool shared_store) {
   RETURN_IF_ERROR(ValidateChunkSizes(config));
+  RETURN_IF_ERROR(ValidateTiering(config));
   // Refused before anything else is written: a store of another cluster.
   const Digest fingerprint = HmacSha256(secret, "t0fs store owner");
   RETURN_IF_ERROR(store->ClaimSecret(HexEncode(std::string_view(

@@ -60,10 +60,32 @@ Status ValidateObjective(const Objective& objective) {
   if (p.within_s > kMaxProtectWithinS) {
     return Status(StatusCode::kInvalidArgument, "within must be at most 30 days");
   }
-  if (p.keep_local != KeepLocal::kKeep) {
-    return Status(StatusCode::kNotSupported,
-                  "keep-local=drop and keep-local=pressure are not served yet by this meta (the "
-                  "writer's copy is kept)");
+  if (p.keep_local != KeepLocal::kKeep && p.kind == ProtectKind::kReplicas) {
+    return Status(StatusCode::kInvalidArgument,
+                  "keep-local=drop|pressure needs protect=object or protect=ec:K+M (with "
+                  "protect=replicas the writer's copy is one of the copies)");
+  }
+  if (p.drop_after_s != 0 && p.keep_local != KeepLocal::kDrop) {
+    return Status(StatusCode::kInvalidArgument, "after= needs keep-local=drop");
+  }
+  if (p.drop_after_s > kMaxDropAfterS) {
+    return Status(StatusCode::kInvalidArgument, "after must be at most 3650 days");
+  }
+  if (p.keep_local != KeepLocal::kKeep && p.keep_local != KeepLocal::kDrop &&
+      p.keep_local != KeepLocal::kPressure) {
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("unknown keep-local rule {}", static_cast<uint32_t>(p.keep_local)));
+  }
+  return Status::Ok();
+}
+
+Status ValidateTiering(const MetaConfig& config) {
+  if (config.tier_high_watermark == 0 || config.tier_high_watermark > 100 ||
+      config.tier_low_watermark >= config.tier_high_watermark) {
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("tier-low-watermark ({}) must be below tier-high-watermark ({}), "
+                              "which is at most 100 (% of a volume)",
+                              config.tier_low_watermark, config.tier_high_watermark));
   }
   return Status::Ok();
 }

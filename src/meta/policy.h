@@ -24,6 +24,7 @@ inline constexpr uint32_t kMaxReplicas = 16;
 // O_DIRECT-capable, 4 KiB-aligned I/O and checksummed per 4 KiB block.
 inline constexpr uint64_t kChunkSizeAlign = 4096;
 inline constexpr uint32_t kMaxProtectWithinS = 30 * 24 * 3600;
+inline constexpr uint32_t kMaxDropAfterS = 3650u * 24 * 3600;  // keep-local=drop after=
 
 // The chunk size of a regular file created in directory `dir`: the chunk size
 // the directory's objective sets, else the cluster default for its placement
@@ -33,10 +34,12 @@ uint64_t NewFileChunkSize(const InodeAttr& dir, const MetaConfig& config);
 
 // An objective a client may set: 1..kMaxReplicas replicas, a chunk size of 0
 // (the cluster default) or a positive multiple of kChunkSizeAlign, no
-// protection, protect=replicas:N with replicas < N <= kMaxReplicas or
-// protect=object, within at most kMaxProtectWithinS, keeping the writer's
-// copy (ec:K+M and keep-local rules are refused as unsupported: not served
-// yet). kInvalidArgument with the rule otherwise. (Whether the named nodes
+// protection, protect=replicas:N with replicas < N <= kMaxReplicas,
+// protect=object or protect=ec:K+M, within at most kMaxProtectWithinS;
+// keep-local=drop|pressure only with object or ec (with replicas the
+// writer's copy is one of the copies), after= (at most kMaxDropAfterS) only
+// with keep-local=drop. kInvalidArgument with the rule
+// otherwise. (Whether the named nodes
 // exist, and whether the cluster has an object tier, are the caller's
 // checks: they need the node list and the configuration.)
 Status ValidateObjective(const Objective& objective);
@@ -44,5 +47,8 @@ Status ValidateObjective(const Objective& objective);
 // The chunk-size settings of the service: `chunk-size` a positive multiple of
 // kChunkSizeAlign, `local-chunk-size` a multiple of it (0 = chunk-size).
 Status ValidateChunkSizes(const MetaConfig& config);
+
+// The tiering settings: 0 <= tier-low-watermark < tier-high-watermark <= 100.
+Status ValidateTiering(const MetaConfig& config);
 
 }  // namespace t0fs::meta

@@ -83,10 +83,24 @@ TEST(Policy, ProtectionGoals) {
   EXPECT_EQ(with(2, Protection{ProtectKind::kObject, 0, 0, 0, KeepLocal::kKeep}), StatusCode::kOk);
   EXPECT_EQ(with(1, Protection{ProtectKind::kObject, 2, 0, 300, KeepLocal::kKeep}),
             StatusCode::kInvalidArgument);
+  // keep-local=drop|pressure: with the object tier or cells, never with
+  // replicas (the writer's copy is one of them).
   EXPECT_EQ(with(1, Protection{ProtectKind::kObject, 0, 0, 300, KeepLocal::kDrop}),
-            StatusCode::kNotSupported);
+            StatusCode::kOk);
+  EXPECT_EQ(with(1, Protection{ProtectKind::kEc, 2, 1, 300, KeepLocal::kPressure}),
+            StatusCode::kOk);
   EXPECT_EQ(with(1, Protection{ProtectKind::kReplicas, 2, 0, 300, KeepLocal::kDrop}),
-            StatusCode::kNotSupported);
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(with(1, Protection{ProtectKind::kObject, 0, 0, 300, static_cast<KeepLocal>(7)}),
+            StatusCode::kInvalidArgument);
+  // after= delays keep-local=drop only, up to 3650 days.
+  EXPECT_EQ(with(1, Protection{ProtectKind::kObject, 0, 0, 300, KeepLocal::kDrop, 86400}),
+            StatusCode::kOk);
+  EXPECT_EQ(with(1, Protection{ProtectKind::kObject, 0, 0, 300, KeepLocal::kPressure, 86400}),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      with(1, Protection{ProtectKind::kObject, 0, 0, 300, KeepLocal::kDrop, kMaxDropAfterS + 1}),
+      StatusCode::kInvalidArgument);
   EXPECT_EQ(with(1, Protection{static_cast<ProtectKind>(9), 2, 0, 300, KeepLocal::kKeep}),
             StatusCode::kInvalidArgument);
 }
@@ -103,6 +117,18 @@ TEST(Policy, ChunkSizeSettings) {
   EXPECT_TRUE(ValidateChunkSizes(config).ok());
   config.local_chunk_size.bytes = 5000;
   EXPECT_EQ(ValidateChunkSizes(config).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(Policy, TieringWatermarks) {
+  MetaConfig config;
+  EXPECT_TRUE(ValidateTiering(config).ok());  // 90 and 80
+  config.tier_low_watermark = 90;
+  EXPECT_EQ(ValidateTiering(config).code(), StatusCode::kInvalidArgument);
+  config.tier_low_watermark = 0;
+  config.tier_high_watermark = 101;
+  EXPECT_EQ(ValidateTiering(config).code(), StatusCode::kInvalidArgument);
+  config.tier_high_watermark = 100;
+  EXPECT_TRUE(ValidateTiering(config).ok());
 }
 
 }  // namespace

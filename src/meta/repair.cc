@@ -46,10 +46,10 @@ uint64_t RepairPlanner::LoadOf(NodeId node) {
   return load;
 }
 
-bool RepairPlanner::MarkUrgent(ChunkId chunk) {
+bool RepairPlanner::MarkUrgent(ChunkId chunk, std::chrono::seconds lasting) {
   // In the store, not here: the server that plans may be another one.
   const Timespec now = WallNow();
-  const Timespec until{now.sec + kUrgentFor.count(), now.nsec};
+  const Timespec until{now.sec + lasting.count(), now.nsec};
   auto added = store_.MarkUrgent(chunk, until, now, kMaxUrgent);
   if (!added.ok() && added.status().code() == StatusCode::kBusy) {
     LOG_WARN("repair: {} chunks wait for writers already; chunk {} waits for repair-grace",
@@ -82,6 +82,7 @@ void RepairPlanner::RunPass() {
     nodes[r.node] = c;
   }
   ExpireTasks();
+  FindPressure(records);
   auto urgent = store_.UrgentChunks(WallNow());
   if (!urgent.ok())
     LOG_WARN("repair: reading the chunks writers wait for: {}", urgent.status().ToString());
@@ -112,6 +113,11 @@ void RepairPlanner::RunPass() {
   std::sort_heap(deferred.begin(), deferred.end(), YoungestOnTop());
   for (const Deferred& d : deferred) PlanChunk(d.chunk, nodes, now_s, nullptr);
   std::lock_guard lock(mu_);
+  PlanPressure();
+  if (pass_.offloads > 0) {
+    LOG_INFO("repair: offloaded the local copies of {} chunk(s) held by the tier (keep-local)",
+             pass_.offloads);
+  }
   // Parity checks last, the longest unchecked first: they use only slots
   // the repairs and encodes left.
   std::sort(pass_.verify_due.begin(), pass_.verify_due.end(),
@@ -174,11 +180,13 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
     marked = urgent_.count(c.chunk) != 0;
   }
   const uint32_t synced = std::max<uint32_t>(1, c.objective.replicas);
-  std::vector<const Replica*> good, sources, extras_stale, extras_lost, extras_draining;
+  std::vector<const Replica*> good, sources, extras_stale, extras_lost, extras_draining, offloaded;
   uint64_t committed = 0;
   bool has_stale = false;
   for (const Replica& r : c.replicas) {
-    if (r.state == ReplicaState::kHealthy) committed = std::max(committed, r.version);
+    if (r.state == ReplicaState::kHealthy || r.state == ReplicaState::kOffloaded) {
+      committed = std::max(committed, r.version);
+    }
   }
   // A writer waits and the bucket holds the committed version: replicas on
   // nodes that miss heartbeats are lost now (the recall is what it waits
@@ -188,6 +196,10 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
   for (const Replica& r : c.replicas) {
     auto it = nodes.find(r.node);
     const Choice* node = it == nodes.end() ? nullptr : &it->second;
+    if (r.state == ReplicaState::kOffloaded) {
+      offloaded.push_back(&r);
+      continue;
+    }
     if (r.state == ReplicaState::kPending) {
       if (has_task) continue;  // the copy in flight
       // No task: a copy that was lost, e.g. a meta restart.
@@ -236,20 +248,49 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
     const Protection& p = c.objective.protect;
     ec_complete = kept == stripe.cells.size() && stripe.k == p.copies && stripe.m == p.parity;
   }
+  const Protection& p = c.objective.protect;
+  // The tier holds the committed version (the object, or every cell on a
+  // node not lost): the local copies may go (keep-local).
+  const bool in_tier =
+      committed != 0 && ((p.kind == ProtectKind::kObject && object_tier_ != nullptr &&
+                          c.object_version == committed) ||
+                         (p.kind == ProtectKind::kEc && ec_complete));
   std::lock_guard lock(mu_);
   const int64_t waited = first ? NotePending(c, good.size(), committed, ec_complete, now_s) : 0;
+  if (first && good.empty() && !offloaded.empty()) {
+    ++pass_.offloaded_chunks;
+    pass_.offloaded_bytes += ChunkBytes(c);
+  }
   if (has_task) return;
   // The copies to reach now and to keep (the durability ladder): the
   // writer's `replicas`, raised to the protection's copies once the file has
   // no writer or has waited `within` — and never trimmed below those.
   uint32_t want = synced, keep = synced;
-  if (c.objective.protect.kind == ProtectKind::kReplicas) {
-    keep = std::max(synced, c.objective.protect.copies);
-    const bool due = !c.writer_open || waited >= static_cast<int64_t>(c.objective.protect.within_s);
+  if (p.kind == ProtectKind::kReplicas) {
+    keep = std::max(synced, p.copies);
+    const bool due = !c.writer_open || waited >= static_cast<int64_t>(p.within_s);
     if (!first || (waited >= 0 && due)) want = keep;  // (deferred: it was due)
   }
+  // keep-local=drop|pressure: the local copies of a chunk the tier holds
+  // go (never while a writer has the file open or waits for the chunk:
+  // MarkUrgent), and an offloaded chunk stays so until a writer asks.
+  const bool may_offload = in_tier && !marked && !c.writer_open && p.keep_local != KeepLocal::kKeep;
+  const bool holders =
+      !good.empty() || !extras_draining.empty();  // rows that can carry the version
+  // (after=: once the file has gone that long unchanged.)
+  const bool aged =
+      p.drop_after_s == 0 || now_s - c.ctime.sec >= static_cast<int64_t>(p.drop_after_s);
+  const bool drop_now = may_offload && p.keep_local == KeepLocal::kDrop && holders && aged;
+  const bool stays_offloaded =
+      good.empty() && !offloaded.empty() && in_tier && !marked && p.keep_local != KeepLocal::kKeep;
+  if (drop_now || stays_offloaded) want = keep = 0;
+  if (first && may_offload && p.keep_local == KeepLocal::kPressure && !good.empty()) {
+    NotePressure(c, committed, good);
+  }
   if (first) {
-    for (const Replica& r : c.replicas) ++pass_.replicas_per_node[r.node];
+    for (const Replica& r : c.replicas) {
+      if (r.state != ReplicaState::kOffloaded) ++pass_.replicas_per_node[r.node];
+    }
     if (has_stale) ++pass_.stale_replicas;
   }
   if (good.size() < want) {
@@ -295,8 +336,10 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
     req.placement = Placement::kSpread;
     req.allowed = c.objective.nodes;
     req.chunk_size = c.chunk_size;
-    for (const Replica& r : c.replicas) {
-      if (r.state != ReplicaState::kStale) req.exclude.push_back(r.node);
+    for (const Replica& r : c.replicas) {  // a stale or offloaded copy's node may take it again
+      if (r.state != ReplicaState::kStale && r.state != ReplicaState::kOffloaded) {
+        req.exclude.push_back(r.node);
+      }
     }
     auto targets = ChooseTargets(choices, req);
     if (!targets.ok()) {
@@ -368,7 +411,8 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
   drop_unless_writer.insert(drop_unless_writer.end(), extras_draining.begin(),
                             extras_draining.end());
   // A writer's bytes may be on one of them only until its commit (MarkUrgent).
-  if (good.size() > keep && !marked) {
+  // (keep-local=drop offloads them all below instead.)
+  if (!drop_now && good.size() > keep && !marked) {
     ++pass_.over_replicated;
     // Surplus: first those outside the allowed nodes, then the newest.
     std::stable_sort(good.begin(), good.end(), [&](const Replica* a, const Replica* b) {
@@ -379,6 +423,18 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
       return allowed(a) && !allowed(b);
     });
     drop_unless_writer.insert(drop_unless_writer.end(), good.begin() + keep, good.end());
+  }
+  // Offloaded rows left behind: older than the committed version, or all
+  // of them once a healthy replica stays (the chunk was staged back).
+  for (const Replica* r : offloaded) {
+    if (r->version < committed || (!good.empty() && !drop_now)) drop.push_back(r);
+  }
+  if (drop_now) {
+    // The healthy copies, those on draining nodes too, become offloaded.
+    std::vector<const Replica*> local = good;
+    local.insert(local.end(), extras_draining.begin(), extras_draining.end());
+    drop_unless_writer.clear();
+    Offload(c, committed, local, /*pressure=*/false);
   }
   for (const Replica* r : drop) {
     Status st = store_.DropReplica(c.chunk, r->node);
@@ -394,7 +450,6 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
     }
   }
   // The object tier's copy: once the file has no writer or waited `within`.
-  const Protection& p = c.objective.protect;
   if (p.kind == ProtectKind::kObject && object_tier_ != nullptr && waited >= 0 &&
       (!c.writer_open || waited >= static_cast<int64_t>(p.within_s))) {
     PlanUpload(c, committed, sources, nodes);
@@ -415,6 +470,114 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
       pass_.verify_due.push_back(VerifyDue{*checked, c, committed, std::move(stripe)});
     }
   }
+}
+
+bool RepairPlanner::Offload(const ChunkReplicas& c, uint64_t committed,
+                            const std::vector<const Replica*>& local, bool pressure) {
+  bool any = false;
+  for (const Replica* r : local) {
+    Status st = store_.OffloadReplica(c.chunk, r->node, committed);
+    if (st.ok()) {
+      any = true;
+      LOG_DEBUG("repair: chunk {} (file inode {}) v{}: the copy on node {} is offloaded{}", c.chunk,
+                c.ino, committed, r->node, pressure ? " (volume over tier-high-watermark)" : "");
+      if (pressure) pressure_freed_[r->volume].emplace_back(Clock::now(), ChunkBytes(c));
+    } else if (st.code() == StatusCode::kBusy || st.code() == StatusCode::kStale) {
+      LOG_DEBUG("repair: chunk {}: the copy on node {} stays for now: {}", c.chunk, r->node,
+                st.message());
+    } else {
+      LOG_WARN("repair: chunk {}: offloading the copy on node {}: {}", c.chunk, r->node,
+               st.ToString());
+    }
+  }
+  if (any) {
+    ++pass_.offloads;
+    ++stats_.offloads;
+    if (pressure) ++stats_.pressure_offloads;
+  }
+  return any;
+}
+
+void RepairPlanner::FindPressure(const std::vector<NodeRecord>& records) {
+  const auto now = Clock::now();
+  std::lock_guard lock(mu_);
+  pressure_need_.clear();
+  for (const NodeRecord& n : records) {
+    for (const VolumeRecord& v : n.volumes) {
+      auto& freed = pressure_freed_[v.volume];
+      while (!freed.empty() && now - freed.front().first > kPressureSettle) freed.pop_front();
+      if (v.total_bytes == 0) continue;
+      uint64_t used = v.total_bytes - std::min(v.total_bytes, v.free_bytes);
+      for (const auto& [when, bytes] : freed) used -= std::min(used, bytes);
+      // Percent of the volume, in 128-bit products: volumes of any size.
+      const auto pct = [&](uint32_t p) {
+        return static_cast<uint64_t>(static_cast<unsigned __int128>(v.total_bytes) * p / 100);
+      };
+      const uint64_t full =
+          static_cast<uint64_t>(static_cast<unsigned __int128>(used) * 100 / v.total_bytes);
+      if (used <= pct(config_.tier_high_watermark)) {
+        if (over_watermark_.erase(v.volume) != 0) {
+          LOG_INFO("repair: volume {} of node {} is {}% full, below tier-high-watermark again",
+                   v.volume, n.node, full);
+        }
+        continue;
+      }
+      pressure_need_[v.volume] = static_cast<int64_t>(used - pct(config_.tier_low_watermark));
+      if (over_watermark_.insert(v.volume).second) {
+        LOG_INFO(
+            "repair: volume {} of node {} is {}% full (tier-high-watermark {}%): offloading "
+            "protected keep-local=pressure copies, least recently changed first, down to {}%",
+            v.volume, n.node, full, config_.tier_high_watermark, config_.tier_low_watermark);
+      }
+    }
+  }
+}
+
+void RepairPlanner::NotePressure(const ChunkReplicas& c, uint64_t committed,
+                                 const std::vector<const Replica*>& good) {
+  if (pressure_need_.empty()) return;
+  const bool over = std::any_of(good.begin(), good.end(), [&](const Replica* r) {
+    return pressure_need_.count(r->volume) != 0;
+  });
+  if (!over) return;
+  auto& heap = pass_.pressure;
+  heap.push_back({c.ctime.sec, c, committed});
+  std::push_heap(heap.begin(), heap.end());
+  if (heap.size() > kMaxPressure) {  // the most recently changed waits for a later pass
+    std::pop_heap(heap.begin(), heap.end());
+    heap.pop_back();
+  }
+}
+
+void RepairPlanner::PlanPressure() {
+  auto& heap = pass_.pressure;
+  std::sort_heap(heap.begin(), heap.end());  // the least recently changed first
+  const auto met = [&] {
+    return std::all_of(pressure_need_.begin(), pressure_need_.end(),
+                       [](const auto& n) { return n.second <= 0; });
+  };
+  InodeId last;  // the file offloaded last: it goes whole, whatever the needs
+  for (const PassCounts::PressureCandidate& cand : heap) {
+    const ChunkReplicas& c = cand.chunk;
+    const bool rest_of_file = c.ino == last;
+    if (!rest_of_file && met()) break;
+    std::vector<const Replica*> local;
+    bool helps = false;
+    for (const Replica& r : c.replicas) {
+      if (r.state != ReplicaState::kHealthy || r.version != cand.committed) continue;
+      local.push_back(&r);
+      auto need = pressure_need_.find(r.volume);
+      helps |= rest_of_file || (need != pressure_need_.end() && need->second > 0);
+    }
+    if (!helps || tasks_.count(c.chunk) != 0) continue;
+    if (!Offload(c, cand.committed, local, /*pressure=*/true)) continue;
+    last = c.ino;
+    for (const Replica* r : local) {
+      auto need = pressure_need_.find(r->volume);
+      if (need != pressure_need_.end()) need->second -= static_cast<int64_t>(ChunkBytes(c));
+    }
+  }
+  heap.clear();
 }
 
 void RepairPlanner::ExpireTasks() {
@@ -469,6 +632,8 @@ RepairStats RepairPlanner::Stats() {
   s.unavailable = last_pass_.unavailable;
   s.replicas_per_node = last_pass_.replicas_per_node;
   s.protect = last_pass_.protect;
+  s.offloaded_chunks = last_pass_.offloaded_chunks;
+  s.offloaded_bytes = last_pass_.offloaded_bytes;
   s.copies_running = tasks_.size();
   uint64_t bytes = 0;
   for (auto& [when, delta] : rate_window_) bytes += delta;

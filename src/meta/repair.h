@@ -51,6 +51,20 @@
 // chunk's surplus replicas are not trimmed (the lost node may come back
 // while the writer's bytes are on the recalled replica only, uncommitted).
 //
+// keep-local=drop|pressure: once the tier holds a chunk's committed version
+// (protect=object: the object; protect=ec: every cell, on nodes not lost),
+// its healthy replicas become offloaded (MetaStore::OffloadReplica: the row
+// keeps the version, the file goes to the garbage queue) — with drop at the
+// first pass after the file's last close (with after=D, once it has gone D
+// unchanged), with pressure only while a volume
+// holding it is fuller than tier-high-watermark, least recently changed
+// files first, until tier-low-watermark. An offloaded chunk is not
+// recalled; reads go to the tier. A writer that asks for it (MarkUrgent,
+// ReportReplica REPORT_RECALL) has it staged back at the next pass (a
+// recall or a rebuild onto an up node, the offloaded row's node allowed),
+// and the offloaded row leaves once the healthy replica is there. An
+// objective changed back to keep-local=keep recalls every offloaded chunk.
+//
 // It also reconciles a node that comes back (or that this meta has not seen
 // yet): the node is sent the replicas it should hold with their committed
 // versions and reports any whose file is missing or older, which become
@@ -71,6 +85,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -112,6 +127,10 @@ struct RepairStats {
   uint64_t ec_verifies_mismatch = 0;  // parity checks that found a bad cell
   uint64_t ec_verifies_failed = 0;    // parity checks that did not run to the end
   uint64_t ec_bad_cells = 0;          // cells parity checks found bad
+  uint64_t offloads = 0;              // chunks whose local copies were offloaded (keep-local)
+  uint64_t pressure_offloads = 0;     // ... of them, for a volume over tier-high-watermark
+  uint64_t offloaded_chunks = 0;      // as of the last pass: chunks held by the tier only
+  uint64_t offloaded_bytes = 0;
   double copy_rate_bps = 0;  // bytes/s received by copies over the last minute
   std::unordered_map<NodeId, uint64_t> replicas_per_node;  // as of the last pass
   ProtectStats protect;
@@ -142,8 +161,12 @@ class RepairPlanner {
   // plan can mark a chunk for the one that does (each pass reads the
   // marks). True when it was not marked before. With kMaxUrgent chunks
   // marked a new one is refused (logged); so is one the store cannot take.
-  bool MarkUrgent(ChunkId chunk);
+  // `lasting`: kRecallFor for an offloaded chunk a writer asks for (it
+  // asks again every half second while it waits; once it wrote, the chunk
+  // may be offloaded again soon after its new version is protected).
+  bool MarkUrgent(ChunkId chunk, std::chrono::seconds lasting = kUrgentFor);
   static constexpr std::chrono::seconds kUrgentFor{120};
+  static constexpr std::chrono::seconds kRecallFor{10};
   static constexpr size_t kMaxUrgent = 4096;
 
  private:
@@ -182,6 +205,23 @@ class RepairPlanner {
   // such a copy.
   void PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Choice>& nodes, int64_t now_s,
                  DeferredQueue* defer);
+  // keep-local: offloads the replicas `local` of `c` at `committed`
+  // (MetaStore::OffloadReplica); true when one was. Called with mu_ held.
+  bool Offload(const ChunkReplicas& c, uint64_t committed, const std::vector<const Replica*>& local,
+               bool pressure);
+  // keep-local=pressure: notes `c` (its healthy replicas `good`) as a
+  // candidate when one of them is on a volume over tier-high-watermark.
+  // Called with mu_ held.
+  void NotePressure(const ChunkReplicas& c, uint64_t committed,
+                    const std::vector<const Replica*>& good);
+  // The volumes over tier-high-watermark and the bytes each must free to
+  // reach tier-low-watermark (less what was offloaded from it in the last
+  // kPressureSettle, which its reports may not show yet).
+  void FindPressure(const std::vector<NodeRecord>& records);
+  // After the scan: offloads the candidates, least recently changed
+  // first, until every volume's need is met — and the rest of the file
+  // being offloaded then (a file goes whole). Called with mu_ held.
+  void PlanPressure();
   // Counts a chunk below its protection goal in the pass; returns the
   // seconds its data has waited, -1 when it is protected or has no goal.
   // Called with mu_ held.
@@ -267,7 +307,29 @@ class RepairPlanner {
     // first saw them complete).
     std::unordered_map<ChunkId, Clock::time_point> ec_checked;
     std::vector<VerifyDue> verify_due;
+    uint64_t offloaded_chunks = 0, offloaded_bytes = 0;
+    uint64_t offloads = 0;  // chunks offloaded by this pass
+    // keep-local=pressure candidates on volumes over the high watermark: a
+    // heap with the most recently changed on top (the least recent kept).
+    struct PressureCandidate {
+      int64_t changed = 0;  // the file's ctime
+      ChunkReplicas chunk;
+      uint64_t committed = 0;
+      // By age, then by file and index: a file's chunks side by side.
+      bool operator<(const PressureCandidate& o) const {
+        return std::tie(changed, chunk.ino, chunk.index) <
+               std::tie(o.changed, o.chunk.ino, o.chunk.index);
+      }
+    };
+    std::vector<PressureCandidate> pressure;
   };
+  // keep-local=pressure: what each volume over the high watermark must
+  // free this pass; offloads in the last kPressureSettle by volume.
+  std::unordered_map<VolumeId, int64_t> pressure_need_;
+  std::unordered_map<VolumeId, std::deque<std::pair<Clock::time_point, uint64_t>>> pressure_freed_;
+  std::unordered_set<VolumeId> over_watermark_;  // logged as over, until below again
+  static constexpr std::chrono::seconds kPressureSettle{30};
+  static constexpr size_t kMaxPressure = 4096;  // candidates kept per pass
   PassCounts pass_, last_pass_;
   std::unordered_map<ChunkId, int64_t> waiting_since_;  // of the last complete pass
   std::unordered_map<ChunkId, Clock::time_point> ec_checked_;  // of the last complete pass

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <set>
 
 #include "meta/store/store_test_util.h"
 
@@ -247,6 +248,245 @@ TEST_F(UrgentRecallTest, ReplicaOfAnOpenWriterStaysUntilItCloses) {
   replicas = Replicas();
   EXPECT_EQ(replicas.size(), 1u);
   EXPECT_EQ(replicas[2], ReplicaState::kHealthy);
+}
+
+// keep-local=drop|pressure: the writer's copy goes once the bucket holds
+// the committed version, stays gone while nobody writes, and comes back
+// when a writer asks (MarkUrgent).
+class KeepLocalTest : public UrgentRecallTest {
+ protected:
+  void Keep(KeepLocal keep, InodeId ino) {
+    Objective obj;
+    obj.replicas = 1;
+    obj.protect.kind = ProtectKind::kObject;
+    obj.protect.keep_local = keep;
+    ASSERT_OK(store_->SetObjective(ino, obj, false));
+  }
+  // The replica rows of `ino`'s chunk 0: node → (state, version).
+  std::map<uint64_t, std::pair<ReplicaState, uint64_t>> Rows(InodeId ino) {
+    std::map<uint64_t, std::pair<ReplicaState, uint64_t>> out;
+    auto layout = store_->GetLayout(ino, 0, 1);
+    EXPECT_OK(layout);
+    if (!layout.ok() || layout->empty()) return out;
+    for (const auto& r : layout->front().replicas) out[r.node.value()] = {r.state, r.version};
+    return out;
+  }
+  // Chunk ids node 1 is told to remove.
+  std::set<uint64_t> Garbage1() {
+    std::set<uint64_t> out;
+    auto g = store_->TakeGarbage(NodeId(1), 100);
+    EXPECT_OK(g);
+    if (g.ok()) {
+      for (const GarbageChunk& c : *g) out.insert(c.chunk.value());
+    }
+    return out;
+  }
+  // A file of `chunks` 1 MiB chunks on node 1 at version 1, changed at
+  // `when`, in the bucket; its first chunk.
+  std::pair<InodeId, ChunkId> File(const std::string& name, int64_t when, KeepLocal keep,
+                                   uint64_t chunks = 1) {
+    MakeNodeArgs a;
+    a.parent = kRootInode;
+    a.name = name;
+    a.mode = S_IFREG | 0644;
+    a.chunk_size = kChunkBytes;
+    auto made = store_->MakeNode(OpToken{}, a, testing::T(when));
+    EXPECT_OK(made);
+    const InodeId ino = made->attr.ino;
+    Keep(keep, ino);
+    std::vector<uint64_t> indices;
+    for (uint64_t i = 0; i < chunks; ++i) indices.push_back(i);
+    auto layout = store_->Allocate(OpToken{}, ino, indices, node1_);
+    EXPECT_OK(layout);
+    CommitArgs c{ino, HandleId(), chunks * kChunkBytes, testing::T(when), {}};
+    for (const ChunkLayout& l : *layout)
+      c.written.push_back(WrittenChunk(l.replicas.front().chunk, 1));
+    EXPECT_OK(store_->Commit(OpToken{}, c, false, testing::T(when)));
+    for (const ChunkLayout& l : *layout)
+      EXPECT_OK(store_->SetObjectVersion(l.replicas.front().chunk, 1));
+    return {ino, layout->front().replicas.front().chunk};
+  }
+};
+
+TEST_F(KeepLocalTest, DroppedOnceInTheBucketNotRecalledUntilAWriterAsks) {
+  Keep(KeepLocal::kDrop, file_);
+  Heartbeats(0s);
+  planner_->RunPass();  // not in the bucket yet: kept, an upload is ordered
+  EXPECT_EQ(Rows(file_)[1].first, ReplicaState::kHealthy);
+  EXPECT_EQ(planner_->Stats().offloads, 0u);
+  std::vector<pb::NodeCommand> uploads = planner_->TakeCommands(NodeId(1));
+  ASSERT_EQ(uploads.size(), 1u);
+  ASSERT_EQ(uploads[0].kind(), pb::COMMAND_UPLOAD);
+  pb::HeartbeatReq uploaded = CopyDone(uploads[0]);
+  planner_->OnHeartbeat(NodeId(1), uploaded);  // the bucket holds version 1 now
+  planner_->RunPass();
+  EXPECT_EQ(Rows(file_)[1], std::make_pair(ReplicaState::kOffloaded, uint64_t{1}));
+  EXPECT_EQ(planner_->Stats().offloads, 1u);
+  EXPECT_EQ(Garbage1(), std::set<uint64_t>{chunk_.value()});
+  // fsck: consistent, nothing below objective; no file to look for on the node.
+  auto problems = store_->Check();
+  ASSERT_OK(problems);
+  EXPECT_TRUE(problems->empty()) << problems->front();
+  bool eof = false;
+  auto refs = store_->ListChunks(ChunkId(), 100, &eof);
+  ASSERT_OK(refs);
+  for (const ChunkRecord& r : *refs)
+    EXPECT_TRUE(r.garbage) << "an offloaded replica listed as live";
+  // A client's report of the missing file does not make it stale.
+  ASSERT_OK(store_->SetReplicaState(chunk_, NodeId(1), ReplicaState::kStale));
+  EXPECT_EQ(Rows(file_)[1].first, ReplicaState::kOffloaded);
+
+  // Offloaded and not asked for: never recalled, whatever the node does.
+  planner_->RunPass();
+  EXPECT_EQ(planner_->Stats().offloaded_chunks, 1u);  // counted by the pass that finds it so
+  EXPECT_EQ(planner_->Stats().offloaded_bytes, kChunkBytes);
+  Heartbeats(5s);
+  planner_->RunPass();
+  EXPECT_TRUE(CopiesToNode2().empty());
+  EXPECT_TRUE(planner_->TakeCommands(NodeId(1)).empty());
+  EXPECT_EQ(planner_->Stats().recalls, 0u);
+
+  // A writer asks: staged back at the next pass (node 1 may take it again;
+  // it is down here, so node 2).
+  EXPECT_TRUE(planner_->MarkUrgent(chunk_));
+  planner_->RunPass();
+  std::vector<pb::NodeCommand> copies = CopiesToNode2();
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0].object_key(), tier_->Key(chunk_, 1));
+  EXPECT_EQ(copies[0].version(), 1u);
+  planner_->OnHeartbeat(NodeId(2), CopyDone(copies[0]));
+  planner_->RunPass();  // healthy again: the offloaded row leaves; kept while marked
+  auto rows = Rows(file_);
+  EXPECT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[2], std::make_pair(ReplicaState::kHealthy, uint64_t{1}));
+  problems = store_->Check();
+  ASSERT_OK(problems);
+  EXPECT_TRUE(problems->empty()) << problems->front();
+}
+
+TEST_F(KeepLocalTest, NotWhileAWriterHasTheFileOpen) {
+  Keep(KeepLocal::kDrop, file_);
+  ASSERT_OK(store_->SetObjectVersion(chunk_, 1));
+  auto session = store_->OpenSession("writer", "h", testing::T(120));
+  ASSERT_OK(session);
+  auto opened = store_->Open(OpToken{}, *session, file_, O_RDWR, testing::T(120));
+  ASSERT_OK(opened);
+  Heartbeats(0s);
+  planner_->RunPass();
+  EXPECT_EQ(Rows(file_)[1].first, ReplicaState::kHealthy);
+  EXPECT_EQ(store_->OffloadReplica(chunk_, NodeId(1), 1).code(), StatusCode::kBusy);
+  ASSERT_OK(store_->Release(OpToken{}, opened->handle));
+  // Only at the version the bucket holds, only a healthy replica.
+  EXPECT_EQ(store_->OffloadReplica(chunk_, NodeId(1), 2).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->OffloadReplica(chunk_, NodeId(2), 1).code(), StatusCode::kStale);
+  planner_->RunPass();
+  EXPECT_EQ(Rows(file_)[1].first, ReplicaState::kOffloaded);
+}
+
+// after=: not before the file has gone that long unchanged (its ctime).
+TEST_F(KeepLocalTest, DropAfterWaitsForTheFileToAge) {
+  const int64_t now = WallNow().sec;
+  auto [young, young_chunk] = File("young", now - 60, KeepLocal::kDrop);
+  auto [old, old_chunk] = File("old", now - 7200, KeepLocal::kDrop);
+  for (InodeId ino : {young, old}) {
+    Objective obj;
+    obj.replicas = 1;
+    obj.protect.kind = ProtectKind::kObject;
+    obj.protect.keep_local = KeepLocal::kDrop;
+    obj.protect.drop_after_s = 3600;
+    ASSERT_OK(store_->SetObjective(ino, obj, false));
+  }
+  Heartbeats(0s);
+  planner_->RunPass();
+  EXPECT_EQ(Rows(young)[1].first, ReplicaState::kHealthy);
+  EXPECT_EQ(Rows(old)[1].first, ReplicaState::kOffloaded);
+  (void)young_chunk;
+  (void)old_chunk;
+}
+
+TEST_F(KeepLocalTest, KeepAgainRecallsWithoutAWriter) {
+  Keep(KeepLocal::kDrop, file_);
+  ASSERT_OK(store_->SetObjectVersion(chunk_, 1));
+  Heartbeats(0s);
+  planner_->RunPass();
+  ASSERT_EQ(Rows(file_)[1].first, ReplicaState::kOffloaded);
+  Keep(KeepLocal::kKeep, file_);
+  planner_->RunPass();
+  std::vector<pb::NodeCommand> copies;
+  for (uint64_t n : {1, 2}) {
+    for (pb::NodeCommand& cmd : planner_->TakeCommands(NodeId(n))) {
+      if (cmd.kind() == pb::COMMAND_COPY) copies.push_back(std::move(cmd));
+    }
+  }
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0].object_key(), tier_->Key(chunk_, 1));
+}
+
+// A file goes whole: the chunks that meet the need, then the rest of its
+// file, and no chunk of the next file.
+TEST_F(KeepLocalTest, PressureOffloadsWholeFiles) {
+  auto [a, a0] = File("a", 105, KeepLocal::kPressure, 4);
+  auto [b, b0] = File("b", 110, KeepLocal::kPressure, 4);
+  auto [c, c0] = File("c", 130, KeepLocal::kPressure, 4);
+  Heartbeats(0s);
+  VolumeRecord vol;
+  vol.volume = node1_[0].volume;
+  vol.node = NodeId(1);
+  // 24.5 of 25 MiB used (98%): 4.5 MiB must go to reach 80%: all of a,
+  // then b, whole once begun; c stays.
+  vol.total_bytes = 25 * kChunkBytes;
+  vol.free_bytes = kChunkBytes / 2;
+  ASSERT_OK(store_->UpdateVolumes(NodeId(1), {vol}, testing::T(140)));
+  planner_->RunPass();
+  auto states = [&](InodeId ino) {
+    std::vector<ReplicaState> out;
+    auto layout = store_->GetLayout(ino, 0, 4);
+    EXPECT_OK(layout);
+    for (const ChunkLayout& l : *layout) out.push_back(l.replicas.front().state);
+    return out;
+  };
+  const std::vector<ReplicaState> offloaded(4, ReplicaState::kOffloaded);
+  const std::vector<ReplicaState> healthy(4, ReplicaState::kHealthy);
+  EXPECT_EQ(states(a), offloaded);
+  EXPECT_EQ(states(b), offloaded);
+  EXPECT_EQ(states(c), healthy);
+  EXPECT_EQ(planner_->Stats().pressure_offloads, 8u);
+  (void)a0;
+  (void)b0;
+  (void)c0;
+}
+
+TEST_F(KeepLocalTest, PressureOffloadsTheLeastRecentlyChangedUntilTheLowWatermark) {
+  Keep(KeepLocal::kPressure, file_);
+  ASSERT_OK(store_->SetObjectVersion(chunk_, 1));  // file_ changed at 110
+  auto [older, older_chunk] = File("older", 105, KeepLocal::kPressure);
+  auto [newer, newer_chunk] = File("newer", 130, KeepLocal::kPressure);
+  Heartbeats(0s);
+  // 10 MiB, 85% full: below the high watermark (90%), nothing goes.
+  VolumeRecord vol;
+  vol.volume = node1_[0].volume;
+  vol.node = NodeId(1);
+  vol.total_bytes = 10 * kChunkBytes;
+  vol.free_bytes = vol.total_bytes * 15 / 100;
+  ASSERT_OK(store_->UpdateVolumes(NodeId(1), {vol}, testing::T(140)));
+  planner_->RunPass();
+  EXPECT_EQ(planner_->Stats().offloads, 0u);
+  // 95% full: 1.5 MiB must go to reach 80%: the two least recently changed.
+  vol.free_bytes = vol.total_bytes * 5 / 100;
+  ASSERT_OK(store_->UpdateVolumes(NodeId(1), {vol}, testing::T(141)));
+  planner_->RunPass();
+  EXPECT_EQ(Rows(older)[1].first, ReplicaState::kOffloaded);
+  EXPECT_EQ(Rows(file_)[1].first, ReplicaState::kOffloaded);
+  EXPECT_EQ(Rows(newer)[1].first, ReplicaState::kHealthy);
+  EXPECT_EQ(planner_->Stats().pressure_offloads, 2u);
+  // The volume reports no change yet: what was offloaded counts as freed,
+  // so the next pass takes nothing more.
+  planner_->RunPass();
+  EXPECT_EQ(Rows(newer)[1].first, ReplicaState::kHealthy);
+  EXPECT_EQ(planner_->Stats().pressure_offloads, 2u);
+  // A full volume does not touch keep-local=drop's or keep's files here,
+  // nor recall the offloaded ones.
+  EXPECT_TRUE(CopiesToNode2().empty());
 }
 
 // Silence from before this meta watched (it was down, or stopped) does not

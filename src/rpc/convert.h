@@ -35,8 +35,10 @@ void ToWire(const Capability& in, pb::Capability* out);
 
 template <class E>
 constexpr void CheckReplicaStates() {
-  static_assert(static_cast<int>(E::kHealthy) == pb::REPLICA_HEALTHY && static_cast<int>(E::kStale) == pb::REPLICA_STALE &&
-                static_cast<int>(E::kPending) == pb::REPLICA_PENDING);
+  static_assert(static_cast<int>(E::kHealthy) == pb::REPLICA_HEALTHY &&
+                static_cast<int>(E::kStale) == pb::REPLICA_STALE &&
+                static_cast<int>(E::kPending) == pb::REPLICA_PENDING &&
+                static_cast<int>(E::kOffloaded) == pb::REPLICA_OFFLOADED);
 }
 template <class E>
 constexpr void CheckPlacements() {
@@ -154,6 +156,7 @@ void ToWire(const O& in, pb::Objective* out) {
   p->set_parity(in.protect.parity);
   p->set_within_s(in.protect.within_s);
   p->set_keep_local(static_cast<pb::KeepLocal>(in.protect.keep_local));
+  p->set_drop_after_s(in.protect.drop_after_s);
 }
 
 template <class O>
@@ -170,6 +173,7 @@ O FromWire(const pb::Objective& in) {
   out.protect.parity = p.parity();
   out.protect.within_s = p.within_s();
   out.protect.keep_local = static_cast<decltype(out.protect.keep_local)>(p.keep_local());
+  out.protect.drop_after_s = p.drop_after_s();
   return out;
 }
 
@@ -250,6 +254,8 @@ S FromWire(const pb::ClusterStatusRsp& in) {
   out.protect_waiting_bytes = in.protect_waiting_bytes();
   out.protect_oldest_age_s = in.protect_oldest_age_s();
   out.protect_overdue_files = in.protect_overdue_files();
+  out.offloaded_chunks = in.offloaded_chunks();
+  out.offloaded_bytes = in.offloaded_bytes();
   return out;
 }
 

@@ -19,7 +19,7 @@ struct TestAttr {
   uint64_t chunk_size = 0, generation = 0;
 };
 
-enum class TestReplicaState : uint32_t { kHealthy = 0, kStale = 1, kPending = 2 };
+enum class TestReplicaState : uint32_t { kHealthy = 0, kStale = 1, kPending = 2, kOffloaded = 3 };
 struct TestReplica {
   NodeId node;
   VolumeId volume;
@@ -41,6 +41,7 @@ struct TestProtection {
   TestProtectKind kind = TestProtectKind::kNone;
   uint32_t copies = 0, parity = 0, within_s = 0;
   TestKeepLocal keep_local = TestKeepLocal::kKeep;
+  uint32_t drop_after_s = 0;
 };
 struct TestObjective {
   uint32_t replicas = 1;
@@ -108,7 +109,7 @@ TEST(Convert, ObjectiveCapabilityTokenAndTime) {
   EXPECT_FALSE(wire.has_protect());  // no goal: nothing on the wire
   EXPECT_EQ(out.protect.kind, TestProtectKind::kNone);
 
-  in.protect = {TestProtectKind::kEc, 4, 2, 300, TestKeepLocal::kDrop};
+  in.protect = {TestProtectKind::kEc, 4, 2, 300, TestKeepLocal::kDrop, 86400};
   wire.Clear();
   ToWire(in, &wire);
   EXPECT_EQ(wire.protect().kind(), pb::PROTECT_EC);
@@ -118,6 +119,7 @@ TEST(Convert, ObjectiveCapabilityTokenAndTime) {
   EXPECT_EQ(out.protect.parity, 2u);
   EXPECT_EQ(out.protect.within_s, 300u);
   EXPECT_EQ(out.protect.keep_local, TestKeepLocal::kDrop);
+  EXPECT_EQ(out.protect.drop_after_s, 86400u);
 
   Capability cap{std::string(16, 'm'), 1234, kCapRead | kCapWrite};
   pb::Capability wire_cap;

@@ -12,6 +12,10 @@
 #    code of the data (another cell's, made consistent) is found by meta's
 #    parity check, dropped and made again; later checks find nothing;
 #  - a rewrite is encoded again at the chunk's new version;
+#  - keep-local=drop: once a file's cells are placed its replica files go
+#    (layout: offloaded; fsck clean), it reads back decoded from the cells,
+#    a write rebuilds the chunk it touches from the cells first, and the
+#    new version is encoded and offloaded again;
 #  - node 1 (the only replica of both files, and one cell of each chunk) is
 #    killed: a client on no node reads both files at once, decoded from the
 #    cells (degraded reads, counted); repair rebuilds every chunk from K of its cells onto another
@@ -186,6 +190,53 @@ cells_before=$(cell_files 1 2 3 4 5 6)
 # 5 chunks x 3 cells + 6 chunks x 6 cells; cells moved to other nodes by the rewrite are garbage.
 wait_until 20 "old cells collected" equals 51 cell_files 1 2 3 4 5 6
 log "cell files: $cells_before, then $(cell_files 1 2 3 4 5 6)"
+
+log "== keep-local=drop: the replica goes once the cells are placed; reads decode; a write rebuilds"
+mkdir "$MNT/c"
+admin objective set t0fs:/c replicas=1 protect=ec:2+1 within=1s keep-local=drop >/dev/null
+# 2.5 MiB: chunks 0 and 1 whole, chunk 2 half.
+head -c $((5 << 19)) /dev/urandom >"$CLUSTER_DIR/src_c"
+cp "$CLUSTER_DIR/src_c" "$MNT/c/f"
+c_states() {  # each chunk of c/f: "index:state,state"
+  admin layout t0fs:/c/f --json | python3 -c '
+import json, sys
+for c in sorted(json.load(sys.stdin)["chunks"], key=lambda c: c["index"]):
+    print("%d:%s" % (c["index"], ",".join(r["state"] for r in c["replicas"])))'
+}
+c_offloaded() { [[ -n "$(c_states)" && "$(c_states | grep -vc ':offloaded$')" == 0 ]]; }
+c_replica_files() {  # replica files (not cells) of c/f's chunks on every volume
+  local id n=0
+  for id in $(admin layout t0fs:/c/f --json | python3 -c '
+import json, sys
+for c in json.load(sys.stdin)["chunks"]:
+    print("%016x" % c["replicas"][0]["chunk"])'); do
+    n=$((n + $(find "$CLUSTER_DIR"/vol* -name "$id.dat" | wc -l)))
+  done
+  echo "$n"
+}
+wait_until 60 "c/f's replicas offloaded" c_offloaded
+protection_is /c/f protected || fail "c/f not protected: $(admin layout t0fs:/c/f)"
+check_cells /c/f "$CLUSTER_DIR/src_c" || fail "c/f's cells"
+wait_until 30 "c/f's replica files removed" equals 0 c_replica_files
+admin layout t0fs:/c/f | grep -q "local copy: 3 of 3 chunk(s) offloaded (keep-local=drop): read from the erasure-coded cells" ||
+  fail "layout does not say c/f is offloaded: $(admin layout t0fs:/c/f)"
+fsck_clean
+sync
+echo 3 >/proc/sys/vm/drop_caches
+timeout 60 cmp "$CLUSTER_DIR/src_c" "$MNT/c/f" || fail "c/f does not read back from its cells"
+# A write in chunk 1: the chunk is rebuilt from its cells, then takes it.
+printf 'rebuilt' | dd of="$CLUSTER_DIR/src_c" bs=1 seek=$((3 << 19)) conv=notrunc status=none
+printf 'rebuilt' | timeout 60 dd of="$MNT/c/f" bs=1 seek=$((3 << 19)) conv=notrunc status=none ||
+  fail "the write to offloaded c/f failed: $(grep -i 'offloaded\|staged' "$CLUSTER_DIR/mount.log" | tail -n 3)"
+c_states | sed -n 2p | grep -q '^1:.*healthy' || fail "c/f's chunk 1 not staged back: $(c_states)"
+sync
+echo 3 >/proc/sys/vm/drop_caches
+timeout 60 cmp "$CLUSTER_DIR/src_c" "$MNT/c/f" || fail "c/f does not read back after the write"
+wait_until 90 "c/f offloaded again at its new version" c_offloaded
+check_cells /c/f "$CLUSTER_DIR/src_c" || fail "c/f's cells after the write"
+timeout 60 cmp "$CLUSTER_DIR/src_c" "$MNT/c/f" || fail "c/f does not read back offloaded again"
+rm "$MNT/c/f"
+wait_until 30 "c/f's cells deleted" equals 51 cell_files 1 2 3 4 5 6
 
 log "== node 1 (both files' only replica) dies: a client reads around it, decoding the cells"
 # A second mount that is on no node: every read goes over the network.

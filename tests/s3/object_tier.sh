@@ -31,6 +31,13 @@
 #    heartbeats), then succeed; the file reads back byte for byte (O_DIRECT,
 #    and after dropping the page cache), before and after the killed node
 #    comes back with its older replicas; an untouched chunk is not recalled;
+#  - keep-local=drop: once in the bucket, the file's chunk files leave the
+#    node (layout: offloaded; fsck clean); it reads back from the bucket; a
+#    write and a truncation stage the chunks they touch back, and the new
+#    version is offloaded again once uploaded;
+#  - keep-local=pressure: with node 3's volume (a 64 MiB tmpfs) over the
+#    high watermark, the least recently changed files' copies are offloaded
+#    until it is below the low one, the newest file and a keep file stay;
 #  - without a tier, or with bad tier settings, meta refuses clearly.
 set -euo pipefail
 source "$(dirname "$0")/../lib/cluster.sh"
@@ -71,7 +78,8 @@ METRICS="127.0.0.1:$(free_port)"
 meta_flags() {  # meta_flags REPAIR_GRACE: META_FLAGS for this cluster
   META_FLAGS=(--suspect-after 1s --node-timeout 2s --repair-grace "$1" --repair-interval 300ms --heartbeat 200ms
     --metrics-listen "$METRICS" --object-endpoint "$CEPH_S3_ENDPOINT" --object-bucket "$BUCKET"
-    --object-credentials "$CEPH_S3_CREDENTIALS" --object-manifest-interval 1s)
+    --object-credentials "$CEPH_S3_CREDENTIALS" --object-manifest-interval 1s
+    --tier-high-watermark 60 --tier-low-watermark 40)
 }
 meta_flags 3s
 CLUSTER_STOP_ALSO=rm_s3cfg_and_ceph
@@ -207,13 +215,17 @@ node_metric() {  # node_metric I NAME: the value of counter NAME on data node I
   [[ -n "$url" ]] || fail "data node $1 logged no metrics address"
   curl -sf "$url" | sed -n "s/^$2 \([0-9]*\).*/\1/p"
 }
-log "== the only node holding the file is lost: read from the bucket at once, then recalled"
-# o/h is opened (O_DIRECT) before its upload and read after the loss.
-head -c $((2 << 20)) /dev/urandom >"$CLUSTER_DIR/src3"
-cp "$CLUSTER_DIR/src3" "$MNT/o/h"
-/usr/bin/python3 -c '
+# held_reader PATH SRC GO [warm]: opens PATH (O_DIRECT; with warm it also
+# reads its first MiB, so that its layout and local file are cached),
+# creates GO.ready, and once GO exists reads PATH whole and compares it with
+# SRC. Run in the background; its exit status says.
+held_reader() {
+  /usr/bin/python3 -c '
 import mmap, os, sys, time
 fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 1 << 20)
+if len(sys.argv) > 4:
+    os.preadv(fd, [buf], 0)
 open(sys.argv[3] + ".ready", "w").close()
 deadline = time.time() + 120
 while not os.path.exists(sys.argv[3]):
@@ -221,11 +233,21 @@ while not os.path.exists(sys.argv[3]):
         sys.exit("held reader: never told to read")
     time.sleep(0.05)
 want = open(sys.argv[2], "rb").read()
-buf = mmap.mmap(-1, len(want))
-n = os.preadv(fd, [buf], 0)
-if n != len(want) or buf[:n] != want:
-    sys.exit("held reader: %d bytes read, %s" % (n, "equal" if buf[:n] == want[:n] else "different"))
-' "$MNT/o/h" "$CLUSTER_DIR/src3" "$CLUSTER_DIR/go" &
+got = bytearray()
+while len(got) < len(want):
+    n = os.preadv(fd, [buf], len(got))
+    if n <= 0:
+        break
+    got += buf[:n]
+if got != want:
+    sys.exit("held reader: %d bytes read, %s" % (len(got), "equal" if got == want[:len(got)] else "different"))
+' "$@"
+}
+log "== the only node holding the file is lost: read from the bucket at once, then recalled"
+# o/h is opened (O_DIRECT) before its upload and read after the loss.
+head -c $((2 << 20)) /dev/urandom >"$CLUSTER_DIR/src3"
+cp "$CLUSTER_DIR/src3" "$MNT/o/h"
+held_reader "$MNT/o/h" "$CLUSTER_DIR/src3" "$CLUSTER_DIR/go" &
 HELD_PID=$!
 wait_until 20 "the held reader opened o/h" test -e "$CLUSTER_DIR/go.ready"
 wait_until 60 "o/h uploaded" protection_is /o/h protected
@@ -315,6 +337,130 @@ no_sums_objects() { (($(sums_objects) == 0)); }
 wait_until 20 "their checksum objects deleted" no_sums_objects
 manifest_lists_none() { manifest | python3 -c 'import json, sys; assert json.loads(sys.stdin.readline())["files"] == 0'; }
 wait_until 30 "the manifest lists no file" manifest_lists_none
+
+log "== keep-local=drop: the local copy goes once in the bucket; reads from it; a write stages back"
+mkdir "$MNT/d"
+if out=$(admin objective set t0fs:/d replicas=1 protect=replicas:2 keep-local=drop 2>&1); then
+  fail "keep-local=drop with protect=replicas was accepted"
+fi
+admin objective set t0fs:/d replicas=1 protect=object within=1s keep-local=drop >/dev/null
+# 2.5 MiB: chunks 0 and 1 whole, chunk 2 half.
+head -c $((5 << 19)) /dev/urandom >"$CLUSTER_DIR/dsrc"
+cp "$CLUSTER_DIR/dsrc" "$MNT/d/f"
+# A reader that opened d/f (O_DIRECT) before its copy went, and reads after.
+held_reader "$MNT/d/f" "$CLUSTER_DIR/dsrc" "$CLUSTER_DIR/dgo" warm &
+DHELD_PID=$!
+wait_until 20 "the held reader opened d/f" test -e "$CLUSTER_DIR/dgo.ready"
+states_of() {  # states_of PATH: each chunk's replica states, "index:state,state" per line
+  admin layout "t0fs:$1" --json | python3 -c '
+import json, sys
+for c in sorted(json.load(sys.stdin)["chunks"], key=lambda c: c["index"]):
+    print("%d:%s" % (c["index"], ",".join(r["state"] for r in c["replicas"])))'
+}
+all_offloaded() { [[ "$(states_of /d/f | grep -vc ':offloaded$')" == 0 ]]; }
+wait_until 60 "d/f's local copies offloaded" all_offloaded
+protection_is /d/f protected || fail "d/f not protected: $(admin layout t0fs:/d/f)"
+admin layout t0fs:/d/f | grep -q "local copy: 3 of 3 chunk(s) offloaded (keep-local=drop)" ||
+  fail "layout does not say d/f is offloaded: $(admin layout t0fs:/d/f)"
+chunk_files() {  # chunk_files PATH: chunk files of PATH's chunks left on the nodes' volumes
+  local id n=0
+  for id in $(admin layout "t0fs:$1" --json | python3 -c '
+import json, sys
+for c in json.load(sys.stdin)["chunks"]:
+    print("%016x" % c["replicas"][0]["chunk"])'); do
+    n=$((n + $(find "$CLUSTER_DIR"/vol* -name "$id.dat" | wc -l)))
+  done
+  echo "$n"
+}
+no_chunk_files() { [[ "$(chunk_files /d/f)" == 0 ]]; }
+wait_until 30 "d/f's chunk files removed from the nodes" no_chunk_files
+touch "$CLUSTER_DIR/dgo"
+wait "$DHELD_PID" || fail "the reader holding d/f since before the offload read wrong bytes"
+three_offloaded() { [[ "$(status_field offloaded_chunks)" == 3 ]]; }
+wait_until 10 "status counting 3 offloaded chunks" three_offloaded
+admin status | grep -q "3 chunk(s), 2.5 MiB, offloaded" || fail "status: $(admin status | grep protection)"
+admin fsck >"$CLUSTER_DIR/fsck.out" 2>&1 || fail "fsck with d/f offloaded: $(cat "$CLUSTER_DIR/fsck.out")"
+reads_before=$(object_reads)
+sync
+echo 3 >/proc/sys/vm/drop_caches
+timeout 60 cmp "$CLUSTER_DIR/dsrc" "$MNT/d/f" || fail "d/f does not read back from the bucket"
+(($(object_reads) > reads_before)) || fail "d/f was not read through the object tier"
+# A write in chunk 1 stages that chunk back (and only it), then lands.
+printf 'staged back' | dd of="$CLUSTER_DIR/dsrc" bs=1 seek=$((3 << 19)) conv=notrunc status=none
+printf 'staged back' | timeout 60 dd of="$MNT/d/f" bs=1 seek=$((3 << 19)) conv=notrunc status=none ||
+  fail "the write to offloaded d/f failed: $(grep -i 'offloaded\|staged' "$CLUSTER_DIR/mount.log" | tail -n 3)"
+states_of /d/f | sed -n 2p | grep -q "^1:.*healthy" || fail "chunk 1 not staged back: $(states_of /d/f)"
+[[ "$(states_of /d/f | sed -n 1p)" == "0:offloaded" ]] || fail "chunk 0 staged back too: $(states_of /d/f)"
+recalls=$(curl -sf "http://$MOUNT_METRICS/metrics" | sed -n 's/^t0fs_client_recall_requests_total \([0-9]*\).*/\1/p')
+((recalls >= 1)) || fail "the mount counted no recall request ($recalls)"
+sync
+echo 3 >/proc/sys/vm/drop_caches
+timeout 60 cmp "$CLUSTER_DIR/dsrc" "$MNT/d/f" || fail "d/f does not read back after the staged-back write"
+# Truncating into an offloaded chunk stages it back too; the cut lands.
+truncate -s $((1 << 19)) "$CLUSTER_DIR/dsrc"
+timeout 60 truncate -s $((1 << 19)) "$MNT/d/f" || fail "truncating offloaded d/f failed"
+timeout 60 cmp "$CLUSTER_DIR/dsrc" "$MNT/d/f" || fail "d/f does not read back after the truncation"
+# Its new version is uploaded, then the local copy goes again.
+wait_until 90 "d/f offloaded again at its new version" all_offloaded
+protection_is /d/f protected || fail "d/f not protected after the rewrite: $(admin layout t0fs:/d/f)"
+sync
+echo 3 >/proc/sys/vm/drop_caches
+timeout 60 cmp "$CLUSTER_DIR/dsrc" "$MNT/d/f" || fail "d/f does not read back offloaded again"
+curl -sf "http://$METRICS/metrics" | grep -E '^t0fs_meta_offload' >&2 || fail "no offload metrics"
+rm "$MNT/d/f"
+wait_until 60 "d/f's objects deleted" object_count_is 0
+
+log "== keep-local=pressure: a volume over the high watermark sheds the least recently changed copies"
+# Node 3's volume is a 64 MiB tmpfs; meta's watermarks are 60% and 40%.
+VOL3="$CLUSTER_DIR/vol3"
+mkdir -p "$VOL3"
+mount -t tmpfs -o size=64m t0fs-test-vol3 "$VOL3"
+stop_vol3_and_ceph() {
+  stop_pid "${NODE_PIDS[3]:-}"
+  if mountpoint -q "$VOL3"; then umount -l "$VOL3"; fi
+  rm_s3cfg_and_ceph
+}
+CLUSTER_STOP_ALSO=stop_vol3_and_ceph
+NODE_ADDRS[3]="127.0.0.1:$(free_port)"
+node_start 3
+mkdir "$MNT/ballast" "$MNT/p"
+admin objective set t0fs:/ballast replicas=1 placement=spread nodes=3 >/dev/null
+admin objective set t0fs:/p replicas=1 placement=spread nodes=3 protect=object within=1s keep-local=pressure >/dev/null
+head -c $((16 << 20)) /dev/urandom >"$MNT/ballast/b"
+for i in 1 2 3; do
+  head -c $((8 << 20)) /dev/urandom >"$CLUSTER_DIR/p$i"
+  cp "$CLUSTER_DIR/p$i" "$MNT/p/$i"
+  wait_until 60 "p/$i uploaded" protection_is "/p/$i" protected
+  sleep 1.1  # one ctime second apart: the order is the files' age
+  if ((i < 3)); then
+    # 37.5% and 50% full: below the high watermark, every copy stays.
+    [[ "$(states_of "/p/$i" | grep -vc ':healthy$')" == 0 ]] || fail "p/$i offloaded at $i: $(states_of "/p/$i")"
+  fi
+done
+# 62.5% full: 14.4 MiB must go to reach 40%: p/1 and p/2 (the oldest), not p/3.
+offloaded_p() { [[ "$(states_of "/p/$1" | grep -vc ':offloaded$')" == 0 ]]; }
+wait_until 30 "p/1 offloaded" offloaded_p 1
+wait_until 30 "p/2 offloaded" offloaded_p 2
+sleep 2  # a few passes more: nothing else goes
+[[ "$(states_of /p/3 | grep -vc ':healthy$')" == 0 ]] || fail "p/3 offloaded too: $(states_of /p/3)"
+[[ "$(states_of /ballast/b | grep -vc ':healthy$')" == 0 ]] || fail "the ballast (keep) was offloaded"
+pressure_offloads=$(meta_metric 't0fs_meta_offloads_total{rule="pressure"}')
+[[ "$pressure_offloads" == 16 ]] || fail "pressure offloads: '$pressure_offloads', not 16 chunks"
+vol3_used() { df --output=pcent "$VOL3" | tail -n 1 | tr -dc 0-9; }
+below_40() { (($(vol3_used) < 40)); }
+wait_until 30 "node 3's volume below 40%" below_40
+log "node 3's volume: $(vol3_used)% used after the offload"
+for i in 1 2 3; do
+  timeout 60 cmp "$CLUSTER_DIR/p$i" "$MNT/p/$i" || fail "p/$i does not read back"
+done
+rm -r "$MNT/p" "$MNT/ballast"
+vol3_empty() { [[ "$(find "$VOL3" -name '*.dat' | wc -l)" == 0 ]]; }
+wait_until 30 "node 3's chunk files deleted" vol3_empty
+wait_until 60 "p's objects deleted" object_count_is 0
+sleep 1  # node 3's last removals acknowledged
+stop_pid "${NODE_PIDS[3]}"
+NODE_PIDS[3]=""
+umount -l "$VOL3"
 
 log "== writes to chunks whose only node is lost: staged back from the bucket at once (repair-grace 300s)"
 # Meta again, with a repair-grace no write outlasts: only the recall that a

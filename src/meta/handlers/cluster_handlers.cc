@@ -121,6 +121,8 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         rsp.set_protect_waiting_bytes(repair.protect.waiting_bytes);
         rsp.set_protect_oldest_age_s(repair.protect.oldest_age_s);
         rsp.set_protect_overdue_files(repair.protect.overdue_files);
+        rsp.set_offloaded_chunks(repair.offloaded_chunks);
+        rsp.set_offloaded_bytes(repair.offloaded_bytes);
         rsp.set_files(counts.files);
         rsp.set_directories(counts.directories);
         rsp.set_chunks(counts.chunks);

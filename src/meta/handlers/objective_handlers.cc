@@ -56,6 +56,16 @@ void MetaService::AddObjectiveHandlers(HandlerList& h) {
       [this](const pb::ReportReplicaReq& req, pb::Empty&, Call& call) -> Status {
         ChunkId chunk(req.chunk());
         NodeId node(req.node());
+        if (req.reason() == pb::REPORT_RECALL) {
+          // A writer waits for an offloaded chunk (keep-local=drop|pressure):
+          // the next pass stages it back (the mark only lets it; the pass
+          // checks the chunk is offloaded).
+          if (planner_->MarkUrgent(chunk, RepairPlanner::kRecallFor)) {
+            LOG_INFO("{} waits to write chunk {}, which is offloaded: staging it back", call.peer,
+                     chunk);
+          }
+          return Status::Ok();
+        }
         if (req.reason() == pb::REPORT_UNREACHABLE) {
           // Unreachable: health follows from heartbeats. A writer waiting
           // for the chunk has it recalled now — once heartbeats say the node

@@ -65,6 +65,9 @@ struct Protection {
   uint32_t parity = 0;    // kEc: parity cells M
   uint32_t within_s = 0;  // the deadline, seconds after the file last changed
   KeepLocal keep_local = KeepLocal::kKeep;
+  // keep-local=drop: not before the file has gone this long unchanged
+  // (its ctime); 0 = once protected.
+  uint32_t drop_after_s = 0;
   friend bool operator==(const Protection&, const Protection&) = default;
 };
 
@@ -109,7 +112,12 @@ struct DirEntry {
 // version) that meta deletes from the bucket. No data node has this id.
 inline const NodeId kObjectTierNode{0};
 
-enum class ReplicaState : uint32_t { kHealthy = 0, kStale = 1, kPending = 2 };
+// kOffloaded (keep-local=drop|pressure): the replica's file was removed on
+// purpose once the object tier or the erasure-coded cells held its version.
+// The row keeps that version (the chunk's committed one while no healthy
+// replica exists), is never read, written or repaired, and leaves when a
+// healthy replica is back (a write staged the chunk back).
+enum class ReplicaState : uint32_t { kHealthy = 0, kStale = 1, kPending = 2, kOffloaded = 3 };
 
 struct Replica {
   NodeId node;
@@ -438,6 +446,7 @@ class MetaStore {
   // and their file's objective.
   virtual Result<std::vector<ChunkReplicas>> ScanReplicas(ChunkId after, size_t max, bool* eof) = 0;
   // Sets the state of the replica of `chunk` on `node` (kNotFound if none).
+  // An offloaded replica never turns stale (it has no file to miss writes).
   virtual Status SetReplicaState(ChunkId chunk, NodeId node, ReplicaState state) = 0;
   // Adds a pending replica of `chunk` on (node, volume); if the node already
   // has a replica of the chunk, that replica becomes pending instead.
@@ -453,6 +462,14 @@ class MetaStore {
   // may hold bytes on it not yet committed, which the other replicas (e.g.
   // a copy made meanwhile) do not have.
   virtual Status DropReplica(ChunkId chunk, NodeId node, bool unless_writer = false) = 0;
+  // keep-local=drop|pressure: the healthy replica of `chunk` on `node` at
+  // `version` becomes offloaded (ReplicaState::kOffloaded) and its file goes
+  // to the node's garbage queue — only while the object tier holds that
+  // version, or every erasure-coded cell of it is placed, and no handle
+  // has the file open for writing (kBusy). kStale when the replica is no
+  // longer healthy at `version`; kInvalidArgument when nothing else holds
+  // the version.
+  virtual Status OffloadReplica(ChunkId chunk, NodeId node, uint64_t version) = 0;
   // The object tier holds `chunk` at `version` (an upload finished). It
   // becomes the chunk's object copy when newer than the one recorded; the
   // older object (or this one, when older or when the chunk is gone) goes

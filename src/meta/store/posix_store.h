@@ -104,6 +104,7 @@ class PosixStore final : public MetaStore {
   Status AddPendingReplica(ChunkId chunk, NodeId node, VolumeId volume) override;
   Status CompleteReplica(ChunkId chunk, NodeId node, uint64_t version) override;
   Status DropReplica(ChunkId chunk, NodeId node, bool unless_writer = false) override;
+  Status OffloadReplica(ChunkId chunk, NodeId node, uint64_t version) override;
   Status SetObjectVersion(ChunkId chunk, uint64_t version) override;
   Status RecordEcCells(ChunkId chunk, const ec::EcStripe& made, bool ok) override;
   Status DropEcCell(ChunkId chunk, uint32_t cell, NodeId node, uint64_t version) override;

@@ -22,11 +22,13 @@ namespace t0fs::meta {
 // A protection goal (InodeAttr::protect) in two integer columns, the same in
 // every engine (docs/formats/meta-schema.md): `protect` = kind | copies << 8
 // | parity << 16 | keep_local << 24 (one byte each: copies and parity are at
-// most 32) and `protect_within` = within_s. 0 and 0: no goal.
+// most 32) | drop_after_s << 32, and `protect_within` = within_s. 0 and 0:
+// no goal.
 inline uint64_t PackProtection(const Protection& p) {
   auto byte = [](uint32_t v) { return static_cast<uint64_t>(v & 0xff); };
   return byte(static_cast<uint32_t>(p.kind)) | byte(p.copies) << 8 | byte(p.parity) << 16 |
-         byte(static_cast<uint32_t>(p.keep_local)) << 24;
+         byte(static_cast<uint32_t>(p.keep_local)) << 24 |
+         static_cast<uint64_t>(p.drop_after_s) << 32;
 }
 inline Protection UnpackProtection(uint64_t packed, uint64_t within_s) {
   Protection p;
@@ -34,6 +36,7 @@ inline Protection UnpackProtection(uint64_t packed, uint64_t within_s) {
   p.copies = static_cast<uint32_t>((packed >> 8) & 0xff);
   p.parity = static_cast<uint32_t>((packed >> 16) & 0xff);
   p.keep_local = static_cast<KeepLocal>((packed >> 24) & 0xff);
+  p.drop_after_s = static_cast<uint32_t>(packed >> 32);
   p.within_s = static_cast<uint32_t>(within_s);
   return p;
 }

@@ -248,6 +248,7 @@ Status DropChunks(WriteTxn& txn, std::vector<ChunkWithReplicas> chunks) {
   });
   for (const ChunkWithReplicas& c : chunks) {
     for (const ReplicaRow& r : c.replicas) {
+      if (r.state == ReplicaState::kOffloaded) continue;  // no file behind it
       ASSIGN_OR_RETURN(uint64_t id, txn.NextId(Counter::kGarbage));
       RETURN_IF_ERROR(txn.PutGarbage(
           GarbageRow{id, c.chunk.id, c.chunk.ino, c.chunk.index, r.node, r.volume, r.version}));

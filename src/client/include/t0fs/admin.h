@@ -44,6 +44,9 @@ struct Protection {
   uint32_t parity = 0;    // kEc: parity cells M
   uint32_t within_s = 0;  // the deadline, seconds after the file last changed
   KeepLocal keep_local = KeepLocal::kKeep;
+  // keep-local=drop: not before the file has gone this long unchanged
+  // (after=DURATION); 0 = once protected.
+  uint32_t drop_after_s = 0;
 };
 
 // How many copies of the data below a directory, where, and the protection
@@ -127,6 +130,10 @@ struct ClusterStatus {
   uint64_t protect_waiting_bytes = 0;
   uint64_t protect_oldest_age_s = 0;
   uint64_t protect_overdue_files = 0;  // waiting longer than their within=
+  // Chunks whose local copies were offloaded (keep-local=drop|pressure):
+  // in the object tier or their cells only.
+  uint64_t offloaded_chunks = 0;
+  uint64_t offloaded_bytes = 0;
   uint64_t copies_running = 0;
   uint64_t copies_done = 0;
   uint64_t copies_failed = 0;

@@ -156,6 +156,10 @@ enum class ReplicaState : uint32_t {
   kHealthy = 0,  // holds every committed write
   kStale = 1,    // missed writes or damaged: being repaired, never read
   kPending = 2,  // being copied
+  // Its file was removed once the object tier or the erasure-coded cells
+  // held its version (keep-local=drop|pressure): never read or written;
+  // its version is the chunk's committed one while no replica is healthy.
+  kOffloaded = 3,
 };
 
 // Per-replica description of a file's chunks (t0fs layout, passthrough).
@@ -221,6 +225,9 @@ struct IoCounters {
   // Chunk writes that no replica could take and that asked meta to stage
   // the chunk back from the object tier (protect=object)
   uint64_t stage_back_requests = 0;
+  // Writes and truncations of offloaded chunks (keep-local=drop|pressure)
+  // that waited for meta to stage the chunk back
+  uint64_t recall_requests = 0;
   uint64_t passthrough_opens = 0;       // files handed to the kernel (OpenPassthrough)
   uint64_t passthrough_rebuilds = 0;    // checksum rebuilds after passthrough writes
   uint64_t passthrough_overflow_bytes = 0;  // written past the chunk through passthrough, moved to later chunks

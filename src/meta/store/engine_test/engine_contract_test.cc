@@ -175,7 +175,10 @@ TEST_P(EngineContract, ProtectionGoalsRoundTrip) {
       Protection{ProtectKind::kReplicas, 3, 0, 300, KeepLocal::kKeep},
       Protection{ProtectKind::kEc, 4, 2, 0, KeepLocal::kDrop},
       Protection{ProtectKind::kObject, 0, 0, UINT32_MAX, KeepLocal::kPressure},
-      Protection{static_cast<ProtectKind>(255), 255, 255, 1, static_cast<KeepLocal>(255)},
+      Protection{ProtectKind::kObject, 0, 0, 60, KeepLocal::kDrop, 86400},
+      // after= in the top 32 bits, up to its highest bit (the column's sign).
+      Protection{static_cast<ProtectKind>(255), 255, 255, 1, static_cast<KeepLocal>(255),
+                 UINT32_MAX},
   };
   {
     auto txn = BeginWriteTxn(*engine);

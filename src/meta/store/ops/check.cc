@@ -10,6 +10,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "ec/cells.h"
 #include "meta/store/posix_store.h"
 #include "meta/store/store_util.h"
 
@@ -330,7 +331,9 @@ void CheckChunks(const Rows& rows, std::vector<std::string>& out) {
   {
     Report r(out);
     std::set<std::pair<ChunkId, NodeId>> live;
-    for (const ReplicaRow& rep : rows.replicas) live.emplace(rep.chunk, rep.node);
+    for (const ReplicaRow& rep : rows.replicas) {
+      if (rep.state != ReplicaState::kOffloaded) live.emplace(rep.chunk, rep.node);
+    }
     std::set<std::pair<ChunkId, NodeId>> both;
     for (const GarbageRow& g : rows.garbage) {
       if (live.count({g.chunk, g.node}) != 0) both.emplace(g.chunk, g.node);
@@ -399,7 +402,9 @@ void CheckObjectives(const Rows& rows, const std::set<NodeId>& unreadable, Times
     if (file == nullptr) continue;
     const InodeAttr& a = file->attr;
     std::set<NodeId> healthy, down;
+    uint64_t offloaded = 0;  // the newest offloaded version (keep-local=drop|pressure)
     for (const ReplicaRow& rep : c.replicas) {
+      if (rep.state == ReplicaState::kOffloaded) offloaded = std::max(offloaded, rep.version);
       if (rep.state != ReplicaState::kHealthy) continue;
       healthy.insert(rep.node);
       if (unreadable.count(rep.node) != 0 || rows.nodes.count(rep.node) == 0) down.insert(rep.node);
@@ -408,7 +413,18 @@ void CheckObjectives(const Rows& rows, const std::set<NodeId>& unreadable, Times
     const bool unprotected =
         a.protect.kind == ProtectKind::kReplicas && healthy.size() < a.protect.copies;
     std::string what;
-    if (healthy.size() < a.replicas) {
+    if (healthy.empty() && offloaded != 0) {
+      // Offloaded on purpose: fine while the tier holds that version.
+      auto stripe = ec::ParseStripe(c.chunk.ec);
+      const bool in_cells = stripe.ok() && !stripe->empty() && stripe->version == offloaded &&
+                            stripe->placed() == stripe->cells.size();
+      if (c.chunk.object_version != offloaded && !in_cells) {
+        what = fmt::format(
+            "is offloaded at version {}, which neither the object tier (version {}) nor "
+            "erasure-coded cells hold: unavailable",
+            offloaded, c.chunk.object_version);
+      }
+    } else if (healthy.size() < a.replicas) {
       what = fmt::format("has {} healthy replica(s), its objective wants {}", healthy.size(),
                          a.replicas);
     } else if (readable < a.replicas) {

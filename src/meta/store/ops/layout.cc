@@ -118,6 +118,7 @@ namespace {
 // it is neither read nor counted until repaired.
 Status CommitVersions(WriteTxn& txn, const ChunkWithReplicas& chunk, const WrittenChunk& w) {
   for (ReplicaRow r : chunk.replicas) {
+    if (r.state == ReplicaState::kOffloaded) continue;  // left as it is: repair drops it
     const bool took = w.nodes.empty() ||
                       std::find(w.nodes.begin(), w.nodes.end(), r.node) != w.nodes.end();
     if (r.version >= w.version) continue;

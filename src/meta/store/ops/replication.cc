@@ -188,6 +188,7 @@ Result<ReplicaRow> ReplicaOn(ReadTxn& txn, ChunkId chunk, NodeId node) {
 Status PosixStore::SetReplicaState(ChunkId chunk, NodeId node, ReplicaState state) {
   return Write([&](WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(ReplicaRow r, ReplicaOn(txn, chunk, node));
+    if (r.state == ReplicaState::kOffloaded && state == ReplicaState::kStale) return Status::Ok();
     r.state = state;
     return txn.PutReplica(r);
   });
@@ -257,12 +258,49 @@ Status PosixStore::DropReplica(ChunkId chunk, NodeId node, bool unless_writer) {
     }
     for (const ReplicaRow& r : c->replicas) {
       if (r.node != node) continue;
-      ASSIGN_OR_RETURN(uint64_t id, txn.NextId(Counter::kGarbage));
-      RETURN_IF_ERROR(txn.PutGarbage(
-          GarbageRow{id, chunk, c->chunk.ino, c->chunk.index, r.node, r.volume, r.version}));
+      if (r.state != ReplicaState::kOffloaded) {  // an offloaded one's file went already
+        ASSIGN_OR_RETURN(uint64_t id, txn.NextId(Counter::kGarbage));
+        RETURN_IF_ERROR(txn.PutGarbage(
+            GarbageRow{id, chunk, c->chunk.ino, c->chunk.index, r.node, r.volume, r.version}));
+      }
       RETURN_IF_ERROR(txn.DeleteReplica(chunk, r.pos));
     }
     return Status::Ok();
+  });
+}
+
+Status PosixStore::OffloadReplica(ChunkId chunk, NodeId node, uint64_t version) {
+  return Write([&](WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(std::optional<ChunkWithReplicas> c, txn.GetChunk(chunk));
+    if (!c) return Status(StatusCode::kStale, fmt::format("chunk {} is gone", chunk));
+    ASSIGN_OR_RETURN(std::vector<HandleRow> handles, txn.ListHandlesOf(c->chunk.ino));
+    if (std::any_of(handles.begin(), handles.end(), Writes)) {
+      return Status(StatusCode::kBusy,
+                    fmt::format("file inode {} is open for writing", c->chunk.ino));
+    }
+    bool held = version != 0 && c->chunk.object_version == version;
+    if (!held && !c->chunk.ec.empty()) {
+      auto stripe = ec::ParseStripe(c->chunk.ec);
+      held = stripe.ok() && stripe->version == version && stripe->placed() == stripe->cells.size();
+    }
+    if (!held) {
+      return Status(StatusCode::kInvalidArgument,
+                    fmt::format("neither the object tier nor erasure-coded cells hold version {} "
+                                "of chunk {}",
+                                version, chunk));
+    }
+    for (ReplicaRow r : c->replicas) {
+      if (r.node != node) continue;
+      if (r.state != ReplicaState::kHealthy || r.version != version) break;
+      ASSIGN_OR_RETURN(uint64_t id, txn.NextId(Counter::kGarbage));
+      RETURN_IF_ERROR(txn.PutGarbage(
+          GarbageRow{id, chunk, c->chunk.ino, c->chunk.index, r.node, r.volume, r.version}));
+      r.state = ReplicaState::kOffloaded;
+      return txn.PutReplica(r);
+    }
+    return Status(StatusCode::kStale, fmt::format("chunk {} has no healthy replica at version {} "
+                                                  "on node {}",
+                                                  chunk, version, node));
   });
 }
 

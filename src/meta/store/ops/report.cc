@@ -67,6 +67,7 @@ Result<std::vector<ChunkRecord>> PosixStore::ListChunks(ChunkId after, size_t ma
       std::vector<ChunkRecord> rows;
       if (layout != nullptr) {
         for (const ReplicaRow& r : layout->replicas) {
+          if (r.state == ReplicaState::kOffloaded) continue;  // no file behind it
           rows.push_back(ChunkRecord{chunk, layout->chunk.ino, layout->chunk.index,
                                      internal::ReplicaOf(r), false});
         }

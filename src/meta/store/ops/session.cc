@@ -138,7 +138,7 @@ Result<bool> PosixStore::MarkUrgent(ChunkId chunk, Timespec until, Timespec now,
     auto it = std::find_if(marks.begin(), marks.end(),
                            [&](const UrgentMark& m) { return m.chunk == chunk; });
     if (it != marks.end()) {
-      it->until = until;
+      if (Before(it->until, until)) it->until = until;  // extended, never shortened
     } else if (marks.size() >= max) {
       return Status(StatusCode::kBusy,
                     fmt::format("{} chunks are marked urgent already", marks.size()));
