@@ -272,9 +272,10 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
     if (!first || (waited >= 0 && due)) want = keep;  // (deferred: it was due)
   }
   // keep-local=drop|pressure: the local copies of a chunk the tier holds
-  // go (never while a writer has the file open or waits for the chunk:
-  // MarkUrgent), and an offloaded chunk stays so until a writer asks.
-  const bool may_offload = in_tier && !marked && !c.writer_open && p.keep_local != KeepLocal::kKeep;
+  // go (never while the file is open, for reading too, or a writer waits
+  // for the chunk: MarkUrgent), and an offloaded chunk stays so until a
+  // writer asks.
+  const bool may_offload = in_tier && !marked && !c.open && p.keep_local != KeepLocal::kKeep;
   const bool holders =
       !good.empty() || !extras_draining.empty();  // rows that can carry the version
   // (after=: once the file has gone that long unchanged.)

@@ -53,17 +53,18 @@
 //
 // keep-local=drop|pressure: once the tier holds a chunk's committed version
 // (protect=object: the object; protect=ec: every cell, on nodes not lost),
-// its healthy replicas become offloaded (MetaStore::OffloadReplica: the row
-// keeps the version, the file goes to the garbage queue) — with drop at the
-// first pass after the file's last close (with after=D, once it has gone D
-// unchanged), with pressure only while a volume
-// holding it is fuller than tier-high-watermark, least recently changed
-// files first, until tier-low-watermark. An offloaded chunk is not
-// recalled; reads go to the tier. A writer that asks for it (MarkUrgent,
-// ReportReplica REPORT_RECALL) has it staged back at the next pass (a
-// recall or a rebuild onto an up node, the offloaded row's node allowed),
-// and the offloaded row leaves once the healthy replica is there. An
-// objective changed back to keep-local=keep recalls every offloaded chunk.
+// and no handle has the file open (readers included), its healthy replicas
+// become offloaded (MetaStore::OffloadReplica: the row keeps the version,
+// the file goes to the garbage queue) — with drop at the first pass after
+// the last close (with after=D, once the file has gone D unchanged), with
+// pressure only while a volume holding it is fuller than
+// tier-high-watermark, least recently changed files first (whole files),
+// until tier-low-watermark. An offloaded chunk is not recalled; reads go to
+// the tier. A writer that asks for it (MarkUrgent, ReportReplica
+// REPORT_RECALL) has it staged back at the next pass (a recall or a rebuild
+// onto an up node, the offloaded row's node allowed), and the offloaded row
+// leaves once the healthy replica is there. An objective changed back to
+// keep-local=keep recalls every offloaded chunk.
 //
 // It also reconciles a node that comes back (or that this meta has not seen
 // yet): the node is sent the replicas it should hold with their committed

@@ -31,8 +31,9 @@
 #    heartbeats), then succeed; the file reads back byte for byte (O_DIRECT,
 #    and after dropping the page cache), before and after the killed node
 #    comes back with its older replicas; an untouched chunk is not recalled;
-#  - keep-local=drop: once in the bucket, the file's chunk files leave the
-#    node (layout: offloaded; fsck clean); it reads back from the bucket; a
+#  - keep-local=drop: once in the bucket and closed (by readers too), the
+#    file's chunk files leave the node (layout: offloaded; fsck clean); it
+#    reads back from the bucket; a
 #    write and a truncation stage the chunks they touch back, and the new
 #    version is offloaded again once uploaded;
 #  - keep-local=pressure: with node 3's volume (a 64 MiB tmpfs) over the
@@ -347,7 +348,8 @@ admin objective set t0fs:/d replicas=1 protect=object within=1s keep-local=drop 
 # 2.5 MiB: chunks 0 and 1 whole, chunk 2 half.
 head -c $((5 << 19)) /dev/urandom >"$CLUSTER_DIR/dsrc"
 cp "$CLUSTER_DIR/dsrc" "$MNT/d/f"
-# A reader that opened d/f (O_DIRECT) before its copy went, and reads after.
+# A reader holds d/f open: its copy stays until the reader closes (a mount
+# may serve a reader from that very chunk file).
 held_reader "$MNT/d/f" "$CLUSTER_DIR/dsrc" "$CLUSTER_DIR/dgo" warm &
 DHELD_PID=$!
 wait_until 20 "the held reader opened d/f" test -e "$CLUSTER_DIR/dgo.ready"
@@ -358,6 +360,11 @@ for c in sorted(json.load(sys.stdin)["chunks"], key=lambda c: c["index"]):
     print("%d:%s" % (c["index"], ",".join(r["state"] for r in c["replicas"])))'
 }
 all_offloaded() { [[ "$(states_of /d/f | grep -vc ':offloaded$')" == 0 ]]; }
+wait_until 60 "d/f protected" protection_is /d/f protected
+sleep 2  # passes every 300 ms
+[[ "$(states_of /d/f | grep -vc ':healthy$')" == 0 ]] || fail "d/f offloaded while open: $(states_of /d/f)"
+touch "$CLUSTER_DIR/dgo"
+wait "$DHELD_PID" || fail "the reader holding d/f read wrong bytes"
 wait_until 60 "d/f's local copies offloaded" all_offloaded
 protection_is /d/f protected || fail "d/f not protected: $(admin layout t0fs:/d/f)"
 admin layout t0fs:/d/f | grep -q "local copy: 3 of 3 chunk(s) offloaded (keep-local=drop)" ||
@@ -374,8 +381,6 @@ for c in json.load(sys.stdin)["chunks"]:
 }
 no_chunk_files() { [[ "$(chunk_files /d/f)" == 0 ]]; }
 wait_until 30 "d/f's chunk files removed from the nodes" no_chunk_files
-touch "$CLUSTER_DIR/dgo"
-wait "$DHELD_PID" || fail "the reader holding d/f since before the offload read wrong bytes"
 three_offloaded() { [[ "$(status_field offloaded_chunks)" == 3 ]]; }
 wait_until 10 "status counting 3 offloaded chunks" three_offloaded
 admin status | grep -q "3 chunk(s), 2.5 MiB, offloaded" || fail "status: $(admin status | grep protection)"

@@ -306,6 +306,7 @@ struct ChunkReplicas {
   uint64_t file_size = 0;
   Timespec ctime;  // the file's last change (data or attributes; never set back by utimes)
   bool writer_open = false;  // a write handle is open (only asked when objective.protect is set)
+  bool open = false;         // any handle is open, reads included (the same)
   uint64_t object_version = 0;  // the version of its copy in the object tier; 0 = none
   std::string ec;               // its erasure-coded cells: ec::FormatStripe text; "" none
 };
@@ -466,7 +467,8 @@ class MetaStore {
   // `version` becomes offloaded (ReplicaState::kOffloaded) and its file goes
   // to the node's garbage queue — only while the object tier holds that
   // version, or every erasure-coded cell of it is placed, and no handle
-  // has the file open for writing (kBusy). kStale when the replica is no
+  // has the file open, for reading either (kBusy: a mount may serve it from
+  // that very chunk file through passthrough). kStale when the replica is no
   // longer healthy at `version`; kInvalidArgument when nothing else holds
   // the version.
   virtual Status OffloadReplica(ChunkId chunk, NodeId node, uint64_t version) = 0;

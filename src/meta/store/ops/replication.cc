@@ -124,7 +124,9 @@ Result<std::vector<ChunkReplicas>> PosixStore::ScanReplicas(ChunkId after, size_
     // store, reported by Check) is not listed; the scan goes on past it.
     ChunkId cursor = after;
     std::optional<InodeRow> file;  // the file of the previous chunk
-    bool writer_open = false;  // whether it has a write handle (asked only with a protection goal)
+    // Whether it has a write handle, or any handle (asked only with a
+    // protection goal).
+    bool writer_open = false, open = false;
     for (;;) {
       // One chunk more than fits, to know whether the scan is complete.
       const size_t want = max - out.size() + 1;
@@ -139,10 +141,11 @@ Result<std::vector<ChunkReplicas>> PosixStore::ScanReplicas(ChunkId after, size_
         // Consecutive chunks mostly belong to one file: read it once.
         if (!file || file->attr.ino != c.chunk.ino) {
           ASSIGN_OR_RETURN(file, txn.GetInode(c.chunk.ino));
-          writer_open = false;
+          writer_open = open = false;
           if (file && file->attr.protect.kind != ProtectKind::kNone) {
             ASSIGN_OR_RETURN(std::vector<HandleRow> handles, txn.ListHandlesOf(c.chunk.ino));
             writer_open = std::any_of(handles.begin(), handles.end(), Writes);
+            open = !handles.empty();
           }
         }
         if (!file) continue;
@@ -155,6 +158,7 @@ Result<std::vector<ChunkReplicas>> PosixStore::ScanReplicas(ChunkId after, size_
         r.file_size = file->attr.size;
         r.ctime = file->attr.ctime;
         r.writer_open = writer_open;
+        r.open = open;
         r.object_version = c.chunk.object_version;
         r.ec = c.chunk.ec;
         for (const ReplicaRow& row : c.replicas) r.replicas.push_back(internal::ReplicaOf(row));
@@ -273,10 +277,12 @@ Status PosixStore::OffloadReplica(ChunkId chunk, NodeId node, uint64_t version) 
   return Write([&](WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(std::optional<ChunkWithReplicas> c, txn.GetChunk(chunk));
     if (!c) return Status(StatusCode::kStale, fmt::format("chunk {} is gone", chunk));
+    // Not while the file is open at all: a mount whose kernel reads it
+    // from this very chunk file (passthrough) would let a later writer
+    // join that file once it is gone from the layout.
     ASSIGN_OR_RETURN(std::vector<HandleRow> handles, txn.ListHandlesOf(c->chunk.ino));
-    if (std::any_of(handles.begin(), handles.end(), Writes)) {
-      return Status(StatusCode::kBusy,
-                    fmt::format("file inode {} is open for writing", c->chunk.ino));
+    if (!handles.empty()) {
+      return Status(StatusCode::kBusy, fmt::format("file inode {} is open", c->chunk.ino));
     }
     bool held = version != 0 && c->chunk.object_version == version;
     if (!held && !c->chunk.ec.empty()) {
