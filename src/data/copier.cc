@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
+#include <future>
 
 #include "common/buffer.h"
 #include "common/logging.h"
@@ -203,17 +205,40 @@ pb::CopyResult Copier::Copy(const pb::NodeCommand& cmd) {
   }
   auto temp = store_.CreateTemp(volume, chunk);
   if (!temp.ok()) return fail(temp.status());
-  AlignedBuffer buf(kPiece);
   uint64_t offset = 0;
-  while (recall) {
-    // The object holds exactly the commanded version (keys name versions).
-    auto got = object->GetObject(cmd.object_key(), offset, buf.span());
+  // A recall: ranged GETs, kRecallInFlight at a time (each costs a round
+  // trip and the server's latency; several in flight keep the link busy),
+  // taken in order: checked, then written. The object holds exactly the
+  // commanded version (keys name versions).
+  struct Get {
+    uint64_t offset = 0;
+    AlignedBuffer buf;
+    std::future<Result<size_t>> got;  // after `buf`: waited for before it goes
+  };
+  const std::string key = cmd.object_key();
+  std::deque<Get> gets;
+  uint64_t next = 0;
+  auto launch = [&] {
+    Get& g = gets.emplace_back();
+    g.offset = next;
+    g.buf = AlignedBuffer(kPiece);
+    g.got = std::async(std::launch::async, [object, &key, at = next, out = g.buf.span()] {
+      return object->GetObject(key, at, out);
+    });
+    next += kPiece;
+  };
+  if (recall) {
+    while (gets.size() < kRecallInFlight) launch();
+  }
+  while (!gets.empty()) {
+    Get& g = gets.front();
+    Result<size_t> got = g.got.get();
     if (!got.ok()) return fail(got.status());
     if (verified) {
-      const uint64_t first = offset / kChunkBlockSize;
+      const uint64_t first = g.offset / kChunkBlockSize;
       const std::string_view range = SumsFrom(sums, first);
       Status ok = VerifyObjectBlocks(
-          first, std::span<const std::byte>(buf.data(), *got), range,
+          first, std::span<const std::byte>(g.buf.data(), *got), range,
           fmt::format("the object tier's copy of chunk {} version {}", chunk, cmd.version()));
       if (!ok.ok()) {
         LOG_ERROR("recall: {}", ok.ToString());
@@ -221,14 +246,19 @@ pb::CopyResult Copier::Copy(const pb::NodeCommand& cmd) {
       }
     }
     if (*got > 0) {
-      Status w = (*temp)->Write(offset, std::span(buf.data(), *got), cmd.version());
+      Status w = (*temp)->Write(g.offset, std::span(g.buf.data(), *got), cmd.version());
       if (!w.ok()) return fail(w);
       bytes_ += *got;
       Throttle(*got);
     }
-    offset += *got;
-    if (*got < kPiece) break;
+    offset = g.offset + *got;
+    const bool end = *got < kPiece;  // the pieces after it read nothing
+    gets.pop_front();
+    if (end) break;
+    launch();
   }
+  AlignedBuffer buf;  // a copy from a peer's pieces
+  if (!recall && !rebuild) buf = AlignedBuffer(kPiece);
   if (rebuild) {
     Status st = RebuildFromCells(cmd, **temp);
     if (!st.ok()) return fail(st);

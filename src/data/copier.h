@@ -90,6 +90,7 @@ class Copier {
 
  private:
   static constexpr size_t kPiece = 4u << 20;  // bytes per read of a copy
+  static constexpr size_t kRecallInFlight = 4;  // ranged GETs at once in a recall
 
   // A result for `cmd`, its outcome still to set.
   static pb::CopyResult ResultOf(const pb::NodeCommand& cmd);
