@@ -99,13 +99,22 @@ void LayoutCache::OnOpen(InodeState& st, const std::vector<CachedChunk>& layout,
   const uint64_t covered = std::max<uint64_t>(layout.empty() ? 0 : layout.back().info.index + 1, kOpenWindow);
   {
     // Close-to-open: chunks of the cached layout that meta no longer has
-    // (truncated, or allocated ahead and dropped at the last close) go.
+    // (truncated, or allocated ahead and dropped at the last close) go, and
+    // those past what the reply covers, which may have changed since they
+    // were fetched (moved, or offloaded: a write with such a layout would
+    // go to a replica that is no more); they are fetched again when used.
     std::unordered_set<uint64_t> fresh;
     for (const CachedChunk& c : layout) fresh.insert(c.info.index);
     std::lock_guard lock(st.mu);
-    std::erase_if(st.layout, [&](const auto& entry) { return entry.first < covered && !fresh.count(entry.first); });
+    std::erase_if(st.layout, [&](const auto& entry) {
+      return entry.first >= covered || !fresh.count(entry.first);
+    });
   }
   Merge(st, layout, 0, covered);
+  {
+    std::lock_guard lock(st.mu);
+    st.layout_known_below = covered;  // past it: not known (absent is not a hole)
+  }
   if (truncated) {
     std::lock_guard lock(st.mu);
     st.layout.clear();

@@ -38,6 +38,30 @@ TEST_F(LayoutCacheTest, HoleBelowTheFetchedWindowCostsNoCall) {
   EXPECT_EQ(meta.layout_calls, 1);
 }
 
+// Close-to-open: chunks past what an open reply covers were fetched before
+// the open and may have changed since (moved, offloaded): fetched again,
+// and their absence is no longer taken for a hole.
+TEST_F(LayoutCacheTest, AnOpenForgetsChunksPastItsReply) {
+  const uint64_t far = LayoutCache::kOpenWindow + 5;
+  meta.chunks = {{0, 10}, {far, 20}, {far + 1, 21}};
+  ASSERT_TRUE(cache.ChunkFor(st, far).ok());
+  EXPECT_EQ(meta.layout_calls, 1);
+  meta.chunks = {{0, 10}, {far, 30}};  // chunk `far` is another now; far + 1 is gone
+  cache.OnOpen(st, {FakeMeta::Chunk(0, 10, kCapRead)}, /*truncated=*/false);
+  auto chunk = cache.ChunkFor(st, far);
+  ASSERT_TRUE(chunk.ok() && chunk->has_value());
+  EXPECT_EQ((*chunk)->info.replicas.front().chunk, ChunkId(30));
+  EXPECT_EQ(meta.layout_calls, 2);
+  auto gone = cache.ChunkFor(st, far + 1);
+  ASSERT_TRUE(gone.ok());
+  EXPECT_FALSE(gone->has_value());
+  const int calls = meta.layout_calls;
+  auto below = cache.ChunkFor(st, 3);  // within the reply's window: a hole, no call
+  ASSERT_TRUE(below.ok());
+  EXPECT_FALSE(below->has_value());
+  EXPECT_EQ(meta.layout_calls, calls);
+}
+
 TEST_F(LayoutCacheTest, ReadOnlyOpenLayoutNeverDowngradesAWriter) {
   meta.chunks = {{0, 10}};
   LayoutCache::NoteOpen(st, /*writable=*/true);

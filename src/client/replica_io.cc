@@ -468,7 +468,7 @@ Result<CachedChunk> ReplicaIo::Recall(InodeId ino, const CachedChunk& chunk,
                           ino, index, chunk_id));
   CachedChunk current = chunk;
   for (;;) {
-    // Asked again each round: the mark lasts minutes (idempotent there).
+    // Asked again each round: the mark lasts RepairPlanner::kRecallFor (10 s).
     for (const ReplicaInfo& r : current.info.replicas) {
       if (r.state != ReplicaState::kOffloaded) continue;
       Status asked = meta_.ReportReplica(r, ReplicaProblem::kRecall, last);
