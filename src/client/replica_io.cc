@@ -467,6 +467,9 @@ Result<CachedChunk> ReplicaIo::Recall(InodeId ino, const CachedChunk& chunk,
                           "within the retry timeout",
                           ino, index, chunk_id));
   CachedChunk current = chunk;
+  // Meta plans at once (a pass as soon as it is asked); the node takes the
+  // copy with its next heartbeat: looked for every 100-250 ms.
+  std::chrono::milliseconds poll{100};
   for (;;) {
     // Asked again each round: the mark lasts RepairPlanner::kRecallFor (10 s).
     for (const ReplicaInfo& r : current.info.replicas) {
@@ -476,8 +479,9 @@ Result<CachedChunk> ReplicaIo::Recall(InodeId ino, const CachedChunk& chunk,
         LOG_DEBUG("asking meta to stage chunk {} back: {}", chunk_id, asked.ToString());
       break;  // one mark per chunk
     }
-    if (std::chrono::steady_clock::now() + kStageBackPoll >= deadline) return last;
-    std::this_thread::sleep_for(kStageBackPoll);
+    if (std::chrono::steady_clock::now() + poll >= deadline) return last;
+    std::this_thread::sleep_for(poll);
+    poll = std::min<std::chrono::milliseconds>(poll * 2, kRecallPoll);
     auto fresh = fetch();
     if (!fresh.ok()) {
       last = fresh.status();

@@ -107,6 +107,7 @@ class ReplicaIo {
   // How often a write that waits for a chunk staged back from the object
   // tier asks meta for its layout again.
   static constexpr std::chrono::milliseconds kStageBackPoll{500};
+  static constexpr std::chrono::milliseconds kRecallPoll{250};
 
   // Writes one piece to every healthy replica the session writes (in
   // parallel); succeeds when at least one took it. Replicas that failed
@@ -133,7 +134,8 @@ class ReplicaIo {
 
   // A chunk with no healthy replica and offloaded ones (keep-local=drop|
   // pressure): asks meta to stage it back and waits, asking `fetch` for the
-  // chunk's current layout every kStageBackPoll, until it names a healthy
+  // chunk's current layout after 100 ms, then every kRecallPoll, until it
+  // names a healthy
   // replica (returned) or the retry timeout passes (EIO).
   using FetchChunk = std::function<Result<std::optional<CachedChunk>>()>;
   Result<CachedChunk> Recall(InodeId ino, const CachedChunk& chunk, const FetchChunk& fetch);

@@ -177,7 +177,10 @@ void MetaService::Housekeeping() {
     const auto waited_from = Clock::now();
     {
       std::unique_lock lock(stop_mu_);
-      if (stop_cv_.wait_for(lock, config_.repair_interval.value, [&] { return stopping_; })) return;
+      stop_cv_.wait_for(lock, config_.repair_interval.value,
+                        [&] { return stopping_ || pass_wanted_; });
+      if (stopping_) return;
+      pass_wanted_ = false;
     }
     if (Clock::now() - waited_from > config_.repair_interval.value + overrun) {
       LOG_WARN(
@@ -300,6 +303,14 @@ bool MetaService::LeadsHousekeeping() {
     }
   }
   return leading_;
+}
+
+void MetaService::WantPass() {
+  {
+    std::lock_guard lock(stop_mu_);
+    pass_wanted_ = true;
+  }
+  stop_cv_.notify_all();
 }
 
 void MetaService::NodeSeen(NodeId node) {

@@ -152,9 +152,13 @@ class MetaService {
   std::unique_ptr<metrics::MetricsServer> metrics_server_;  // stopped first: its callbacks read the members
   std::string metrics_address_;
 
-  std::mutex stop_mu_;  // guards stopping_
+  std::mutex stop_mu_;  // guards stopping_ and pass_wanted_
   std::condition_variable stop_cv_;
   bool stopping_ = false;
+  // A writer waits for a chunk to be staged back (MarkUrgent): the next
+  // repair pass runs now, not after the rest of repair-interval (WantPass).
+  bool pass_wanted_ = false;
+  void WantPass();
   std::thread housekeeping_;
   std::thread manifests_;  // WriteManifests; only with an object tier
   bool shared_store_ = false;

@@ -63,6 +63,7 @@ void MetaService::AddObjectiveHandlers(HandlerList& h) {
           if (planner_->MarkUrgent(chunk, RepairPlanner::kRecallFor)) {
             LOG_INFO("{} waits to write chunk {}, which is offloaded: staging it back", call.peer,
                      chunk);
+            WantPass();
           }
           return Status::Ok();
         }
@@ -78,6 +79,7 @@ void MetaService::AddObjectiveHandlers(HandlerList& h) {
                 "tier now if "
                 "no up node holds it",
                 call.peer, chunk, node, NodeHealth::Name(health));
+            WantPass();
           } else {
             LOG_DEBUG("{} could not reach node {} ({}) for chunk {}{}", call.peer, node,
                       NodeHealth::Name(health), chunk,
