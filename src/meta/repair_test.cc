@@ -380,11 +380,32 @@ TEST_F(KeepLocalTest, NotWhileTheFileIsOpen) {
     EXPECT_EQ(store_->OffloadReplica(chunk_, NodeId(1), 1).code(), StatusCode::kBusy) << flags;
     ASSERT_OK(store_->Release(OpToken{}, opened->handle));
   }
-  // Only at the version the bucket holds, only a healthy replica.
-  EXPECT_EQ(store_->OffloadReplica(chunk_, NodeId(1), 2).code(), StatusCode::kInvalidArgument);
+  // Only at the chunk's version, only a healthy replica.
+  EXPECT_EQ(store_->OffloadReplica(chunk_, NodeId(1), 2).code(), StatusCode::kStale);
   EXPECT_EQ(store_->OffloadReplica(chunk_, NodeId(2), 1).code(), StatusCode::kStale);
   planner_->RunPass();
   EXPECT_EQ(Rows(file_)[1].first, ReplicaState::kOffloaded);
+}
+
+// Only while the tier holds the chunk's version: a chunk written again
+// after its upload keeps its copy until the new version is uploaded.
+TEST_F(KeepLocalTest, NotBeforeTheBucketHoldsTheChunksVersion) {
+  Keep(KeepLocal::kDrop, file_);
+  ASSERT_OK(store_->SetObjectVersion(chunk_, 1));
+  CommitArgs c{file_, HandleId(), kChunkBytes, testing::T(120), {WrittenChunk(chunk_, 2)}};
+  ASSERT_OK(store_->Commit(OpToken{}, c, false, testing::T(120)));
+  EXPECT_EQ(store_->OffloadReplica(chunk_, NodeId(1), 2).code(), StatusCode::kInvalidArgument);
+  Heartbeats(0s);
+  planner_->RunPass();
+  EXPECT_EQ(Rows(file_)[1], std::make_pair(ReplicaState::kHealthy, uint64_t{2}));
+  std::vector<pb::NodeCommand> uploads = planner_->TakeCommands(NodeId(1));
+  ASSERT_EQ(uploads.size(), 1u);
+  EXPECT_EQ(uploads[0].kind(), pb::COMMAND_UPLOAD);
+  pb::HeartbeatReq uploaded = CopyDone(uploads[0]);
+  uploaded.mutable_copies(0)->set_version(2);
+  planner_->OnHeartbeat(NodeId(1), uploaded);  // the bucket holds version 2 now
+  planner_->RunPass();
+  EXPECT_EQ(Rows(file_)[1], std::make_pair(ReplicaState::kOffloaded, uint64_t{2}));
 }
 
 // after=: not before the file has gone that long unchanged (its ctime).

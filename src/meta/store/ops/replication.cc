@@ -284,6 +284,16 @@ Status PosixStore::OffloadReplica(ChunkId chunk, NodeId node, uint64_t version) 
     if (!handles.empty()) {
       return Status(StatusCode::kBusy, fmt::format("file inode {} is open", c->chunk.ino));
     }
+    uint64_t committed = 0;  // the chunk's version now: the one the tier must hold
+    for (const ReplicaRow& r : c->replicas) {
+      if (r.state == ReplicaState::kHealthy || r.state == ReplicaState::kOffloaded) {
+        committed = std::max(committed, r.version);
+      }
+    }
+    if (committed != version) {
+      return Status(StatusCode::kStale,
+                    fmt::format("chunk {} is at version {}, not {}", chunk, committed, version));
+    }
     bool held = version != 0 && c->chunk.object_version == version;
     if (!held && !c->chunk.ec.empty()) {
       auto stripe = ec::ParseStripe(c->chunk.ec);
