@@ -42,10 +42,9 @@ size_t ObjectReadAhead::Serve(Entry& e, const Window& window, uint64_t offset,
   return n;
 }
 
-void ObjectReadAhead::MaybeFetchAhead(Entry& e, uint64_t offset, const Fetch& fetch) {
+void ObjectReadAhead::MaybeFetchAhead(Entry& e, const Fetch& fetch) {
   const Window& w = e.current;
   if (!w.bytes || w.at_end || e.ahead_pending || e.ahead.bytes) return;
-  if (offset - w.start < w.length / 2) return;
   e.ahead_pending = true;
   tasks_.push_back(AheadTask{e.chunk, e.version, w.end(), e.window, fetch});
   e.window = std::min(e.window * 2, kMaxWindow);
@@ -92,14 +91,14 @@ Result<size_t> ObjectReadAhead::Read(ChunkId chunk, uint64_t version, uint64_t o
       if (e == nullptr) break;
       if (e->current.Covers(offset, out.size())) {
         const size_t n = Serve(*e, e->current, offset, out);
-        MaybeFetchAhead(*e, offset, fetch);
+        MaybeFetchAhead(*e, fetch);
         return n;
       }
       if (e->ahead.Covers(offset, out.size())) {  // the reader moved on: its next window
         e->current = std::move(e->ahead);
         e->ahead = Window{};
         const size_t n = Serve(*e, e->current, offset, out);
-        MaybeFetchAhead(*e, offset, fetch);
+        MaybeFetchAhead(*e, fetch);
         return n;
       }
       // On its way: waited for, not fetched twice.

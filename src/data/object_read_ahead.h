@@ -6,9 +6,10 @@
 // bytes and their checksums), so a sequential reader paid an HTTP round trip
 // per megabyte. A read that continues where the previous read of the same
 // chunk version ended (or starts at 0) fetches a window instead, kMinWindow
-// bytes at first; the next reads are served from it. Once a reader is half
-// way through a window, the next one (twice as large, up to kMaxWindow) is
-// fetched in the background, so the reader rarely waits for a GET; a reader
+// bytes at first; the next reads are served from it. As soon as a reader
+// reads from a window, the next one (twice as large, up to kMaxWindow) is
+// fetched in the background, so GETs follow each other while the reader
+// goes through the window and it rarely waits for one; a reader
 // that reaches it while it is on its way waits for it rather than fetch the
 // same bytes. A read elsewhere fetches just what it asks for. Objects are
 // written once per chunk version, so what is kept can never be out of date:
@@ -110,9 +111,9 @@ class ObjectReadAhead {
   // Copies what `window` holds at `offset` into `out` (it covers it); the
   // bytes copied (mu_ held).
   size_t Serve(Entry& e, const Window& window, uint64_t offset, std::span<std::byte> out);
-  // Queues the fetch of the window after e's current one when the reader
-  // is half way through it (mu_ held).
-  void MaybeFetchAhead(Entry& e, uint64_t offset, const Fetch& fetch);
+  // Queues the fetch of the window after e's current one unless it is on
+  // its way or there already (mu_ held).
+  void MaybeFetchAhead(Entry& e, const Fetch& fetch);
   // Drops the least recently used windows beyond kBudget, never the front
   // entry's (mu_ held).
   void Trim();

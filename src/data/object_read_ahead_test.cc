@@ -72,7 +72,7 @@ std::vector<std::byte> ReadOf(ObjectReadAhead& ra, FakeObject& obj, ChunkId chun
 }
 
 // A reader going through 20 MiB in 1 MiB pieces: one fetch per window (8
-// MiB, then 16 fetched ahead once it is half way through the first), the
+// MiB, then 16 fetched ahead as soon as it reads from the first), the
 // right bytes everywhere, the last read short at the object's end.
 TEST(ObjectReadAhead, ASequentialReaderIsServedFromWindows) {
   const size_t size = 20 * kMiB + 1234;
