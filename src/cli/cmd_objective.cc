@@ -126,9 +126,8 @@ void RegisterObjective(CLI::App& app, int* exit_code) {
       "the tier,\n"
       "a write stages the chunk back), with after=DURATION once the file has gone that long "
       "unchanged;\n"
-      "keep-local=pressure does so only while the volume is over "
-      "meta's\n"
-      "--tier-high-watermark, least recently changed files first;\n"
+      "keep-local=pressure does so only while the volume is over meta's tier-high-watermark,\n"
+      "least recently changed files first;\n"
       "`sync` removes the background goal. Example: replicas=1 protect=replicas:2 within=5m");
   set->add_option("PATH", set_state->path, "path on a t0fs mount, or t0fs:/path")->required();
   set->add_option("SETTINGS", set_state->items,
