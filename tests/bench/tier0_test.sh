@@ -74,7 +74,10 @@ for row in r["rows"]:
         v = row[pl]["value"]
         need(isinstance(v, (int, float)) and math.isfinite(v) and v > 0, f"{row['test']} {pl} = {v}")
         cpu = row[pl]["client_cpu_pct"]
-        need(isinstance(cpu, (int, float)) and cpu > 0, f"{row['test']} {pl} client CPU = {cpu}")
+        # (0 is a figure: reads the kernel serves through passthrough may
+        # cost the mount no CPU in a short phase)
+        need(isinstance(cpu, (int, float)) and math.isfinite(cpu) and cpu >= 0,
+             f"{row['test']} {pl} client CPU = {cpu}")
         need(row[pl]["limit_estimate"].split()[0] in ("disk", "link", "CPU"), "limit estimate")
 # Scaling curves: 1..N clients.
 for c in r["curves"]:

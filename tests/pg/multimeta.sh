@@ -147,7 +147,8 @@ writer() { # until $CLUSTER_DIR/stop-writer: a file per loop; failures noted
   while [[ ! -e "$CLUSTER_DIR/stop-writer" ]]; do
     i=$((i + 1))
     echo "$i" >"$MNT/h/f$i" || echo "f$i" >>"$CLUSTER_DIR/writer-failed"
-    echo "$i" >"$CLUSTER_DIR/writer-done"
+    # (renamed into place: a reader never sees the file half written)
+    echo "$i" >"$CLUSTER_DIR/writer-done.new" && mv "$CLUSTER_DIR/writer-done.new" "$CLUSTER_DIR/writer-done"
   done
 }
 writer &
