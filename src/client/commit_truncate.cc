@@ -104,9 +104,7 @@ Result<Attr> CommitTruncate::Truncate(InodeId ino, InodeState* st, uint64_t size
     ASSIGN_OR_RETURN(std::vector<CachedChunk> layout, meta_.GetLayout(ino, index, 1, /*write=*/true));
     for (CachedChunk& chunk : layout) {
       if (chunk.info.index != index) continue;
-      if (std::none_of(chunk.info.replicas.begin(), chunk.info.replicas.end(), Healthy) &&
-          std::any_of(chunk.info.replicas.begin(), chunk.info.replicas.end(),
-                      [](const ReplicaInfo& r) { return r.state == ReplicaState::kOffloaded; })) {
+      if (Offloaded(chunk.info)) {
         // Offloaded (keep-local=drop|pressure): staged back to be cut.
         ASSIGN_OR_RETURN(chunk,
                          replicas_.Recall(ino, chunk, [&]() -> Result<std::optional<CachedChunk>> {

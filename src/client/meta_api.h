@@ -39,6 +39,13 @@ inline uint64_t CommittedVersion(const ChunkInfo& c) {
 }
 
 inline bool Healthy(const ReplicaInfo& r) { return r.state == ReplicaState::kHealthy; }
+// No healthy replica and an offloaded one (keep-local=drop|pressure): the
+// chunk is in the object tier or its cells only.
+inline bool Offloaded(const ChunkInfo& c) {
+  return std::none_of(c.replicas.begin(), c.replicas.end(), Healthy) &&
+         std::any_of(c.replicas.begin(), c.replicas.end(),
+                     [](const ReplicaInfo& r) { return r.state == ReplicaState::kOffloaded; });
+}
 
 // What an open returns: the handle meta registered (and the session it
 // belongs to), the attributes, and the first chunks of the layout (regular
