@@ -138,6 +138,12 @@ Result<Attr> CommitTruncate::Truncate(InodeId ino, InodeState* st, uint64_t size
           done = resize([&](uint64_t len) { return data_.Truncate(r, chunk.cap, len, version, /*retry=*/single); },
                         new_length);
         }
+        if (done.code() == StatusCode::kStale) {
+          // No file at the layout's version on that node (DataClient::Write).
+          Status reported = meta_.ReportReplica(r, ReplicaProblem::kStale, done);
+          if (!reported.ok())
+            LOG_WARN("reporting chunk {} on node {}: {}", r.chunk, r.node, reported.ToString());
+        }
         if (done.ok()) {
           w.nodes.push_back(r.node);
         } else if (single) {

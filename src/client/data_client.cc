@@ -214,6 +214,7 @@ Status DataClient::Write(const ReplicaInfo& r, const Capability& cap, uint64_t o
     req.set_volume(r.volume.value());
     req.set_offset(offset + done);
     req.set_version(version);
+    req.set_base_version(r.version);
     rpc::ToWire(cap, req.mutable_cap());
     RETURN_IF_ERROR(Attempt(
         ch, [&] { return fmt::format("write chunk {} on node {}", r.chunk, r.node); }, retry,
@@ -240,6 +241,7 @@ std::vector<Status> DataClient::WriteMany(const std::vector<ReplicaInfo>& replic
         auto req = ChunkRequest<pb::ChunkWriteReq>(r, cap);
         req.set_offset(offset);
         req.set_version(version);
+        req.set_base_version(r.version);
         return rpc::MakeCallArgs<rpc::Method::kChunkWrite>(req, header, reply, {.payload = data});
       },
       local_write,
@@ -467,6 +469,7 @@ Status DataClient::Truncate(const ReplicaInfo& r, const Capability& cap, uint64_
   req.set_volume(r.volume.value());
   req.set_length(length);
   req.set_version(version);
+  req.set_base_version(r.version);
   rpc::ToWire(cap, req.mutable_cap());
   pb::ChunkEmptyRsp rsp;
   return Attempt(
@@ -495,6 +498,7 @@ Result<std::shared_ptr<ChunkFile>> DataClient::OpenLocal(const ReplicaInfo& r,
   req.set_writable(writable);
   req.set_direct(direct);
   req.set_lazy(lazy);
+  req.set_base_version(r.version);
   rpc::ToWire(cap, req.mutable_cap());
   std::vector<UniqueFd> fds;
   pb::OpenLocalRsp rsp;

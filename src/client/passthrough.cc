@@ -142,9 +142,13 @@ Result<std::shared_ptr<ChunkFile>> Passthrough::Open(InodeState& st, bool write,
   if (local == nullptr) return no("no local replica");
   // A chunk never written (a new file) may get unnamed files: a file
   // nobody writes to then costs the data node no directory entries.
-  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file,
-                   replicas_.LocalFile(st, *local, chunk->cap, write, /*direct=*/false, /*retry=*/false,
-                                       /*lazy=*/write && local->version == 0));
+  auto opened =
+      replicas_.LocalFile(st, *local, chunk->cap, write, /*direct=*/false, /*retry=*/false,
+                          /*lazy=*/write && local->version == 0);
+  // No file at the layout's version on this node (a stale layout, or a lost
+  // file): the normal path reports it and asks meta again.
+  if (opened.status().code() == StatusCode::kStale) return no(opened.status().message());
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, std::move(opened));
   if (!file) return no("the local replica holds no data yet");
   if (file->version() < local->version) RETURN_IF_ERROR(file->ReadHeader());
   if (file->version() < local->version) return no("the local replica is stale");

@@ -326,7 +326,8 @@ bool CanStageBack(const ChunkInfo& chunk, bool session_wrote) {
 }
 
 Status ReplicaIo::Write(InodeState& st, const CachedChunk& chunk, uint64_t offset_in_chunk,
-                        std::span<const std::byte> data, uint64_t version, bool direct) {
+                        std::span<const std::byte> data, uint64_t version, bool direct,
+                        bool fresh_layout) {
   const ChunkId chunk_id = chunk.info.replicas.front().chunk;
   bool session_wrote = false;
   std::vector<ReplicaInfo> targets = WriteTargets(st, chunk, &session_wrote);
@@ -353,6 +354,15 @@ Status ReplicaIo::Write(InodeState& st, const CachedChunk& chunk, uint64_t offse
   }
   Status written =
       WriteTo(st, chunk, targets, offset_in_chunk, data, version, direct, /*wait=*/false);
+  if (written.code() == StatusCode::kStale && !fresh_layout) {
+    // The data nodes refused the layout's version (never a new file with
+    // only these bytes): the layout may predate an offload or a drop.
+    RETURN_IF_ERROR(layouts_.Refresh(st, chunk.info.index, 1));
+    ASSIGN_OR_RETURN(std::optional<CachedChunk> fresh, layouts_.ChunkFor(st, chunk.info.index));
+    if (!fresh || fresh->info.replicas.empty() || fresh->info.replicas.front().chunk != chunk_id)
+      return written;
+    return Write(st, *fresh, offset_in_chunk, data, version, direct, /*fresh_layout=*/true);
+  }
   if (written.ok() || !rpc::IsTransportError(written.code())) return written;
   // No replica answers. When the bucket holds the committed version, meta
   // stages the chunk back (a lost node is not waited for). The layout may
@@ -432,6 +442,13 @@ Status ReplicaIo::WriteTo(InodeState& st, const CachedChunk& chunk,
   }
   ReplicaOutcome outcome;
   auto account = [&](const ReplicaInfo& r, const Status& s) {
+    if (s.code() == StatusCode::kStale) {
+      // No file at the layout's version on that node: meta repairs it (or
+      // ignores the report when the layout was stale, e.g. an offloaded row).
+      Status reported = meta_.ReportReplica(r, ReplicaProblem::kStale, s);
+      if (!reported.ok())
+        LOG_WARN("reporting chunk {} on node {}: {}", r.chunk, r.node, reported.ToString());
+    }
     if (!outcome.Note(data_, r, s) && targets.size() > 1) {
       stats_.replica_write_failures++;
       uint64_t held = 0;

@@ -112,9 +112,14 @@ class ReplicaIo {
   // Writes one piece to every healthy replica the session writes (in
   // parallel); succeeds when at least one took it. Replicas that failed
   // leave the session's write set (and are reported stale at commit).
-  // When none took it, see "Staged-back writes" above.
-  Status Write(InodeState& st, const CachedChunk& chunk, uint64_t offset_in_chunk, std::span<const std::byte> data,
-               uint64_t version, bool direct);
+  // When none took it, see "Staged-back writes" above. When none took it
+  // because their nodes have no file at the layout's version (kStale: the
+  // layout predates an offload or a drop, or the nodes lost the files), the
+  // layout is asked for again and the write follows it, once.
+  Status Write(InodeState& st, const CachedChunk& chunk, uint64_t offset_in_chunk,
+               std::span<const std::byte> data, uint64_t version, bool direct) {
+    return Write(st, chunk, offset_in_chunk, data, version, direct, /*fresh_layout=*/false);
+  }
   // fsync of every replica written since the last Sync.
   Status Sync(InodeState& st);
 
@@ -149,6 +154,9 @@ class ReplicaIo {
   Result<size_t> ReadReplica(InodeState& st, const ReplicaInfo& r, const Capability& cap, uint64_t offset,
                              std::span<std::byte> buf, bool direct, bool last_resort);
   void ReportReplica(const ReplicaInfo& r, ReplicaProblem problem, const Status& why);
+  // Write; `fresh_layout`: `chunk` was just fetched because of a kStale.
+  Status Write(InodeState& st, const CachedChunk& chunk, uint64_t offset_in_chunk,
+               std::span<const std::byte> data, uint64_t version, bool direct, bool fresh_layout);
   // The healthy replicas of `chunk` this session writes (all, or those in
   // written_nodes); `session_wrote` (if given): written_nodes restricts them.
   std::vector<ReplicaInfo> WriteTargets(InodeState& st, const CachedChunk& chunk,

@@ -95,8 +95,8 @@ std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store
         if (call.payload.size() > max_io) {
           return Status(StatusCode::kInvalidArgument, "write exceeds max-io");
         }
-        Status written = store.Write(VolumeId(req.volume()), ChunkId(req.chunk()), req.offset(), call.payload,
-                                     req.version(), req.sync());
+        Status written = store.Write(VolumeId(req.volume()), ChunkId(req.chunk()), req.offset(),
+                                     call.payload, req.version(), req.sync(), req.base_version());
         if (written.ok()) {
           Count(call.peer == "unix" ? traffic.unix_write_bytes : traffic.tcp_write_bytes, call.payload.size());
         }
@@ -106,7 +106,8 @@ std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store
   h.push_back(Handle<Method::kChunkTruncate>(
       [&store, &gate](const pb::ChunkTruncateReq& req, pb::ChunkEmptyRsp&, Call&) {
         RETURN_IF_ERROR(gate.Check(req.chunk(), kCapWrite, req.cap()));
-        return store.Truncate(VolumeId(req.volume()), ChunkId(req.chunk()), req.length(), req.version());
+        return store.Truncate(VolumeId(req.volume()), ChunkId(req.chunk()), req.length(),
+                              req.version(), req.base_version());
       }));
 
   h.push_back(Handle<Method::kChunkRemove>(
@@ -138,7 +139,8 @@ std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store
         RETURN_IF_ERROR(gate.Check(req.chunk(), req.writable() || req.create() ? kCapRead | kCapWrite : kCapRead,
                                    req.cap()));
         ASSIGN_OR_RETURN(LocalFds fds, store.OpenLocal(VolumeId(req.volume()), ChunkId(req.chunk()),
-                                                       req.create(), req.writable(), req.direct(), req.lazy()));
+                                                       req.create(), req.writable(), req.direct(),
+                                                       req.lazy(), req.base_version()));
         rsp.set_unnamed(fds.unnamed);
         rsp.set_length(fds.stat.length);
         rsp.set_version(fds.stat.version);

@@ -209,15 +209,39 @@ Result<size_t> ChunkStore::Read(VolumeId volume, ChunkId chunk, uint64_t offset,
   return file->Read(offset, buf);
 }
 
+Result<std::shared_ptr<ChunkFile>> ChunkStore::GetForWrite(VolumeId volume, ChunkId chunk,
+                                                           uint64_t base_version) {
+  if (base_version == 0) return Get(volume, chunk, true);
+  auto file = Get(volume, chunk, false);
+  if (!file.ok() && file.status().code() == StatusCode::kDataNoChunk) {
+    return Status(
+        StatusCode::kStale,
+        fmt::format(
+            "chunk {} has no file on this node, but the writer's layout has it at version {}",
+            chunk, base_version));
+  }
+  if (!file.ok()) return file.status();
+  // A local client writes the header through its own descriptor.
+  if ((*file)->version() < base_version) RETURN_IF_ERROR((*file)->ReadHeader());
+  if ((*file)->version() < base_version) {
+    return Status(StatusCode::kStale,
+                  fmt::format("chunk {} is at version {} on this node, the writer's layout has {}",
+                              chunk, (*file)->version(), base_version));
+  }
+  return file;
+}
+
 Status ChunkStore::Write(VolumeId volume, ChunkId chunk, uint64_t offset,
-                         std::span<const std::byte> data, uint64_t version, bool sync) {
-  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, Get(volume, chunk, true));
+                         std::span<const std::byte> data, uint64_t version, bool sync,
+                         uint64_t base_version) {
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, GetForWrite(volume, chunk, base_version));
   RETURN_IF_ERROR(file->Write(offset, data, version));
   return sync ? file->Sync() : Status::Ok();
 }
 
-Status ChunkStore::Truncate(VolumeId volume, ChunkId chunk, uint64_t length, uint64_t version) {
-  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, Get(volume, chunk, true));
+Status ChunkStore::Truncate(VolumeId volume, ChunkId chunk, uint64_t length, uint64_t version,
+                            uint64_t base_version) {
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, GetForWrite(volume, chunk, base_version));
   return file->Truncate(length, version);
 }
 
@@ -265,14 +289,15 @@ Status ChunkStore::Remove(VolumeId volume, ChunkId chunk) {
 }
 
 Result<LocalFds> ChunkStore::OpenLocal(VolumeId volume, ChunkId chunk, bool create, bool writable,
-                                       bool direct, bool lazy) {
+                                       bool direct, bool lazy, uint64_t base_version) {
   ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
-  if (lazy && create && writable && !direct) {
+  if (lazy && create && writable && !direct && base_version == 0) {
     ASSIGN_OR_RETURN(std::optional<LocalFds> unnamed, OpenUnnamed(volume, dir, chunk));
     if (unnamed) return std::move(*unnamed);
   }
   // Creates the files and the header through the cached path first.
-  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, Get(volume, chunk, create));
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file,
+                   create ? GetForWrite(volume, chunk, base_version) : Get(volume, chunk, false));
   RETURN_IF_ERROR(file->ReadHeader());
   int mode = writable ? O_RDWR : O_RDONLY;
   UniqueFd data(::open(ChunkDataPath(dir, chunk).c_str(), mode | O_CLOEXEC | (direct ? O_DIRECT : 0)));

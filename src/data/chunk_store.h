@@ -72,10 +72,15 @@ class ChunkStore {
   };
   Result<Sendable> ReadForSend(VolumeId volume, ChunkId chunk, uint64_t offset, size_t len,
                                uint64_t min_version, uint64_t* version, std::string* crcs);
-  // Creates the chunk on first write.
+  // Creates the chunk on first write. `base_version` is the version the
+  // writer's layout gives this replica: 0 for a chunk never written (created
+  // when missing); otherwise the chunk must exist at that version or a newer
+  // one, and a missing or older file is kStale (a stale layout, or a file
+  // this node lost): never a new file holding only this request's bytes.
   Status Write(VolumeId volume, ChunkId chunk, uint64_t offset, std::span<const std::byte> data,
-               uint64_t version, bool sync);
-  Status Truncate(VolumeId volume, ChunkId chunk, uint64_t length, uint64_t version);
+               uint64_t version, bool sync, uint64_t base_version = 0);
+  Status Truncate(VolumeId volume, ChunkId chunk, uint64_t length, uint64_t version,
+                  uint64_t base_version = 0);
   // Removing a missing chunk succeeds (removal is idempotent).
   Status Remove(VolumeId volume, ChunkId chunk);
   Status Sync(VolumeId volume, ChunkId chunk);
@@ -89,10 +94,11 @@ class ChunkStore {
   // keeps them, so any other writer of the chunk (Write, Truncate, a
   // non-lazy OpenLocal) names them first and shares the same files; the
   // oldest are named (or dropped when empty and no writer holds them) when
-  // more than `unnamed_capacity` wait; Remove drops them. A reader finds no chunk (never written: a hole). Without
-  // O_TMPFILE on the volume the files are created with their names.
-  Result<LocalFds> OpenLocal(VolumeId volume, ChunkId chunk, bool create, bool writable, bool direct,
-                             bool lazy = false);
+  // more than `unnamed_capacity` wait; Remove drops them. A reader finds no chunk (never written: a
+  // hole). Without O_TMPFILE on the volume the files are created with their names. `base_version`
+  // (with create): as in Write.
+  Result<LocalFds> OpenLocal(VolumeId volume, ChunkId chunk, bool create, bool writable,
+                             bool direct, bool lazy = false, uint64_t base_version = 0);
   // Names the unnamed files `data_fd` and `crc_fd` of a lazy OpenLocal as
   // `chunk` (they come from the client, which also has them after a restart
   // of this node). Already named as those files: ok. kExists when the chunk
@@ -134,6 +140,9 @@ class ChunkStore {
   };
   Result<std::string> DirOf(VolumeId volume) const;
   Result<std::shared_ptr<ChunkFile>> Get(VolumeId volume, ChunkId chunk, bool create);
+  // A writer's file: Get with create, under Write's `base_version` rule.
+  Result<std::shared_ptr<ChunkFile>> GetForWrite(VolumeId volume, ChunkId chunk,
+                                                 uint64_t base_version);
   // The chunk's file for a read that wants at least `min_version` (kStale
   // if it is older); its version in *version.
   Result<std::shared_ptr<ChunkFile>> GetForRead(VolumeId volume, ChunkId chunk,

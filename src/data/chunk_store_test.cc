@@ -57,6 +57,53 @@ TEST_F(ChunkStoreTest, WriteReadStatRemove) {
   EXPECT_EQ((*list)[0].chunk, ChunkId(4));
 }
 
+// A writer whose layout has the replica at a version (base_version) never
+// creates a missing chunk file, nor writes into an older one: a file with
+// only its request's bytes would be committed as the whole chunk (a stale
+// layout after an offload or a drop, or a file this node lost). Version 0
+// (a chunk never written) creates it, as EC cells and new chunks need.
+TEST_F(ChunkStoreTest, AWriterWithAVersionNeverCreatesTheChunk) {
+  const VolumeId vol(3);
+  std::vector<std::byte> data(5000, std::byte{7});
+  for (uint64_t base : {1, 4}) {
+    EXPECT_EQ(store_.Write(vol, ChunkId(20), 0, data, base + 1, false, base).code(),
+              StatusCode::kStale);
+    EXPECT_EQ(store_.Truncate(vol, ChunkId(20), 10, base + 1, base).code(), StatusCode::kStale);
+    EXPECT_EQ(store_
+                  .OpenLocal(vol, ChunkId(20), /*create=*/true, /*writable=*/true, false,
+                             /*lazy=*/true, base)
+                  .status()
+                  .code(),
+              StatusCode::kStale);
+  }
+  EXPECT_EQ(store_.Stat(vol, ChunkId(20)).status().code(), StatusCode::kDataNoChunk);
+  EXPECT_EQ(store_.ChunkCount(vol), 0u);
+  EXPECT_FALSE(std::filesystem::exists(ChunkDataPath(dir_, ChunkId(20))));
+
+  // At version 3: writers at base 3 (or older) write, base 4 is refused.
+  ASSERT_TRUE(store_.Write(vol, ChunkId(21), 0, data, 3, false, 0).ok());
+  EXPECT_TRUE(store_.Write(vol, ChunkId(21), 100, data, 4, false, 3).ok());
+  EXPECT_TRUE(store_.Write(vol, ChunkId(21), 200, data, 4, false, 2).ok());
+  EXPECT_EQ(store_.Write(vol, ChunkId(21), 0, data, 6, false, 5).code(), StatusCode::kStale);
+  EXPECT_EQ(store_.Truncate(vol, ChunkId(21), 1, 6, 5).code(), StatusCode::kStale);
+  EXPECT_TRUE(store_.Truncate(vol, ChunkId(21), 5100, 5, 4).ok());
+  auto st = store_.Stat(vol, ChunkId(21));
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->version, 5u);
+  EXPECT_EQ(st->length, 5100u);
+  auto fds = store_.OpenLocal(vol, ChunkId(21), true, true, false, /*lazy=*/true, 5);
+  ASSERT_TRUE(fds.ok()) << fds.status().ToString();
+  EXPECT_FALSE(fds->unnamed);
+
+  // A version recorded through a local client's own descriptor counts (the
+  // store's cached file learns it from the header).
+  ChunkFile local(ChunkId(21), std::move(fds->data), std::move(fds->crc), false);
+  ASSERT_TRUE(local.ReadHeader().ok());
+  ASSERT_TRUE(local.Write(0, data, 9).ok());
+  EXPECT_TRUE(store_.Write(vol, ChunkId(21), 0, data, 10, false, 9).ok());
+  EXPECT_EQ(store_.ChunkCount(vol), 1u);
+}
+
 TEST_F(ChunkStoreTest, StoredBytesCountWhatTheChunkFilesTake) {
   auto empty = store_.CountStoredBytes(VolumeId(3));
   ASSERT_TRUE(empty.ok()) << empty.status().ToString();

@@ -77,11 +77,11 @@ class ClusterTest : public ::testing::Test {
   }
 
   // The data node (on the same volume after a restart), registered.
-  void StartData() {
+  void StartData(const std::string& listen = "127.0.0.1:0") {
     data::DataConfig dcfg;
     dcfg.meta = meta_->endpoint().ToString();
     dcfg.secret_file = dir_ + "/secret";
-    dcfg.listen = "127.0.0.1:0";
+    dcfg.listen = listen;
     dcfg.volumes = {dir_ + "/vol"};
     dcfg.heartbeat.value = std::chrono::milliseconds(200);
     auto data = data::DataService::Start(dcfg);
@@ -536,6 +536,66 @@ TEST_F(ClusterTest, ACreateWhileTheOnlyNodeIsDownWaitsForIt) {
   ASSERT_NE(data_, nullptr);
   EXPECT_EQ(data_->node(), node);
   EXPECT_EQ(ReadAll(*client_, "/while-down"), data);
+}
+
+// The node lost a chunk's files (a replaced drive) while a writer's layout
+// still had the replica at its version: the write and the truncation are
+// refused and the replica reported, never a new chunk file created with only
+// their bytes and committed as the whole chunk (it read back as zeros).
+TEST_F(ClusterTest, AWriteNeverRecreatesAChunkFileTheNodeLost) {
+  struct Case {
+    std::string path;
+    bool bypass;
+    bool truncate;
+  };
+  const std::vector<Case> cases = {
+      {"/lost-local", true, false}, {"/lost-tcp", false, false}, {"/lost-cut", true, true}};
+  const auto data = Pattern(2 * kChunk, 12);
+  std::vector<std::unique_ptr<client::Client>> writers;
+  std::vector<std::unique_ptr<client::File>> files;
+  std::vector<std::string> lost, lost_crc;
+  for (const Case& c : cases) {
+    WriteAll(c.path, data);
+    auto layout = client_->GetLayout(client_->ResolvePath(c.path)->ino);
+    ASSERT_TRUE(layout.ok());
+    const ChunkId chunk = layout->chunks[0].replicas[0].chunk;
+    lost.push_back(ChunkDataPath(dir_ + "/vol", chunk));
+    lost_crc.push_back(ChunkCrcPath(dir_ + "/vol", chunk));
+    // Opened (the layout fetched) before the loss, by a client with no
+    // chunk file of its own open.
+    writers.push_back(Connect(c.bypass));
+    ASSERT_NE(writers.back(), nullptr);
+    auto f = writers.back()->OpenPath(c.path, O_RDWR);
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    files.push_back(std::move(f).value());
+  }
+  const std::string listen = data_->tcp_endpoint().ToString();
+  data_->Stop();
+  data_.reset();
+  for (size_t i = 0; i < lost.size(); ++i) {
+    ASSERT_TRUE(fs::remove(lost[i]));
+    ASSERT_TRUE(fs::remove(lost_crc[i]));
+  }
+  StartData(listen);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    Status st = c.truncate ? files[i]->Truncate(1000)
+                           : files[i]->Write(4096, std::span(data.data(), 100)).status();
+    if (st.ok()) st = files[i]->Close();
+    EXPECT_FALSE(st.ok()) << c.path;
+    EXPECT_FALSE(fs::exists(lost[i]))
+        << c.path << ": a new chunk file holds only the write's bytes";
+    // The rest of the file still reads.
+    auto r = client_->OpenPath(c.path, O_RDONLY);
+    ASSERT_TRUE(r.ok());
+    std::vector<std::byte> back(kChunk);
+    auto n = (*r)->Read(kChunk, back);
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    EXPECT_TRUE(std::equal(back.begin(), back.end(), data.begin() + kChunk)) << c.path;
+    auto layout = client_->GetLayout(client_->ResolvePath(c.path)->ino);
+    ASSERT_TRUE(layout.ok());
+    EXPECT_NE(layout->chunks[0].replicas[0].state, client::ReplicaState::kHealthy) << c.path;
+  }
 }
 
 // Two meta servers, one hung (its kernel takes connections, it never says
