@@ -125,9 +125,10 @@ void RegisterObjective(CLI::App& app, int* exit_code) {
       "keep-local=drop (with object or ec) removes the writer's copy once protected (reads go to "
       "the tier,\n"
       "a write stages the chunk back), with after=DURATION once the file has gone that long "
-      "unchanged;\n"
+      "unused\n"
+      "(not changed, not opened for reading; then a read stages it back too);\n"
       "keep-local=pressure does so only while the volume is over meta's tier-high-watermark,\n"
-      "least recently changed files first;\n"
+      "least recently used files first (a read stages a file back);\n"
       "`sync` removes the background goal. Example: replicas=1 protect=replicas:2 within=5m");
   set->add_option("PATH", set_state->path, "path on a t0fs mount, or t0fs:/path")->required();
   set->add_option("SETTINGS", set_state->items,

@@ -61,6 +61,10 @@ class FakeMeta final : public MetaApi {
   }
   Result<Attr> Truncate(InodeId, uint64_t, uint64_t) override { return Status(StatusCode::kInternal, "unused"); }
   Status ReportReplica(const ReplicaInfo&, ReplicaProblem, const Status&) override { return Status::Ok(); }
+  void ReportReplicaLater(const ReplicaInfo&, ReplicaProblem problem) override {
+    later_reports.push_back(problem);
+  }
+  std::vector<ReplicaProblem> later_reports;
 
   static CachedChunk Chunk(uint64_t index, uint64_t id, uint32_t rights, uint64_t expiry = WallMillis() + kHour) {
     CachedChunk c;

@@ -15,7 +15,8 @@ struct IoStats {
       remote_write_bytes{0}, local_reads{0}, remote_reads{0}, checksum_errors{0},
       replica_failovers{0}, degraded_reads{0}, degraded_rows{0}, degraded_row_hits{0},
       object_reads{0}, replica_write_failures{0}, stage_back_requests{0}, recall_requests{0},
-      passthrough_opens{0}, passthrough_rebuilds{0}, passthrough_overflow_bytes{0};
+      read_recall_requests{0}, passthrough_opens{0}, passthrough_rebuilds{0},
+      passthrough_overflow_bytes{0};
 
   IoCounters Snapshot() const {
     IoCounters c;
@@ -34,6 +35,7 @@ struct IoStats {
     c.replica_write_failures = replica_write_failures;
     c.stage_back_requests = stage_back_requests;
     c.recall_requests = recall_requests;
+    c.read_recall_requests = read_recall_requests;
     c.passthrough_opens = passthrough_opens;
     c.passthrough_rebuilds = passthrough_rebuilds;
     c.passthrough_overflow_bytes = passthrough_overflow_bytes;

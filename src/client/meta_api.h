@@ -86,6 +86,9 @@ enum class ReplicaProblem {
   // A write (or truncation) waits for this chunk, whose replicas are
   // offloaded (keep-local=drop|pressure): meta stages it back now.
   kRecall,
+  // A read was served from the tier because the chunk is offloaded (recall
+  // on read): meta stages it back where the file's rule keeps it a while.
+  kRecallOnRead,
 };
 
 class MetaApi {
@@ -107,6 +110,9 @@ class MetaApi {
   // `keep_chunks` (the client resized them itself).
   virtual Result<Attr> Truncate(InodeId ino, uint64_t size, uint64_t keep_chunks) = 0;
   virtual Status ReportReplica(const ReplicaInfo& replica, ReplicaProblem problem, const Status& why) = 0;
+  // ReportReplica in the background: the caller does not wait for meta
+  // (a report that finds too many waiting is dropped).
+  virtual void ReportReplicaLater(const ReplicaInfo& replica, ReplicaProblem problem) = 0;
 };
 
 }  // namespace t0fs::client

@@ -116,10 +116,30 @@ void MetaClient::ReleaseLater(HandleId handle) {
   if (!st.ok()) LOG_WARN("release of handle {}: {}", handle, st.ToString());
 }
 
+void MetaClient::ReportReplicaLater(const ReplicaInfo& replica, ReplicaProblem problem) {
+  std::lock_guard lock(release_mu_);
+  if (release_stop_ || !releaser_.joinable() || later_reports_.size() >= kMaxLaterReports) return;
+  later_reports_.emplace_back(replica, problem);
+  release_cv_.notify_all();
+}
+
 void MetaClient::ReleaseLoop() {
   std::unique_lock lock(release_mu_);
   for (;;) {
-    release_cv_.wait(lock, [&] { return release_stop_ || !releases_.empty(); });
+    release_cv_.wait(
+        lock, [&] { return release_stop_ || !releases_.empty() || !later_reports_.empty(); });
+    if (release_stop_) later_reports_.clear();  // hints: not worth a wait at close
+    if (!later_reports_.empty()) {
+      std::vector<std::pair<ReplicaInfo, ReplicaProblem>> reports;
+      reports.swap(later_reports_);
+      lock.unlock();
+      for (const auto& [replica, problem] : reports) {
+        Status st = ReportReplica(replica, problem, Status::Ok());
+        if (!st.ok()) LOG_DEBUG("report on chunk {}: {}", replica.chunk, st.ToString());
+      }
+      lock.lock();
+      continue;
+    }
     if (releases_.empty()) return;  // stopping, and nothing left to send
     if (!release_stop_ && releases_.size() < kReleaseBatch) {
       release_cv_.wait_for(lock, kReleaseLinger,

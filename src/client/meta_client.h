@@ -135,6 +135,9 @@ class MetaClient final : public MetaApi {
   // (one transaction for all); Close sends what is left first. Failures are
   // logged: the session's end releases every handle it still has.
   void ReleaseLater(HandleId handle);
+  // Sent by the thread that sends ReleaseLater's batches.
+  void ReportReplicaLater(const ReplicaInfo& replica, ReplicaProblem problem) override;
+  static constexpr size_t kMaxLaterReports = 256;
   Result<std::vector<CachedChunk>> GetLayout(InodeId ino, uint64_t first, uint64_t count, bool write) override;
   Result<std::vector<CachedChunk>> Allocate(InodeId ino, const std::vector<uint64_t>& indices) override;
   Result<Attr> Commit(const CommitRequest& req) override;
@@ -211,6 +214,7 @@ class MetaClient final : public MetaApi {
   std::mutex release_mu_;  // guards releases_, release_stop_
   std::condition_variable release_cv_;
   std::vector<HandleId> releases_;
+  std::vector<std::pair<ReplicaInfo, ReplicaProblem>> later_reports_;
   bool release_stop_ = false;
   std::thread releaser_;
   // PollChanges: a channel of its own per meta server, and where its feed is.

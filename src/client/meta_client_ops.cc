@@ -17,6 +17,7 @@ pb::ReportReason ReasonToWire(ReplicaProblem problem) {
     case ReplicaProblem::kStale:
       return pb::REPORT_STALE;
     case ReplicaProblem::kRecall:
+    case ReplicaProblem::kRecallOnRead:
       return pb::REPORT_RECALL;
     case ReplicaProblem::kUnreachable:
     case ReplicaProblem::kWriterWaits:
@@ -393,6 +394,7 @@ Status MetaClient::ReportReplica(const ReplicaInfo& replica, ReplicaProblem prob
   req.set_node(replica.node.value());
   req.set_reason(ReasonToWire(problem));
   req.set_writer_waits(problem == ReplicaProblem::kWriterWaits);
+  req.set_reader(problem == ReplicaProblem::kRecallOnRead);
   req.set_detail(why.ToString());
   pb::Empty rsp;
   return Call<rpc::Method::kReportReplica>(req, &rsp);

@@ -153,6 +153,28 @@ Status ReplicaIo::NameLocalFiles(InodeState& st, std::span<const WrittenChunk> w
   return Status::Ok();
 }
 
+bool ReplicaIo::AskRecallOnRead(const CachedChunk& chunk) {
+  const ChunkId id = chunk.info.replicas.front().chunk;
+  const auto now = std::chrono::steady_clock::now();
+  bool again = false;
+  {
+    std::lock_guard lock(recall_asks_mu_);
+    auto [it, inserted] = recall_asks_.try_emplace(id, now);
+    if (!inserted) {
+      if (now - it->second < kRecallAskEvery) return false;
+      it->second = now;
+      again = true;
+    }
+    if (recall_asks_.size() > kMaxRecallAsks) {
+      std::erase_if(recall_asks_,
+                    [&](const auto& ask) { return now - ask.second >= kRecallAskEvery; });
+    }
+  }
+  stats_.read_recall_requests++;
+  meta_.ReportReplicaLater(chunk.info.replicas.front(), ReplicaProblem::kRecallOnRead);
+  return again;
+}
+
 void ReplicaIo::ReportReplica(const ReplicaInfo& r, ReplicaProblem problem, const Status& why) {
   uint64_t held = 0;
   if (read_warnings_.Allow(&held)) {
@@ -195,6 +217,11 @@ Result<size_t> ReplicaIo::Read(InodeState& st, uint64_t index, uint64_t offset_i
                                bool direct) {
   ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, layouts_.ChunkFor(st, index));
   if (!chunk) return size_t{0};  // unallocated: a hole
+  if (Offloaded(chunk->info) && AskRecallOnRead(*chunk) && layouts_.Refresh(st, index, 1).ok()) {
+    // Asked a while ago: the chunk may be back, to be read here at local speed.
+    ASSIGN_OR_RETURN(chunk, layouts_.ChunkFor(st, index));
+    if (!chunk) return size_t{0};
+  }
   auto rank = [&](const ReplicaInfo& r) {
     return ReplicaRank{data_.Suspect(r.node), IsLocal(r), data_.Load(r.node)};
   };

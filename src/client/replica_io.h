@@ -60,8 +60,10 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "client/data_client.h"
@@ -154,6 +156,14 @@ class ReplicaIo {
   Result<size_t> ReadReplica(InodeState& st, const ReplicaInfo& r, const Capability& cap, uint64_t offset,
                              std::span<std::byte> buf, bool direct, bool last_resort);
   void ReportReplica(const ReplicaInfo& r, ReplicaProblem problem, const Status& why);
+  // Recall on read: a read of offloaded `chunk` (served from the tier) asks
+  // meta to stage it back, in the background and at most every
+  // kRecallAskEvery per chunk (meta decides by the file's keep-local rule).
+  // True when this chunk asked at least kRecallAskEvery ago: its layout is
+  // worth asking for again (the chunk may be back, to be read locally).
+  bool AskRecallOnRead(const CachedChunk& chunk);
+  static constexpr std::chrono::seconds kRecallAskEvery{5};
+  static constexpr size_t kMaxRecallAsks = 4096;
   // Write; `fresh_layout`: `chunk` was just fetched because of a kStale.
   Status Write(InodeState& st, const CachedChunk& chunk, uint64_t offset_in_chunk,
                std::span<const std::byte> data, uint64_t version, bool direct, bool fresh_layout);
@@ -189,6 +199,10 @@ class ReplicaIo {
   DecodedRows rows_;  // rows degraded reads decoded lately
   // Warnings about a replica that every request meets (a hung or lost
   // node): a few per interval and kind, then a count.
+  // Recall on read: when each offloaded chunk read here last asked meta
+  // to stage it back (AskRecallOnRead).
+  std::mutex recall_asks_mu_;
+  std::unordered_map<ChunkId, std::chrono::steady_clock::time_point> recall_asks_;
   LogLimit read_warnings_{5, std::chrono::seconds(10)};
   LogLimit write_warnings_{5, std::chrono::seconds(10)};
   LogLimit sync_warnings_{5, std::chrono::seconds(10)};

@@ -101,6 +101,12 @@ void AddClientMetrics(metrics::Registry& registry, const client::Client& client)
       "Writes and truncations of offloaded chunks (keep-local=drop|pressure) that waited for meta "
       "to stage the chunk back.",
       {}, [c](SampleSink& sink) { sink.Add(static_cast<double>(c->counters().recall_requests)); });
+  registry.AddCallback(
+      MetricType::kCounter, "t0fs_client_read_recall_requests_total",
+      "Reads of offloaded chunks, served from the tier, that asked meta to stage the chunk back "
+      "(recall on read: keep-local=pressure, or drop with after=).",
+      {},
+      [c](SampleSink& sink) { sink.Add(static_cast<double>(c->counters().read_recall_requests)); });
   registry.AddCallback(MetricType::kGauge, "t0fs_client_local_node",
                        "This client's data node (0: none on this host), as the value.", {},
                        [c](SampleSink& sink) { sink.Add(static_cast<double>(c->local_node().value())); });

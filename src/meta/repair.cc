@@ -278,9 +278,9 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
   const bool may_offload = in_tier && !marked && !c.open && p.keep_local != KeepLocal::kKeep;
   const bool holders =
       !good.empty() || !extras_draining.empty();  // rows that can carry the version
-  // (after=: once the file has gone that long unchanged.)
+  // (after=: once the file has gone that long unused: LastUse.)
   const bool aged =
-      p.drop_after_s == 0 || now_s - c.ctime.sec >= static_cast<int64_t>(p.drop_after_s);
+      p.drop_after_s == 0 || now_s - LastUse(c) >= static_cast<int64_t>(p.drop_after_s);
   const bool drop_now = may_offload && p.keep_local == KeepLocal::kDrop && holders && aged;
   const bool stays_offloaded =
       good.empty() && !offloaded.empty() && in_tier && !marked && p.keep_local != KeepLocal::kKeep;

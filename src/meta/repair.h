@@ -56,15 +56,17 @@
 // and no handle has the file open (readers included), its healthy replicas
 // become offloaded (MetaStore::OffloadReplica: the row keeps the version,
 // the file goes to the garbage queue) — with drop at the first pass after
-// the last close (with after=D, once the file has gone D unchanged), with
-// pressure only while a volume holding it is fuller than
-// tier-high-watermark, least recently changed files first (whole files),
-// until tier-low-watermark. An offloaded chunk is not recalled; reads go to
-// the tier. A writer that asks for it (MarkUrgent, ReportReplica
-// REPORT_RECALL) has it staged back at the next pass (a recall or a rebuild
-// onto an up node, the offloaded row's node allowed), and the offloaded row
-// leaves once the healthy replica is there. An objective changed back to
-// keep-local=keep recalls every offloaded chunk.
+// the last close (with after=D, once the file has gone D unused: LastUse),
+// with pressure only while a volume holding it is fuller than
+// tier-high-watermark, least recently used files first (whole files),
+// until tier-low-watermark. Reads of an offloaded chunk go to the tier. A
+// writer that asks for it (MarkUrgent, ReportReplica REPORT_RECALL) has it
+// staged back at the next pass (a recall or a rebuild onto an up node, the
+// offloaded row's node allowed), and the offloaded row leaves once the
+// healthy replica is there; so does a reader's ask (recall on read), where
+// the rule keeps what comes back for a while: keep-local=pressure, or drop
+// with after= (the read open moved the file's atime). An objective changed
+// back to keep-local=keep recalls every offloaded chunk.
 //
 // It also reconciles a node that comes back (or that this meta has not seen
 // yet): the node is sent the replicas it should hold with their committed
@@ -80,6 +82,7 @@
 // store calls are short transactions).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <map>
@@ -274,6 +277,10 @@ class RepairPlanner {
   void OnProtectResult(NodeId node, Task& task, const pb::CopyResult& r);
   // The bytes of a chunk: its share of the file, at most the chunk size.
   static uint64_t ChunkBytes(const ChunkReplicas& c);
+  // When the file was last used, in seconds: the later of its last change
+  // (ctime) and its last read open (atime, relatime). keep-local's after=
+  // and pressure's order count from it.
+  static int64_t LastUse(const ChunkReplicas& c) { return std::max(c.ctime.sec, c.atime.sec); }
   void ExpireTasks();
   // The check commands for `node`: its healthy replicas, in pages.
   std::vector<pb::NodeCommand> CheckCommands(NodeId node);
@@ -311,15 +318,15 @@ class RepairPlanner {
     uint64_t offloaded_chunks = 0, offloaded_bytes = 0;
     uint64_t offloads = 0;  // chunks offloaded by this pass
     // keep-local=pressure candidates on volumes over the high watermark: a
-    // heap with the most recently changed on top (the least recent kept).
+    // heap with the most recently used on top (the least recent kept).
     struct PressureCandidate {
-      int64_t changed = 0;  // the file's ctime
+      int64_t used = 0;  // the file's LastUse
       ChunkReplicas chunk;
       uint64_t committed = 0;
       // By age, then by file and index: a file's chunks side by side.
       bool operator<(const PressureCandidate& o) const {
-        return std::tie(changed, chunk.ino, chunk.index) <
-               std::tie(o.changed, o.chunk.ino, o.chunk.index);
+        return std::tie(used, chunk.ino, chunk.index) <
+               std::tie(o.used, o.chunk.ino, o.chunk.index);
       }
     };
     std::vector<PressureCandidate> pressure;

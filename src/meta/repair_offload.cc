@@ -64,7 +64,7 @@ void RepairPlanner::FindPressure(const std::vector<NodeRecord>& records) {
       if (over_watermark_.insert(v.volume).second) {
         LOG_INFO(
             "repair: volume {} of node {} is {}% full (tier-high-watermark {}%): offloading "
-            "protected keep-local=pressure copies, least recently changed first, down to {}%",
+            "protected keep-local=pressure copies, least recently used first, down to {}%",
             v.volume, n.node, full, config_.tier_high_watermark, config_.tier_low_watermark);
       }
     }
@@ -79,9 +79,9 @@ void RepairPlanner::NotePressure(const ChunkReplicas& c, uint64_t committed,
   });
   if (!over) return;
   auto& heap = pass_.pressure;
-  heap.push_back({c.ctime.sec, c, committed});
+  heap.push_back({LastUse(c), c, committed});
   std::push_heap(heap.begin(), heap.end());
-  if (heap.size() > kMaxPressure) {  // the most recently changed waits for a later pass
+  if (heap.size() > kMaxPressure) {  // the most recently used waits for a later pass
     std::pop_heap(heap.begin(), heap.end());
     heap.pop_back();
   }
@@ -89,7 +89,7 @@ void RepairPlanner::NotePressure(const ChunkReplicas& c, uint64_t committed,
 
 void RepairPlanner::PlanPressure() {
   auto& heap = pass_.pressure;
-  std::sort_heap(heap.begin(), heap.end());  // the least recently changed first
+  std::sort_heap(heap.begin(), heap.end());  // the least recently used first
   const auto met = [&] {
     return std::all_of(pressure_need_.begin(), pressure_need_.end(),
                        [](const auto& n) { return n.second <= 0; });

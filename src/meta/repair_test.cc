@@ -262,6 +262,32 @@ class KeepLocalTest : public UrgentRecallTest {
     obj.protect.keep_local = keep;
     ASSERT_OK(store_->SetObjective(ino, obj, false));
   }
+  // Node 1's volume reports `total_bytes` with `free_bytes` free at `when`.
+  void ReportVolume(uint64_t total_bytes, uint64_t free_bytes, int64_t when) {
+    VolumeRecord vol;
+    vol.volume = node1_[0].volume;
+    vol.node = NodeId(1);
+    vol.total_bytes = total_bytes;
+    vol.free_bytes = free_bytes;
+    ASSERT_OK(store_->UpdateVolumes(NodeId(1), {vol}, testing::T(when)));
+  }
+  // A client opens `ino` for reading at `when` (its atime moves) and closes it.
+  void ReadOpen(InodeId ino, int64_t when) {
+    auto session = store_->OpenSession("client", "h", testing::T(when));
+    ASSERT_OK(session);
+    auto opened = store_->Open(OpToken{}, *session, ino, O_RDONLY, testing::T(when));
+    ASSERT_OK(opened);
+    ASSERT_OK(store_->Release(OpToken{}, opened->handle));
+  }
+  // keep-local=drop after=`after_s`.
+  void DropAfter(InodeId ino, uint32_t after_s) {
+    Objective obj;
+    obj.replicas = 1;
+    obj.protect.kind = ProtectKind::kObject;
+    obj.protect.keep_local = KeepLocal::kDrop;
+    obj.protect.drop_after_s = after_s;
+    ASSERT_OK(store_->SetObjective(ino, obj, false));
+  }
   // The replica rows of `ino`'s chunk 0: node → (state, version).
   std::map<uint64_t, std::pair<ReplicaState, uint64_t>> Rows(InodeId ino) {
     std::map<uint64_t, std::pair<ReplicaState, uint64_t>> out;
@@ -413,20 +439,29 @@ TEST_F(KeepLocalTest, DropAfterWaitsForTheFileToAge) {
   const int64_t now = WallNow().sec;
   auto [young, young_chunk] = File("young", now - 60, KeepLocal::kDrop);
   auto [old, old_chunk] = File("old", now - 7200, KeepLocal::kDrop);
-  for (InodeId ino : {young, old}) {
-    Objective obj;
-    obj.replicas = 1;
-    obj.protect.kind = ProtectKind::kObject;
-    obj.protect.keep_local = KeepLocal::kDrop;
-    obj.protect.drop_after_s = 3600;
-    ASSERT_OK(store_->SetObjective(ino, obj, false));
-  }
+  for (InodeId ino : {young, old}) DropAfter(ino, 3600);
   Heartbeats(0s);
   planner_->RunPass();
   EXPECT_EQ(Rows(young)[1].first, ReplicaState::kHealthy);
   EXPECT_EQ(Rows(old)[1].first, ReplicaState::kOffloaded);
   (void)young_chunk;
   (void)old_chunk;
+}
+
+// after= counts from the file's last use: a file unchanged for two hours
+// but opened for reading a minute ago (its atime, relatime) stays.
+TEST_F(KeepLocalTest, DropAfterCountsFromTheLastReadOpen) {
+  const int64_t now = WallNow().sec;
+  auto [read, read_chunk] = File("read", now - 7200, KeepLocal::kDrop);
+  auto [unread, unread_chunk] = File("unread", now - 7200, KeepLocal::kDrop);
+  for (InodeId ino : {read, unread}) DropAfter(ino, 3600);
+  ReadOpen(read, now - 60);
+  Heartbeats(0s);
+  planner_->RunPass();
+  EXPECT_EQ(Rows(read)[1].first, ReplicaState::kHealthy);
+  EXPECT_EQ(Rows(unread)[1].first, ReplicaState::kOffloaded);
+  (void)read_chunk;
+  (void)unread_chunk;
 }
 
 TEST_F(KeepLocalTest, KeepAgainRecallsWithoutAWriter) {
@@ -454,14 +489,9 @@ TEST_F(KeepLocalTest, PressureOffloadsWholeFiles) {
   auto [b, b0] = File("b", 110, KeepLocal::kPressure, 4);
   auto [c, c0] = File("c", 130, KeepLocal::kPressure, 4);
   Heartbeats(0s);
-  VolumeRecord vol;
-  vol.volume = node1_[0].volume;
-  vol.node = NodeId(1);
   // 24.5 of 25 MiB used (98%): 4.5 MiB must go to reach 80%: all of a,
   // then b, whole once begun; c stays.
-  vol.total_bytes = 25 * kChunkBytes;
-  vol.free_bytes = kChunkBytes / 2;
-  ASSERT_OK(store_->UpdateVolumes(NodeId(1), {vol}, testing::T(140)));
+  ReportVolume(25 * kChunkBytes, kChunkBytes / 2, 140);
   planner_->RunPass();
   auto states = [&](InodeId ino) {
     std::vector<ReplicaState> out;
@@ -488,17 +518,11 @@ TEST_F(KeepLocalTest, PressureOffloadsTheLeastRecentlyChangedUntilTheLowWatermar
   auto [newer, newer_chunk] = File("newer", 130, KeepLocal::kPressure);
   Heartbeats(0s);
   // 10 MiB, 85% full: below the high watermark (90%), nothing goes.
-  VolumeRecord vol;
-  vol.volume = node1_[0].volume;
-  vol.node = NodeId(1);
-  vol.total_bytes = 10 * kChunkBytes;
-  vol.free_bytes = vol.total_bytes * 15 / 100;
-  ASSERT_OK(store_->UpdateVolumes(NodeId(1), {vol}, testing::T(140)));
+  ReportVolume(10 * kChunkBytes, 10 * kChunkBytes * 15 / 100, 140);
   planner_->RunPass();
   EXPECT_EQ(planner_->Stats().offloads, 0u);
   // 95% full: 1.5 MiB must go to reach 80%: the two least recently changed.
-  vol.free_bytes = vol.total_bytes * 5 / 100;
-  ASSERT_OK(store_->UpdateVolumes(NodeId(1), {vol}, testing::T(141)));
+  ReportVolume(10 * kChunkBytes, 10 * kChunkBytes * 5 / 100, 141);
   planner_->RunPass();
   EXPECT_EQ(Rows(older)[1].first, ReplicaState::kOffloaded);
   EXPECT_EQ(Rows(file_)[1].first, ReplicaState::kOffloaded);
@@ -512,6 +536,22 @@ TEST_F(KeepLocalTest, PressureOffloadsTheLeastRecentlyChangedUntilTheLowWatermar
   // A full volume does not touch keep-local=drop's or keep's files here,
   // nor recall the offloaded ones.
   EXPECT_TRUE(CopiesToNode2().empty());
+}
+
+// Pressure's order is by last use: a file changed long ago but opened for
+// reading since (its atime) goes after one changed later and never read.
+TEST_F(KeepLocalTest, PressureOffloadsTheLeastRecentlyUsed) {
+  auto [read, read_chunk] = File("read", 105, KeepLocal::kPressure);
+  auto [unread, unread_chunk] = File("unread", 110, KeepLocal::kPressure);
+  ReadOpen(read, 120);
+  Heartbeats(0s);
+  // 91% of 5 MiB: 0.55 MiB must go to reach 80%, one file.
+  ReportVolume(5 * kChunkBytes, 5 * kChunkBytes * 9 / 100, 140);
+  planner_->RunPass();
+  EXPECT_EQ(Rows(unread)[1].first, ReplicaState::kOffloaded);
+  EXPECT_EQ(Rows(read)[1].first, ReplicaState::kHealthy);
+  (void)read_chunk;
+  (void)unread_chunk;
 }
 
 // Silence from before this meta watched (it was down, or stopped) does not

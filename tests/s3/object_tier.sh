@@ -37,8 +37,10 @@
 #    write and a truncation stage the chunks they touch back, and the new
 #    version is offloaded again once uploaded;
 #  - keep-local=pressure: with node 3's volume (a 64 MiB tmpfs) over the
-#    high watermark, the least recently changed files' copies are offloaded
+#    high watermark, the least recently used files' copies are offloaded
 #    until it is below the low one, the newest file and a keep file stay;
+#    reading an offloaded file stages it back (recall on read), the others
+#    stay offloaded;
 #  - without a tier, or with bad tier settings, meta refuses clearly.
 set -euo pipefail
 source "$(dirname "$0")/../lib/cluster.sh"
@@ -415,7 +417,7 @@ curl -sf "http://$METRICS/metrics" | grep -E '^t0fs_meta_offload' >&2 || fail "n
 rm "$MNT/d/f"
 wait_until 60 "d/f's objects deleted" object_count_is 0
 
-log "== keep-local=pressure: a volume over the high watermark sheds the least recently changed copies"
+log "== keep-local=pressure: a volume over the high watermark sheds the least recently used copies; a read recalls"
 # Node 3's volume is a 64 MiB tmpfs; meta's watermarks are 60% and 40%.
 VOL3="$CLUSTER_DIR/vol3"
 mkdir -p "$VOL3"
@@ -455,9 +457,26 @@ vol3_used() { df --output=pcent "$VOL3" | tail -n 1 | tr -dc 0-9; }
 below_40() { (($(vol3_used) < 40)); }
 wait_until 30 "node 3's volume below 40%" below_40
 log "node 3's volume: $(vol3_used)% used after the offload"
-for i in 1 2 3; do
-  timeout 60 cmp "$CLUSTER_DIR/p$i" "$MNT/p/$i" || fail "p/$i does not read back"
-done
+# Recall on read: reading p/1 (from the bucket) asks meta to stage it back,
+# and with room under the high watermark (50% with it) its copy stays;
+# p/2, not read, stays offloaded.
+read_recalls() {
+  curl -sf "http://$MOUNT_METRICS/metrics" | sed -n 's/^t0fs_client_read_recall_requests_total \([0-9]*\).*/\1/p'
+}
+before=$(read_recalls)
+timeout 60 cmp "$CLUSTER_DIR/p1" "$MNT/p/1" || fail "p/1 does not read back offloaded"
+(($(read_recalls) > before)) || fail "reading offloaded p/1 asked for no recall ($before -> $(read_recalls))"
+healthy_p() { [[ "$(states_of "/p/$1" | grep -vc ':healthy$')" == 0 ]]; }
+wait_until 30 "p/1 staged back after its read" healthy_p 1
+sleep 2  # a few passes more: it stays, and p/2 was not recalled
+healthy_p 1 || fail "p/1 offloaded again: $(states_of /p/1)"
+offloaded_p 2 || fail "p/2 recalled without a read: $(states_of /p/2)"
+echo 3 >/proc/sys/vm/drop_caches
+timeout 60 cmp "$CLUSTER_DIR/p1" "$MNT/p/1" || fail "p/1 does not read back staged back"
+# p/3 reads locally. (p/2 is not read: its recall would take the volume
+# over the watermark again, and the rest of this test must not race with
+# the copies that follow.)
+timeout 60 cmp "$CLUSTER_DIR/p3" "$MNT/p/3" || fail "p/3 does not read back"
 rm -r "$MNT/p" "$MNT/ballast"
 vol3_empty() { [[ "$(find "$VOL3" -name '*.dat' | wc -l)" == 0 ]]; }
 wait_until 30 "node 3's chunk files deleted" vol3_empty

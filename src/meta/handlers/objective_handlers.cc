@@ -16,6 +16,25 @@ using rpc::FromWire;
 using rpc::Handle;
 using rpc::ToWire;
 
+namespace {
+
+// Recall on read: whether the file of `chunk` keeps a copy staged back for
+// a reader a while — keep-local=pressure (its least recently used files go
+// first), or drop with after= (the read open moved its atime). drop without
+// after= would offload it again at the first pass after the reader closes.
+Result<bool> RecallsOnRead(MetaStore& store, ChunkId chunk) {
+  if (!chunk.valid()) return false;
+  bool eof = false;
+  ASSIGN_OR_RETURN(std::vector<ChunkReplicas> found,
+                   store.ScanReplicas(ChunkId(chunk.value() - 1), 1, &eof));
+  if (found.empty() || found.front().chunk != chunk) return false;
+  const Protection& p = found.front().objective.protect;
+  return p.keep_local == KeepLocal::kPressure ||
+         (p.keep_local == KeepLocal::kDrop && p.drop_after_s > 0);
+}
+
+}  // namespace
+
 void MetaService::AddObjectiveHandlers(HandlerList& h) {
   h.push_back(Handle<Method::kObjective>(
       [this](const pb::ObjectiveReq& req, pb::ObjectiveRsp& rsp, Call& call) -> Status {
@@ -56,6 +75,13 @@ void MetaService::AddObjectiveHandlers(HandlerList& h) {
       [this](const pb::ReportReplicaReq& req, pb::Empty&, Call& call) -> Status {
         ChunkId chunk(req.chunk());
         NodeId node(req.node());
+        if (req.reason() == pb::REPORT_RECALL && req.reader()) {
+          ASSIGN_OR_RETURN(bool recalls, RecallsOnRead(*store_, chunk));
+          if (recalls && planner_->MarkUrgent(chunk, RepairPlanner::kRecallFor)) {
+            LOG_INFO("{} reads chunk {}, which is offloaded: staging it back", call.peer, chunk);
+          }
+          return Status::Ok();
+        }
         if (req.reason() == pb::REPORT_RECALL) {
           // A writer waits for an offloaded chunk (keep-local=drop|pressure):
           // the next pass stages it back (the mark only lets it; the pass

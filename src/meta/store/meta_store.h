@@ -65,8 +65,9 @@ struct Protection {
   uint32_t parity = 0;    // kEc: parity cells M
   uint32_t within_s = 0;  // the deadline, seconds after the file last changed
   KeepLocal keep_local = KeepLocal::kKeep;
-  // keep-local=drop: not before the file has gone this long unchanged
-  // (its ctime); 0 = once protected.
+  // keep-local=drop: not before the file has gone this long unused (neither
+  // changed nor opened for reading: the later of its ctime and atime);
+  // 0 = once protected.
   uint32_t drop_after_s = 0;
   friend bool operator==(const Protection&, const Protection&) = default;
 };
@@ -305,6 +306,7 @@ struct ChunkReplicas {
   std::vector<Replica> replicas;
   uint64_t file_size = 0;
   Timespec ctime;  // the file's last change (data or attributes; never set back by utimes)
+  Timespec atime;  // its last read open (relatime: AtimeDue in store_util.h), or utimes'
   bool writer_open = false;  // a write handle is open (only asked when objective.protect is set)
   bool open = false;         // any handle is open, reads included (the same)
   uint64_t object_version = 0;  // the version of its copy in the object tier; 0 = none

@@ -81,6 +81,36 @@ TEST_P(FilesTest, OpenWithTruncate) {
   EXPECT_TRUE(CheckProblems().empty());
 }
 
+// An open that reads moves the access time as Linux's relatime does: when
+// it is not after the last change, or is a day old; a write-only open, an
+// O_NOATIME open and a read within the day leave it. (keep-local's after=
+// and pressure's order count from it.)
+TEST_P(FilesTest, ReadOpensMoveTheAccessTimeAsRelatime) {
+  InodeId f = MkFile(kRootInode, "f", T(100));
+  const auto atime = [&] { return store_->GetAttr(f)->atime; };
+  ASSERT_OK(store_->Open(OpToken{}, session_, f, O_WRONLY, T(110)));
+  EXPECT_EQ(atime(), T(100));
+  ASSERT_OK(store_->Open(OpToken{}, session_, f, O_RDONLY | O_NOATIME, T(120)));
+  EXPECT_EQ(atime(), T(100));
+  auto read = store_->Open(OpToken{}, session_, f, O_RDONLY, T(130));
+  ASSERT_OK(read);
+  EXPECT_EQ(read->attr.atime, T(130));
+  EXPECT_EQ(atime(), T(130));
+  EXPECT_EQ(store_->GetAttr(f)->ctime, T(100));  // not a change
+  ASSERT_OK(store_->Open(OpToken{}, session_, f, O_RDWR, T(140 + 3600)));
+  EXPECT_EQ(atime(), T(130));  // read again within the day
+  ASSERT_OK(store_->Open(OpToken{}, session_, f, O_RDONLY, T(130 + 24 * 3600)));
+  EXPECT_EQ(atime(), T(130 + 24 * 3600));
+  // Changed after its last read: the next read open moves it.
+  SetAttrArgs chmod;
+  chmod.ino = f;
+  chmod.mask = kSetMode;
+  chmod.mode = 0600;
+  ASSERT_OK(store_->SetAttr(OpToken{}, chmod, T(200000)));
+  ASSERT_OK(store_->Open(OpToken{}, session_, f, O_RDONLY, T(200001)));
+  EXPECT_EQ(atime(), T(200001));
+}
+
 TEST_P(FilesTest, UnlinkWhileOpenKeepsTheInodeUntilLastRelease) {
   InodeId f = MkFile(kRootInode, "f");
   ASSERT_OK(store_->Allocate(OpToken{}, f, {0, 1}, targets_));

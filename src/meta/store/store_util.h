@@ -4,6 +4,7 @@
 // the engine's transactions (engine.h) and know no engine.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <cstdint>
@@ -37,6 +38,20 @@ inline bool IsReg(uint32_t mode) {
 // An open(2) access mode that writes.
 inline bool OpensForWrite(uint32_t flags) {
   return (flags & 3) != 0;
+}
+
+// Whether an open with `flags` at `now` moves the file's access time
+// (relatime, as Linux mounts by default): an open that reads (not with
+// O_NOATIME), when the access time is not after the last change or is a
+// day old. The tiering rules count from it (keep-local after=, pressure).
+inline constexpr int64_t kAtimeEvery = 24 * 3600;
+inline bool AtimeDue(const InodeAttr& attr, uint32_t flags, Timespec now) {
+  if ((flags & 3) == 1 || (flags & O_NOATIME) != 0) return false;  // O_WRONLY
+  const auto before = [](Timespec a, Timespec b) {
+    return a.sec < b.sec || (a.sec == b.sec && a.nsec <= b.nsec);
+  };
+  return before(attr.atime, attr.mtime) || before(attr.atime, attr.ctime) ||
+         now.sec - attr.atime.sec >= kAtimeEvery;
 }
 
 // Failures that are not an answer of the operation: the engine's.

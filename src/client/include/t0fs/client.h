@@ -228,6 +228,9 @@ struct IoCounters {
   // Writes and truncations of offloaded chunks (keep-local=drop|pressure)
   // that waited for meta to stage the chunk back
   uint64_t recall_requests = 0;
+  // Reads of offloaded chunks served from the tier that asked meta to stage
+  // the chunk back (recall on read: at most one ask per chunk per 5 s)
+  uint64_t read_recall_requests = 0;
   uint64_t passthrough_opens = 0;       // files handed to the kernel (OpenPassthrough)
   uint64_t passthrough_rebuilds = 0;    // checksum rebuilds after passthrough writes
   uint64_t passthrough_overflow_bytes = 0;  // written past the chunk through passthrough, moved to later chunks

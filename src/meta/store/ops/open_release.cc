@@ -23,6 +23,9 @@ Result<OpenResult> PosixStore::Open(const OpToken& token, SessionId session, Ino
     if ((flags & O_TRUNC) != 0 && writes && internal::IsReg(row.attr.mode)) {
       RETURN_IF_ERROR(internal::Truncate(txn, row, 0, now));
       RETURN_IF_ERROR(txn.PutInode(row));
+    } else if (internal::IsReg(row.attr.mode) && internal::AtimeDue(row.attr, flags, now)) {
+      row.attr.atime = now;
+      RETURN_IF_ERROR(txn.PutInode(row));
     }
     ASSIGN_OR_RETURN(result.handle, internal::AddHandle(txn, session, ino, flags));
     result.attr = row.attr;

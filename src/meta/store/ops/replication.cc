@@ -157,6 +157,7 @@ Result<std::vector<ChunkReplicas>> PosixStore::ScanReplicas(ChunkId after, size_
         r.objective = ObjectiveOf(file->attr);
         r.file_size = file->attr.size;
         r.ctime = file->attr.ctime;
+        r.atime = file->attr.atime;
         r.writer_open = writer_open;
         r.open = open;
         r.object_version = c.chunk.object_version;
