@@ -392,6 +392,25 @@ TEST_F(KeepLocalTest, DroppedOnceInTheBucketNotRecalledUntilAWriterAsks) {
 
 // Not while the file is open, for reading too: a mount may serve a reader
 // from that very chunk file (passthrough), and a writer could join it.
+// A client cut off past its session lease lost its handles, so its file
+// could be offloaded under it; its writes then went to a removed chunk file
+// (a passthrough mount's kernel writes into the descriptor it holds). Its
+// commit is refused: the size and version stay, nothing claims the bytes.
+TEST_F(KeepLocalTest, ACommitOfWritesToAnOffloadedCopyIsRefused) {
+  auto [f, chunk] = File("late", 100, KeepLocal::kDrop);
+  Heartbeats(0s);
+  planner_->RunPass();
+  ASSERT_EQ(Rows(f)[1].first, ReplicaState::kOffloaded);
+  const uint64_t size = store_->GetAttr(f)->size;
+  for (const std::vector<NodeId>& nodes : {std::vector<NodeId>{NodeId(1)}, std::vector<NodeId>{}}) {
+    CommitArgs late{f, HandleId(), size + 4096, testing::T(200), {WrittenChunk(chunk, 2, nodes)}};
+    EXPECT_EQ(store_->Commit(OpToken{}, late, false, testing::T(200)).status().code(),
+              StatusCode::kStale);
+  }
+  EXPECT_EQ(store_->GetAttr(f)->size, size);
+  EXPECT_EQ(Rows(f)[1], std::make_pair(ReplicaState::kOffloaded, uint64_t{1}));
+}
+
 TEST_F(KeepLocalTest, NotWhileTheFileIsOpen) {
   Keep(KeepLocal::kDrop, file_);
   ASSERT_OK(store_->SetObjectVersion(chunk_, 1));

@@ -1,5 +1,6 @@
 // GetLayout, Allocate, ReserveChunkIds and Commit: a file's chunks, their replicas and versions.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <set>
@@ -116,7 +117,26 @@ namespace {
 // Versions only grow; a healthy replica that did not take the writes (not
 // in `w.nodes`) missed data: it becomes stale and keeps its version, so that
 // it is neither read nor counted until repaired.
+//
+// Writes that went only to nodes holding no live replica of the chunk any
+// more (offloaded, or gone from the layout, since the writer's layout: a
+// client cut off past its session lease, whose file was offloaded
+// meanwhile) are in files those nodes removed: the commit is refused
+// (kStale), never recorded as if the bytes were kept.
 Status CommitVersions(WriteTxn& txn, const ChunkWithReplicas& chunk, const WrittenChunk& w) {
+  const auto named = [&](NodeId node) {
+    return w.nodes.empty() || std::find(w.nodes.begin(), w.nodes.end(), node) != w.nodes.end();
+  };
+  const bool kept = std::any_of(
+      chunk.replicas.begin(), chunk.replicas.end(),
+      [&](const ReplicaRow& r) { return r.state != ReplicaState::kOffloaded && named(r.node); });
+  if (!kept) {
+    return Status(
+        StatusCode::kStale,
+        fmt::format("chunk {}: its writes went to node(s) {} which hold no replica of it any more "
+                    "(offloaded or moved since the writer's layout): not committed",
+                    chunk.chunk.id, fmt::join(w.nodes, ",")));
+  }
   for (ReplicaRow r : chunk.replicas) {
     if (r.state == ReplicaState::kOffloaded) continue;  // left as it is: repair drops it
     const bool took = w.nodes.empty() ||
