@@ -41,7 +41,13 @@ struct ObjectiveState {
 int RunObjective(ObjectiveState& s, bool set) {
   // Bad settings and paths are reported before anything is contacted.
   if (set) {
-    auto valid = client::ParseObjective(s.items, client::Objective());
+    // Over a base with a goal and keep-local=drop: settings that refine the
+    // path's current goal (within=, after=, keep-newest= alone) are checked
+    // against it once it is known.
+    client::Objective probe;
+    probe.protect.kind = client::ProtectKind::kObject;
+    probe.protect.keep_local = client::KeepLocal::kDrop;
+    auto valid = client::ParseObjective(s.items, probe);
     if (!valid.ok()) return Fail("objective", valid.status());
   }
   if (Status st = PrecheckPath(s.path); !st.ok()) return Fail("objective", st);
@@ -129,12 +135,14 @@ void RegisterObjective(CLI::App& app, int* exit_code) {
       "(not changed, not opened for reading; then a read stages it back too);\n"
       "keep-local=pressure does so only while the volume is over meta's tier-high-watermark,\n"
       "least recently used files first (a read stages a file back);\n"
+      "keep-newest=N (on a directory) keeps its N most recently modified entries local "
+      "(e.g. the last N checkpoints);\n"
       "`sync` removes the background goal. Example: replicas=1 protect=replicas:2 within=5m");
   set->add_option("PATH", set_state->path, "path on a t0fs mount, or t0fs:/path")->required();
   set->add_option("SETTINGS", set_state->items,
                   "replicas=N placement=local|spread nodes=ID,ID chunk-size=SIZE "
                   "protect=replicas:N|ec:K+M|object|none within=DURATION "
-                  "keep-local=keep|drop|pressure after=DURATION sync")
+                  "keep-local=keep|drop|pressure after=DURATION keep-newest=N sync")
       ->required();
   set->add_flag("--no-recursive", set_state->no_recursive,
                 "a directory only, not what is already below it");

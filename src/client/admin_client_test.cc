@@ -81,6 +81,29 @@ TEST(ParseObjective, ProtectionGoals) {
   EXPECT_EQ(ParseObjective({"within=5m"}, base).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseObjective({"keep-local=drop"}, base).status().code(),
             StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseObjective({"keep-newest=3"}, base).status().code(), StatusCode::kInvalidArgument);
+}
+
+// keep-newest=N refines keep-local=drop|pressure; 0 removes it, and it goes
+// with a goal or a rule that keeps every copy anyway.
+TEST(ParseObjective, KeepNewest) {
+  Objective base;
+  base.replicas = 1;
+  auto newest = ParseObjective({"protect=object", "keep-local=drop", "keep-newest=3"}, base);
+  ASSERT_TRUE(newest.ok()) << newest.status().ToString();
+  EXPECT_EQ(newest->keep_newest, 3u);
+  auto kept = ParseObjective({"within=1m"}, *newest);  // kept from the base
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->keep_newest, 3u);
+  EXPECT_EQ(ParseObjective({"keep-newest=0"}, *newest)->keep_newest, 0u);
+  EXPECT_EQ(ParseObjective({"keep-local=keep"}, *newest)->keep_newest, 0u);
+  EXPECT_EQ(ParseObjective({"sync"}, *newest)->keep_newest, 0u);
+  EXPECT_EQ(ParseObjective({"keep-local=keep", "keep-newest=2"}, *newest).status().code(),
+            StatusCode::kInvalidArgument);
+  for (const char* bad :
+       {"keep-newest=-1", "keep-newest=x", "keep-newest=100001", "keep-newest="}) {
+    EXPECT_EQ(ParseObjective({bad}, *newest).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
 }
 
 TEST(DescribeObjective, NamesWhatIsSet) {
@@ -102,6 +125,10 @@ TEST(DescribeObjective, NamesWhatIsSet) {
   EXPECT_EQ(DescribeObjective(o),
             "replicas=2 placement=spread nodes=1,2 chunk-size=1 MiB protect=object within=1m "
             "keep-local=drop after=1d");
+  o.keep_newest = 5;
+  EXPECT_EQ(DescribeObjective(o),
+            "replicas=2 placement=spread nodes=1,2 chunk-size=1 MiB protect=object within=1m "
+            "keep-local=drop after=1d keep-newest=5");
 }
 
 }  // namespace

@@ -57,7 +57,7 @@ Result<Protection> ParseProtection(std::string_view value, Protection base) {
 }  // namespace
 
 Result<Objective> ParseObjective(const std::vector<std::string>& settings, Objective base) {
-  bool within_set = false, after_set = false;
+  bool within_set = false, after_set = false, newest_set = false;
   for (const std::string& item : settings) {
     if (item == "sync") {  // today's behaviour: the writer's copies are all there is
       base.protect = Protection{};
@@ -116,6 +116,14 @@ Result<Objective> ParseObjective(const std::vector<std::string>& settings, Objec
       }
       base.protect.drop_after_s = static_cast<uint32_t>(s);
       after_set = true;
+    } else if (key == "keep-newest") {
+      auto n = ParseId(value);
+      if (!n.ok() || *n > 100000) {
+        return Status(StatusCode::kInvalidArgument,
+                      fmt::format("keep-newest must be 0..100000 (0 removes it), not '{}'", value));
+      }
+      base.keep_newest = static_cast<uint32_t>(*n);
+      newest_set = true;
     } else if (key == "keep-local") {
       if (value == "keep") {
         base.protect.keep_local = KeepLocal::kKeep;
@@ -132,16 +140,24 @@ Result<Objective> ParseObjective(const std::vector<std::string>& settings, Objec
           StatusCode::kInvalidArgument,
           fmt::format(
               "unknown objective key '{}' (replicas, placement, nodes, chunk-size, protect, "
-              "within, keep-local, after, sync)",
+              "within, keep-local, after, keep-newest, sync)",
               key));
     }
   }
   if (base.protect.kind == ProtectKind::kNone) {
-    if (within_set || after_set || base.protect.keep_local != KeepLocal::kKeep) {
+    if (within_set || after_set || base.protect.keep_local != KeepLocal::kKeep ||
+        (newest_set && base.keep_newest != 0)) {
       return Status(StatusCode::kInvalidArgument,
-                    "within=, keep-local= and after= need a protect= goal");
+                    "within=, keep-local=, after= and keep-newest= need a protect= goal");
     }
+    base.keep_newest = 0;  // a rule without a goal: it goes with it
     return base;
+  }
+  if (base.protect.keep_local == KeepLocal::kKeep && base.keep_newest != 0) {
+    if (newest_set) {
+      return Status(StatusCode::kInvalidArgument, "keep-newest= needs keep-local=drop or pressure");
+    }
+    base.keep_newest = 0;  // keep-local=keep again: every copy stays anyway
   }
   if (base.protect.keep_local != KeepLocal::kDrop && base.protect.drop_after_s != 0) {
     if (after_set) return Status(StatusCode::kInvalidArgument, "after= needs keep-local=drop");
@@ -183,6 +199,7 @@ std::string DescribeObjective(const Objective& o) {
                      : " after=" + FormatDuration(Duration{std::chrono::seconds(after)});
     }
   }
+  if (o.keep_newest != 0) protect += fmt::format(" keep-newest={}", o.keep_newest);
   return fmt::format(
       "replicas={} placement={}{}{}{}", o.replicas,
       o.placement == Placement::kLocal ? "local" : "spread", nodes.empty() ? "" : " nodes=" + nodes,

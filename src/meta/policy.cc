@@ -26,8 +26,10 @@ Status ValidateObjective(const Objective& objective) {
   const Protection& p = objective.protect;
   switch (p.kind) {
     case ProtectKind::kNone:
-      if (p.copies != 0 || p.parity != 0 || p.within_s != 0 || p.keep_local != KeepLocal::kKeep) {
-        return Status(StatusCode::kInvalidArgument, "within and keep-local need a protect goal");
+      if (p.copies != 0 || p.parity != 0 || p.within_s != 0 || p.keep_local != KeepLocal::kKeep ||
+          objective.keep_newest != 0) {
+        return Status(StatusCode::kInvalidArgument,
+                      "within, keep-local and keep-newest need a protect goal");
       }
       return Status::Ok();
     case ProtectKind::kReplicas:
@@ -70,6 +72,13 @@ Status ValidateObjective(const Objective& objective) {
   }
   if (p.drop_after_s > kMaxDropAfterS) {
     return Status(StatusCode::kInvalidArgument, "after must be at most 3650 days");
+  }
+  if (objective.keep_newest != 0 && p.keep_local == KeepLocal::kKeep) {
+    return Status(StatusCode::kInvalidArgument, "keep-newest= needs keep-local=drop or pressure");
+  }
+  if (objective.keep_newest > kMaxKeepNewest) {
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("keep-newest must be at most {}", kMaxKeepNewest));
   }
   if (p.keep_local != KeepLocal::kKeep && p.keep_local != KeepLocal::kDrop &&
       p.keep_local != KeepLocal::kPressure) {

@@ -25,6 +25,7 @@ inline constexpr uint32_t kMaxReplicas = 16;
 inline constexpr uint64_t kChunkSizeAlign = 4096;
 inline constexpr uint32_t kMaxProtectWithinS = 30 * 24 * 3600;
 inline constexpr uint32_t kMaxDropAfterS = 3650u * 24 * 3600;  // keep-local=drop after=
+inline constexpr uint32_t kMaxKeepNewest = 100000;             // keep-newest=N
 
 // The chunk size of a regular file created in directory `dir`: the chunk size
 // the directory's objective sets, else the cluster default for its placement
@@ -38,7 +39,8 @@ uint64_t NewFileChunkSize(const InodeAttr& dir, const MetaConfig& config);
 // protect=object or protect=ec:K+M, within at most kMaxProtectWithinS;
 // keep-local=drop|pressure only with object or ec (with replicas the
 // writer's copy is one of the copies), after= (at most kMaxDropAfterS) only
-// with keep-local=drop. kInvalidArgument with the rule
+// with keep-local=drop, keep-newest (at most kMaxKeepNewest) only with
+// keep-local=drop|pressure. kInvalidArgument with the rule
 // otherwise. (Whether the named nodes
 // exist, and whether the cluster has an object tier, are the caller's
 // checks: they need the node list and the configuration.)

@@ -103,6 +103,23 @@ TEST(Policy, ProtectionGoals) {
       StatusCode::kInvalidArgument);
   EXPECT_EQ(with(1, Protection{static_cast<ProtectKind>(9), 2, 0, 300, KeepLocal::kKeep}),
             StatusCode::kInvalidArgument);
+  // keep-newest=N: with keep-local=drop|pressure, up to kMaxKeepNewest.
+  const auto newest = [](uint32_t n, Protection p) {
+    Objective o;
+    o.protect = p;
+    o.keep_newest = n;
+    return ValidateObjective(o).code();
+  };
+  EXPECT_EQ(newest(3, Protection{ProtectKind::kObject, 0, 0, 300, KeepLocal::kDrop}),
+            StatusCode::kOk);
+  EXPECT_EQ(newest(kMaxKeepNewest, Protection{ProtectKind::kEc, 2, 1, 300, KeepLocal::kPressure}),
+            StatusCode::kOk);
+  EXPECT_EQ(
+      newest(kMaxKeepNewest + 1, Protection{ProtectKind::kObject, 0, 0, 300, KeepLocal::kDrop}),
+      StatusCode::kInvalidArgument);
+  EXPECT_EQ(newest(3, Protection{ProtectKind::kObject, 0, 0, 300, KeepLocal::kKeep}),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(newest(3, Protection{}), StatusCode::kInvalidArgument);
 }
 
 TEST(Policy, ChunkSizeSettings) {

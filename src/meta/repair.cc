@@ -86,12 +86,25 @@ void RepairPlanner::RunPass() {
   auto urgent = store_.UrgentChunks(WallNow());
   if (!urgent.ok())
     LOG_WARN("repair: reading the chunks writers wait for: {}", urgent.status().ToString());
+  bool truncated = false;
+  auto newest = store_.KeptNewest(kMaxKeptNewest, &truncated);
+  if (!newest.ok())
+    LOG_WARN("repair: reading what keep-newest keeps local: {}", newest.status().ToString());
   {
     std::lock_guard lock(mu_);
     pass_ = PassCounts{};
     if (urgent.ok())
       urgent_ =
           std::unordered_set<ChunkId>(urgent->begin(), urgent->end());  // else the last pass's
+    if (newest.ok()) {                                                  // else the last pass's
+      kept_newest_ = std::unordered_set<InodeId>(newest->begin(), newest->end());
+      if (truncated && !kept_newest_truncated_) {
+        LOG_WARN(
+            "repair: keep-newest rules keep more than {} files local; the rest follow keep-local",
+            kMaxKeptNewest);
+      }
+      kept_newest_truncated_ = truncated;
+    }
   }
   const int64_t now_s = WallNow().sec;
   DeferredQueue deferred;
@@ -174,10 +187,12 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
   const bool first = defer != nullptr;  // the scan, which counts; else a deferred protection copy
   bool has_task = false;
   bool marked = false;  // a writer waits for it (MarkUrgent)
+  bool newest = false;  // a keep-newest rule keeps it local
   {
     std::lock_guard lock(mu_);
     has_task = tasks_.count(c.chunk) != 0;  // one task at a time per chunk
     marked = urgent_.count(c.chunk) != 0;
+    newest = kept_newest_.count(c.ino) != 0;
   }
   const uint32_t synced = std::max<uint32_t>(1, c.objective.replicas);
   std::vector<const Replica*> good, sources, extras_stale, extras_lost, extras_draining, offloaded;
@@ -275,15 +290,17 @@ void RepairPlanner::PlanChunk(const ChunkReplicas& c, const std::map<NodeId, Cho
   // go (never while the file is open, for reading too, or a writer waits
   // for the chunk: MarkUrgent), and an offloaded chunk stays so until a
   // writer asks.
-  const bool may_offload = in_tier && !marked && !c.open && p.keep_local != KeepLocal::kKeep;
+  // (keep-newest=N on a directory above: its newest entries stay.)
+  const bool may_offload =
+      in_tier && !marked && !newest && !c.open && p.keep_local != KeepLocal::kKeep;
   const bool holders =
       !good.empty() || !extras_draining.empty();  // rows that can carry the version
   // (after=: once the file has gone that long unused: LastUse.)
   const bool aged =
       p.drop_after_s == 0 || now_s - LastUse(c) >= static_cast<int64_t>(p.drop_after_s);
   const bool drop_now = may_offload && p.keep_local == KeepLocal::kDrop && holders && aged;
-  const bool stays_offloaded =
-      good.empty() && !offloaded.empty() && in_tier && !marked && p.keep_local != KeepLocal::kKeep;
+  const bool stays_offloaded = good.empty() && !offloaded.empty() && in_tier && !marked &&
+                               !newest && p.keep_local != KeepLocal::kKeep;
   if (drop_now || stays_offloaded) want = keep = 0;
   if (first && may_offload && p.keep_local == KeepLocal::kPressure && !good.empty()) {
     NotePressure(c, committed, good);

@@ -297,6 +297,11 @@ class RepairPlanner {
   // Chunks a writer waits for (MarkUrgent), as the store had them at the
   // start of this pass.
   std::unordered_set<ChunkId> urgent_;
+  // Files keep-newest rules keep local (MetaStore::KeptNewest), read by
+  // each pass: never offloaded, recalled when offloaded.
+  std::unordered_set<InodeId> kept_newest_;
+  bool kept_newest_truncated_ = false;  // logged once per episode
+  static constexpr size_t kMaxKeptNewest = 200000;
   std::unordered_map<NodeId, std::deque<pb::NodeCommand>> queued_;
   std::unordered_map<NodeId, bool> check_wanted_;
   std::unordered_map<NodeId, uint64_t> node_bytes_;  // last copied_bytes_total per node

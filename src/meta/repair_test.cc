@@ -255,12 +255,26 @@ TEST_F(UrgentRecallTest, ReplicaOfAnOpenWriterStaysUntilItCloses) {
 // when a writer asks (MarkUrgent).
 class KeepLocalTest : public UrgentRecallTest {
  protected:
-  void Keep(KeepLocal keep, InodeId ino) {
+  // replicas=1 protect=object keep-local=`keep`.
+  static Objective Tiered(KeepLocal keep) {
     Objective obj;
     obj.replicas = 1;
     obj.protect.kind = ProtectKind::kObject;
     obj.protect.keep_local = keep;
-    ASSERT_OK(store_->SetObjective(ino, obj, false));
+    return obj;
+  }
+  void Keep(KeepLocal keep, InodeId ino) {
+    ASSERT_OK(store_->SetObjective(ino, Tiered(keep), false));
+  }
+  // The copies nodes 1 and 2 are told to make (recalls among them).
+  std::vector<pb::NodeCommand> TakeCopies() {
+    std::vector<pb::NodeCommand> copies;
+    for (uint64_t n : {1, 2}) {
+      for (pb::NodeCommand& cmd : planner_->TakeCommands(NodeId(n))) {
+        if (cmd.kind() == pb::COMMAND_COPY) copies.push_back(std::move(cmd));
+      }
+    }
+    return copies;
   }
   // Node 1's volume reports `total_bytes` with `free_bytes` free at `when`.
   void ReportVolume(uint64_t total_bytes, uint64_t free_bytes, int64_t when) {
@@ -281,10 +295,7 @@ class KeepLocalTest : public UrgentRecallTest {
   }
   // keep-local=drop after=`after_s`.
   void DropAfter(InodeId ino, uint32_t after_s) {
-    Objective obj;
-    obj.replicas = 1;
-    obj.protect.kind = ProtectKind::kObject;
-    obj.protect.keep_local = KeepLocal::kDrop;
+    Objective obj = Tiered(KeepLocal::kDrop);
     obj.protect.drop_after_s = after_s;
     ASSERT_OK(store_->SetObjective(ino, obj, false));
   }
@@ -310,9 +321,9 @@ class KeepLocalTest : public UrgentRecallTest {
   // A file of `chunks` 1 MiB chunks on node 1 at version 1, changed at
   // `when`, in the bucket; its first chunk.
   std::pair<InodeId, ChunkId> File(const std::string& name, int64_t when, KeepLocal keep,
-                                   uint64_t chunks = 1) {
+                                   uint64_t chunks = 1, InodeId parent = kRootInode) {
     MakeNodeArgs a;
-    a.parent = kRootInode;
+    a.parent = parent;
     a.name = name;
     a.mode = S_IFREG | 0644;
     a.chunk_size = kChunkBytes;
@@ -483,6 +494,46 @@ TEST_F(KeepLocalTest, DropAfterCountsFromTheLastReadOpen) {
   (void)unread_chunk;
 }
 
+// keep-newest=N on a directory: its newest entries keep their copies (a
+// checkpoint directory keeps the last N checkpoints local), the older ones
+// are offloaded; raised, it recalls the ones it keeps again.
+TEST_F(KeepLocalTest, KeepNewestKeepsTheLastCheckpointsLocal) {
+  MakeNodeArgs d;
+  d.parent = kRootInode;
+  d.name = "ckpt";
+  d.mode = S_IFDIR | 0755;
+  auto made = store_->MakeNode(OpToken{}, d, testing::T(100));
+  ASSERT_OK(made);
+  const InodeId dir = made->attr.ino;
+  auto [c1, c1_chunk] = File("step1", 110, KeepLocal::kDrop, 1, dir);
+  auto [c2, c2_chunk] = File("step2", 120, KeepLocal::kDrop, 1, dir);
+  auto [c3, c3_chunk] = File("step3", 130, KeepLocal::kDrop, 1, dir);
+  Objective obj = Tiered(KeepLocal::kDrop);
+  obj.keep_newest = 2;
+  ASSERT_OK(store_->SetObjective(dir, obj, /*recursive=*/true));
+  Heartbeats(0s);
+  planner_->RunPass();
+  EXPECT_EQ(Rows(c1)[1].first, ReplicaState::kOffloaded);
+  EXPECT_EQ(Rows(c2)[1].first, ReplicaState::kHealthy);
+  EXPECT_EQ(Rows(c3)[1].first, ReplicaState::kHealthy);
+  // A new checkpoint: the oldest kept one goes.
+  auto [c4, c4_chunk] = File("step4", 140, KeepLocal::kDrop, 1, dir);
+  planner_->RunPass();
+  EXPECT_EQ(Rows(c2)[1].first, ReplicaState::kOffloaded);
+  EXPECT_EQ(Rows(c3)[1].first, ReplicaState::kHealthy);
+  EXPECT_EQ(Rows(c4)[1].first, ReplicaState::kHealthy);
+  // Kept again (keep-newest=3): staged back.
+  obj.keep_newest = 3;
+  ASSERT_OK(store_->SetObjective(dir, obj, false));
+  planner_->RunPass();
+  std::vector<pb::NodeCommand> copies = TakeCopies();
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0].object_key(), tier_->Key(c2_chunk, 1));
+  (void)c1_chunk;
+  (void)c3_chunk;
+  (void)c4_chunk;
+}
+
 TEST_F(KeepLocalTest, KeepAgainRecallsWithoutAWriter) {
   Keep(KeepLocal::kDrop, file_);
   ASSERT_OK(store_->SetObjectVersion(chunk_, 1));
@@ -491,12 +542,7 @@ TEST_F(KeepLocalTest, KeepAgainRecallsWithoutAWriter) {
   ASSERT_EQ(Rows(file_)[1].first, ReplicaState::kOffloaded);
   Keep(KeepLocal::kKeep, file_);
   planner_->RunPass();
-  std::vector<pb::NodeCommand> copies;
-  for (uint64_t n : {1, 2}) {
-    for (pb::NodeCommand& cmd : planner_->TakeCommands(NodeId(n))) {
-      if (cmd.kind() == pb::COMMAND_COPY) copies.push_back(std::move(cmd));
-    }
-  }
+  std::vector<pb::NodeCommand> copies = TakeCopies();
   ASSERT_EQ(copies.size(), 1u);
   EXPECT_EQ(copies[0].object_key(), tier_->Key(chunk_, 1));
 }

@@ -148,6 +148,7 @@ void ToWire(const O& in, pb::Objective* out) {
   out->set_placement(static_cast<pb::Placement>(in.placement));
   for (NodeId n : in.nodes) out->add_nodes(n.value());
   out->set_chunk_size(in.chunk_size);
+  out->set_keep_newest(in.keep_newest);
   CheckProtection<decltype(in.protect.kind), decltype(in.protect.keep_local)>();
   if (in.protect.kind == decltype(in.protect.kind)::kNone) return;
   pb::Protection* p = out->mutable_protect();
@@ -167,6 +168,7 @@ O FromWire(const pb::Objective& in) {
   out.placement = static_cast<decltype(out.placement)>(in.placement());
   for (uint64_t n : in.nodes()) out.nodes.push_back(NodeId(n));
   out.chunk_size = in.chunk_size();
+  out.keep_newest = in.keep_newest();
   const pb::Protection& p = in.protect();
   out.protect.kind = static_cast<decltype(out.protect.kind)>(p.kind());
   out.protect.copies = p.copies();

@@ -49,6 +49,7 @@ struct TestObjective {
   std::vector<NodeId> nodes;
   uint64_t chunk_size = 0;
   TestProtection protect;
+  uint32_t keep_newest = 0;
 };
 
 struct TestToken {
@@ -110,6 +111,7 @@ TEST(Convert, ObjectiveCapabilityTokenAndTime) {
   EXPECT_EQ(out.protect.kind, TestProtectKind::kNone);
 
   in.protect = {TestProtectKind::kEc, 4, 2, 300, TestKeepLocal::kDrop, 86400};
+  in.keep_newest = 3;
   wire.Clear();
   ToWire(in, &wire);
   EXPECT_EQ(wire.protect().kind(), pb::PROTECT_EC);
@@ -120,6 +122,7 @@ TEST(Convert, ObjectiveCapabilityTokenAndTime) {
   EXPECT_EQ(out.protect.within_s, 300u);
   EXPECT_EQ(out.protect.keep_local, TestKeepLocal::kDrop);
   EXPECT_EQ(out.protect.drop_after_s, 86400u);
+  EXPECT_EQ(out.keep_newest, 3u);
 
   Capability cap{std::string(16, 'm'), 1234, kCapRead | kCapWrite};
   pb::Capability wire_cap;

@@ -36,6 +36,8 @@
 #    reads back from the bucket; a
 #    write and a truncation stage the chunks they touch back, and the new
 #    version is offloaded again once uploaded;
+#  - keep-newest=1 on a checkpoint directory: the newest checkpoint keeps
+#    its copy, the older one is offloaded (and reads back); refused on a file;
 #  - keep-local=pressure: with node 3's volume (a 64 MiB tmpfs) over the
 #    high watermark, the least recently used files' copies are offloaded
 #    until it is below the low one, the newest file and a keep file stay;
@@ -416,6 +418,30 @@ timeout 60 cmp "$CLUSTER_DIR/dsrc" "$MNT/d/f" || fail "d/f does not read back of
 curl -sf "http://$METRICS/metrics" | grep -E '^t0fs_meta_offload' >&2 || fail "no offload metrics"
 rm "$MNT/d/f"
 wait_until 60 "d/f's objects deleted" object_count_is 0
+
+log "== keep-newest=1: a checkpoint directory keeps its newest entry local, the older ones go"
+mkdir "$MNT/ck"
+admin objective set t0fs:/ck replicas=1 protect=object within=1s keep-local=drop keep-newest=1 >/dev/null
+admin objective get t0fs:/ck | grep -qF "keep-newest=1" || fail "objective get: $(admin objective get t0fs:/ck)"
+for i in 1 2; do
+  mkdir "$MNT/ck/step$i"
+  head -c $((3 << 19)) /dev/urandom >"$CLUSTER_DIR/ck$i"
+  cp "$CLUSTER_DIR/ck$i" "$MNT/ck/step$i/model"
+  wait_until 60 "ck/step$i uploaded" protection_is "/ck/step$i/model" protected
+  sleep 1.1  # one mtime second apart
+done
+if out=$(admin objective set t0fs:/ck/step2/model keep-newest=1 2>&1); then
+  fail "keep-newest on a file was accepted"
+fi
+grep -q "not a directory" <<<"$out" || fail "keep-newest on a file: '$out'"
+all_offloaded_at() { [[ "$(states_of "$1" | grep -vc ':offloaded$')" == 0 ]]; }
+wait_until 30 "ck/step1 offloaded" all_offloaded_at /ck/step1/model
+sleep 2  # a few passes more: the newest stays
+[[ "$(states_of /ck/step2/model | grep -vc ':healthy$')" == 0 ]] ||
+  fail "ck/step2 (the newest) offloaded: $(states_of /ck/step2/model)"
+timeout 60 cmp "$CLUSTER_DIR/ck1" "$MNT/ck/step1/model" || fail "ck/step1 does not read back"
+rm -r "$MNT/ck"
+wait_until 60 "ck's objects deleted" object_count_is 0
 
 log "== keep-local=pressure: a volume over the high watermark sheds the least recently used copies; a read recalls"
 # Node 3's volume is a 64 MiB tmpfs; meta's watermarks are 60% and 40%.

@@ -81,6 +81,11 @@ struct Objective {
   std::vector<NodeId> nodes;  // allowed nodes; empty = any
   uint64_t chunk_size = 0;    // for new files; 0 = the cluster default
   Protection protect;
+  // Directories: keep-newest=N — the N most recently modified entries (a
+  // directory with everything below it) keep their local copies whatever
+  // keep-local says (MetaStore::KeptNewest). Not inherited: a store
+  // property names the directories that have one. 0 = none.
+  uint32_t keep_newest = 0;
   friend bool operator==(const Objective&, const Objective&) = default;
 };
 
@@ -442,7 +447,14 @@ class MetaStore {
   // visited; an entry renamed into or out of the tree during the walk may
   // keep the old one. The change is idempotent: after a failure (or a meta
   // restart) running it again completes it.
+  // `objective.keep_newest` is recorded for `ino` alone (a directory:
+  // kInvalidArgument for another type), never for the inodes below.
   virtual Result<uint64_t> SetObjective(InodeId ino, const Objective& objective, bool recursive) = 0;
+  // The files that keep-newest rules keep local now: under each directory
+  // with keep_newest=N, its N entries with the latest mtime (ties: the
+  // later made), and for a directory among them every file below it. At
+  // most `max` (then *truncated). Directories gone since are skipped.
+  virtual Result<std::vector<InodeId>> KeptNewest(size_t max, bool* truncated) = 0;
 
   // ---- replication (the repair planner and data nodes) ----
   // Chunks with id > after, ascending, at most `max`, with their replicas

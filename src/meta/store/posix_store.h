@@ -99,6 +99,7 @@ class PosixStore final : public MetaStore {
 
   Result<Objective> GetObjective(InodeId ino) override;
   Result<uint64_t> SetObjective(InodeId ino, const Objective& objective, bool recursive) override;
+  Result<std::vector<InodeId>> KeptNewest(size_t max, bool* truncated) override;
   Result<std::vector<ChunkReplicas>> ScanReplicas(ChunkId after, size_t max, bool* eof) override;
   Status SetReplicaState(ChunkId chunk, NodeId node, ReplicaState state) override;
   Status AddPendingReplica(ChunkId chunk, NodeId node, VolumeId volume) override;

@@ -111,6 +111,51 @@ TEST_P(FilesTest, ReadOpensMoveTheAccessTimeAsRelatime) {
   EXPECT_EQ(atime(), T(200001));
 }
 
+// keep-newest=N on a directory: its N entries with the latest mtime, and
+// for a directory among them every file below it. Recorded for that
+// directory alone (not inherited by a recursive set), refused on a file,
+// removed by 0.
+TEST_P(FilesTest, KeepNewestKeepsTheNewestEntriesAndWhatIsBelowThem) {
+  InodeId ck = MkDir(kRootInode, "ck", T(100));
+  MkFile(ck, "a.pt", T(110));
+  InodeId step1 = MkDir(ck, "step1", T(120));
+  MkFile(step1, "s0", T(121));  // step1's mtime: 121
+  InodeId step2 = MkDir(ck, "step2", T(130));
+  InodeId shards = MkDir(step2, "shards", T(131));  // step2's mtime: 131
+  InodeId s0 = MkFile(shards, "s0", T(132));
+  InodeId s1 = MkFile(shards, "s1", T(133));
+  InodeId b = MkFile(ck, "b.pt", T(140));
+  Objective obj;
+  obj.replicas = 1;
+  obj.protect.kind = ProtectKind::kObject;
+  obj.protect.keep_local = KeepLocal::kDrop;
+  obj.keep_newest = 2;
+  ASSERT_OK(store_->SetObjective(ck, obj, /*recursive=*/true));
+  EXPECT_EQ(store_->GetObjective(ck)->keep_newest, 2u);
+  EXPECT_EQ(store_->GetObjective(step2)->keep_newest, 0u);  // not inherited
+  EXPECT_EQ(store_->GetObjective(b)->keep_newest, 0u);
+  EXPECT_EQ(store_->GetObjective(b)->protect.keep_local, KeepLocal::kDrop);
+  bool truncated = true;
+  auto kept = store_->KeptNewest(100, &truncated);
+  ASSERT_OK(kept);
+  EXPECT_FALSE(truncated);
+  EXPECT_EQ(std::set<InodeId>(kept->begin(), kept->end()), (std::set<InodeId>{b, s0, s1}));
+  kept = store_->KeptNewest(2, &truncated);
+  ASSERT_OK(kept);
+  EXPECT_TRUE(truncated);
+  EXPECT_EQ(kept->size(), 2u);
+  // Only a directory has entries to rank.
+  EXPECT_CODE(store_->SetObjective(b, obj, false), kInvalidArgument);
+  EXPECT_EQ(store_->GetObjective(b)->keep_newest, 0u);
+  // 0 removes the rule.
+  obj.keep_newest = 0;
+  ASSERT_OK(store_->SetObjective(ck, obj, false));
+  EXPECT_EQ(store_->GetObjective(ck)->keep_newest, 0u);
+  kept = store_->KeptNewest(100, &truncated);
+  ASSERT_OK(kept);
+  EXPECT_TRUE(kept->empty());
+}
+
 TEST_P(FilesTest, UnlinkWhileOpenKeepsTheInodeUntilLastRelease) {
   InodeId f = MkFile(kRootInode, "f");
   ASSERT_OK(store_->Allocate(OpToken{}, f, {0, 1}, targets_));

@@ -57,6 +57,9 @@ struct Objective {
   std::vector<NodeId> nodes;  // allowed nodes; empty = any
   uint64_t chunk_size = 0;    // for new files; 0 = the cluster default
   Protection protect;
+  // Directories: keep-newest=N, the N most recently modified entries keep
+  // their local copies (with keep-local=drop|pressure); 0 = none.
+  uint32_t keep_newest = 0;
 };
 
 // The deadline of a protection goal set without within=.
@@ -64,7 +67,8 @@ inline constexpr uint32_t kDefaultProtectWithinS = 600;
 
 // Applies settings to `base`: replicas=1..16, placement=local|spread,
 // nodes=ID,ID (empty: any), chunk-size=SIZE, protect=replicas:N|ec:K+M|
-// object|none, within=DURATION, keep-local=keep|drop|pressure, and the word
+// object|none, within=DURATION, keep-local=keep|drop|pressure, after=DURATION,
+// keep-newest=N (0 removes it), and the word
 // `sync` (no background protection: protect=none). kInvalidArgument names
 // the bad setting. Whether meta serves a protection kind is meta's answer.
 Result<Objective> ParseObjective(const std::vector<std::string>& settings, Objective base);

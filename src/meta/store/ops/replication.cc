@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
+#include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "common/secret.h"
@@ -30,6 +33,35 @@ bool Writes(const HandleRow& h) {
   return (h.flags & O_ACCMODE) != O_RDONLY;
 }
 
+// The keep-newest rules (Objective::keep_newest): a property of lines
+// "DIR N", one per directory that has one.
+constexpr std::string_view kKeepNewestKey = "keep_newest";
+
+std::map<InodeId, uint32_t> ParseKeepNewest(const std::optional<std::string>& text) {
+  std::map<InodeId, uint32_t> rules;
+  if (!text) return rules;
+  std::istringstream in(*text);
+  uint64_t dir = 0;
+  uint32_t n = 0;
+  while (in >> dir >> n) {
+    if (dir != 0 && n != 0) rules[InodeId(dir)] = n;
+  }
+  return rules;
+}
+
+std::string FormatKeepNewest(const std::map<InodeId, uint32_t>& rules) {
+  std::string out;
+  for (const auto& [dir, n] : rules) out += fmt::format("{} {}\n", dir.value(), n);
+  return out;
+}
+
+Result<uint32_t> KeepNewestOf(ReadTxn& txn, InodeId ino) {
+  ASSIGN_OR_RETURN(std::optional<std::string> text, txn.GetProperty(kKeepNewestKey));
+  const std::map<InodeId, uint32_t> rules = ParseKeepNewest(text);
+  auto it = rules.find(ino);
+  return it == rules.end() ? 0 : it->second;
+}
+
 }  // namespace
 
 Result<Objective> PosixStore::GetObjective(InodeId ino) {
@@ -37,6 +69,9 @@ Result<Objective> PosixStore::GetObjective(InodeId ino) {
   RETURN_IF_ERROR(Read([&](ReadTxn& txn) -> Status {
     ASSIGN_OR_RETURN(InodeRow row, internal::LoadInode(txn, ino));
     out = ObjectiveOf(row.attr);
+    if (internal::IsDir(row.attr.mode)) {
+      ASSIGN_OR_RETURN(out.keep_newest, KeepNewestOf(txn, ino));
+    }
     return Status::Ok();
   }));
   return out;
@@ -70,6 +105,25 @@ Result<uint64_t> PosixStore::SetObjective(InodeId ino, const Objective& objectiv
   uint64_t after = 0;
   RETURN_IF_ERROR(Write([&](WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(bool dir, apply(txn, ino));
+    if (!dir && objective.keep_newest != 0) {
+      return Status(
+          StatusCode::kInvalidArgument,
+          fmt::format("keep-newest applies to a directory's entries; inode {} is not a directory",
+                      ino));
+    }
+    if (dir) {
+      ASSIGN_OR_RETURN(std::optional<std::string> text, txn.GetProperty(kKeepNewestKey));
+      std::map<InodeId, uint32_t> rules = ParseKeepNewest(text);
+      const uint32_t had = rules.count(ino) != 0 ? rules[ino] : 0;
+      if (had != objective.keep_newest) {
+        if (objective.keep_newest == 0) {
+          rules.erase(ino);
+        } else {
+          rules[ino] = objective.keep_newest;
+        }
+        RETURN_IF_ERROR(txn.PutProperty(kKeepNewestKey, FormatKeepNewest(rules)));
+      }
+    }
     changed = 1;
     dirs.clear();
     if (dir && recursive) dirs.push_back(ino);
@@ -112,6 +166,76 @@ Result<uint64_t> PosixStore::SetObjective(InodeId ino, const Objective& objectiv
     changed = todo_changed;
   }
   return changed;
+}
+
+Result<std::vector<InodeId>> PosixStore::KeptNewest(size_t max, bool* truncated) {
+  std::vector<InodeId> kept;
+  RETURN_IF_ERROR(Read([&](ReadTxn& txn) -> Status {
+    kept.clear();
+    *truncated = false;
+    ASSIGN_OR_RETURN(std::optional<std::string> text, txn.GetProperty(kKeepNewestKey));
+    constexpr size_t kPage = 1024;
+    for (const auto& [dir, n] : ParseKeepNewest(text)) {
+      ASSIGN_OR_RETURN(std::optional<InodeRow> row, txn.GetInode(dir));
+      if (!row || !internal::IsDir(row->attr.mode)) continue;  // removed since
+      // Its entries by age: (mtime, seq), the newest last.
+      struct Entry {
+        Timespec mtime;
+        uint64_t seq = 0;
+        InodeId ino;
+        bool dir = false;
+      };
+      std::vector<Entry> entries;
+      for (uint64_t after = 0;;) {
+        ASSIGN_OR_RETURN(std::vector<DirItem> page, txn.ListDir(dir, after, kPage, true));
+        for (const DirItem& item : page) {
+          after = item.dentry.seq;
+          if (!item.inode) continue;
+          entries.push_back({item.inode->attr.mtime, item.dentry.seq, item.dentry.ino,
+                             internal::IsDir(item.inode->attr.mode)});
+        }
+        if (page.size() < kPage) break;
+      }
+      std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+        return std::tie(a.mtime.sec, a.mtime.nsec, a.seq) <
+               std::tie(b.mtime.sec, b.mtime.nsec, b.seq);
+      });
+      const size_t first = entries.size() > n ? entries.size() - n : 0;
+      // The newest entries, and everything below the directories among them.
+      std::deque<InodeId> walk;
+      for (size_t i = first; i < entries.size(); ++i) {
+        if (entries[i].dir) {
+          walk.push_back(entries[i].ino);
+        } else {
+          kept.push_back(entries[i].ino);
+        }
+      }
+      while (!walk.empty() && kept.size() < max) {
+        const InodeId below = walk.front();
+        walk.pop_front();
+        for (uint64_t after = 0;;) {
+          ASSIGN_OR_RETURN(std::vector<DirItem> page, txn.ListDir(below, after, kPage, true));
+          for (const DirItem& item : page) {
+            after = item.dentry.seq;
+            if (!item.inode) continue;
+            if (internal::IsDir(item.inode->attr.mode)) {
+              walk.push_back(item.dentry.ino);
+            } else {
+              kept.push_back(item.dentry.ino);
+            }
+          }
+          if (page.size() < kPage || kept.size() >= max) break;
+        }
+      }
+      if (kept.size() >= max) {
+        *truncated = true;
+        kept.resize(max);
+        return Status::Ok();
+      }
+    }
+    return Status::Ok();
+  }));
+  return kept;
 }
 
 Result<std::vector<ChunkReplicas>> PosixStore::ScanReplicas(ChunkId after, size_t max, bool* eof) {
