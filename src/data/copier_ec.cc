@@ -210,14 +210,20 @@ pb::CopyResult Copier::Verify(const pb::NodeCommand& cmd) {
   const uint64_t unit = cmd.ec().unit();
   auto layout = ec::StripeLayout::Make(k, unit);
   if (!layout.ok()) return fail(layout.status());
-  auto stat = store_.Stat(VolumeId(cmd.volume()), chunk);
-  if (!stat.ok()) return fail(stat.status());
-  if (stat->version != cmd.version() || stat->length != cmd.ec().length()) {
-    return fail(Status(StatusCode::kStale,
-                       fmt::format("the replica is at version {} with {} bytes, not {} with {}",
-                                   stat->version, stat->length, cmd.version(), cmd.ec().length())));
+  // The chunk's data: its replica here, or (from_cells: it has none) its
+  // data cells, which are then the reference the parity cells must match.
+  const bool from_cells = cmd.from_cells();
+  if (!from_cells) {
+    auto stat = store_.Stat(VolumeId(cmd.volume()), chunk);
+    if (!stat.ok()) return fail(stat.status());
+    if (stat->version != cmd.version() || stat->length != cmd.ec().length()) {
+      return fail(
+          Status(StatusCode::kStale,
+                 fmt::format("the replica is at version {} with {} bytes, not {} with {}",
+                             stat->version, stat->length, cmd.version(), cmd.ec().length())));
+    }
   }
-  const uint64_t length = stat->length;
+  const uint64_t length = cmd.ec().length();
   // Each listed cell: still to compare, bad or unread. A cell that is gone,
   // older or newer, or damaged on its node is bad; one that does not answer
   // is neither (its node may be down for a while).
@@ -238,15 +244,46 @@ pb::CopyResult Copier::Verify(const pb::NodeCommand& cmd) {
          st.ToString());
   };
   AlignedBuffer row(k * unit), buf(cells * unit), theirs(unit);
+  const auto row_data = [&](uint32_t i) { return row.data() + i * unit; };
+  std::vector<size_t> data_cell(k, listed.size());  // from_cells: cell i's entry in `listed`
+  for (size_t j = 0; j < listed.size(); ++j) {
+    if (listed[j]->cell() < k) data_cell[listed[j]->cell()] = j;
+  }
+  if (from_cells &&
+      std::find(data_cell.begin(), data_cell.end(), listed.size()) != data_cell.end()) {
+    return fail(Status(StatusCode::kInvalidArgument,
+                       "a check from the cells needs every data cell listed"));
+  }
+  // Row r's data from the data cells; false when one could not be read
+  // (noted: the row, and the check, end there).
+  const auto read_row_from_cells = [&](uint64_t r, uint64_t n) {
+    for (uint32_t i = 0; i < k; ++i) {
+      const uint64_t bytes = ec::CellRowBytes(n, k, unit, i);
+      if (bytes == 0) continue;
+      const size_t j = data_cell[i];
+      auto got = ReadCell(cmd, *listed[j], r * unit, std::span(row_data(i), bytes));
+      if (!got.ok()) {
+        failed(j, got.status());
+        return false;
+      }
+      if (*got != bytes) {
+        note(j, true, fmt::format("{} bytes at {} where {} were due", *got, r * unit, bytes));
+        return false;
+      }
+    }
+    return true;
+  };
   for (uint64_t r = 0; r < ec::Rows(length, k, unit); ++r) {
     const uint64_t n = ec::RowBytes(length, k, unit, r);
-    Status st = ReadLocal(cmd, r * k * unit, std::span(row.data(), n));
+    if (from_cells && !read_row_from_cells(r, n)) break;
+    Status st = from_cells ? Status::Ok() : ReadLocal(cmd, r * k * unit, std::span(row.data(), n));
     if (st.ok()) st = ec::EncodeRow(*code, unit, std::span(row.data(), n), buf.span());
     if (!st.ok()) return fail(st);
     for (size_t j = 0; j < listed.size(); ++j) {
       const uint32_t i = listed[j]->cell();
       const uint64_t bytes = ec::CellRowBytes(n, k, unit, i);
       if (seen[j] != Seen::kSame || bytes == 0) continue;
+      if (from_cells && i < k) continue;  // read above: the reference
       auto got = ReadCell(cmd, *listed[j], r * unit, std::span(theirs.data(), bytes));
       if (!got.ok()) {
         failed(j, got.status());
@@ -254,7 +291,8 @@ pb::CopyResult Copier::Verify(const pb::NodeCommand& cmd) {
         note(j, true, fmt::format("{} bytes at {} where {} were due", *got, r * unit, bytes));
       } else if (std::memcmp(theirs.data(), buf.data() + i * unit, bytes) != 0) {
         note(j, true,
-             fmt::format("its bytes at {} differ from the code of the replica's", r * unit));
+             fmt::format("its bytes at {} differ from the code of the {}", r * unit,
+                         from_cells ? "data cells'" : "replica's"));
       }
       bytes_ += bytes;
       Throttle(bytes);

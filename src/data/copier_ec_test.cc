@@ -235,6 +235,17 @@ std::vector<uint32_t> BadCells(const pb::CopyResult& r) {
   return {r.bad_cells().begin(), r.bad_cells().end()};
 }
 
+// A check that found every cell the code of the data.
+void ExpectClean(const pb::CopyResult& r) {
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_TRUE(BadCells(r).empty());
+  EXPECT_EQ(r.unread_cells_size(), 0);
+}
+
+ChunkId CellId(uint32_t i) {
+  return ec::CellChunkId(kChunk, i);
+}
+
 // The parity check: cells true to the replica pass; a cell rewritten with
 // valid checksums but other bytes (parity or data), a cell gone, one longer
 // than its length and one at another version are bad, each named.
@@ -242,21 +253,17 @@ TEST_F(CopierEcTest, VerifyNamesCellsThatAreNotTheCodeOfTheReplica) {
   const Bytes chunk = Random(2 * kK * kUnit + 3000);
   ASSERT_TRUE(store_.Write(VolumeId(kReplicaVolume), kChunk, 0, chunk, kVersion, false).ok());
   ASSERT_TRUE(Encode(1).ok());
-  pb::CopyResult clean = Verify(2, chunk.size());
-  ASSERT_TRUE(clean.ok()) << clean.error();
-  EXPECT_TRUE(BadCells(clean).empty());
-  EXPECT_EQ(clean.unread_cells_size(), 0);
+  ExpectClean(Verify(2, chunk.size()));
 
-  auto cell_id = [](uint32_t i) { return ec::CellChunkId(kChunk, i); };
   // Parity cell 3: one byte of its second row other, checksummed as written.
   Bytes byte(1, std::byte{0x5a});
   ASSERT_TRUE(
-      store_.Write(VolumeId(VolumeOfCell(3)), cell_id(3), kUnit + 17, byte, kVersion, false).ok());
+      store_.Write(VolumeId(VolumeOfCell(3)), CellId(3), kUnit + 17, byte, kVersion, false).ok());
   // Data cell 1: one byte past its length.
   auto layout = ec::StripeLayout::Make(kK, kUnit);
   ASSERT_TRUE(layout.ok());
   ASSERT_TRUE(store_
-                  .Write(VolumeId(VolumeOfCell(1)), cell_id(1),
+                  .Write(VolumeId(VolumeOfCell(1)), CellId(1),
                          layout->DataCellLength(1, chunk.size()), byte, kVersion, false)
                   .ok());
   pb::CopyResult found = Verify(3, chunk.size());
@@ -265,9 +272,9 @@ TEST_F(CopierEcTest, VerifyNamesCellsThatAreNotTheCodeOfTheReplica) {
 
   // Gone and moved on: bad too; a cell whose node does not answer is unread.
   ASSERT_TRUE(Encode(4).ok());
-  ASSERT_TRUE(store_.Remove(VolumeId(VolumeOfCell(0)), cell_id(0)).ok());
+  ASSERT_TRUE(store_.Remove(VolumeId(VolumeOfCell(0)), CellId(0)).ok());
   ASSERT_TRUE(
-      store_.Write(VolumeId(VolumeOfCell(4)), cell_id(4), 0, byte, kVersion + 1, false).ok());
+      store_.Write(VolumeId(VolumeOfCell(4)), CellId(4), 0, byte, kVersion + 1, false).ok());
   pb::NodeCommand cmd = Command(5, pb::COMMAND_EC_VERIFY, kReplicaVolume, kCapRead, chunk.size());
   cmd.mutable_ec_cells(2)->set_address("127.0.0.1:1");  // nothing listens there
   pb::CopyResult mixed = Run(cmd);
@@ -278,6 +285,43 @@ TEST_F(CopierEcTest, VerifyNamesCellsThatAreNotTheCodeOfTheReplica) {
 
   // A replica that moved on is not checked against.
   EXPECT_FALSE(Verify(6, chunk.size() + 1).ok());
+}
+
+// An offloaded chunk (keep-local=drop: no replica) is checked from its data
+// cells: clean when the parity is their code, a parity cell that is not
+// is named, and a data cell that cannot be read ends the check (named).
+TEST_F(CopierEcTest, VerifyFromTheDataCellsOfAnOffloadedChunk) {
+  const Bytes chunk = Random(2 * kK * kUnit + 3000);
+  ASSERT_TRUE(store_.Write(VolumeId(kReplicaVolume), kChunk, 0, chunk, kVersion, false).ok());
+  ASSERT_TRUE(Encode(1).ok());
+  ASSERT_TRUE(store_.Remove(VolumeId(kReplicaVolume), kChunk).ok());
+  auto from_cells = [&](uint64_t id) {
+    pb::NodeCommand cmd =
+        Command(id, pb::COMMAND_EC_VERIFY, kReplicaVolume, kCapRead, chunk.size());
+    cmd.set_from_cells(true);
+    return Run(cmd);
+  };
+  EXPECT_FALSE(Verify(2, chunk.size()).ok());  // no replica to check against
+  ExpectClean(from_cells(3));
+
+  Bytes byte(1, std::byte{0x5a});
+  ASSERT_TRUE(
+      store_.Write(VolumeId(VolumeOfCell(kK)), CellId(kK), kUnit + 5, byte, kVersion, false).ok());
+  pb::CopyResult found = from_cells(4);
+  ASSERT_TRUE(found.ok()) << found.error();
+  EXPECT_EQ(BadCells(found), (std::vector<uint32_t>{kK}));
+
+  ASSERT_TRUE(store_.Remove(VolumeId(VolumeOfCell(0)), CellId(0)).ok());
+  pb::CopyResult lost = from_cells(5);
+  ASSERT_TRUE(lost.ok()) << lost.error();
+  EXPECT_EQ(BadCells(lost), (std::vector<uint32_t>{0}));
+
+  // Every data cell must be listed.
+  pb::NodeCommand partial =
+      Command(6, pb::COMMAND_EC_VERIFY, kReplicaVolume, kCapRead, chunk.size());
+  partial.set_from_cells(true);
+  partial.mutable_ec_cells()->DeleteSubrange(1, 1);
+  EXPECT_FALSE(Run(partial).ok());
 }
 
 // A replica at another version than the command's is not encoded.

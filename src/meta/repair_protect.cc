@@ -155,26 +155,43 @@ void RepairPlanner::PlanVerify(const VerifyDue& due, const std::map<NodeId, Choi
   const ec::EcStripe& stripe = due.stripe;
   if (tasks_.count(c.chunk) != 0) return;
   const uint64_t limit = std::max<uint32_t>(1, config_.copies_per_node);
-  const Replica* source = nullptr;
-  for (const Replica& r : c.replicas) {
-    auto node = nodes.find(r.node);
-    if (r.state != ReplicaState::kHealthy || r.version != due.committed || node == nodes.end() ||
-        node->second.health != Health::kUp) {
-      continue;
-    }
+  // A node that may run the check now: up, not checking another stripe,
+  // below its share of tasks.
+  const auto free_to_check = [&](NodeId id) {
+    auto node = nodes.find(id);
+    if (node == nodes.end() || node->second.health != Health::kUp) return false;
     uint64_t load = 0;
-    bool verifying = false;
     for (auto& [chunk, task] : tasks_) {
-      if (task.target != r.node) continue;
+      if (task.target != id) continue;
+      if (task.kind == Task::kVerify) return false;
       ++load;
-      verifying = verifying || task.kind == Task::kVerify;
     }
-    if (!verifying && load + (limit > 1 ? 1 : 0) < limit) {
-      source = &r;
+    return load + (limit > 1 ? 1 : 0) < limit;
+  };
+  std::optional<Replica> source;
+  for (const Replica& r : c.replicas) {
+    if (r.state == ReplicaState::kHealthy && r.version == due.committed && free_to_check(r.node)) {
+      source = r;
       break;
     }
   }
-  if (source == nullptr) return;  // a later pass
+  // No replica (keep-local=drop|pressure offloaded every one): a node of a
+  // data cell reads the data from the k data cells and checks the parity
+  // cells against their code.
+  const bool offloaded = !c.replicas.empty() &&
+                         std::all_of(c.replicas.begin(), c.replicas.end(), [](const Replica& r) {
+                           return r.state == ReplicaState::kOffloaded;
+                         });
+  if (!source && offloaded) {
+    for (uint32_t i = 0; i < stripe.k && i < stripe.cells.size(); ++i) {
+      if (free_to_check(stripe.cells[i].node)) {
+        source = Replica{stripe.cells[i].node, stripe.cells[i].volume, c.chunk, due.committed,
+                         ReplicaState::kHealthy};
+        break;
+      }
+    }
+  }
+  if (!source) return;  // a later pass
   for (const ec::CellPlace& place : stripe.cells) {
     if (nodes.count(place.node) == 0) return;
   }
@@ -182,13 +199,15 @@ void RepairPlanner::PlanVerify(const VerifyDue& due, const std::map<NodeId, Choi
   Task task{next_task_id_++, c.chunk, source->node, now, {}, now, Task::kVerify, stripe};
   pb::NodeCommand cmd =
       ReplicaCommand(task.id, pb::COMMAND_EC_VERIFY, c.chunk, *source, due.committed);
+  cmd.set_from_cells(offloaded);
   std::vector<uint32_t> every(stripe.cells.size());
   for (uint32_t i = 0; i < every.size(); ++i) every[i] = i;
   AddCellsToRead(cmd, c.chunk, stripe, every, nodes);
   tasks_[c.chunk] = std::move(task);
   queued_[source->node].push_back(std::move(cmd));
-  LOG_DEBUG("protect: chunk {} version {}: parity check of its {} cells by node {}", c.chunk,
-            due.committed, stripe.cells.size(), source->node);
+  LOG_DEBUG("protect: chunk {} version {}: parity check of its {} cells by node {}{}", c.chunk,
+            due.committed, stripe.cells.size(), source->node,
+            cmd.from_cells() ? " (offloaded: from its data cells)" : "");
 }
 
 void RepairPlanner::AddCellsToRead(pb::NodeCommand& cmd, ChunkId chunk, const ec::EcStripe& stripe,

@@ -15,7 +15,8 @@
 #  - keep-local=drop: once a file's cells are placed its replica files go
 #    (layout: offloaded; fsck clean), it reads back decoded from the cells,
 #    a write rebuilds the chunk it touches from the cells first, and the
-#    new version is encoded and offloaded again;
+#    new version is encoded and offloaded again; with no replica, a parity
+#    cell that is not the code of the data cells is found and made again;
 #  - node 1 (the only replica of both files, and one cell of each chunk) is
 #    killed: a client on no node reads both files at once, decoded from the
 #    cells (degraded reads, counted); repair rebuilds every chunk from K of its cells onto another
@@ -149,17 +150,20 @@ clean_checks() { metric 't0fs_meta_ec_verifies_total{result="clean"}'; }
 wait_until 30 "parity checks of the healthy cells" at_least 5 clean_checks
 # (the cell damaged above may have been found by a parity check before its scrubber)
 bad_before=$(metric t0fs_meta_ec_bad_cells_total)
-# a/f's chunk #2: its parity cell (2) gets cell 0's bytes and checksums, the
-# header naming the parity cell: every checksum agrees, so no scrubber sees it.
+# a/f's chunk #2: its parity cell gets its data cell 0 (parity_gets_data).
 read -r chunk2 data_node parity_node < <(admin layout t0fs:/a/f --json | python3 -c '
 import json, sys
 c = [c for c in json.load(sys.stdin)["chunks"] if c["index"] == 2][0]
 print(c["replicas"][0]["chunk"], c["ec"]["cells"][0]["node"], c["ec"]["cells"][2]["node"])')
-cell_path() {  # cell_path NODE CELL EXT
-  find "$CLUSTER_DIR/vol$1" -name "$(printf '%016x' $((chunk2 | ($2 + 1) << 56))).$3"
+cell_path() {  # cell_path CHUNK NODE CELL EXT
+  find "$CLUSTER_DIR/vol$2" -name "$(printf '%016x' $(($1 | ($3 + 1) << 56))).$4"
 }
-python3 - "$(cell_path "$data_node" 0 dat)" "$(cell_path "$data_node" 0 crc)" \
-  "$(cell_path "$parity_node" 2 dat)" "$(cell_path "$parity_node" 2 crc)" $((chunk2 | 3 << 56)) <<'EOF2'
+# parity_gets_data CHUNK DATA_NODE PARITY_NODE: the chunk's parity cell 2
+# (of a 2+1 stripe) gets cell 0's bytes and checksums, its header naming the
+# parity cell: every checksum agrees, so no scrubber sees it.
+parity_gets_data() {
+  python3 - "$(cell_path "$1" "$2" 0 dat)" "$(cell_path "$1" "$2" 0 crc)" \
+    "$(cell_path "$1" "$3" 2 dat)" "$(cell_path "$1" "$3" 2 crc)" $(($1 | 3 << 56)) <<'EOF2'
 import struct, sys
 data, crc, parity_data, parity_crc, parity_id = sys.argv[1:6]
 header = bytearray(open(crc, "rb").read())
@@ -169,6 +173,8 @@ for path, body in ((parity_data, open(data, "rb").read()), (parity_crc, bytes(he
         f.write(body)
         f.truncate()
 EOF2
+}
+parity_gets_data "$chunk2" "$data_node" "$parity_node"
 wait_until 60 "the parity check finding the cell" grep -q "cell 2 of chunk $chunk2 version .* is not the code" \
   "$CLUSTER_DIR/meta.log"
 wait_until 60 "the bad cell made again" protection_is /a/f protected
@@ -235,6 +241,20 @@ timeout 60 cmp "$CLUSTER_DIR/src_c" "$MNT/c/f" || fail "c/f does not read back a
 wait_until 90 "c/f offloaded again at its new version" c_offloaded
 check_cells /c/f "$CLUSTER_DIR/src_c" || fail "c/f's cells after the write"
 timeout 60 cmp "$CLUSTER_DIR/src_c" "$MNT/c/f" || fail "c/f does not read back offloaded again"
+# With no replica left, the parity check reads the data cells: a parity
+# cell of chunk #0 that is not their code (cell 0's bytes, checksums right)
+# is found, dropped, and made again (rebuilt, encoded, offloaded again).
+read -r chunk_c data_node_c parity_node_c < <(admin layout t0fs:/c/f --json | python3 -c '
+import json, sys
+c = [c for c in json.load(sys.stdin)["chunks"] if c["index"] == 0][0]
+print(c["replicas"][0]["chunk"], c["ec"]["cells"][0]["node"], c["ec"]["cells"][2]["node"])')
+parity_gets_data "$chunk_c" "$data_node_c" "$parity_node_c"
+wait_until 60 "the parity check of offloaded c/f finding the cell" \
+  grep -q "cell 2 of chunk $chunk_c version .* is not the code" "$CLUSTER_DIR/meta.log"
+c_cells_current() { check_cells /c/f "$CLUSTER_DIR/src_c" 2>/dev/null; }
+wait_until 90 "c/f's bad parity cell made again" c_cells_current
+wait_until 90 "c/f offloaded again after the repair" c_offloaded
+timeout 60 cmp "$CLUSTER_DIR/src_c" "$MNT/c/f" || fail "c/f does not read back after the parity repair"
 rm "$MNT/c/f"
 wait_until 30 "c/f's cells deleted" equals 51 cell_files 1 2 3 4 5 6
 
