@@ -5,6 +5,8 @@
 #    from the cluster directory or --secret-file; when nothing is found the
 #    error says what was tried;
 #  - `objective set replicas=N` warns when fewer than N data nodes are up;
+#    a setting alone that refines the current goal (within=) is checked
+#    against it, and refused without one;
 #  - `status` only asks mounts of its own cluster, each with a timeout: a
 #    hung mount is "not answering", a dead one "dead", another cluster's
 #    "not queried", and status never blocks;
@@ -67,6 +69,17 @@ log "objective set replicas=N warns when fewer than N data nodes are up"
 grep -q "warning: replicas=2 but only 1 data node(s) are up" "$WORK/err" || fail "no warning: $(cat "$WORK/err")"
 "$T0FS" objective set "$M/dir" replicas=1 >/dev/null 2>"$WORK/err" || fail "objective set replicas=1"
 [[ ! -s "$WORK/err" ]] || fail "a warning with enough nodes: $(cat "$WORK/err")"
+
+log "a setting alone that refines the current goal is checked against it"
+"$T0FS" objective set "$M/dir" protect=replicas:2 within=5m >/dev/null 2>"$WORK/err" ||
+  fail "objective set protect=replicas:2: $(cat "$WORK/err")"
+"$T0FS" objective set "$M/dir" within=1m >/dev/null 2>"$WORK/err" ||
+  fail "within= alone under a goal was refused: $(cat "$WORK/err")"
+"$T0FS" objective get "$M/dir" | grep -q "protect=replicas:2 within=1m" ||
+  fail "objective get: $("$T0FS" objective get "$M/dir")"
+"$T0FS" objective set "$M/dir" sync >/dev/null 2>&1 || fail "objective set sync"
+"$T0FS" objective set "$M/dir" within=1m >/dev/null 2>"$WORK/err" && fail "within= without a goal was accepted"
+grep -q "need a protect= goal" "$WORK/err" || fail "unclear error: $(cat "$WORK/err")"
 
 log "status asks only its own cluster's mounts, each with a timeout"
 cid=$("$T0FS" status --dir "$WORK/data" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["cluster_id"])')
