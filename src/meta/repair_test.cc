@@ -482,16 +482,14 @@ TEST_F(KeepLocalTest, DropAfterWaitsForTheFileToAge) {
 // but opened for reading a minute ago (its atime, relatime) stays.
 TEST_F(KeepLocalTest, DropAfterCountsFromTheLastReadOpen) {
   const int64_t now = WallNow().sec;
-  auto [read, read_chunk] = File("read", now - 7200, KeepLocal::kDrop);
-  auto [unread, unread_chunk] = File("unread", now - 7200, KeepLocal::kDrop);
+  const InodeId read = File("read", now - 7200, KeepLocal::kDrop).first;
+  const InodeId unread = File("unread", now - 7200, KeepLocal::kDrop).first;
   for (InodeId ino : {read, unread}) DropAfter(ino, 3600);
   ReadOpen(read, now - 60);
   Heartbeats(0s);
   planner_->RunPass();
   EXPECT_EQ(Rows(read)[1].first, ReplicaState::kHealthy);
   EXPECT_EQ(Rows(unread)[1].first, ReplicaState::kOffloaded);
-  (void)read_chunk;
-  (void)unread_chunk;
 }
 
 // keep-newest=N on a directory: its newest entries keep their copies (a
@@ -505,9 +503,9 @@ TEST_F(KeepLocalTest, KeepNewestKeepsTheLastCheckpointsLocal) {
   auto made = store_->MakeNode(OpToken{}, d, testing::T(100));
   ASSERT_OK(made);
   const InodeId dir = made->attr.ino;
-  auto [c1, c1_chunk] = File("step1", 110, KeepLocal::kDrop, 1, dir);
+  const InodeId c1 = File("step1", 110, KeepLocal::kDrop, 1, dir).first;
   auto [c2, c2_chunk] = File("step2", 120, KeepLocal::kDrop, 1, dir);
-  auto [c3, c3_chunk] = File("step3", 130, KeepLocal::kDrop, 1, dir);
+  const InodeId c3 = File("step3", 130, KeepLocal::kDrop, 1, dir).first;
   Objective obj = Tiered(KeepLocal::kDrop);
   obj.keep_newest = 2;
   ASSERT_OK(store_->SetObjective(dir, obj, /*recursive=*/true));
@@ -517,7 +515,7 @@ TEST_F(KeepLocalTest, KeepNewestKeepsTheLastCheckpointsLocal) {
   EXPECT_EQ(Rows(c2)[1].first, ReplicaState::kHealthy);
   EXPECT_EQ(Rows(c3)[1].first, ReplicaState::kHealthy);
   // A new checkpoint: the oldest kept one goes.
-  auto [c4, c4_chunk] = File("step4", 140, KeepLocal::kDrop, 1, dir);
+  const InodeId c4 = File("step4", 140, KeepLocal::kDrop, 1, dir).first;
   planner_->RunPass();
   EXPECT_EQ(Rows(c2)[1].first, ReplicaState::kOffloaded);
   EXPECT_EQ(Rows(c3)[1].first, ReplicaState::kHealthy);
@@ -529,9 +527,6 @@ TEST_F(KeepLocalTest, KeepNewestKeepsTheLastCheckpointsLocal) {
   std::vector<pb::NodeCommand> copies = TakeCopies();
   ASSERT_EQ(copies.size(), 1u);
   EXPECT_EQ(copies[0].object_key(), tier_->Key(c2_chunk, 1));
-  (void)c1_chunk;
-  (void)c3_chunk;
-  (void)c4_chunk;
 }
 
 TEST_F(KeepLocalTest, KeepAgainRecallsWithoutAWriter) {
@@ -606,8 +601,8 @@ TEST_F(KeepLocalTest, PressureOffloadsTheLeastRecentlyChangedUntilTheLowWatermar
 // Pressure's order is by last use: a file changed long ago but opened for
 // reading since (its atime) goes after one changed later and never read.
 TEST_F(KeepLocalTest, PressureOffloadsTheLeastRecentlyUsed) {
-  auto [read, read_chunk] = File("read", 105, KeepLocal::kPressure);
-  auto [unread, unread_chunk] = File("unread", 110, KeepLocal::kPressure);
+  const InodeId read = File("read", 105, KeepLocal::kPressure).first;
+  const InodeId unread = File("unread", 110, KeepLocal::kPressure).first;
   ReadOpen(read, 120);
   Heartbeats(0s);
   // 91% of 5 MiB: 0.55 MiB must go to reach 80%, one file.
@@ -615,8 +610,6 @@ TEST_F(KeepLocalTest, PressureOffloadsTheLeastRecentlyUsed) {
   planner_->RunPass();
   EXPECT_EQ(Rows(unread)[1].first, ReplicaState::kOffloaded);
   EXPECT_EQ(Rows(read)[1].first, ReplicaState::kHealthy);
-  (void)read_chunk;
-  (void)unread_chunk;
 }
 
 // Silence from before this meta watched (it was down, or stopped) does not
