@@ -11,9 +11,41 @@
 
 namespace t0fs::client {
 
-Status CommitTruncate::Commit(InodeState& st, HandleId handle, bool durable) {
+Status CommitTruncate::Commit(InodeState& st, HandleId handle, bool durable, uint64_t* seen) {
   std::lock_guard commit(st.commit_mu);
-  return CommitLocked(st, handle, durable);
+  Status done = CommitLocked(st, handle, durable);
+  if (seen == nullptr) return done;
+  std::lock_guard lock(st.mu);
+  if (*seen == st.lost_commits) return done;
+  *seen = st.lost_commits;
+  return done.ok() ? st.lost_error : done;
+}
+
+void CommitTruncate::DropRefused(InodeState& st,
+                                 const std::vector<std::pair<ChunkId, uint64_t>>& versions,
+                                 uint64_t generation, const Status& refused) {
+  std::lock_guard lock(st.mu);
+  for (const auto& [chunk, version] : versions) {
+    if (auto it = st.dirty_versions.find(chunk);
+        it != st.dirty_versions.end() && it->second == version)
+      st.dirty_versions.erase(it);
+    st.written_nodes.erase(chunk);
+    st.unsynced.erase(chunk);
+    st.local_files.erase(std::make_pair(chunk.value(), false));
+    st.local_files.erase(std::make_pair(chunk.value(), true));
+    std::erase_if(st.layout, [&](const auto& entry) {
+      const auto& replicas = entry.second.info.replicas;
+      return !replicas.empty() && replicas.front().chunk == chunk;
+    });
+  }
+  st.layout_known_below = 0;  // the dropped entries are fetched again, not taken for holes
+  if (st.write_generation == generation) {
+    st.committed_generation = generation;
+    st.size = st.committed_size;
+  }
+  st.meta_attr.reset();
+  st.lost_commits++;
+  st.lost_error = refused;
 }
 
 Status CommitTruncate::CommitLocked(InodeState& st, HandleId handle, bool durable) {
@@ -39,7 +71,13 @@ Status CommitTruncate::CommitLocked(InodeState& st, HandleId handle, bool durabl
   }
   req.durable = durable;
   RETURN_IF_ERROR(replicas_.NameLocalFiles(st, req.written));
-  ASSIGN_OR_RETURN(Attr committed, meta_.Commit(req));
+  Result<Attr> answer = meta_.Commit(req);
+  if (answer.status().code() == StatusCode::kStale) {
+    LOG_WARN("inode {}: meta refused a commit, its writes are lost: {}", st.ino,
+             answer.status().ToString());
+    DropRefused(st, versions, generation, answer.status());
+  }
+  ASSIGN_OR_RETURN(Attr committed, std::move(answer));
   OpenFiles::NoteMetaAttr(st, committed);
   std::lock_guard lock(st.mu);
   st.committed_size = committed.size;

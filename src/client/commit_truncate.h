@@ -34,14 +34,24 @@ class CommitTruncate {
       : meta_(meta), data_(data), replicas_(replicas), open_(open), passthrough_(passthrough) {}
 
   // Commits pending writes of `st` (handle may be 0); CommitLocked with
-  // st.commit_mu held.
-  Status Commit(InodeState& st, HandleId handle, bool durable);
+  // st.commit_mu held. A commit meta refuses as lost (kStale) drops the
+  // pending state of what it carried (InodeState::lost_commits). `seen`
+  // (a File's count of lost commits reported to it): a loss not yet
+  // reported to that File is returned once, even when this commit had
+  // nothing to say.
+  Status Commit(InodeState& st, HandleId handle, bool durable, uint64_t* seen = nullptr);
   Status CommitLocked(InodeState& st, HandleId handle, bool durable);
   // Truncates `ino` (open here: `st`, else null) to `size`: data of the
   // boundary chunk first, then meta.
   Result<Attr> Truncate(InodeId ino, InodeState* st, uint64_t size, bool setup_locked = false);
 
  private:
+  // After meta refused a commit of `versions` (prepared at `generation`):
+  // their writes are lost; the inode's size falls back to the committed
+  // one, their layout entries are refetched.
+  static void DropRefused(InodeState& st, const std::vector<std::pair<ChunkId, uint64_t>>& versions,
+                          uint64_t generation, const Status& refused);
+
   MetaApi& meta_;
   DataClient& data_;
   ReplicaIo& replicas_;

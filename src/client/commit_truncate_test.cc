@@ -114,5 +114,54 @@ TEST_F(CommitTruncateTest, CommitRecordsWhoTookTheWritesAndStalesTheRest) {
   open.Forget(st);
 }
 
+// Meta refuses a commit whose writes went to chunk files their nodes
+// removed: the bytes are lost. Every File open then reports it once (as
+// Linux's errseq), the pending state is gone, and later writes commit.
+TEST_F(CommitTruncateTest, ARefusedCommitIsReportedOnceToEachFileAndWritesGoOn) {
+  std::shared_ptr<InodeState> st = open.Acquire(FileAttr(0), true);
+  const auto write = [&](uint64_t size, ChunkId chunk, uint64_t version) {
+    std::lock_guard lock(st->mu);
+    st->layout[0] = FakeMeta::Chunk(0, chunk.value(), kCapRead | kCapWrite);
+    st->layout_known_below = 1;
+    st->size = size;
+    st->write_generation++;
+    st->dirty_versions[chunk] = version;
+    st->written_nodes[chunk] = {NodeId(1)};
+    st->unsynced[chunk] = 0;
+  };
+  write(8192, ChunkId(10), 2);
+  meta.refuse_commits = Status(StatusCode::kStale, "chunk 10: not committed");
+  uint64_t first = 0, second = 0;  // two Files open before the loss
+  EXPECT_EQ(commits.Commit(*st, HandleId(3), false, &first).code(), StatusCode::kStale);
+  {
+    std::lock_guard lock(st->mu);
+    EXPECT_TRUE(st->dirty_versions.empty());
+    EXPECT_TRUE(st->written_nodes.empty());
+    EXPECT_TRUE(st->unsynced.empty());
+    EXPECT_TRUE(st->layout.empty());
+    EXPECT_EQ(st->layout_known_below, 0u);
+    EXPECT_EQ(st->size, 0u);  // the lost bytes are not claimed
+    EXPECT_EQ(st->committed_generation, st->write_generation);
+  }
+  const size_t sent = meta.commits.size();
+  EXPECT_TRUE(commits.Commit(*st, HandleId(3), false, &first).ok());  // reported to it already
+  EXPECT_EQ(commits.Commit(*st, HandleId(4), true, &second).code(), StatusCode::kStale);
+  EXPECT_TRUE(commits.Commit(*st, HandleId(4), true, &second).ok());
+  uint64_t later = 1;  // a File opened after the loss
+  EXPECT_TRUE(commits.Commit(*st, HandleId(5), false, &later).ok());
+  EXPECT_EQ(meta.commits.size(), sent);  // nothing left to commit
+
+  // Written again (with a fresh layout): committed as usual.
+  meta.refuse_commits.reset();
+  write(4096, ChunkId(10), 2);
+  EXPECT_TRUE(commits.Commit(*st, HandleId(4), false, &second).ok());
+  ASSERT_EQ(meta.commits.size(), sent + 1);
+  EXPECT_EQ(meta.commits.back().size, 4096u);
+  ASSERT_EQ(meta.commits.back().written.size(), 1u);
+  EXPECT_EQ(meta.commits.back().written[0].chunk, ChunkId(10));
+  EXPECT_TRUE(commits.Commit(*st, HandleId(3), false, &first).ok());
+  open.Forget(st);
+}
+
 }  // namespace
 }  // namespace t0fs::client

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "client/meta_api.h"
@@ -26,6 +27,7 @@ class FakeMeta final : public MetaApi {
   std::map<InodeId, Attr> attrs;
   int getattr_calls = 0;
   std::vector<CommitRequest> commits;
+  std::optional<Status> refuse_commits;  // set: Commit answers it
   Result<Attr> GetAttr(InodeId ino) override {
     getattr_calls++;
     auto it = attrs.find(ino);
@@ -53,6 +55,7 @@ class FakeMeta final : public MetaApi {
   }
   Result<Attr> Commit(const CommitRequest& req) override {
     commits.push_back(req);
+    if (refuse_commits) return *refuse_commits;
     Attr& attr = attrs[req.ino];
     attr.ino = req.ino;
     attr.size = std::max(attr.size, req.size);

@@ -16,7 +16,10 @@ namespace t0fs::client {
 
 FileImpl::FileImpl(ClientImpl& client, std::shared_ptr<InodeState> state, OpenHandles::Key handle,
                    int flags, Attr attr)
-    : client_(client), state_(std::move(state)), handle_(handle), flags_(flags), attr_(attr) {}
+    : client_(client), state_(std::move(state)), handle_(handle), flags_(flags), attr_(attr) {
+  std::lock_guard lock(state_->mu);
+  seen_lost_commits_ = state_->lost_commits;
+}
 
 FileImpl::~FileImpl() {
   Status st = Close();
@@ -143,7 +146,7 @@ Status FileImpl::Flush() {
     std::lock_guard setup(state_->passthrough_mu);
     RETURN_IF_ERROR(SyncPassthrough(/*last=*/false));
   }
-  return client_.commits().Commit(*state_, handle(), /*durable=*/false);
+  return client_.commits().Commit(*state_, handle(), /*durable=*/false, &seen_lost_commits_);
 }
 
 Status FileImpl::Fsync(bool /*datasync*/) {
@@ -156,7 +159,7 @@ Status FileImpl::Fsync(bool /*datasync*/) {
     RETURN_IF_ERROR(SyncPassthrough(/*last=*/false));
   }
   RETURN_IF_ERROR(client_.replicas().Sync(*state_));
-  return client_.commits().Commit(*state_, handle(), /*durable=*/true);
+  return client_.commits().Commit(*state_, handle(), /*durable=*/true, &seen_lost_commits_);
 }
 
 Result<PassthroughFile> FileImpl::OpenPassthrough(bool write, bool join) {
@@ -354,7 +357,8 @@ Status FileImpl::Close() {
   if (closed_.exchange(true)) return Status::Ok();
   Status left = Status::Ok();
   if (passthrough_.exchange(false)) left = LeavePassthrough();
-  Status committed = client_.commits().Commit(*state_, handle(), /*durable=*/false);
+  Status committed =
+      client_.commits().Commit(*state_, handle(), /*durable=*/false, &seen_lost_commits_);
   Status released = client_.ReleaseHandle(client_.handles().Remove(handle_));
   client_.open_files().Forget(state_);
   if (!left.ok()) return left;

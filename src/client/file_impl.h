@@ -71,6 +71,8 @@ class FileImpl final : public File {
   std::atomic<bool> closed_{false};
   std::atomic<bool> passthrough_{false};         // the kernel serves this File from the held chunk file
   std::atomic<bool> passthrough_writer_{false};  // ... and writes it
+  // InodeState::lost_commits this File has reported (guarded by state_->mu).
+  uint64_t seen_lost_commits_ = 0;
 };
 
 }  // namespace t0fs::client

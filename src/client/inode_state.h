@@ -48,6 +48,14 @@ struct InodeState {
   uint64_t committed_generation = 0;  // generation covered by the last commit
   Timespec last_write;
   bool needs_durable = false;  // committed since the last durable commit
+  // Commits meta refused as lost (kStale: the writes went only to chunk
+  // files their nodes had removed — offloaded or moved since the layout
+  // was fetched): how many, and the last one's error. As Linux's errseq,
+  // every File open at the time reports it once, at its next flush, fsync or
+  // close; the refused writes' pending state is dropped, so later writes go
+  // on with a fresh layout instead of failing every flush.
+  uint64_t lost_commits = 0;
+  Status lost_error;
   // Chunks written since the last fsync, by chunk → index (Fsync syncs them).
   std::unordered_map<ChunkId, uint64_t> unsynced;
 
