@@ -141,6 +141,15 @@ Result<ClusterDir> ClusterDir::Open(const std::string& path) {
   dir.root_ = abs.lexically_normal().string();
   while (dir.root_.size() > 1 && dir.root_.back() == '/') dir.root_.pop_back();
   if (!fs::exists(dir.config())) {
+    // `t0fs up` run in PATH keeps its cluster in PATH/t0fs-data: name it.
+    const fs::path inner = fs::path(dir.root_) / "t0fs-data";
+    if (fs::exists(inner / "t0fs.toml", ec)) {
+      return Status(
+          StatusCode::kNotFound,
+          fmt::format("{} is not a t0fs cluster directory (no t0fs.toml); the cluster of `t0fs up` "
+                      "run there is in {}: --dir {}",
+                      path, inner.string(), inner.string()));
+    }
     return Status(
         StatusCode::kNotFound,
         fmt::format("{} is not a t0fs cluster directory (no t0fs.toml); run `t0fs up --dir {}`",

@@ -107,6 +107,25 @@ TEST(ClusterDir, CreatesANewCluster) {
   EXPECT_TRUE(dir->CheckPortsFree(2).ok());
 }
 
+// `--dir` naming where `t0fs up` ran (its cluster is in t0fs-data below)
+// is refused with the directory to name instead.
+TEST(ClusterDir, OpenNamesTheClusterOfUpBelowTheGivenDirectory) {
+  TempDir tmp;
+  auto none = ClusterDir::Open(tmp / "");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().message().find("t0fs-data"), std::string::npos)
+      << none.status().ToString();
+  ClusterDirOrigin origin;
+  std::vector<std::string> notes;
+  ASSERT_TRUE(ClusterDir::OpenOrCreate(tmp / "t0fs-data", FreeOptions(), &origin, &notes).ok());
+  auto above = ClusterDir::Open(tmp / "");
+  ASSERT_FALSE(above.ok());
+  EXPECT_EQ(above.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(above.status().message().find("--dir " + tmp / "t0fs-data"), std::string::npos)
+      << above.status().ToString();
+  EXPECT_TRUE(ClusterDir::Open(tmp / "t0fs-data").ok());
+}
+
 TEST(ClusterDir, BusyDefaultPortsMoveAndSaySo) {
   TempDir tmp;
   BusyPort meta_busy, data_busy;
