@@ -91,6 +91,7 @@ struct MetaConfig {
   Duration heartbeat{std::chrono::seconds(1)};  // interval asked of data nodes
   std::string sync = "normal";  // SQLite synchronous for ordinary ops: normal | full (fsync commits are always full)
   std::string sqlite_checkpoint = "background";  // SQLite WAL checkpoints: background | inline
+  ByteSize sqlite_reserve{64ull << 20};          // disk kept back for metadata writes (0: none)
   std::string log_level = "info";
   PgOptions pg;                    // --pg-* (a postgresql:// store)
   metrics::MetricsConfig metrics;  // --metrics-listen
@@ -131,6 +132,10 @@ struct MetaConfig {
     v("sqlite-checkpoint", sqlite_checkpoint,
       "SQLite WAL checkpoints: background (a thread of their own, off the requests' path) or "
       "inline (SQLite's automatic checkpoint, inside the commit that fills the log)");
+    v("sqlite-reserve", sqlite_reserve,
+      "disk space kept back in a file next to the SQLite database (DB.reserve) and released "
+      "when that disk is full, so that metadata writes, the deletions that free space among "
+      "them, go on; taken again once 4x its size is free (0: none)");
     v("log-level", log_level, "trace, debug, info, warn or error");
     pg.Visit(v);
     metrics.Visit(v);

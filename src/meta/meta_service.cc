@@ -48,6 +48,7 @@ Result<std::unique_ptr<MetaService>> MetaService::Start(const MetaConfig& config
   }
   opts.sqlite.sync = config.sync;
   opts.sqlite.checkpoint = config.sqlite_checkpoint;
+  opts.sqlite.reserve = config.sqlite_reserve;
   opts.pg = config.pg;
   ASSIGN_OR_RETURN(std::unique_ptr<MetaStore> store, OpenStore(location, opts));
   MetaConfig resolved = config;

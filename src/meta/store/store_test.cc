@@ -140,8 +140,8 @@ TEST(SqliteStoreOpen, OptionsAreValidatedAndListed) {
   KeyCollector collector;
   StoreOptions opts;
   opts.sqlite.Visit(collector);
-  EXPECT_EQ(collector.keys,
-            (std::vector<std::string>{"sync", "cache-size", "busy-timeout", "checkpoint"}));
+  EXPECT_EQ(collector.keys, (std::vector<std::string>{"sync", "cache-size", "busy-timeout",
+                                                      "checkpoint", "reserve"}));
 }
 
 TEST(SqliteStoreOpen, UnopenablePathFails) {

@@ -13,6 +13,11 @@ namespace {
 // Extra attempts after SQLite's own busy handler (busy_timeout) gave up.
 constexpr int kBusyRetries = 3;
 
+// A full disk is ENOSPC to the client (kNoSpace); anything else, EIO.
+StatusCode CodeOf(int rc) {
+  return (rc & 0xff) == SQLITE_FULL ? StatusCode::kNoSpace : StatusCode::kMetaDatabase;
+}
+
 bool IsBusy(int rc) {
   return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
 }
@@ -129,8 +134,7 @@ std::string Statement::Bytes(int col) const {
 
 Status Statement::Error(int rc, std::string_view what) const {
   const char* msg = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
-  return Status(StatusCode::kMetaDatabase,
-                fmt::format("sqlite {} ({}): {} [{}]", what, rc, msg, sql_));
+  return Status(CodeOf(rc), fmt::format("sqlite {} ({}): {} [{}]", what, rc, msg, sql_));
 }
 
 StatementLease::~StatementLease() {
@@ -194,8 +198,7 @@ Status Db::Exec(std::string_view script) {
       BusyBackoff(attempt);
       continue;
     }
-    return Status(StatusCode::kMetaDatabase,
-                  fmt::format("sqlite exec ({}): {} [{}]", rc, msg, sql));
+    return Status(CodeOf(rc), fmt::format("sqlite exec ({}): {} [{}]", rc, msg, sql));
   }
 }
 
@@ -226,8 +229,7 @@ int64_t Db::Changes() const {
 }
 
 Status Db::Error(int rc, std::string_view what) const {
-  return Status(StatusCode::kMetaDatabase,
-                fmt::format("sqlite {} ({}): {}", what, rc, sqlite3_errmsg(db_)));
+  return Status(CodeOf(rc), fmt::format("sqlite {} ({}): {}", what, rc, sqlite3_errmsg(db_)));
 }
 
 // ---- Transaction ----

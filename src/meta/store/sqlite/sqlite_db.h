@@ -9,7 +9,8 @@
 //    safe, merely slower.
 //  - Transaction is a guard: BEGIN [IMMEDIATE] … COMMIT, ROLLBACK if dropped.
 //
-// Every failure is kMetaDatabase carrying SQLite's message and the SQL text.
+// Every failure is kMetaDatabase carrying SQLite's message and the SQL text
+// (kNoSpace when the disk is full).
 // SQLITE_BUSY is first waited out by the connection's busy_timeout, then
 // retried a few times more before it is reported.
 //

@@ -57,13 +57,17 @@ Result<std::unique_ptr<SqliteEngine>> SqliteEngine::Open(const std::string& path
     ASSIGN_OR_RETURN(ckpt, Db::Open(path, opts.busy_timeout.value));
     RETURN_IF_ERROR(ckpt->Exec("PRAGMA synchronous = NORMAL"));
   }
-  std::unique_ptr<SqliteEngine> engine(new SqliteEngine(std::move(db), opts));
+  std::unique_ptr<SqliteEngine> engine(new SqliteEngine(std::move(db), opts, path));
   if (ckpt) engine->StartCheckpoints(std::move(*ckpt));
   return engine;
 }
 
-SqliteEngine::SqliteEngine(sqlite::Db db, SqliteOptions opts)
-    : db_(std::move(db)), opts_(std::move(opts)) {}
+SqliteEngine::SqliteEngine(sqlite::Db db, SqliteOptions opts, const std::string& path)
+    : db_(std::move(db)),
+      opts_(std::move(opts)),
+      reserve_(path + ".reserve", path == ":memory:" ? 0 : opts_.reserve.bytes) {
+  reserve_.Refill(/*force=*/true);
+}
 
 SqliteEngine::~SqliteEngine() {
   if (ckpt_thread_.joinable()) {
@@ -145,6 +149,8 @@ Result<std::unique_ptr<ReadTxn>> SqliteEngine::BeginRead() {
 
 Result<std::unique_ptr<WriteTxn>> SqliteEngine::BeginWrite(const WriteOptions& options) {
   std::unique_lock lock(mu_);
+  if (!reserve_.held())
+    reserve_.Refill();  // released when the disk filled: back once there is room
   // synchronous cannot change inside a transaction: set it around this one.
   const bool raise_sync = options.durable && opts_.sync != "full";
   if (raise_sync) RETURN_IF_ERROR(db_.Exec("PRAGMA synchronous = FULL"));

@@ -10,8 +10,8 @@
 // Transactions: writers BEGIN IMMEDIATE (the write lock is taken up front, so
 // nothing fails with BUSY half-way), readers a deferred BEGIN (a snapshot).
 // With one writer at a time every write transaction is serializable, and the
-// engine never returns kTryAgain. A durable write transaction runs with
-// synchronous=FULL, set before BEGIN and restored after.
+// engine returns kTryAgain only after releasing its disk reserve (below). A durable write
+// transaction runs with synchronous=FULL, set before BEGIN and restored after.
 //
 // WAL checkpoints (copying the log's pages into the database file, then
 // restarting the log) run on a thread of their own with its own connection
@@ -27,6 +27,12 @@
 // (the thread cannot keep up, or the log never emptied under a steady load)
 // checkpoints itself, as SQLite would, and the next writer starts the log
 // over. "inline" keeps SQLite's own automatic checkpoint.
+//
+// A full disk: SQLITE_FULL is kNoSpace (ENOSPC to clients). A file DB keeps
+// `reserve` bytes in DB.reserve (DiskReserve); a write transaction whose
+// commit finds the disk full releases it and answers kTryAgain, so the
+// operation runs again (PosixStore::Retry) with room; the reserve is taken
+// again at a later write once the file system has room.
 //
 // Thread safety: safe for concurrent use. One mutex (mu_) serialises every
 // transaction, reads included, because they share the single connection and
@@ -46,6 +52,7 @@
 
 #include "common/config.h"
 #include "meta/store/engine.h"
+#include "meta/store/sqlite/disk_reserve.h"
 #include "meta/store/sqlite/sqlite_db.h"
 
 namespace t0fs::meta {
@@ -57,6 +64,7 @@ struct SqliteOptions {
   Duration busy_timeout{std::chrono::milliseconds(5000)};
   // "background" or "inline" (see Visit).
   std::string checkpoint = "background";
+  ByteSize reserve{0};  // the meta server's sqlite-reserve; none for tools and tests
 
   template <class V>
   void Visit(V& v) {
@@ -73,6 +81,10 @@ struct SqliteOptions {
       "background: WAL checkpoints (copying the log into the database file) run on a thread of "
       "their own, off the requests' path; inline: SQLite's automatic checkpoint, inside the "
       "commit that fills the log (that request, and those queued behind it, wait for it)");
+    v("reserve", reserve,
+      "disk space kept back in a file next to the database (DB.reserve) and released when the "
+      "disk is full, so that metadata writes, the deletions that free space among them, go on; "
+      "taken again once 4x its size is free. 0: none (the default here; meta's sqlite-reserve)");
   }
 };
 
@@ -105,7 +117,7 @@ class SqliteEngine final : public Engine {
 
  private:
   friend class SqliteTxn;
-  SqliteEngine(sqlite::Db db, SqliteOptions opts);
+  SqliteEngine(sqlite::Db db, SqliteOptions opts, const std::string& path);
   void RecordWrite(uint64_t rows);
   // Starts the checkpoint thread on its own connection `ckpt`.
   void StartCheckpoints(sqlite::Db ckpt);
@@ -113,9 +125,14 @@ class SqliteEngine final : public Engine {
   // sqlite3_wal_hook: after each commit, with the frames now in the log.
   static int OnCommit(void* engine, ::sqlite3* db, const char* schema, int frames);
 
-  std::mutex mu_;  // guards db_ (the connection and its statement cache)
+  // The disk is full: releases the reserve (under mu_). True if there was
+  // one to release: the transaction may run again.
+  bool ReleaseReserve() { return reserve_.Release(); }
+
+  std::mutex mu_;  // guards db_ (the connection and its statement cache) and reserve_
   sqlite::Db db_;
   const SqliteOptions opts_;
+  sqlite::DiskReserve reserve_;  // none for ":memory:" or reserve = 0
   std::atomic<uint64_t> largest_write_{0};
 
   std::mutex ckpt_mu_;  // guards ckpt_due_ and ckpt_stop_

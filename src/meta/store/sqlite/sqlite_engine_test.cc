@@ -6,8 +6,10 @@
 #include "meta/store/sqlite/sqlite_engine.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "meta/store/sqlite/sqlite_db.h"
@@ -89,6 +91,42 @@ TEST(SqliteEngine, CheckpointsRunOnTheirOwnThread) {
     ASSERT_OK(got);
     EXPECT_TRUE(got->has_value()) << i;
   }
+}
+
+// The disk reserve: allocated next to a file database when there is room
+// for several times its size, released (once) when the disk is full, taken
+// again later. (tests/cli/disk_full.sh fills a real disk.)
+TEST(SqliteEngine, KeepsADiskReserveNextToAFileDatabase) {
+  TempDir dir;
+  SqliteOptions opts;
+  opts.reserve = ByteSize{1 << 20};
+  {
+    auto engine = SqliteEngine::Open(dir.File("meta.db"), opts);
+    ASSERT_OK(engine);
+    struct stat st {};
+    ASSERT_EQ(::stat(dir.File("meta.db.reserve").c_str(), &st), 0);
+    EXPECT_GE(static_cast<uint64_t>(st.st_blocks) * 512, uint64_t{1} << 20);
+  }
+  ASSERT_OK(SqliteEngine::Open(":memory:", opts));     // nothing to keep it next to
+  ASSERT_OK(SqliteEngine::Open(dir.File("none.db")));  // reserve 0, the default
+  EXPECT_FALSE(std::filesystem::exists(dir.File("none.db.reserve")));
+
+  sqlite::DiskReserve reserve(dir.File("r"), 1 << 20);
+  EXPECT_TRUE(reserve.Refill(/*force=*/true));
+  EXPECT_TRUE(reserve.held());
+  EXPECT_TRUE(reserve.Release());
+  EXPECT_FALSE(std::filesystem::exists(dir.File("r")));
+  EXPECT_FALSE(reserve.Release());  // nothing left to release
+  EXPECT_FALSE(reserve.Refill());   // not again right after a release
+  EXPECT_TRUE(reserve.Refill(true));
+  // A reserve the file system cannot hold 4 times is not taken (it would
+  // take the last free space itself).
+  sqlite::DiskReserve huge(dir.File("huge"), uint64_t{1} << 60);
+  EXPECT_FALSE(huge.Refill(true));
+  EXPECT_FALSE(std::filesystem::exists(dir.File("huge")));
+  sqlite::DiskReserve off(dir.File("off"), 0);
+  EXPECT_FALSE(off.Refill(true));
+  EXPECT_FALSE(off.Release());
 }
 
 }  // namespace

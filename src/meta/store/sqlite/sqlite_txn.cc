@@ -32,6 +32,10 @@ Status SqliteTxn::Commit() {
   Status st = txn_->Commit();
   txn_.reset();
   if (st.ok()) engine_.RecordWrite(writes_);
+  if (st.code() == StatusCode::kNoSpace && engine_.ReleaseReserve()) {
+    return Status(StatusCode::kTryAgain,
+                  "the metadata disk was full; its reserve released: " + st.message());
+  }
   return st;
 }
 
