@@ -150,8 +150,21 @@ void MetaClient::ReleaseLoop() {
     releases_.erase(releases_.begin(), releases_.begin() + static_cast<ptrdiff_t>(n));
     lock.unlock();
     Status st = ReleaseBatch(batch);
-    if (!st.ok()) LOG_WARN("release of {} handle(s) from {}: {}", batch.size(), batch.front(), st.ToString());
     lock.lock();
+    if (st.ok() || st.code() == StatusCode::kInvalidArgument || release_stop_) {
+      if (!st.ok())
+        LOG_WARN("release of {} handle(s) from {}: {}", batch.size(), batch.front(), st.ToString());
+      release_backoff_ = std::chrono::milliseconds(0);
+      continue;
+    }
+    // Sent again after a while (the handles first, in their order).
+    release_backoff_ = std::min<std::chrono::milliseconds>(
+        std::max<std::chrono::milliseconds>(release_backoff_ * 2, std::chrono::seconds(1)),
+        kReleaseBackoffMax);
+    LOG_WARN("release of {} handle(s) from {}: {}; trying again in {} s", batch.size(),
+             batch.front(), st.ToString(), release_backoff_.count() / 1000);
+    releases_.insert(releases_.begin(), batch.begin(), batch.end());
+    release_cv_.wait_for(lock, release_backoff_, [&] { return release_stop_; });
   }
 }
 

@@ -132,12 +132,17 @@ class MetaClient final : public MetaApi {
   Result<OpenReply> Open(InodeId ino, int flags);
   Status Release(HandleId handle);
   // Release, batched in the background with the closes of other threads
-  // (one transaction for all); Close sends what is left first. Failures are
-  // logged: the session's end releases every handle it still has.
+  // (one transaction for all); Close sends what is left first. A batch meta
+  // refused (its store failing, a full disk) is sent again after a backoff
+  // (1 s doubling, at most kReleaseBackoffMax) until it is taken: a handle
+  // left open in meta keeps an unlinked file's chunks until the session
+  // ends, and its file from being offloaded. At Close a failure is logged:
+  // the session's end releases every handle it still has.
   void ReleaseLater(HandleId handle);
   // Sent by the thread that sends ReleaseLater's batches.
   void ReportReplicaLater(const ReplicaInfo& replica, ReplicaProblem problem) override;
   static constexpr size_t kMaxLaterReports = 256;
+  static constexpr std::chrono::seconds kReleaseBackoffMax{30};
   Result<std::vector<CachedChunk>> GetLayout(InodeId ino, uint64_t first, uint64_t count, bool write) override;
   Result<std::vector<CachedChunk>> Allocate(InodeId ino, const std::vector<uint64_t>& indices) override;
   Result<Attr> Commit(const CommitRequest& req) override;
@@ -211,9 +216,10 @@ class MetaClient final : public MetaApi {
   bool stopping_ = false;
   std::condition_variable cv_;
   std::thread renewer_;
-  std::mutex release_mu_;  // guards releases_, release_stop_
+  std::mutex release_mu_;  // guards releases_, release_stop_, release_backoff_
   std::condition_variable release_cv_;
   std::vector<HandleId> releases_;
+  std::chrono::milliseconds release_backoff_{0};  // after a refused batch
   std::vector<std::pair<ReplicaInfo, ReplicaProblem>> later_reports_;
   bool release_stop_ = false;
   std::thread releaser_;
