@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common/logging.h"
+#include "meta/store/sqlite/wal_vfs.h"
 
 namespace t0fs::meta::sqlite {
 namespace {
@@ -149,7 +150,7 @@ Result<Db> Db::Open(const std::string& path, std::chrono::milliseconds busy_time
   sqlite3* raw = nullptr;
   // NOMUTEX: the caller serialises all use of the connection (see header).
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-  int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &raw, flags, WalVfsName());
   if (rc != SQLITE_OK) {
     std::string msg = raw != nullptr ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
     sqlite3_close_v2(raw);

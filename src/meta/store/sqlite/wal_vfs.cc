@@ -1,0 +1,366 @@
+#include "meta/store/sqlite/wal_vfs.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/logging.h"
+
+namespace t0fs::meta::sqlite {
+namespace {
+
+constexpr int kFrameHeader = 24;           // WAL_FRAME_HDRSIZE
+constexpr size_t kMaxGathered = 4u << 20;  // written out before it grows past this
+constexpr size_t kMaxWrite = 64u << 10;    // per write of the real file
+constexpr const char* kName = "t0fs-wal";
+
+sqlite3_vfs* g_real = nullptr;  // the default (unix) VFS
+
+// What a connection's log file has gathered and not yet written.
+struct Gathered {
+  std::mutex mu;
+  sqlite3_file* real = nullptr;
+  std::vector<char> bytes;
+  sqlite3_int64 start = 0;        // file offset of bytes[0]
+  sqlite3_int64 next = 0;         // where the log's next frame goes (past the last one written)
+  bool commit_page_next = false;  // the last write was a commit frame's header
+
+  // Under mu.
+  int FlushLocked() {
+    int rc = SQLITE_OK;
+    // In pieces: the unix VFS writes at most 128 KiB - 1 per call (and
+    // nothing at all for exactly 128 KiB).
+    for (size_t done = 0; done < bytes.size() && rc == SQLITE_OK; done += kMaxWrite) {
+      const size_t n = std::min(kMaxWrite, bytes.size() - done);
+      rc = real->pMethods->xWrite(real, bytes.data() + done, static_cast<int>(n),
+                                  start + static_cast<sqlite3_int64>(done));
+    }
+    bytes.clear();
+    return rc;
+  }
+  int Flush() {
+    std::lock_guard lock(mu);
+    return FlushLocked();
+  }
+};
+
+// Log files open in this process by path, so that a database file's
+// barrier finds the frames of every connection to its log.
+std::mutex g_logs_mu;
+std::unordered_map<std::string, std::vector<Gathered*>> g_logs;
+
+struct File {
+  sqlite3_file base;
+  sqlite3_file* real;
+  Gathered* log;      // a log file's (else null)
+  std::string* path;  // a database file's: its log's path is path + "-wal"; a log's own path
+};
+
+File* Of(sqlite3_file* f) {
+  return reinterpret_cast<File*>(f);
+}
+sqlite3_file* Real(sqlite3_file* f) {
+  return Of(f)->real;
+}
+
+void FlushLogsOf(const std::string& db_path) {
+  std::lock_guard lock(g_logs_mu);
+  auto it = g_logs.find(db_path + "-wal");
+  if (it == g_logs.end()) return;
+  for (Gathered* g : it->second) {
+    int rc = g->Flush();
+    // Not expected: every commit wrote its frames at its commit frame.
+    if (rc != SQLITE_OK)
+      LOG_ERROR("metadata store: writing gathered log frames of {}: {}", db_path,
+                sqlite3_errstr(rc));
+  }
+}
+
+// ---- methods of both kinds of file ----
+
+int Lock(sqlite3_file* f, int level) {
+  return Real(f)->pMethods->xLock(Real(f), level);
+}
+int Unlock(sqlite3_file* f, int level) {
+  return Real(f)->pMethods->xUnlock(Real(f), level);
+}
+int CheckReservedLock(sqlite3_file* f, int* out) {
+  return Real(f)->pMethods->xCheckReservedLock(Real(f), out);
+}
+int SectorSize(sqlite3_file* f) {
+  return Real(f)->pMethods->xSectorSize(Real(f));
+}
+int DeviceCharacteristics(sqlite3_file* f) {
+  return Real(f)->pMethods->xDeviceCharacteristics(Real(f));
+}
+int ShmMap(sqlite3_file* f, int page, int size, int extend, void volatile** out) {
+  return Real(f)->pMethods->xShmMap(Real(f), page, size, extend, out);
+}
+int ShmLock(sqlite3_file* f, int offset, int n, int flags) {
+  return Real(f)->pMethods->xShmLock(Real(f), offset, n, flags);
+}
+int ShmUnmap(sqlite3_file* f, int delete_flag) {
+  return Real(f)->pMethods->xShmUnmap(Real(f), delete_flag);
+}
+int Unfetch(sqlite3_file* f, sqlite3_int64 offset, void* p) {
+  return Real(f)->pMethods->xUnfetch(Real(f), offset, p);
+}
+
+// ---- a database (or any other) file: as the real one, but its barrier
+// writes out its log's gathered frames first ----
+
+int PlainClose(sqlite3_file* f) {
+  int rc = Real(f)->pMethods->xClose(Real(f));
+  delete Of(f)->path;
+  return rc;
+}
+int PlainRead(sqlite3_file* f, void* buf, int amt, sqlite3_int64 offset) {
+  return Real(f)->pMethods->xRead(Real(f), buf, amt, offset);
+}
+int PlainWrite(sqlite3_file* f, const void* buf, int amt, sqlite3_int64 offset) {
+  return Real(f)->pMethods->xWrite(Real(f), buf, amt, offset);
+}
+int PlainTruncate(sqlite3_file* f, sqlite3_int64 size) {
+  return Real(f)->pMethods->xTruncate(Real(f), size);
+}
+int PlainSync(sqlite3_file* f, int flags) {
+  return Real(f)->pMethods->xSync(Real(f), flags);
+}
+int PlainFileSize(sqlite3_file* f, sqlite3_int64* size) {
+  return Real(f)->pMethods->xFileSize(Real(f), size);
+}
+int PlainFileControl(sqlite3_file* f, int op, void* arg) {
+  return Real(f)->pMethods->xFileControl(Real(f), op, arg);
+}
+void PlainShmBarrier(sqlite3_file* f) {
+  if (Of(f)->path != nullptr) FlushLogsOf(*Of(f)->path);
+  Real(f)->pMethods->xShmBarrier(Real(f));
+}
+int PlainFetch(sqlite3_file* f, sqlite3_int64 offset, int amt, void** pp) {
+  return Real(f)->pMethods->xFetch(Real(f), offset, amt, pp);
+}
+
+// ---- a log file: writes gathered ----
+
+int LogFlush(sqlite3_file* f) {
+  return Of(f)->log->Flush();
+}
+
+int LogClose(sqlite3_file* f) {
+  File* file = Of(f);
+  int flushed = LogFlush(f);
+  {
+    std::lock_guard lock(g_logs_mu);
+    auto& list = g_logs[*file->path];
+    list.erase(std::remove(list.begin(), list.end(), file->log), list.end());
+    if (list.empty()) g_logs.erase(*file->path);
+  }
+  delete file->log;
+  delete file->path;
+  int rc = file->real->pMethods->xClose(file->real);
+  return flushed != SQLITE_OK ? flushed : rc;
+}
+int LogRead(sqlite3_file* f, void* buf, int amt, sqlite3_int64 offset) {
+  int rc = LogFlush(f);
+  return rc != SQLITE_OK ? rc : PlainRead(f, buf, amt, offset);
+}
+int LogWrite(sqlite3_file* f, const void* buf, int amt, sqlite3_int64 offset) {
+  Gathered& g = *Of(f)->log;
+  std::lock_guard lock(g.mu);
+  const auto* bytes = static_cast<const char*>(buf);
+  const sqlite3_int64 end = g.start + static_cast<sqlite3_int64>(g.bytes.size());
+  if (offset == 0) g.next = 0;  // the log's header: a new log starts
+  if (offset != g.next) {
+    g.commit_page_next = false;
+    if (!g.bytes.empty() && offset >= g.start && offset + amt <= end) {
+      // A page of this transaction written again (SQLite rewrites in place
+      // a page it wrote earlier in the same transaction).
+      std::memcpy(g.bytes.data() + (offset - g.start), bytes, static_cast<size_t>(amt));
+      return SQLITE_OK;
+    }
+    // Anything else not at the log's end (checksums rewritten, a log
+    // another connection wrote last): through at once, in order.
+    int rc = g.FlushLocked();
+    if (rc == SQLITE_OK) rc = g.real->pMethods->xWrite(g.real, buf, amt, offset);
+    if (offset + amt > g.next) g.next = offset + amt;
+    return rc;
+  }
+  // The log's next frame (or its header).
+  if (!g.bytes.empty() &&
+      (offset != end || g.bytes.size() + static_cast<size_t>(amt) > kMaxGathered)) {
+    int rc = g.FlushLocked();
+    if (rc != SQLITE_OK) return rc;
+  }
+  if (g.bytes.empty()) g.start = offset;
+  g.bytes.insert(g.bytes.end(), bytes, bytes + amt);
+  g.next = offset + amt;
+  if (g.commit_page_next) {
+    // The commit frame's page: the transaction is whole; its result is the
+    // write's (a full disk fails the COMMIT).
+    g.commit_page_next = false;
+    return g.FlushLocked();
+  }
+  // A frame header: bytes 4..7 are the database size after a commit, 0 in
+  // every other frame.
+  if (amt == kFrameHeader) {
+    const auto* b = reinterpret_cast<const unsigned char*>(bytes);
+    g.commit_page_next = (b[4] | b[5] | b[6] | b[7]) != 0;
+  }
+  return SQLITE_OK;
+}
+int LogTruncate(sqlite3_file* f, sqlite3_int64 size) {
+  int rc = LogFlush(f);
+  return rc != SQLITE_OK ? rc : PlainTruncate(f, size);
+}
+int LogSync(sqlite3_file* f, int flags) {
+  int rc = LogFlush(f);
+  return rc != SQLITE_OK ? rc : PlainSync(f, flags);
+}
+int LogFileSize(sqlite3_file* f, sqlite3_int64* size) {
+  int rc = LogFlush(f);
+  return rc != SQLITE_OK ? rc : PlainFileSize(f, size);
+}
+int LogFileControl(sqlite3_file* f, int op, void* arg) {
+  int rc = LogFlush(f);
+  return rc != SQLITE_OK ? rc : PlainFileControl(f, op, arg);
+}
+int LogFetch(sqlite3_file* f, sqlite3_int64 offset, int amt, void** pp) {
+  int rc = LogFlush(f);
+  return rc != SQLITE_OK ? rc : PlainFetch(f, offset, amt, pp);
+}
+
+sqlite3_io_methods g_plain_methods;
+sqlite3_io_methods g_log_methods;
+
+int Open(sqlite3_vfs* vfs, const char* name, sqlite3_file* f, int flags, int* out_flags) {
+  (void)vfs;
+  File* file = Of(f);
+  file->base.pMethods = nullptr;
+  file->real = reinterpret_cast<sqlite3_file*>(file + 1);
+  file->log = nullptr;
+  file->path = nullptr;
+  int rc = g_real->xOpen(g_real, name, file->real, flags, out_flags);
+  if (file->real->pMethods == nullptr) return rc;  // nothing to close
+  const int version = std::min(file->real->pMethods->iVersion, 3);
+  g_plain_methods.iVersion = version;
+  g_log_methods.iVersion = version;
+  if ((flags & SQLITE_OPEN_WAL) != 0 && name != nullptr) {
+    file->path = new std::string(name);
+    file->log = new Gathered;
+    file->log->real = file->real;
+    file->log->bytes.reserve(256u << 10);
+    std::lock_guard lock(g_logs_mu);
+    g_logs[*file->path].push_back(file->log);
+    file->base.pMethods = &g_log_methods;
+  } else {
+    if ((flags & SQLITE_OPEN_MAIN_DB) != 0 && name != nullptr) file->path = new std::string(name);
+    file->base.pMethods = &g_plain_methods;
+  }
+  return rc;
+}
+
+sqlite3_vfs g_vfs;
+
+void Register() {
+  g_real = sqlite3_vfs_find(nullptr);
+  if (g_real == nullptr) return;
+  g_plain_methods = sqlite3_io_methods{3,
+                                       PlainClose,
+                                       PlainRead,
+                                       PlainWrite,
+                                       PlainTruncate,
+                                       PlainSync,
+                                       PlainFileSize,
+                                       Lock,
+                                       Unlock,
+                                       CheckReservedLock,
+                                       PlainFileControl,
+                                       SectorSize,
+                                       DeviceCharacteristics,
+                                       ShmMap,
+                                       ShmLock,
+                                       PlainShmBarrier,
+                                       ShmUnmap,
+                                       PlainFetch,
+                                       Unfetch};
+  g_log_methods = sqlite3_io_methods{3,
+                                     LogClose,
+                                     LogRead,
+                                     LogWrite,
+                                     LogTruncate,
+                                     LogSync,
+                                     LogFileSize,
+                                     Lock,
+                                     Unlock,
+                                     CheckReservedLock,
+                                     LogFileControl,
+                                     SectorSize,
+                                     DeviceCharacteristics,
+                                     ShmMap,
+                                     ShmLock,
+                                     PlainShmBarrier,
+                                     ShmUnmap,
+                                     LogFetch,
+                                     Unfetch};
+  g_vfs = *g_real;
+  g_vfs.iVersion = std::min(g_real->iVersion, 3);
+  g_vfs.szOsFile = static_cast<int>(sizeof(File)) + g_real->szOsFile;
+  g_vfs.pNext = nullptr;
+  g_vfs.zName = kName;
+  g_vfs.pAppData = nullptr;
+  g_vfs.xOpen = Open;
+  g_vfs.xDelete = [](sqlite3_vfs*, const char* name, int sync_dir) {
+    return g_real->xDelete(g_real, name, sync_dir);
+  };
+  g_vfs.xAccess = [](sqlite3_vfs*, const char* name, int flags, int* out) {
+    return g_real->xAccess(g_real, name, flags, out);
+  };
+  g_vfs.xFullPathname = [](sqlite3_vfs*, const char* name, int n, char* out) {
+    return g_real->xFullPathname(g_real, name, n, out);
+  };
+  g_vfs.xDlOpen = [](sqlite3_vfs*, const char* name) { return g_real->xDlOpen(g_real, name); };
+  g_vfs.xDlError = [](sqlite3_vfs*, int n, char* out) { g_real->xDlError(g_real, n, out); };
+  g_vfs.xDlSym = [](sqlite3_vfs*, void* handle, const char* symbol) {
+    return g_real->xDlSym(g_real, handle, symbol);
+  };
+  g_vfs.xDlClose = [](sqlite3_vfs*, void* handle) { g_real->xDlClose(g_real, handle); };
+  g_vfs.xRandomness = [](sqlite3_vfs*, int n, char* out) {
+    return g_real->xRandomness(g_real, n, out);
+  };
+  g_vfs.xSleep = [](sqlite3_vfs*, int us) { return g_real->xSleep(g_real, us); };
+  g_vfs.xCurrentTime = [](sqlite3_vfs*, double* out) { return g_real->xCurrentTime(g_real, out); };
+  g_vfs.xGetLastError = [](sqlite3_vfs*, int n, char* out) {
+    return g_real->xGetLastError(g_real, n, out);
+  };
+  g_vfs.xCurrentTimeInt64 = [](sqlite3_vfs*, sqlite3_int64* out) {
+    return g_real->xCurrentTimeInt64(g_real, out);
+  };
+  g_vfs.xSetSystemCall = [](sqlite3_vfs*, const char* name, sqlite3_syscall_ptr call) {
+    return g_real->xSetSystemCall(g_real, name, call);
+  };
+  g_vfs.xGetSystemCall = [](sqlite3_vfs*, const char* name) {
+    return g_real->xGetSystemCall(g_real, name);
+  };
+  g_vfs.xNextSystemCall = [](sqlite3_vfs*, const char* name) {
+    return g_real->xNextSystemCall(g_real, name);
+  };
+  if (int rc = sqlite3_vfs_register(&g_vfs, /*makeDflt=*/0); rc != SQLITE_OK) {
+    LOG_WARN("metadata store: registering the {} VFS: {}", kName, sqlite3_errstr(rc));
+    g_real = nullptr;
+  }
+}
+
+}  // namespace
+
+const char* WalVfsName() {
+  static std::once_flag once;
+  std::call_once(once, Register);
+  return g_real != nullptr ? kName : nullptr;
+}
+
+}  // namespace t0fs::meta::sqlite
