@@ -81,34 +81,17 @@ void FlushLogsOf(const std::string& db_path) {
   }
 }
 
-// ---- methods of both kinds of file ----
+// ---- the real file's methods, called with the same arguments ----
 
-int Lock(sqlite3_file* f, int level) {
-  return Real(f)->pMethods->xLock(Real(f), level);
+template <auto Method, typename... Args>
+int Forward(sqlite3_file* f, Args... args) {
+  return (Real(f)->pMethods->*Method)(Real(f), args...);
 }
-int Unlock(sqlite3_file* f, int level) {
-  return Real(f)->pMethods->xUnlock(Real(f), level);
-}
-int CheckReservedLock(sqlite3_file* f, int* out) {
-  return Real(f)->pMethods->xCheckReservedLock(Real(f), out);
-}
-int SectorSize(sqlite3_file* f) {
-  return Real(f)->pMethods->xSectorSize(Real(f));
-}
-int DeviceCharacteristics(sqlite3_file* f) {
-  return Real(f)->pMethods->xDeviceCharacteristics(Real(f));
-}
-int ShmMap(sqlite3_file* f, int page, int size, int extend, void volatile** out) {
-  return Real(f)->pMethods->xShmMap(Real(f), page, size, extend, out);
-}
-int ShmLock(sqlite3_file* f, int offset, int n, int flags) {
-  return Real(f)->pMethods->xShmLock(Real(f), offset, n, flags);
-}
-int ShmUnmap(sqlite3_file* f, int delete_flag) {
-  return Real(f)->pMethods->xShmUnmap(Real(f), delete_flag);
-}
-int Unfetch(sqlite3_file* f, sqlite3_int64 offset, void* p) {
-  return Real(f)->pMethods->xUnfetch(Real(f), offset, p);
+// A log file's: what it gathered is written first.
+template <auto Method, typename... Args>
+int FlushThenForward(sqlite3_file* f, Args... args) {
+  int rc = Of(f)->log->Flush();
+  return rc != SQLITE_OK ? rc : Forward<Method, Args...>(f, args...);
 }
 
 // ---- a database (or any other) file: as the real one, but its barrier
@@ -119,41 +102,16 @@ int PlainClose(sqlite3_file* f) {
   delete Of(f)->path;
   return rc;
 }
-int PlainRead(sqlite3_file* f, void* buf, int amt, sqlite3_int64 offset) {
-  return Real(f)->pMethods->xRead(Real(f), buf, amt, offset);
-}
-int PlainWrite(sqlite3_file* f, const void* buf, int amt, sqlite3_int64 offset) {
-  return Real(f)->pMethods->xWrite(Real(f), buf, amt, offset);
-}
-int PlainTruncate(sqlite3_file* f, sqlite3_int64 size) {
-  return Real(f)->pMethods->xTruncate(Real(f), size);
-}
-int PlainSync(sqlite3_file* f, int flags) {
-  return Real(f)->pMethods->xSync(Real(f), flags);
-}
-int PlainFileSize(sqlite3_file* f, sqlite3_int64* size) {
-  return Real(f)->pMethods->xFileSize(Real(f), size);
-}
-int PlainFileControl(sqlite3_file* f, int op, void* arg) {
-  return Real(f)->pMethods->xFileControl(Real(f), op, arg);
-}
 void PlainShmBarrier(sqlite3_file* f) {
   if (Of(f)->path != nullptr) FlushLogsOf(*Of(f)->path);
   Real(f)->pMethods->xShmBarrier(Real(f));
 }
-int PlainFetch(sqlite3_file* f, sqlite3_int64 offset, int amt, void** pp) {
-  return Real(f)->pMethods->xFetch(Real(f), offset, amt, pp);
-}
 
 // ---- a log file: writes gathered ----
 
-int LogFlush(sqlite3_file* f) {
-  return Of(f)->log->Flush();
-}
-
 int LogClose(sqlite3_file* f) {
   File* file = Of(f);
-  int flushed = LogFlush(f);
+  int flushed = file->log->Flush();
   {
     std::lock_guard lock(g_logs_mu);
     auto& list = g_logs[*file->path];
@@ -164,10 +122,6 @@ int LogClose(sqlite3_file* f) {
   delete file->path;
   int rc = file->real->pMethods->xClose(file->real);
   return flushed != SQLITE_OK ? flushed : rc;
-}
-int LogRead(sqlite3_file* f, void* buf, int amt, sqlite3_int64 offset) {
-  int rc = LogFlush(f);
-  return rc != SQLITE_OK ? rc : PlainRead(f, buf, amt, offset);
 }
 int LogWrite(sqlite3_file* f, const void* buf, int amt, sqlite3_int64 offset) {
   Gathered& g = *Of(f)->log;
@@ -213,27 +167,6 @@ int LogWrite(sqlite3_file* f, const void* buf, int amt, sqlite3_int64 offset) {
   }
   return SQLITE_OK;
 }
-int LogTruncate(sqlite3_file* f, sqlite3_int64 size) {
-  int rc = LogFlush(f);
-  return rc != SQLITE_OK ? rc : PlainTruncate(f, size);
-}
-int LogSync(sqlite3_file* f, int flags) {
-  int rc = LogFlush(f);
-  return rc != SQLITE_OK ? rc : PlainSync(f, flags);
-}
-int LogFileSize(sqlite3_file* f, sqlite3_int64* size) {
-  int rc = LogFlush(f);
-  return rc != SQLITE_OK ? rc : PlainFileSize(f, size);
-}
-int LogFileControl(sqlite3_file* f, int op, void* arg) {
-  int rc = LogFlush(f);
-  return rc != SQLITE_OK ? rc : PlainFileControl(f, op, arg);
-}
-int LogFetch(sqlite3_file* f, sqlite3_int64 offset, int amt, void** pp) {
-  int rc = LogFlush(f);
-  return rc != SQLITE_OK ? rc : PlainFetch(f, offset, amt, pp);
-}
-
 sqlite3_io_methods g_plain_methods;
 sqlite3_io_methods g_log_methods;
 
@@ -269,44 +202,38 @@ sqlite3_vfs g_vfs;
 void Register() {
   g_real = sqlite3_vfs_find(nullptr);
   if (g_real == nullptr) return;
-  g_plain_methods = sqlite3_io_methods{3,
-                                       PlainClose,
-                                       PlainRead,
-                                       PlainWrite,
-                                       PlainTruncate,
-                                       PlainSync,
-                                       PlainFileSize,
-                                       Lock,
-                                       Unlock,
-                                       CheckReservedLock,
-                                       PlainFileControl,
-                                       SectorSize,
-                                       DeviceCharacteristics,
-                                       ShmMap,
-                                       ShmLock,
-                                       PlainShmBarrier,
-                                       ShmUnmap,
-                                       PlainFetch,
-                                       Unfetch};
-  g_log_methods = sqlite3_io_methods{3,
-                                     LogClose,
-                                     LogRead,
-                                     LogWrite,
-                                     LogTruncate,
-                                     LogSync,
-                                     LogFileSize,
-                                     Lock,
-                                     Unlock,
-                                     CheckReservedLock,
-                                     LogFileControl,
-                                     SectorSize,
-                                     DeviceCharacteristics,
-                                     ShmMap,
-                                     ShmLock,
-                                     PlainShmBarrier,
-                                     ShmUnmap,
-                                     LogFetch,
-                                     Unfetch};
+  using M = sqlite3_io_methods;
+  using Offset = sqlite3_int64;
+  g_plain_methods = M{3,
+                      PlainClose,
+                      Forward<&M::xRead, void*, int, Offset>,
+                      Forward<&M::xWrite, const void*, int, Offset>,
+                      Forward<&M::xTruncate, Offset>,
+                      Forward<&M::xSync, int>,
+                      Forward<&M::xFileSize, Offset*>,
+                      Forward<&M::xLock, int>,
+                      Forward<&M::xUnlock, int>,
+                      Forward<&M::xCheckReservedLock, int*>,
+                      Forward<&M::xFileControl, int, void*>,
+                      Forward<&M::xSectorSize>,
+                      Forward<&M::xDeviceCharacteristics>,
+                      Forward<&M::xShmMap, int, int, int, void volatile**>,
+                      Forward<&M::xShmLock, int, int, int>,
+                      PlainShmBarrier,
+                      Forward<&M::xShmUnmap, int>,
+                      Forward<&M::xFetch, Offset, int, void**>,
+                      Forward<&M::xUnfetch, Offset, void*>};
+  // A log file: reads, syncs, sizes, truncations, file controls and
+  // mappings write what is gathered first.
+  g_log_methods = g_plain_methods;
+  g_log_methods.xClose = LogClose;
+  g_log_methods.xRead = FlushThenForward<&M::xRead, void*, int, Offset>;
+  g_log_methods.xWrite = LogWrite;
+  g_log_methods.xTruncate = FlushThenForward<&M::xTruncate, Offset>;
+  g_log_methods.xSync = FlushThenForward<&M::xSync, int>;
+  g_log_methods.xFileSize = FlushThenForward<&M::xFileSize, Offset*>;
+  g_log_methods.xFileControl = FlushThenForward<&M::xFileControl, int, void*>;
+  g_log_methods.xFetch = FlushThenForward<&M::xFetch, Offset, int, void**>;
   g_vfs = *g_real;
   g_vfs.iVersion = std::min(g_real->iVersion, 3);
   g_vfs.szOsFile = static_cast<int>(sizeof(File)) + g_real->szOsFile;
