@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -26,6 +27,34 @@ struct LayoutState {
   std::string path;
   uint64_t node_id = 0;  // the caller's node; 0: every node on this host is local
 };
+
+// The directory of `path` (a mount path or t0fs:/…); empty at the top.
+std::string ParentOf(std::string path) {
+  while (path.size() > 1 && path.back() == '/' && path != "t0fs:/") path.pop_back();
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos || path == "/" || path == "t0fs:/") return "";
+  if (slash == 0) return "/";
+  if (path.compare(0, slash + 1, "t0fs:/") == 0) return "t0fs:/";
+  return path.substr(0, slash);
+}
+
+// The directories above `path` with a keep-newest=N rule (the rule is not
+// inherited, so the file's own objective does not show it), nearest first:
+// each keeps the newest N of its entries local, with all below them.
+std::vector<std::pair<std::string, uint32_t>> KeepNewestAbove(client::AdminClient& admin,
+                                                              const std::string& path) {
+  std::vector<std::pair<std::string, uint32_t>> rules;
+  std::string dir = ParentOf(path);
+  for (int depth = 0; depth < 256 && !dir.empty(); ++depth, dir = ParentOf(dir)) {
+    auto ino = ResolveInode(admin, dir);
+    if (!ino.ok()) break;
+    auto objective = admin.GetObjective(InodeId(*ino));
+    if (objective.ok() && objective->keep_newest != 0)
+      rules.emplace_back(dir, objective->keep_newest);
+    if (InodeId(*ino) == kRootInode) break;
+  }
+  return rules;
+}
 
 int RunLayout(LayoutState& s) {
   if (Status st = PrecheckPath(s.path); !st.ok()) return Fail("layout", st);
@@ -204,6 +233,17 @@ int RunLayout(LayoutState& s) {
         "protection: waiting: {} of {} chunk(s) below protect={} (due after the last close, or {}s "
         "after its last change for a file kept open)\n",
         chunks_below, chunks->size(), client::DescribeProtection(goal), goal.within_s);
+  }
+  if (goal.keep_local != client::KeepLocal::kKeep) {
+    const std::string from = IsInnerPath(s.path)
+                                 ? s.path
+                                 : std::filesystem::absolute(s.path).lexically_normal().string();
+    for (const auto& [dir, n] : KeepNewestAbove(admin, from)) {
+      fmt::print(
+          "local copy: kept while its entry in {} is among the {} newest there (keep-newest={}), "
+          "whatever keep-local says\n",
+          dir, n, n);
+    }
   }
   if (offloaded > 0) {
     fmt::print(

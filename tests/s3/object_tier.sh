@@ -439,6 +439,11 @@ wait_until 30 "ck/step1 offloaded" all_offloaded_at /ck/step1/model
 sleep 2  # a few passes more: the newest stays
 [[ "$(states_of /ck/step2/model | grep -vc ':healthy$')" == 0 ]] ||
   fail "ck/step2 (the newest) offloaded: $(states_of /ck/step2/model)"
+# `t0fs layout` names the rule (it is the directory's, not the file's).
+admin layout "$MNT/ck/step2/model" | grep -q "its entry in $MNT/ck is among the 1 newest there (keep-newest=1)" ||
+  fail "layout does not name the keep-newest rule: $(admin layout "$MNT/ck/step2/model")"
+admin layout t0fs:/ck/step1/model | grep -q "its entry in t0fs:/ck is among the 1 newest" ||
+  fail "layout t0fs:/ck/step1/model: $(admin layout t0fs:/ck/step1/model)"
 timeout 60 cmp "$CLUSTER_DIR/ck1" "$MNT/ck/step1/model" || fail "ck/step1 does not read back"
 rm -r "$MNT/ck"
 wait_until 60 "ck's objects deleted" object_count_is 0
