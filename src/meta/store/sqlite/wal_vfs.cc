@@ -179,9 +179,8 @@ int Open(sqlite3_vfs* vfs, const char* name, sqlite3_file* f, int flags, int* ou
   file->path = nullptr;
   int rc = g_real->xOpen(g_real, name, file->real, flags, out_flags);
   if (file->real->pMethods == nullptr) return rc;  // nothing to close
-  const int version = std::min(file->real->pMethods->iVersion, 3);
-  g_plain_methods.iVersion = version;
-  g_log_methods.iVersion = version;
+  // Our methods are version 3 (shared memory, memory mapping), as the unix
+  // VFS's have been since SQLite 3.7.17.
   if ((flags & SQLITE_OPEN_WAL) != 0 && name != nullptr) {
     file->path = new std::string(name);
     file->log = new Gathered;
