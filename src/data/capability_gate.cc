@@ -7,14 +7,18 @@
 namespace t0fs::data {
 
 void CapabilityGate::SetKey(std::string key) {
-  std::lock_guard lock(mu_);
-  key_ = std::move(key);
+  {
+    std::lock_guard lock(mu_);
+    key_ = std::move(key);
+  }
+  keyed_.notify_all();
 }
 
 Status CapabilityGate::Check(uint64_t chunk, uint32_t needed, const pb::Capability& cap) const {
   std::string key;
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
+    keyed_.wait_for(lock, wait_, [&] { return !key_.empty(); });
     key = key_;
   }
   if (key.empty()) {

@@ -1,8 +1,12 @@
 // CapabilityGate: the data service's check of chunk capabilities.
 //
-// The key arrives with the registration reply; until then every chunk
-// request is refused (the node cannot tell a valid capability from a forged
-// one). Clocks of meta and data nodes are assumed to agree within `skew`.
+// The key arrives with the registration reply. A request that comes before
+// it (a node that just restarted serves its sockets a moment before meta has
+// answered; its clients retry the moment it listens) waits for it up to
+// `wait`, then is refused (the node cannot tell a valid capability from a
+// forged one). Before, it was refused at once, and a writer's close that
+// met a restarting node failed with EACCES (passthrough_uring in CI).
+// Clocks of meta and data nodes are assumed to agree within `skew`.
 //
 // An erasure-coded cell (ec/cells.h) is read with its own capability (a
 // rebuild's, signed for the cell id) or with a read right on its chunk (a
@@ -11,6 +15,8 @@
 // Thread safety: safe for concurrent use.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 
@@ -22,14 +28,19 @@ namespace t0fs::data {
 
 class CapabilityGate {
  public:
-  explicit CapabilityGate(Duration skew) : skew_ms_(static_cast<uint64_t>(skew.value.count())) {}
+  static constexpr std::chrono::milliseconds kRegistrationWait{10000};
+
+  explicit CapabilityGate(Duration skew, std::chrono::milliseconds wait = kRegistrationWait)
+      : skew_ms_(static_cast<uint64_t>(skew.value.count())), wait_(wait) {}
   void SetKey(std::string key);
   // kDataBadCapability / kDataCapabilityExpired, or ok.
   Status Check(uint64_t chunk, uint32_t needed, const pb::Capability& cap) const;
 
  private:
   const uint64_t skew_ms_;
+  const std::chrono::milliseconds wait_;
   mutable std::mutex mu_;  // guards key_
+  mutable std::condition_variable keyed_;
   std::string key_;
 };
 

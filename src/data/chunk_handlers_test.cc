@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <thread>
 
 #include "common/capability.h"
 #include "common/chunk_file.h"
@@ -156,6 +157,29 @@ TEST_F(ChunkHandlersTest, DamageShowsAtTheClientThenAtTheNode) {
   EXPECT_EQ(VerifyBlocks(got, rsp.crcs()), -1);
   ASSERT_TRUE(Read(128 << 10, 128 << 10, false, &got, &rsp).ok());
   EXPECT_EQ(std::memcmp(got.data(), data.data() + (128 << 10), got.size()), 0);
+}
+
+// A request that reaches a node before its registration reply (it serves
+// its sockets a moment before meta answers: a restart, with clients
+// retrying) waits for the key instead of being refused; with no key in
+// time it is refused as before.
+TEST(CapabilityGateTest, ARequestBeforeTheKeyWaitsForIt) {
+  Capability cap = SignCapability(kCapKey, kChunk, kCapRead, WallMillis() + 600000);
+  pb::Capability wire;
+  wire.set_mac(cap.mac);
+  wire.set_expiry_ms(cap.expiry_ms);
+  wire.set_rights(cap.rights);
+  CapabilityGate gate{Duration{std::chrono::seconds(5)}, std::chrono::milliseconds(10000)};
+  std::thread registration([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    gate.SetKey(kCapKey);
+  });
+  Status st = gate.Check(kChunk.value(), kCapRead, wire);
+  registration.join();
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  CapabilityGate unregistered{Duration{std::chrono::seconds(5)}, std::chrono::milliseconds(50)};
+  EXPECT_EQ(unregistered.Check(kChunk.value(), kCapRead, wire).code(),
+            StatusCode::kDataBadCapability);
 }
 
 }  // namespace
