@@ -14,15 +14,17 @@ namespace t0fs::meta::sqlite {
 
 bool DiskReserve::Refill(bool force) {
   if (size_ == 0) return false;
+  // Rate-limited before any system call: while the reserve cannot be taken,
+  // every write transaction asks again.
+  const auto now = std::chrono::steady_clock::now();
+  if (!force && now - last_try_ < kRefillInterval) return held_;
+  last_try_ = now;
   struct stat st {};
   if (::stat(path_.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_blocks) * 512 >= size_) {
     held_ = true;
     return true;
   }
   held_ = false;
-  const auto now = std::chrono::steady_clock::now();
-  if (!force && now - last_try_ < kRefillInterval) return false;
-  last_try_ = now;
   const std::string dir = path_.substr(0, path_.find_last_of('/') + 1);
   struct statvfs vfs {};
   if (::statvfs(dir.empty() ? "." : dir.c_str(), &vfs) != 0) return false;
