@@ -21,6 +21,13 @@ Status CommitTruncate::Commit(InodeState& st, HandleId handle, bool durable, uin
   return done.ok() ? st.lost_error : done;
 }
 
+void CommitTruncate::ForgetChunk(InodeState& st, ChunkId chunk) {
+  st.written_nodes.erase(chunk);
+  st.unsynced.erase(chunk);
+  st.local_files.erase(std::make_pair(chunk.value(), false));
+  st.local_files.erase(std::make_pair(chunk.value(), true));
+}
+
 void CommitTruncate::DropRefused(InodeState& st,
                                  const std::vector<std::pair<ChunkId, uint64_t>>& versions,
                                  uint64_t generation, const Status& refused) {
@@ -29,10 +36,7 @@ void CommitTruncate::DropRefused(InodeState& st,
     if (auto it = st.dirty_versions.find(chunk);
         it != st.dirty_versions.end() && it->second == version)
       st.dirty_versions.erase(it);
-    st.written_nodes.erase(chunk);
-    st.unsynced.erase(chunk);
-    st.local_files.erase(std::make_pair(chunk.value(), false));
-    st.local_files.erase(std::make_pair(chunk.value(), true));
+    ForgetChunk(st, chunk);
     std::erase_if(st.layout, [&](const auto& entry) {
       const auto& replicas = entry.second.info.replicas;
       return !replicas.empty() && replicas.front().chunk == chunk;
@@ -222,10 +226,7 @@ Result<Attr> CommitTruncate::Truncate(InodeId ino, InodeState* st, uint64_t size
     for (auto it = st->layout.lower_bound(first_dropped); it != st->layout.end();) {
       for (const ReplicaInfo& r : it->second.info.replicas) {
         st->dirty_versions.erase(r.chunk);
-        st->written_nodes.erase(r.chunk);
-        st->unsynced.erase(r.chunk);
-        st->local_files.erase(std::make_pair(r.chunk.value(), false));
-        st->local_files.erase(std::make_pair(r.chunk.value(), true));
+        ForgetChunk(*st, r.chunk);
       }
       it = st->layout.erase(it);
     }

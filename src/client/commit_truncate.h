@@ -46,6 +46,9 @@ class CommitTruncate {
   Result<Attr> Truncate(InodeId ino, InodeState* st, uint64_t size, bool setup_locked = false);
 
  private:
+  // Forgets a chunk's pending writes (nodes written, unsynced) and its open
+  // local files; the caller holds st.mu. Its dirty version is the caller's.
+  static void ForgetChunk(InodeState& st, ChunkId chunk);
   // After meta refused a commit of `versions` (prepared at `generation`):
   // their writes are lost; the inode's size falls back to the committed
   // one, their layout entries are refetched.
