@@ -49,16 +49,40 @@ struct Gathered {
   }
 };
 
-// Log files open in this process by path, so that a database file's
-// barrier finds the frames of every connection to its log.
+// The log files open in this process under one path, so that a database
+// file's barrier finds the frames of every connection to its log. Found by
+// path once, at open; the barrier then takes only this list's lock.
+struct Logs {
+  std::string path;  // the log's
+  std::mutex mu;
+  std::vector<Gathered*> open;  // under mu
+  int users = 0;                // files (database or log) that hold it; under g_logs_mu
+};
 std::mutex g_logs_mu;
-std::unordered_map<std::string, std::vector<Gathered*>> g_logs;
+std::unordered_map<std::string, Logs*> g_logs;
+
+Logs* UseLogs(const std::string& log_path) {
+  std::lock_guard lock(g_logs_mu);
+  Logs*& logs = g_logs[log_path];
+  if (logs == nullptr) {
+    logs = new Logs;
+    logs->path = log_path;
+  }
+  logs->users++;
+  return logs;
+}
+void ReleaseLogs(Logs* logs) {
+  std::lock_guard lock(g_logs_mu);
+  if (--logs->users > 0) return;
+  g_logs.erase(logs->path);
+  delete logs;
+}
 
 struct File {
   sqlite3_file base;
   sqlite3_file* real;
-  Gathered* log;      // a log file's (else null)
-  std::string* path;  // a database file's: its log's path is path + "-wal"; a log's own path
+  Gathered* log;  // a log file's (else null)
+  Logs* logs;     // a log file's own list; a database file's log's (else null)
 };
 
 File* Of(sqlite3_file* f) {
@@ -68,16 +92,13 @@ sqlite3_file* Real(sqlite3_file* f) {
   return Of(f)->real;
 }
 
-void FlushLogsOf(const std::string& db_path) {
-  std::lock_guard lock(g_logs_mu);
-  auto it = g_logs.find(db_path + "-wal");
-  if (it == g_logs.end()) return;
-  for (Gathered* g : it->second) {
+void FlushLogs(Logs& logs) {
+  std::lock_guard lock(logs.mu);
+  for (Gathered* g : logs.open) {
     int rc = g->Flush();
     // Not expected: every commit wrote its frames at its commit frame.
     if (rc != SQLITE_OK)
-      LOG_ERROR("metadata store: writing gathered log frames of {}: {}", db_path,
-                sqlite3_errstr(rc));
+      LOG_ERROR("metadata store: writing gathered frames to {}: {}", logs.path, sqlite3_errstr(rc));
   }
 }
 
@@ -99,11 +120,11 @@ int FlushThenForward(sqlite3_file* f, Args... args) {
 
 int PlainClose(sqlite3_file* f) {
   int rc = Real(f)->pMethods->xClose(Real(f));
-  delete Of(f)->path;
+  if (Of(f)->logs != nullptr) ReleaseLogs(Of(f)->logs);
   return rc;
 }
 void PlainShmBarrier(sqlite3_file* f) {
-  if (Of(f)->path != nullptr) FlushLogsOf(*Of(f)->path);
+  if (Of(f)->logs != nullptr) FlushLogs(*Of(f)->logs);
   Real(f)->pMethods->xShmBarrier(Real(f));
 }
 
@@ -113,13 +134,12 @@ int LogClose(sqlite3_file* f) {
   File* file = Of(f);
   int flushed = file->log->Flush();
   {
-    std::lock_guard lock(g_logs_mu);
-    auto& list = g_logs[*file->path];
-    list.erase(std::remove(list.begin(), list.end(), file->log), list.end());
-    if (list.empty()) g_logs.erase(*file->path);
+    std::lock_guard lock(file->logs->mu);
+    auto& open = file->logs->open;
+    open.erase(std::remove(open.begin(), open.end(), file->log), open.end());
   }
+  ReleaseLogs(file->logs);
   delete file->log;
-  delete file->path;
   int rc = file->real->pMethods->xClose(file->real);
   return flushed != SQLITE_OK ? flushed : rc;
 }
@@ -176,21 +196,22 @@ int Open(sqlite3_vfs* vfs, const char* name, sqlite3_file* f, int flags, int* ou
   file->base.pMethods = nullptr;
   file->real = reinterpret_cast<sqlite3_file*>(file + 1);
   file->log = nullptr;
-  file->path = nullptr;
+  file->logs = nullptr;
   int rc = g_real->xOpen(g_real, name, file->real, flags, out_flags);
   if (file->real->pMethods == nullptr) return rc;  // nothing to close
   // Our methods are version 3 (shared memory, memory mapping), as the unix
   // VFS's have been since SQLite 3.7.17.
   if ((flags & SQLITE_OPEN_WAL) != 0 && name != nullptr) {
-    file->path = new std::string(name);
     file->log = new Gathered;
     file->log->real = file->real;
     file->log->bytes.reserve(256u << 10);
-    std::lock_guard lock(g_logs_mu);
-    g_logs[*file->path].push_back(file->log);
+    file->logs = UseLogs(name);
+    std::lock_guard lock(file->logs->mu);
+    file->logs->open.push_back(file->log);
     file->base.pMethods = &g_log_methods;
   } else {
-    if ((flags & SQLITE_OPEN_MAIN_DB) != 0 && name != nullptr) file->path = new std::string(name);
+    if ((flags & SQLITE_OPEN_MAIN_DB) != 0 && name != nullptr)
+      file->logs = UseLogs(std::string(name) + "-wal");
     file->base.pMethods = &g_plain_methods;
   }
   return rc;
