@@ -65,6 +65,14 @@ class RpcTest : public ::testing::Test {
       call.reply_fds.emplace_back(::open("/dev/zero", O_RDONLY | O_CLOEXEC));
       return Status::Ok();
     });
+    // StatFs waits until the test lets it go (a handler that blocks).
+    handlers.push_back(Handle<Method::kStatFs>([this](const pb::Empty&, pb::StatFsRsp&, Call&) {
+      std::unique_lock lock(block_mu_);
+      ++blocked_calls_;
+      block_cv_.notify_all();
+      block_cv_.wait(lock, [&] { return !blocking_; });
+      return Status::Ok();
+    }));
     ServerOptions opts;
     opts.name = "test";
     opts.secret = kSecret;
@@ -78,7 +86,14 @@ class RpcTest : public ::testing::Test {
     ASSERT_TRUE(server_->Start().ok());
     tcp_ = server_->bound(0);
   }
-  void TearDown() override { server_->Stop(); }
+  void TearDown() override {
+    {
+      std::lock_guard lock(block_mu_);
+      blocking_ = false;
+    }
+    block_cv_.notify_all();
+    server_->Stop();
+  }
 
   ClientOptions Client(std::string secret = kSecret) {
     ClientOptions o;
@@ -119,6 +134,10 @@ class RpcTest : public ::testing::Test {
     EXPECT_EQ(rsp.attr().ino(), 42u);
   }
 
+  std::mutex block_mu_;
+  std::condition_variable block_cv_;
+  bool blocking_ = true;  // under block_mu_
+  int blocked_calls_ = 0;
   std::string file_path_ = "/tmp/t0fs-rpc-test-file-" + std::to_string(::getpid());
   metrics::Registry registry_;  // outlives server_
   std::unique_ptr<Server> server_;
@@ -372,6 +391,37 @@ using GetAttrHandler = Status (*)(const pb::GetAttrReq&, pb::AttrRsp&, Call&);
 static_assert(Handles<Method::kGetAttr, GetAttrHandler>);
 static_assert(!Handles<Method::kLookup, GetAttrHandler>);
 static_assert(!Handles<Method::kReadLink, GetAttrHandler>);
+
+// Each server thread runs the connections given to it: a new connection
+// goes to the thread with the fewest, so while one connection's handler
+// blocks its thread, another connection is served by the other thread.
+TEST_F(RpcTest, AHandlerThatBlocksHoldsUpOnlyItsOwnThread) {
+  Channel blocked(tcp_, Client());
+  std::thread waiter([&] {
+    pb::Empty req;
+    pb::StatFsRsp rsp;
+    EXPECT_TRUE(blocked.Call<Method::kStatFs>(req, &rsp).ok());
+  });
+  {
+    std::unique_lock lock(block_mu_);
+    EXPECT_TRUE(
+        block_cv_.wait_for(lock, std::chrono::seconds(10), [&] { return blocked_calls_ == 1; }));
+  }
+  Channel other(tcp_, Client());  // a second connection: the free thread's
+  for (int i = 0; i < 3; ++i) {
+    pb::GetAttrReq req;
+    req.set_ino(41);
+    pb::AttrRsp rsp;
+    EXPECT_TRUE(other.Call<Method::kGetAttr>(req, &rsp).ok());
+    EXPECT_EQ(rsp.attr().ino(), 42u);
+  }
+  {
+    std::lock_guard lock(block_mu_);
+    blocking_ = false;
+  }
+  block_cv_.notify_all();
+  waiter.join();
+}
 
 TEST_F(RpcTest, PayloadRoundTripAndConcurrency) {
   Channel ch(tcp_, Client());

@@ -2,10 +2,13 @@
 // each peer with the cluster secret, and dispatches request frames to
 // handlers by method id.
 //
-// Model: one asio io_context run by `threads` threads; one C++20 coroutine per
-// connection; requests on one connection are handled in order (clients keep a
-// pool of connections for concurrency). Handlers are synchronous and may block
-// (SQLite, disk I/O): size `threads` for the blocking you expect.
+// Model: `threads` threads, each running an io_context of its own; a
+// connection is given at accept to the one with the fewest connections and
+// stays there; one C++20 coroutine per connection; requests on one
+// connection are handled in order (clients keep a pool of connections for
+// concurrency). Handlers are synchronous and may block (SQLite, disk I/O):
+// a blocked handler holds up the other connections of its thread, so size
+// `threads` for the blocking you expect.
 //
 // Thread safety: Start/Stop from one thread. Handlers run concurrently on the
 // server threads and must synchronise shared state themselves.
