@@ -99,7 +99,10 @@ void MetaClient::Close() {
 
 namespace {
 // Closes wait this long for others to join their batch, or until it is full.
-constexpr auto kReleaseLinger = std::chrono::milliseconds(2);
+// Nobody waits for a release (the close has returned), and each batch is a
+// write transaction in meta: at 3,000 closes/s a batch holds ~60 closes
+// rather than ~6 at 2 ms (meta CPU per create/remove -12 %, median of 3).
+constexpr auto kReleaseLinger = std::chrono::milliseconds(20);
 constexpr size_t kReleaseBatch = 256;
 }  // namespace
 
