@@ -153,6 +153,14 @@ int RunLayout(LayoutState& s) {
   const char* pt_mode = pt.mode == client::PassthroughMode::kReadWrite ? "read-write"
                         : pt.mode == client::PassthroughMode::kRead    ? "read"
                                                                        : "none";
+  // keep-newest rules above the file: they keep it local whatever keep-local says.
+  std::vector<std::pair<std::string, uint32_t>> newest_rules;
+  if (goal.keep_local != client::KeepLocal::kKeep) {
+    const std::string from = IsInnerPath(s.path)
+                                 ? s.path
+                                 : std::filesystem::absolute(s.path).lexically_normal().string();
+    newest_rules = KeepNewestAbove(admin, from);
+  }
   if (s.admin.json) {
     nlohmann::json out = {
         {"path", s.path},
@@ -195,6 +203,9 @@ int RunLayout(LayoutState& s) {
                       {"ec", cells}});
     }
     out["chunks"] = list;
+    nlohmann::json rules = nlohmann::json::array();
+    for (const auto& [dir, n] : newest_rules) rules.push_back({{"dir", dir}, {"keep_newest", n}});
+    out["keep_newest_above"] = rules;
     fmt::print("{}\n", out.dump(2));
     return 0;
   }
@@ -234,16 +245,11 @@ int RunLayout(LayoutState& s) {
         "after its last change for a file kept open)\n",
         chunks_below, chunks->size(), client::DescribeProtection(goal), goal.within_s);
   }
-  if (goal.keep_local != client::KeepLocal::kKeep) {
-    const std::string from = IsInnerPath(s.path)
-                                 ? s.path
-                                 : std::filesystem::absolute(s.path).lexically_normal().string();
-    for (const auto& [dir, n] : KeepNewestAbove(admin, from)) {
-      fmt::print(
-          "local copy: kept while its entry in {} is among the {} newest there (keep-newest={}), "
-          "whatever keep-local says\n",
-          dir, n, n);
-    }
+  for (const auto& [dir, n] : newest_rules) {
+    fmt::print(
+        "local copy: kept while its entry in {} is among the {} newest there (keep-newest={}), "
+        "whatever keep-local says\n",
+        dir, n, n);
   }
   if (offloaded > 0) {
     fmt::print(

@@ -444,6 +444,9 @@ admin layout "$MNT/ck/step2/model" | grep -q "its entry in $MNT/ck is among the 
   fail "layout does not name the keep-newest rule: $(admin layout "$MNT/ck/step2/model")"
 admin layout t0fs:/ck/step1/model | grep -q "its entry in t0fs:/ck is among the 1 newest" ||
   fail "layout t0fs:/ck/step1/model: $(admin layout t0fs:/ck/step1/model)"
+rules=$(admin layout "$MNT/ck/step2/model" --json |
+  python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["keep_newest_above"]))')
+[[ "$rules" == "[{\"dir\": \"$MNT/ck\", \"keep_newest\": 1}]" ]] || fail "layout --json keep_newest_above: $rules"
 timeout 60 cmp "$CLUSTER_DIR/ck1" "$MNT/ck/step1/model" || fail "ck/step1 does not read back"
 rm -r "$MNT/ck"
 wait_until 60 "ck's objects deleted" object_count_is 0
