@@ -105,6 +105,10 @@ Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfi
   ASSIGN_OR_RETURN(rpc::Endpoint ep, rpc::Endpoint::Parse(config.listen));
   opts.listen = {ep};
   opts.threads = config.threads;
+  // On PostgreSQL a handler waits for the database's round trips: any free
+  // thread takes any connection (on SQLite each thread keeps its own
+  // connections, with no handoff between threads per request).
+  opts.shared_threads = shared_store;  // a store other than SQLite: PostgreSQL
   opts.secret = std::move(secret);
   // No endpoint, nothing to record: requests are not timed at all.
   opts.metrics = config.metrics.listen.empty() ? nullptr : s.registry_.get();

@@ -423,6 +423,71 @@ TEST_F(RpcTest, AHandlerThatBlocksHoldsUpOnlyItsOwnThread) {
   waiter.join();
 }
 
+// With shared_threads (meta on PostgreSQL, whose handlers wait for the
+// database) any free thread serves any connection: the third connection,
+// which one context per thread would put with the first, is served while
+// the first one's handler blocks.
+TEST(RpcSharedThreads, AFreeThreadServesAnyConnection) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool blocking = true;
+  int blocked = 0;
+  std::vector<std::pair<Method, Handler>> handlers;
+  handlers.push_back(
+      Handle<Method::kGetAttr>([](const pb::GetAttrReq& req, pb::AttrRsp& rsp, Call&) {
+        rsp.mutable_attr()->set_ino(req.ino() + 1);
+        return Status::Ok();
+      }));
+  handlers.push_back(Handle<Method::kStatFs>([&](const pb::Empty&, pb::StatFsRsp&, Call&) {
+    std::unique_lock lock(mu);
+    ++blocked;
+    cv.notify_all();
+    cv.wait(lock, [&] { return !blocking; });
+    return Status::Ok();
+  }));
+  ServerOptions opts;
+  opts.name = "shared";
+  opts.secret = kSecret;
+  opts.threads = 2;
+  opts.shared_threads = true;
+  opts.listen = {*Endpoint::Parse("127.0.0.1:0")};
+  Server server(opts, std::move(handlers));
+  ASSERT_TRUE(server.Start().ok());
+  ClientOptions o;
+  o.secret = kSecret;
+  o.io_timeout.value = std::chrono::seconds(5);
+  std::vector<std::unique_ptr<Channel>> channels;
+  for (int i = 0; i < 3; ++i) {  // one connection each, open before the first blocks
+    channels.push_back(std::make_unique<Channel>(server.bound(0), o));
+    pb::GetAttrReq req;
+    req.set_ino(1);
+    pb::AttrRsp rsp;
+    ASSERT_TRUE(channels.back()->Call<Method::kGetAttr>(req, &rsp).ok());
+  }
+  std::thread waiter([&] {
+    pb::Empty req;
+    pb::StatFsRsp rsp;
+    EXPECT_TRUE(channels[0]->Call<Method::kStatFs>(req, &rsp).ok());
+  });
+  {
+    std::unique_lock lock(mu);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return blocked == 1; }));
+  }
+  pb::GetAttrReq req;
+  req.set_ino(41);
+  pb::AttrRsp rsp;
+  Status st = channels[2]->Call<Method::kGetAttr>(req, &rsp);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(rsp.attr().ino(), 42u);
+  {
+    std::lock_guard lock(mu);
+    blocking = false;
+  }
+  cv.notify_all();
+  waiter.join();
+  server.Stop();
+}
+
 TEST_F(RpcTest, PayloadRoundTripAndConcurrency) {
   Channel ch(tcp_, Client());
   std::vector<std::thread> threads;

@@ -150,7 +150,7 @@ class ConnectionLoop {
   // Server speaks first with a nonce; see common.proto Hello.
   template <typename Socket>
   awaitable<bool> Handshake(Socket& socket) {
-    // The connection's context has one thread, so this handler never runs
+    // The connection runs on one thread or on a strand, so this handler never runs
     // concurrently with the coroutine; `finished` keeps a timer that expired
     // just as the handshake ended from touching a socket that is gone.
     asio::steady_timer deadline(socket.get_executor(), options_.handshake_timeout.value);
@@ -412,8 +412,16 @@ struct Context {
   // First, so destroyed last: the connections that io ends at its
   // destruction count themselves down.
   std::atomic<size_t> connections{0};
-  asio::io_context io{1};  // concurrency hint: one thread runs it
+  explicit Context(uint32_t threads) : threads(threads), io(static_cast<int>(threads)) {}
+  const uint32_t threads;  // that run io (1, or all of them with shared_threads)
+  asio::io_context io;     // concurrency hint: the threads that run it
   asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(io);
+  // A new connection's executor: a strand when several threads run io (its
+  // coroutine and its handshake timer never run at once).
+  asio::any_io_executor ForConnection() {
+    return threads > 1 ? asio::any_io_executor(asio::make_strand(io))
+                       : asio::any_io_executor(io.get_executor());
+  }
 };
 
 struct Server::Impl {
@@ -446,8 +454,9 @@ struct Server::Impl {
   template <typename Socket>
   static void Serve(Context& ctx, std::shared_ptr<ConnectionLoop> loop, Socket socket) {
     ctx.connections++;
+    auto executor = socket.get_executor();
     asio::co_spawn(
-        ctx.io,
+        executor,
         [loop = std::move(loop), s = std::move(socket), &ctx]() mutable -> awaitable<void> {
           struct Done {
             Context& ctx;
@@ -488,7 +497,7 @@ struct Server::Impl {
       if (!ec) peer = fmt::format("{}:{}", remote.address().to_string(), remote.port());
       const tcp protocol = acceptor.local_endpoint(ec).protocol();
       Context& ctx = Pick();  // by the connections open now
-      tcp::socket socket(ctx.io);
+      tcp::socket socket(ctx.ForConnection());
       if (!MoveTo(accepted, socket, protocol)) continue;
       Serve(ctx,
             std::make_shared<ConnectionLoop>(options, handlers, std::move(peer), metrics.get()),
@@ -507,7 +516,7 @@ struct Server::Impl {
         continue;
       }
       Context& ctx = Pick();
-      Unix::socket socket(ctx.io);
+      Unix::socket socket(ctx.ForConnection());
       if (!MoveTo(accepted, socket, Unix())) continue;
       Serve(ctx, std::make_shared<ConnectionLoop>(options, handlers, "unix", metrics.get()),
             std::move(socket));
@@ -534,8 +543,12 @@ Status Server::Start() {
   Impl& s = *impl_;
   if (s.options.secret.empty()) return Status(StatusCode::kInvalidArgument, "server needs the cluster secret");
   if (s.contexts.empty()) {
-    for (uint32_t i = 0; i < std::max(1u, s.options.threads); ++i)
-      s.contexts.push_back(std::make_unique<Context>());
+    const uint32_t threads = std::max(1u, s.options.threads);
+    if (s.options.shared_threads) {
+      s.contexts.push_back(std::make_unique<Context>(threads));
+    } else {
+      for (uint32_t i = 0; i < threads; ++i) s.contexts.push_back(std::make_unique<Context>(1));
+    }
   }
   asio::io_context& io = s.accept_io;
   for (const Endpoint& ep : s.options.listen) {
@@ -576,7 +589,10 @@ Status Server::Start() {
   }
   s.running = true;
   s.threads.emplace_back([&s] { s.accept_io.run(); });  // until Stop closes the acceptors
-  for (auto& ctx : s.contexts) s.threads.emplace_back([c = ctx.get()] { c->io.run(); });
+  for (auto& ctx : s.contexts) {
+    for (uint32_t i = 0; i < ctx->threads; ++i)
+      s.threads.emplace_back([c = ctx.get()] { c->io.run(); });
+  }
   return Status::Ok();
 }
 

@@ -4,7 +4,8 @@
 //
 // Model: `threads` threads, each running an io_context of its own; a
 // connection is given at accept to the one with the fewest connections and
-// stays there; one C++20 coroutine per connection; requests on one
+// stays there (or, with `shared_threads`, one io_context run by all the
+// threads); one C++20 coroutine per connection; requests on one
 // connection are handled in order (clients keep a pool of connections for
 // concurrency). Handlers are synchronous and may block (SQLite, disk I/O):
 // a blocked handler holds up the other connections of its thread, so size
@@ -84,6 +85,11 @@ struct ServerOptions {
   std::string name = "rpc";         // for logs
   std::vector<Endpoint> listen;     // bound in order
   uint32_t threads = 2;             // io threads; handlers block them
+  // Every thread serves every connection (one io_context run by all, each
+  // connection on a strand) rather than each thread its own connections:
+  // for handlers that mostly wait (a database round trip), where a
+  // connection bound to a busy thread would wait while another thread idles.
+  bool shared_threads = false;
   std::string secret;               // cluster secret; required
   FrameLimits limits;
   Duration handshake_timeout{std::chrono::seconds(10)};  // a silent peer is dropped after this
