@@ -23,6 +23,17 @@ namespace {
 
 const std::string kSecret(64, 's');
 
+// A server's options for these tests: its name, the secret, its threads
+// and a TCP endpoint on a free loopback port.
+ServerOptions TestServerOptions(std::string name, uint32_t threads) {
+  ServerOptions opts;
+  opts.name = std::move(name);
+  opts.secret = kSecret;
+  opts.threads = threads;
+  opts.listen = {*Endpoint::Parse("127.0.0.1:0")};
+  return opts;
+}
+
 // A server with an echo handler (GetAttr echoes ino+1, ChunkRead echoes the
 // payload of the request back) and an fd-passing handler (OpenLocal).
 class RpcTest : public ::testing::Test {
@@ -73,10 +84,7 @@ class RpcTest : public ::testing::Test {
       block_cv_.wait(lock, [&] { return !blocking_; });
       return Status::Ok();
     }));
-    ServerOptions opts;
-    opts.name = "test";
-    opts.secret = kSecret;
-    opts.threads = 2;
+    ServerOptions opts = TestServerOptions("test", 2);
     opts.limits.max_payload = 1 << 20;
     opts.metrics = &registry_;
     opts.handshake_timeout.value = std::chrono::seconds(1);  // short frames wait this long
@@ -240,12 +248,8 @@ class OtherServer {
       rsp.mutable_attr()->set_ino(req.ino() + 100);
       return Status::Ok();
     }));
-    ServerOptions opts;
-    opts.name = "other";
-    opts.secret = kSecret;
-    opts.threads = 4;
+    ServerOptions opts = TestServerOptions("other", 4);
     opts.metrics = &registry;
-    opts.listen = {*Endpoint::Parse("127.0.0.1:0")};
     server_ = std::make_unique<Server>(opts, std::move(handlers));
     EXPECT_TRUE(server_->Start().ok());
   }
@@ -445,12 +449,8 @@ TEST(RpcSharedThreads, AFreeThreadServesAnyConnection) {
     cv.wait(lock, [&] { return !blocking; });
     return Status::Ok();
   }));
-  ServerOptions opts;
-  opts.name = "shared";
-  opts.secret = kSecret;
-  opts.threads = 2;
+  ServerOptions opts = TestServerOptions("shared", 2);
   opts.shared_threads = true;
-  opts.listen = {*Endpoint::Parse("127.0.0.1:0")};
   Server server(opts, std::move(handlers));
   ASSERT_TRUE(server.Start().ok());
   ClientOptions o;

@@ -1,19 +1,14 @@
 #include "rpc/server.h"
 
-#include <sys/sendfile.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <asio.hpp>
 #include <atomic>
-#include <cstring>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
 
 #include "common/logging.h"
-#include "common/secret.h"
-#include "rpc/proto/common.pb.h"
+#include "rpc/connection_loop.h"
 #include "rpc/server_metrics.h"
 
 namespace t0fs::rpc {
@@ -24,390 +19,27 @@ using asio::use_awaitable;
 using asio::ip::tcp;
 using Unix = asio::local::stream_protocol;
 
-constexpr std::string_view kVersion = "t0fs 0.1";
-
-// The coroutine that serves one connection. Socket is tcp::socket or
-// Unix::socket; everything else is shared.
-class ConnectionLoop {
- public:
-  ConnectionLoop(const ServerOptions& options,
-                 const std::unordered_map<uint16_t, Handler>& handlers, std::string peer,
-                 ServerMetrics* metrics = nullptr)
-      : options_(options), handlers_(handlers), peer_(std::move(peer)), metrics_(metrics) {}
-
-  template <typename Socket>
-  awaitable<void> Run(Socket socket) {
-    asio::error_code ec;
-    if (!co_await Handshake(socket)) {
-      socket.close(ec);
-      co_return;
-    }
-    if (metrics_ != nullptr) metrics_->connections().Inc();
-    std::byte head[kFrameHeaderSize];
-    std::string header;
-    AlignedBuffer payload(64 << 10);
-    AlignedBuffer reply_buffer(64 << 10);
-    for (;;) {
-      std::vector<UniqueFd> fds;
-      if (!co_await ReadHead(socket, head, &fds)) break;  // peer went away: the normal end of a connection
-      FrameHeader frame_head;
-      FrameHeader* frame = &frame_head;
-      Status valid = DecodeFrameHeader(std::span<const std::byte, kFrameHeaderSize>(head, sizeof head),
-                                       options_.limits, frame);
-      if (valid.ok() && frame->is_response()) {
-        valid = Status(StatusCode::kRpcMalformed, "response frame sent to a server");
-      }
-      if (!valid.ok()) {
-        // The stream cannot be resynchronised after a bad header: answer and close.
-        LOG_WARN("{}: dropping connection from {}: {}", options_.name, peer_, valid.ToString());
-        FrameHeader err;
-        err.method = frame->method;
-        err.request_id = frame->request_id;
-        co_await SendError(socket, err, valid);
-        break;
-      }
-      header.resize(frame->header_len);
-      payload.Reserve(frame->payload_len);
-      std::array<asio::mutable_buffer, 2> body = {
-          asio::buffer(header.data(), header.size()),
-          asio::buffer(payload.data(), frame->payload_len)};
-      co_await asio::async_read(socket, body, asio::redirect_error(use_awaitable, ec));
-      if (ec) break;
-      if (metrics_ != nullptr) metrics_->bytes_in().Inc(kFrameHeaderSize + frame->header_len + frame->payload_len);
-
-      Call call;
-      call.method = frame->method;
-      call.header = std::as_bytes(std::span(header.data(), header.size()));
-      call.payload = std::span(payload.data(), frame->payload_len);
-      call.peer = peer_;
-      call.peer_role = role_;
-      call.fds = std::move(fds);
-      call.reply_buffer = &reply_buffer;
-      Status st = Dispatch(call);
-
-      FrameHeader reply;
-      reply.method = frame->method;
-      reply.flags = kFlagResponse;
-      reply.request_id = frame->request_id;
-      if (!st.ok()) {
-        co_await SendError(socket, reply, st);
-        if (st.code() == StatusCode::kRpcMalformed) break;
-        continue;
-      }
-      reply.header_len = static_cast<uint32_t>(call.reply_header.size());
-      reply.payload_len = static_cast<uint32_t>(
-          call.reply_file.valid() ? call.reply_file_length : call.reply_payload.size());
-      if (metrics_ != nullptr) metrics_->bytes_out().Inc(kFrameHeaderSize + reply.header_len + reply.payload_len);
-      std::byte out_head[kFrameHeaderSize];
-      EncodeFrameHeader(reply, out_head);
-      if (!call.reply_fds.empty()) {
-        if (!co_await SendWithFds(socket, out_head, call)) break;
-        continue;
-      }
-      if (call.reply_file.valid()) {
-        if (!co_await SendFromFile(socket, out_head, call)) break;
-        continue;
-      }
-      std::array<asio::const_buffer, 3> out = {
-          asio::buffer(out_head, sizeof out_head),
-          asio::buffer(call.reply_header.data(), call.reply_header.size()),
-          asio::buffer(call.reply_payload.data(), call.reply_payload.size())};
-      co_await asio::async_write(socket, out, asio::redirect_error(use_awaitable, ec));
-      if (ec) break;
-    }
-    if (metrics_ != nullptr) metrics_->connections().Dec();
-    socket.close(ec);
-  }
-
- private:
-  Status Dispatch(Call& call) {
-    if (metrics_ == nullptr) return DispatchUnrecorded(call);
-    metrics_->in_flight().Inc();
-    auto start = std::chrono::steady_clock::now();
-    Status st = DispatchUnrecorded(call);
-    metrics_->Record(call.method, st.code(), std::chrono::steady_clock::now() - start);
-    metrics_->in_flight().Dec();
-    return st;
-  }
-
-  Status DispatchUnrecorded(Call& call) {
-    auto it = handlers_.find(static_cast<uint16_t>(call.method));
-    if (it == handlers_.end()) {
-      return Status(StatusCode::kRpcUnknownMethod,
-                    fmt::format("{} does not serve method {}", options_.name,
-                                static_cast<unsigned>(call.method)));
-    }
-    // Exceptions never cross the RPC boundary: a handler that throws becomes
-    // an error reply, and the connection stays usable.
-    try {
-      return it->second(call);
-    } catch (const std::exception& e) {
-      LOG_ERROR("{}: {} from {} threw: {}", options_.name, MethodName(call.method), peer_, e.what());
-      return Status(StatusCode::kInternal, e.what());
-    }
-  }
-
-  // Server speaks first with a nonce; see common.proto Hello.
-  template <typename Socket>
-  awaitable<bool> Handshake(Socket& socket) {
-    // The connection runs on one thread or on a strand, so this handler never runs
-    // concurrently with the coroutine; `finished` keeps a timer that expired
-    // just as the handshake ended from touching a socket that is gone.
-    asio::steady_timer deadline(socket.get_executor(), options_.handshake_timeout.value);
-    auto finished = std::make_shared<bool>(false);
-    deadline.async_wait([&socket, finished](const asio::error_code& ec) {
-      asio::error_code ignored;
-      if (!ec && !*finished) socket.close(ignored);
-    });
-    struct MarkFinished {
-      std::shared_ptr<bool> flag;
-      ~MarkFinished() { *flag = true; }
-    } mark_finished{finished};
-    std::string nonce = RandomBytes(32);
-    pb::Hello challenge;
-    challenge.set_nonce(nonce);
-    challenge.set_role(options_.name);
-    challenge.set_version(std::string(kVersion));
-    FrameHeader out;
-    out.method = Method::kHello;
-    out.flags = kFlagResponse;
-    if (!co_await SendMessage(socket, out, challenge.SerializeAsString())) co_return false;
-
-    asio::error_code ec;
-    std::byte head[kFrameHeaderSize];
-    co_await asio::async_read(socket, asio::buffer(head, sizeof head),
-                              asio::redirect_error(use_awaitable, ec));
-    if (ec) co_return false;
-    FrameLimits hello_limits{4096, 0};
-    FrameHeader frame_head;
-    FrameHeader* frame = &frame_head;
-    Status st = DecodeFrameHeader(std::span<const std::byte, kFrameHeaderSize>(head, sizeof head),
-                                  hello_limits, frame);
-    if (st.ok() && (frame->method != Method::kHello || frame->is_response())) {
-      st = Status(StatusCode::kRpcUnauthenticated, "expected Hello first");
-    }
-    if (!st.ok()) {
-      LOG_WARN("{}: refused {}: {}", options_.name, peer_, st.ToString());
-      co_await SendError(socket, FrameHeader{}, st);
-      co_return false;
-    }
-    std::string body(frame->header_len, '\0');
-    co_await asio::async_read(socket, asio::buffer(body), asio::redirect_error(use_awaitable, ec));
-    if (ec) co_return false;
-    pb::Hello hello;
-    FrameHeader reply;
-    reply.method = Method::kHello;
-    reply.flags = kFlagResponse;
-    reply.request_id = frame->request_id;
-    Digest expected = HmacSha256(options_.secret, "client" + nonce);
-    Digest got{};
-    if (!hello.ParseFromString(body) || hello.proof().size() != got.size()) {
-      co_await SendError(socket, reply, Status(StatusCode::kRpcUnauthenticated, "malformed Hello"));
-      co_return false;
-    }
-    std::memcpy(got.data(), hello.proof().data(), got.size());
-    if (!DigestEqual(expected, got)) {
-      LOG_WARN("{}: refused {} (role {}): wrong cluster secret", options_.name, peer_, hello.role());
-      co_await SendError(socket, reply,
-                         Status(StatusCode::kRpcUnauthenticated,
-                                fmt::format("{} refused the connection: wrong cluster secret",
-                                            options_.name)));
-      co_return false;
-    }
-    role_ = hello.role();
-    Digest server_proof = HmacSha256(options_.secret, "server" + hello.nonce());
-    pb::Hello answer;
-    answer.set_proof(std::string(reinterpret_cast<const char*>(server_proof.data()), server_proof.size()));
-    answer.set_role(options_.name);
-    bool sent = co_await SendMessage(socket, reply, answer.SerializeAsString());
-    deadline.cancel();
-    co_return sent && socket.is_open();
-  }
-
-  template <typename Socket>
-  awaitable<bool> SendMessage(Socket& socket, FrameHeader h, const std::string& body) {
-    h.header_len = static_cast<uint32_t>(body.size());
-    h.payload_len = 0;
-    std::byte head[kFrameHeaderSize];
-    EncodeFrameHeader(h, head);
-    std::array<asio::const_buffer, 2> out = {asio::buffer(head, sizeof head), asio::buffer(body)};
-    asio::error_code ec;
-    co_await asio::async_write(socket, out, asio::redirect_error(use_awaitable, ec));
-    co_return !ec;
-  }
-
-  template <typename Socket>
-  awaitable<bool> SendError(Socket& socket, FrameHeader h, const Status& st) {
-    h.flags = kFlagResponse;
-    h.status = static_cast<uint32_t>(st.code());
-    co_return co_await SendMessage(socket, h, st.message());
-  }
-
-  // Reads a frame head. On unix sockets the request's descriptors arrive
-  // with its first byte (SCM_RIGHTS), so the head is read with recvmsg.
-  template <typename Socket>
-  awaitable<bool> ReadHead(Socket& socket, std::byte* head, std::vector<UniqueFd>* fds) {
-    asio::error_code ec;
-    if constexpr (!std::is_same_v<Socket, Unix::socket>) {
-      co_await asio::async_read(socket, asio::buffer(head, kFrameHeaderSize), asio::redirect_error(use_awaitable, ec));
-      co_return !ec;
-    } else {
-      FdControl control;
-      size_t done = 0;
-      while (done < kFrameHeaderSize) {
-        iovec iov{head + done, kFrameHeaderSize - done};
-        msghdr msg{};
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.bytes;
-        msg.msg_controllen = sizeof control.bytes;
-        ssize_t n = ::recvmsg(socket.native_handle(), &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && errno == EAGAIN) {
-          co_await socket.async_wait(Unix::socket::wait_read, asio::redirect_error(use_awaitable, ec));
-          if (ec) co_return false;
-          continue;
-        }
-        if (n <= 0) co_return false;
-        TakeFds(msg, fds);
-        // More descriptors than a request may carry: the kernel dropped the rest.
-        if ((msg.msg_flags & MSG_CTRUNC) != 0) co_return false;
-        done += static_cast<size_t>(n);
-      }
-      co_return true;
-    }
-  }
-
-  // Waits until `socket` takes more bytes; false when it is gone.
-  template <typename Socket>
-  awaitable<bool> Writable(Socket& socket) {
-    asio::error_code ec;
-    co_await socket.async_wait(Socket::wait_write, asio::redirect_error(use_awaitable, ec));
-    co_return !ec;
-  }
-
-  // The frame head and reply message, then the payload from
-  // call.reply_file with sendfile (zeros where the file ends early).
-  template <typename Socket>
-  awaitable<bool> SendFromFile(Socket& socket, const std::byte* head, Call& call) {
-    asio::error_code ec;
-    socket.native_non_blocking(true, ec);
-    if (ec) co_return false;
-    const int fd = socket.native_handle();
-    const std::string& message = call.reply_header;
-    const size_t head_total = kFrameHeaderSize + message.size();
-    // MSG_MORE: the head leaves with the payload's first bytes, not alone.
-    const int more = call.reply_file_length > 0 ? MSG_MORE : 0;
-    for (size_t sent = 0; sent < head_total;) {
-      iovec iov[2];
-      size_t count = 0;
-      if (sent < kFrameHeaderSize)
-        iov[count++] = {const_cast<std::byte*>(head) + sent, kFrameHeaderSize - sent};
-      const size_t in_message = sent > kFrameHeaderSize ? sent - kFrameHeaderSize : 0;
-      if (in_message < message.size()) {
-        iov[count++] = {const_cast<char*>(message.data()) + in_message,
-                        message.size() - in_message};
-      }
-      msghdr msg{};
-      msg.msg_iov = iov;
-      msg.msg_iovlen = count;
-      ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL | more);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && errno == EAGAIN) {
-        if (!co_await Writable(socket)) co_return false;
-        continue;
-      }
-      if (n <= 0) co_return false;
-      sent += static_cast<size_t>(n);
-    }
-    off_t at = static_cast<off_t>(call.reply_file_offset);
-    size_t left = call.reply_file_length;
-    while (left > 0) {
-      ssize_t n = ::sendfile(fd, call.reply_file.get(), &at, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && errno == EAGAIN) {
-        if (!co_await Writable(socket)) co_return false;
-        continue;
-      }
-      if (n < 0) {
-        LOG_WARN("{}: sendfile to {}: {}", options_.name, peer_, std::strerror(errno));
-        co_return false;
-      }
-      if (n == 0) break;  // the file ends early
-      left -= static_cast<size_t>(n);
-    }
-    static const std::array<std::byte, 64 << 10> kZeros{};
-    while (left > 0) {
-      ssize_t n = ::send(fd, kZeros.data(), std::min(left, kZeros.size()), MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && errno == EAGAIN) {
-        if (!co_await Writable(socket)) co_return false;
-        continue;
-      }
-      if (n <= 0) co_return false;
-      left -= static_cast<size_t>(n);
-    }
-    co_return true;
-  }
-
-  // Unix sockets: the reply's first byte carries the descriptors.
-  template <typename Socket>
-  awaitable<bool> SendWithFds(Socket& socket, const std::byte* head, Call& call) {
-    if constexpr (!std::is_same_v<Socket, Unix::socket>) {
-      LOG_ERROR("{}: handler tried to pass descriptors over TCP", options_.name);
-      co_return false;
-    } else {
-      std::string frame(reinterpret_cast<const char*>(head), kFrameHeaderSize);
-      frame += call.reply_header;
-      frame.append(reinterpret_cast<const char*>(call.reply_payload.data()), call.reply_payload.size());
-      iovec iov{frame.data(), frame.size()};
-      std::vector<int> fds;
-      for (auto& fd : call.reply_fds) fds.push_back(fd.get());
-      if (fds.size() > kMaxFrameFds) {
-        LOG_ERROR("{}: handler passed {} descriptors (at most {})", options_.name, fds.size(), kMaxFrameFds);
-        co_return false;
-      }
-      FdControl control;
-      msghdr msg{};
-      msg.msg_iov = &iov;
-      msg.msg_iovlen = 1;
-      AttachFds(msg, fds, control);
-      size_t sent = 0;
-      while (sent < frame.size()) {
-        ssize_t n = ::sendmsg(socket.native_handle(), &msg, MSG_NOSIGNAL);
-        if (n < 0) {
-          if (errno == EINTR) continue;
-          if (errno != EAGAIN) co_return false;
-          asio::error_code ec;
-          co_await socket.async_wait(Unix::socket::wait_write, asio::redirect_error(use_awaitable, ec));
-          if (ec) co_return false;
-          continue;
-        }
-        sent += static_cast<size_t>(n);
-        // Descriptors go with the first byte only.
-        msg.msg_control = nullptr;
-        msg.msg_controllen = 0;
-        iov.iov_base = frame.data() + sent;
-        iov.iov_len = frame.size() - sent;
-      }
-      co_return true;
-    }
-  }
-
-  const ServerOptions& options_;
-  const std::unordered_map<uint16_t, Handler>& handlers_;
-  std::string peer_;
-  std::string role_;
-  ServerMetrics* metrics_;  // null: not recorded
-};
+// A new connection's name in logs, and its socket options.
+std::string PeerName(tcp::socket& socket) {
+  asio::error_code ec;
+  socket.set_option(tcp::no_delay(true), ec);
+  auto remote = socket.remote_endpoint(ec);
+  return ec ? "tcp" : fmt::format("{}:{}", remote.address().to_string(), remote.port());
+}
+std::string PeerName(Unix::socket&) {
+  return "unix";
+}
 
 }  // namespace
 
-// One io_context per server thread, each run by that thread alone: a
-// connection lives on one of them from accept to close, so its requests
-// never cross threads (one context run by every thread handed each ready
-// socket from the thread in epoll_wait to another through a futex: 18.8
-// futex calls per create in meta, 2.3 now).
+// An io_context and the threads that run it. By default there is one per
+// server thread, run by that thread alone: a connection lives on one of them
+// from accept to close, so its requests never cross threads (one context run
+// by every thread handed each ready socket from the thread in epoll_wait to
+// another through a futex: 18.8 futex calls per create in meta, 2.3 now).
+// With ServerOptions::shared_threads there is one, run by all the threads,
+// for handlers that wait (a connection bound to a waiting thread would wait
+// while another thread idled).
 struct Context {
   // First, so destroyed last: the connections that io ends at its
   // destruction count themselves down.
@@ -481,44 +113,24 @@ struct Server::Impl {
     return false;
   }
 
-  awaitable<void> AcceptTcp(tcp::acceptor& acceptor) {
+  template <typename Acceptor>
+  awaitable<void> Accept(Acceptor& acceptor) {
+    using Socket = typename Acceptor::protocol_type::socket;
     for (;;) {
       asio::error_code ec;
-      tcp::socket accepted =
-          co_await acceptor.async_accept(asio::redirect_error(use_awaitable, ec));
+      Socket accepted = co_await acceptor.async_accept(asio::redirect_error(use_awaitable, ec));
       if (ec) {
         if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
         LOG_WARN("{}: accept failed: {}", options.name, ec.message());
         continue;
       }
-      accepted.set_option(tcp::no_delay(true), ec);
-      std::string peer = "tcp";
-      auto remote = accepted.remote_endpoint(ec);
-      if (!ec) peer = fmt::format("{}:{}", remote.address().to_string(), remote.port());
-      const tcp protocol = acceptor.local_endpoint(ec).protocol();
+      std::string peer = PeerName(accepted);
+      const auto protocol = acceptor.local_endpoint(ec).protocol();
       Context& ctx = Pick();  // by the connections open now
-      tcp::socket socket(ctx.ForConnection());
+      Socket socket(ctx.ForConnection());
       if (!MoveTo(accepted, socket, protocol)) continue;
       Serve(ctx,
             std::make_shared<ConnectionLoop>(options, handlers, std::move(peer), metrics.get()),
-            std::move(socket));
-    }
-  }
-
-  awaitable<void> AcceptUnix(Unix::acceptor& acceptor) {
-    for (;;) {
-      asio::error_code ec;
-      Unix::socket accepted =
-          co_await acceptor.async_accept(asio::redirect_error(use_awaitable, ec));
-      if (ec) {
-        if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
-        LOG_WARN("{}: accept failed: {}", options.name, ec.message());
-        continue;
-      }
-      Context& ctx = Pick();
-      Unix::socket socket(ctx.ForConnection());
-      if (!MoveTo(accepted, socket, Unix())) continue;
-      Serve(ctx, std::make_shared<ConnectionLoop>(options, handlers, "unix", metrics.get()),
             std::move(socket));
     }
   }
@@ -582,10 +194,10 @@ Status Server::Start() {
     }
   }
   for (auto& acceptor : s.tcp_acceptors) {
-    asio::co_spawn(io, s.AcceptTcp(*acceptor), asio::detached);
+    asio::co_spawn(io, s.Accept(*acceptor), asio::detached);
   }
   for (auto& acceptor : s.unix_acceptors) {
-    asio::co_spawn(io, s.AcceptUnix(*acceptor), asio::detached);
+    asio::co_spawn(io, s.Accept(*acceptor), asio::detached);
   }
   s.running = true;
   s.threads.emplace_back([&s] { s.accept_io.run(); });  // until Stop closes the acceptors

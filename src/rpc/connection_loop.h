@@ -1,0 +1,72 @@
+// ConnectionLoop: the coroutine that serves one connection of an
+// rpc::Server (handshake, then request frames dispatched to handlers in
+// order, replies written back). Internal to the server; Socket is
+// tcp::socket or a unix stream socket, everything else is shared.
+#pragma once
+
+#include <asio.hpp>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/fd.h"
+#include "common/status.h"
+#include "rpc/frame.h"
+#include "rpc/server.h"
+
+namespace t0fs::rpc {
+
+class ServerMetrics;
+
+class ConnectionLoop {
+ public:
+  ConnectionLoop(const ServerOptions& options,
+                 const std::unordered_map<uint16_t, Handler>& handlers, std::string peer,
+                 ServerMetrics* metrics = nullptr)
+      : options_(options), handlers_(handlers), peer_(std::move(peer)), metrics_(metrics) {}
+
+  template <typename Socket>
+  asio::awaitable<void> Run(Socket socket);
+
+ private:
+  Status Dispatch(Call& call);
+
+  Status DispatchUnrecorded(Call& call);
+
+  // Server speaks first with a nonce; see common.proto Hello.
+  template <typename Socket>
+  asio::awaitable<bool> Handshake(Socket& socket);
+
+  template <typename Socket>
+  asio::awaitable<bool> SendMessage(Socket& socket, FrameHeader h, const std::string& body);
+
+  template <typename Socket>
+  asio::awaitable<bool> SendError(Socket& socket, FrameHeader h, const Status& st);
+
+  // Reads a frame head. On unix sockets the request's descriptors arrive
+  // with its first byte (SCM_RIGHTS), so the head is read with recvmsg.
+  template <typename Socket>
+  asio::awaitable<bool> ReadHead(Socket& socket, std::byte* head, std::vector<UniqueFd>* fds);
+
+  // Waits until `socket` takes more bytes; false when it is gone.
+  template <typename Socket>
+  asio::awaitable<bool> Writable(Socket& socket);
+
+  // The frame head and reply message, then the payload from
+  // call.reply_file with sendfile (zeros where the file ends early).
+  template <typename Socket>
+  asio::awaitable<bool> SendFromFile(Socket& socket, const std::byte* head, Call& call);
+
+  // Unix sockets: the reply's first byte carries the descriptors.
+  template <typename Socket>
+  asio::awaitable<bool> SendWithFds(Socket& socket, const std::byte* head, Call& call);
+
+  const ServerOptions& options_;
+  const std::unordered_map<uint16_t, Handler>& handlers_;
+  std::string peer_;
+  std::string role_;
+  ServerMetrics* metrics_;  // null: not recorded
+};
+
+}  // namespace t0fs::rpc
