@@ -2,8 +2,6 @@
 
 #include <fcntl.h>
 #include <pthread.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -37,8 +35,6 @@ Session::Session(RequestHandler& handler, const SessionOptions& options)
 Result<std::unique_ptr<Session>> Session::Start(UniqueFd device, RequestHandler& handler,
                                                 const SessionOptions& options) {
   std::unique_ptr<Session> s(new Session(handler, options));
-  s->stop_event_ = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!s->stop_event_.valid()) return Status::FromErrno(errno, "eventfd for the FUSE workers");
   const size_t threads = std::max<size_t>(options.threads, 1);
   const int master = device.get();
   s->fds_.push_back(std::move(device));
@@ -53,11 +49,11 @@ Result<std::unique_ptr<Session>> Session::Start(UniqueFd device, RequestHandler&
     }
     s->fds_.push_back(std::move(*clone));
   }
-  // Non-blocking: a worker polls its fd and the stop event together.
+  // Blocking: a worker sleeps in read (Stop cancels it there).
   for (UniqueFd& fd : s->fds_) {
     int fl = ::fcntl(fd.get(), F_GETFL);
-    if (fl < 0 || ::fcntl(fd.get(), F_SETFL, fl | O_NONBLOCK) != 0) {
-      return Status::FromErrno(errno, "make /dev/fuse non-blocking");
+    if (fl < 0 || ((fl & O_NONBLOCK) != 0 && ::fcntl(fd.get(), F_SETFL, fl & ~O_NONBLOCK) != 0)) {
+      return Status::FromErrno(errno, "make /dev/fuse blocking");
     }
   }
   // Room for the largest request: header + WriteIn + max_write, plus slack for
@@ -67,6 +63,7 @@ Result<std::unique_ptr<Session>> Session::Start(UniqueFd device, RequestHandler&
   for (size_t i = 0; i < threads; ++i) {
     s->contexts_.push_back(std::make_unique<WorkerContext>(i, request_size, options.reply_buffer));
   }
+  s->exited_.assign(threads, false);
   {
     BlockAsyncSignals blocked;
     s->alive_.store(threads);
@@ -82,10 +79,12 @@ Session::~Session() { Join(); }
 
 void Session::Stop() {
   stopping_.store(true);
-  uint64_t one = 1;
-  // The counter stays non-zero: every worker's poll sees it.
-  if (::write(stop_event_.get(), &one, sizeof one) != sizeof one) {
-    LOG_ERROR("fuse: waking the workers: {}", std::strerror(errno));
+  // A worker takes a cancel only in its read of /dev/fuse (its cancel state
+  // is disabled elsewhere): one sleeping there leaves now, one serving a
+  // request leaves at its next read, or sees stopping_ before it.
+  std::lock_guard lock(exit_mu_);
+  for (size_t i = 0; i < threads_.size(); ++i) {
+    if (!exited_[i]) ::pthread_cancel(threads_[i].native_handle());
   }
 }
 
@@ -111,13 +110,27 @@ Status Session::status() const {
 }
 
 void Session::WorkerMain(size_t index) {
+  // Cancels (Stop) are taken only in the read of /dev/fuse, never while a
+  // request is served.
+  ::pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, nullptr);
+  // However the worker leaves (returned, threw, cancelled: the unwind runs
+  // this), Stop must not cancel it any more: once it has returned it may be
+  // joined and its handle freed.
+  struct Exit {
+    Session& s;
+    size_t index;
+    ~Exit() {
+      std::lock_guard lock(s.exit_mu_);
+      s.exited_[index] = true;
+      s.alive_.fetch_sub(1);
+    }
+  } exit{*this, index};
   try {
     WorkerLoop(index);
   } catch (const std::exception& e) {
     LOG_ERROR("fuse: worker {} died: {}", index, e.what());
     std::lock_guard lock(mu_);
     if (error_.ok()) error_ = Status(StatusCode::kInternal, e.what());
-    alive_.fetch_sub(1);
   }
 }
 
@@ -125,38 +138,17 @@ void Session::WorkerLoop(size_t index) {
   const int fd = fds_[std::min(index, fds_.size() - 1)].get();
   WorkerContext& ctx = *contexts_[index];
   const std::span<std::byte> area = ctx.request_area();
-  // The worker sleeps in epoll on its /dev/fuse fd (EPOLLEXCLUSIVE: one idle
-  // worker is woken per request, as a blocking read would) and the stop
-  // event (every worker is woken).
-  UniqueFd epoll(::epoll_create1(EPOLL_CLOEXEC));
-  epoll_event dev_event{};
-  dev_event.events = EPOLLIN | EPOLLEXCLUSIVE;
-  epoll_event stop_event{};
-  stop_event.events = EPOLLIN;
-  if (!epoll.valid() || ::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd, &dev_event) != 0 ||
-      ::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, stop_event_.get(), &stop_event) != 0) {
-    LOG_ERROR("fuse: worker {} epoll: {}", index, std::strerror(errno));
-    std::lock_guard lock(mu_);
-    if (error_.ok()) error_ = Status::FromErrno(errno, "epoll for /dev/fuse");
-    alive_.fetch_sub(1);
-    return;
-  }
+  // A blocking read: one system call per request (a non-blocking fd polled
+  // with a stop event took three when the queue was empty: the read that
+  // found nothing, epoll_wait, the read). Idle workers sleep in the read,
+  // one woken per request.
   for (;;) {
     if (stopping_.load()) break;
+    ::pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, nullptr);
     ssize_t n = ::read(fd, area.data(), area.size());
+    const int err = errno;
+    ::pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, nullptr);
     if (n < 0) {
-      int err = errno;
-      if (err == EAGAIN) {
-        // No request queued: sleep until one comes or Stop() is called.
-        epoll_event ready[2];
-        if (::epoll_wait(epoll.get(), ready, 2, -1) < 0 && errno != EINTR) {
-          LOG_ERROR("fuse: worker {} epoll_wait: {}", index, std::strerror(errno));
-          std::lock_guard lock(mu_);
-          if (error_.ok()) error_ = Status::FromErrno(errno, "epoll_wait /dev/fuse");
-          break;
-        }
-        continue;
-      }
       // EINTR: a signal; ENOENT: the request was aborted between wake-up
       // and copy.
       if (err == EINTR || err == ENOENT) continue;
@@ -172,7 +164,6 @@ void Session::WorkerLoop(size_t index) {
     const std::span<const std::byte> bytes = area.first(size_t(n));
     processor_.Process(bytes, fd, ctx);
   }
-  alive_.fetch_sub(1);
 }
 
 }  // namespace t0fs::fuse

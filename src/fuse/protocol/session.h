@@ -9,11 +9,11 @@
 //
 // Ending: when the mount goes away (umount, fusermount3 -u) every read()
 // fails with ENODEV and the workers exit (ended() turns true). To stop a live
-// session, the owner calls Stop(): it wakes every worker through an eventfd
-// that each one polls beside its /dev/fuse fd (the fds are non-blocking; a
-// worker polls only when its read finds no request), and each worker exits
-// after the request it is serving. The session never sends a request to its
-// own mount to wake itself: a server waiting on itself cannot be killed.
+// session, the owner calls Stop(): it cancels every worker (pthread_cancel),
+// which a worker takes only inside its read of /dev/fuse (its cancel state is
+// disabled everywhere else), so one asleep there leaves at once and one
+// serving a request leaves after it. The session never sends a request to
+// its own mount to wake itself: a server waiting on itself cannot be killed.
 //
 // Thread safety: all methods may be called from any thread; Join() may be
 // called concurrently (one joins, the others wait).
@@ -55,7 +55,7 @@ class Session {
   ~Session();
 
   // Makes every worker exit after the request it is serving (workers idle
-  // in poll wake at once). Does not wait: Join() does.
+  // in read leave at once). Does not wait: Join() does.
   void Stop();
   // Workers still serving.
   size_t alive() const { return alive_.load(); }
@@ -87,7 +87,8 @@ class Session {
   std::atomic<size_t> alive_{0};
   std::atomic<bool> ended_{false};
   std::atomic<bool> stopping_{false};
-  UniqueFd stop_event_;  // eventfd: readable once Stop() was called
+  std::mutex exit_mu_;        // guards exited_; Stop cancels under it
+  std::vector<bool> exited_;  // exited_[i]: worker i has left (or is leaving) WorkerMain
   std::mutex join_mu_;     // serializes Join and CloseDevices; taken before mu_
   mutable std::mutex mu_;  // guards error_
   Status error_;
