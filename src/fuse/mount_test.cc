@@ -473,6 +473,38 @@ TEST_F(FuseMountTest, StopUnmountsAndIsIdempotent) {
   EXPECT_EQ(server_->open_files(), 0u);
 }
 
+// Stop while every worker is busy or about to be: each leaves (cancelled in
+// its read of /dev/fuse, or after the request it serves), Run returns, and
+// the callers' requests end (answered, or ENOTCONN once the devices close).
+TEST_F(FuseMountTest, StopUnderLoadEndsEveryWorker) {
+  std::thread runner([&] { EXPECT_TRUE(server_->Run().ok()); });
+  std::atomic<bool> done{false};
+  std::atomic<int> ops{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 6; ++t) {
+    callers.emplace_back([&, t] {
+      for (int i = 0; !done.load(); ++i) {
+        const std::string path = Path("busy." + std::to_string(t) + "." + std::to_string(i % 16));
+        int fd = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);
+        if (fd >= 0) {
+          (void)!::pwrite(fd, "data", 4, i % 4096);
+          struct stat st;
+          (void)::fstat(fd, &st);
+          ::close(fd);
+        }
+        ops++;
+      }
+    });
+  }
+  ASSERT_TRUE(Eventually([&] { return ops.load() >= 600; }));
+  server_->Stop();
+  runner.join();
+  done = true;
+  for (auto& c : callers) c.join();
+  EXPECT_FALSE(IsFuseMountpoint(mnt_));
+  EXPECT_TRUE(Eventually([&] { return server_->open_files() == 0; }));
+}
+
 TEST_F(FuseMountTest, StopWithAFileStillOpen) {
   int fd = ::open(Path("held").c_str(), O_RDWR | O_CREAT, 0644);
   ASSERT_GE(fd, 0);
