@@ -105,6 +105,10 @@ std::vector<std::string> LocalMountLines(const std::vector<LocalMount>& mounts) 
                     "{} refused busy; {} backing file(s) now",
                     m.path, f["local_node"], f["passthrough"], f["opens_passthrough"],
                     f["opens_cached"], f["opens_refused"], f["backing_files"]));
+    if (!f["io_uring"].empty()) {
+      lines.back() += fmt::format("; requests through {}",
+                                  f["io_uring"] == "on" ? "FUSE over io_uring" : "/dev/fuse reads");
+    }
     if (!f["metrics"].empty())
       lines.push_back(fmt::format("metrics: mount {} http://{}/metrics", m.path, f["metrics"]));
   }

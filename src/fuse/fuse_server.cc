@@ -90,6 +90,7 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(client::Client& client,
     auto uring = UringQueues::Start(server->session_->device(), server->session_->processor(), uring_options);
     if (uring.ok()) {
       server->uring_ = std::move(*uring);
+      server->ops_->SetIoUring(true);
     } else {
       server->uring_error_ = uring.status().ToString();
       LOG_WARN("fuse: FUSE over io_uring not used ({}); requests come through /dev/fuse reads",

@@ -55,6 +55,13 @@ meta_store_start() {
 }
 
 is_mounted() { grep -q " $1 fuse.t0fs " /proc/mounts; }
+# mount_attr: the fields of the mount's user.t0fs.mount attribute, one key=value a line.
+mount_attr() {
+  timeout 10 python3 -c 'import os, sys; print(os.getxattr(sys.argv[1], "user.t0fs.mount").decode())' "$MNT" |
+    tr ' ' '\n'
+}
+# mount_attr_has FIELD: that attribute has FIELD (key=value).
+mount_attr_has() { mount_attr | grep -qx "$1"; }
 # in_hub CMD...: run where meta is (the hub namespace under NETNS=1).
 in_hub() { if [[ -n "$NS_TAG" ]]; then ip netns exec "t0h-$NS_TAG" "$@"; else "$@"; fi; }
 # in_node I CMD...: run on data node I's network (its namespace under NETNS=1).
@@ -103,14 +110,23 @@ mount_start() {
     "${uring[@]}" "$@" >>"$CLUSTER_DIR/mount.log" 2>&1 &
   MOUNT_PID=$!
   wait_until 20 "mount" is_mounted "$MNT"
-  # The kernel reads the parameter at INIT only: the next mounts are not affected.
-  [[ -z "$saved" ]] || echo "$saved" >"$URING_PARAM"
-  if [[ "${FUSE_URING:-}" == on ]]; then
-    grep -q "requests through FUSE over io_uring" "$CLUSTER_DIR/mount.log" ||
-      fail "FUSE_URING=on but the mount does not use io_uring: $(grep -i uring "$CLUSTER_DIR/mount.log")"
-  elif [[ "${FUSE_URING:-}" == off ]]; then
-    ! grep -q "requests through FUSE over io_uring" "$CLUSTER_DIR/mount.log" || fail "FUSE_URING=off but io_uring in use"
+  # The kernel reads the parameter at INIT, so it is kept until this mount
+  # answers and says which path it took (a dead mount still listed at $MNT
+  # makes is_mounted true before the new one has even sent INIT), then put
+  # back: the next mounts are not affected.
+  local want="" took=""
+  [[ -z "${FUSE_URING:-}" ]] || want="io_uring=$FUSE_URING"
+  if [[ -n "$want" ]]; then
+    local deadline=$((SECONDS + 20))
+    until mount_attr_has "$want" 2>/dev/null; do
+      ((SECONDS < deadline)) || break
+      sleep 0.1
+    done
+    ! mount_attr_has "$want" 2>/dev/null || took=yes
   fi
+  [[ -z "$saved" ]] || echo "$saved" >"$URING_PARAM"
+  [[ -z "$want" || -n "$took" ]] ||
+    fail "FUSE_URING=$FUSE_URING but the mount says: $(mount_attr 2>&1 | grep -i uring) (log: $(grep -i uring "$CLUSTER_DIR/mount.log" | tail -1))"
 }
 
 kill9() { # kill9 PID: SIGKILL and reap

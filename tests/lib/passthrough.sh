@@ -14,10 +14,7 @@ pt_cluster_start() {
 }
 
 # mount_state KEY: a field of the mount's user.t0fs.mount attribute.
-mount_state() {
-  python3 -c 'import os, sys; print(os.getxattr(sys.argv[1], "user.t0fs.mount").decode())' "$MNT" |
-    tr ' ' '\n' | sed -n "s/^$1=//p"
-}
+mount_state() { mount_attr | sed -n "s/^$1=//p"; }
 
 pt_check_used() {
   [[ "${PASSTHROUGH:-on}" == on ]] || return 0

@@ -26,6 +26,7 @@ class FuseOps : public RequestHandler {
   size_t open_files() const { return ctx_.files.size(); }
   size_t open_dirs() const { return ctx_.dirs.size(); }
   PassthroughTable& passthrough() { return ctx_.passthrough; }
+  void SetIoUring(bool on) { ctx_.io_uring.store(on); }
   client::Client& client() { return ctx_.client; }
   CacheTimeouts& timeouts() { return ctx_.timeouts; }
   uint64_t names_forgotten() const { return ctx_.names_forgotten(); }

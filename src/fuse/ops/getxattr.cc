@@ -22,10 +22,11 @@ void OpGetxattr(OpContext& ctx, Request& req, Reply& reply) {
   Result<std::string> value = std::string();
   if (name == kMountStateXattr && InodeId(req.nodeid()) == kRootInode) {
     PassthroughTable::Stats s = ctx.passthrough.stats();
-    value = fmt::format("passthrough={} backing_files={} opens_passthrough={} opens_cached={} opens_refused={} "
-                        "refused={} local_node={}",
-                        ctx.passthrough.enabled() ? "on" : "off", s.backing_files, s.passthrough, s.cached, s.refused,
-                        s.failures, ctx.client.local_node().value());
+    value = fmt::format(
+        "passthrough={} backing_files={} opens_passthrough={} opens_cached={} opens_refused={} "
+        "refused={} local_node={} io_uring={}",
+        ctx.passthrough.enabled() ? "on" : "off", s.backing_files, s.passthrough, s.cached,
+        s.refused, s.failures, ctx.client.local_node().value(), ctx.io_uring.load() ? "on" : "off");
     if (!ctx.config.metrics_address.empty()) *value += " metrics=" + ctx.config.metrics_address;
   } else {
     value = ctx.client.GetXattr(InodeId(req.nodeid()), name);

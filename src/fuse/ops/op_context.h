@@ -118,6 +118,9 @@ struct OpContext {
   HandleTable<client::File> files;
   HandleTable<DirHandle> dirs;
   PassthroughTable passthrough;
+  // Requests come through FUSE-over-io_uring queues (set once they run),
+  // not /dev/fuse reads; user.t0fs.mount says which.
+  std::atomic<bool> io_uring{false};
 
  private:
   std::atomic<uint64_t> names_forgotten_{0};
