@@ -114,18 +114,15 @@ mount_start() {
   # answers and says which path it took (a dead mount still listed at $MNT
   # makes is_mounted true before the new one has even sent INIT), then put
   # back: the next mounts are not affected.
-  local want="" took=""
+  local want="" missed=""
   [[ -z "${FUSE_URING:-}" ]] || want="io_uring=$FUSE_URING"
-  if [[ -n "$want" ]]; then
-    local deadline=$((SECONDS + 20))
-    until mount_attr_has "$want" 2>/dev/null; do
-      ((SECONDS < deadline)) || break
-      sleep 0.1
-    done
-    ! mount_attr_has "$want" 2>/dev/null || took=yes
-  fi
+  local deadline=$((SECONDS + 20))
+  until [[ -z "$want" ]] || mount_attr_has "$want" 2>/dev/null; do
+    ((SECONDS < deadline)) || { missed=yes; break; }
+    sleep 0.1
+  done
   [[ -z "$saved" ]] || echo "$saved" >"$URING_PARAM"
-  [[ -z "$want" || -n "$took" ]] ||
+  [[ -z "$missed" ]] ||
     fail "FUSE_URING=$FUSE_URING but the mount says: $(mount_attr 2>&1 | grep -i uring) (log: $(grep -i uring "$CLUSTER_DIR/mount.log" | tail -1))"
 }
 
