@@ -295,6 +295,38 @@ TEST_F(FuseMountTest, UnlinkWhileOpen) {
   EXPECT_TRUE(Eventually([&] { return client_->inode_count() == inodes_before - 1; }));
 }
 
+TEST_F(FuseMountTest, OnlyWritersCloseWithAFlush) {
+  // A read-only open carries FOPEN_NOFLUSH: its close sends no FLUSH (a
+  // round trip with nothing to commit); a writer's close still commits.
+  const std::string f = Path("flushed");
+  std::atomic<int> flushes{0};
+  client_->SetHook([&](std::string_view what) {
+    if (what == "flush") flushes++;
+  });
+  ASSERT_TRUE(WriteFile(f, "data"));
+  EXPECT_EQ(flushes.load(), 1);
+  for (int i = 0; i < 3; ++i) {
+    int fd = ::open(f.c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    char buf[8];
+    EXPECT_EQ(::read(fd, buf, sizeof buf), 4);
+    int twin = ::dup(fd);
+    ASSERT_GE(twin, 0);
+    EXPECT_EQ(::close(twin), 0);
+    EXPECT_EQ(::close(fd), 0);
+  }
+  EXPECT_EQ(flushes.load(), 1);
+  int fd = ::open(f.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(::close(fd), 0);
+  EXPECT_EQ(flushes.load(), 2);
+  fd = ::open(Path("new-ro").c_str(), O_RDONLY | O_CREAT, 0644);  // CREATE, read-only
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(::close(fd), 0);
+  EXPECT_EQ(flushes.load(), 2);
+  client_->SetHook(nullptr);
+}
+
 TEST_F(FuseMountTest, TruncateGrowShrinkAndOTrunc) {
   const std::string f = Path("t");
   ASSERT_TRUE(WriteFile(f, "0123456789"));

@@ -15,6 +15,9 @@
 #   2. N creates with a 100-byte write each: N make_node, N commits, still no
 #      open or allocate; at the data node no open_local, N adopt_local (the
 #      prepared files get their names at the commit); the files read back.
+#      At the mount, each of those N closes sent a FLUSH (a writer commits at
+#      close); reading the files back (N read-only open, read, close) sends
+#      none: a read-only open carries FOPEN_NOFLUSH.
 #   3. N unlinks: N unlink RPCs, the directory's GETATTR answered by the
 #      mount from the unlink's answer.
 #   4. Two mounts, names and attributes cached for 30 s (the default
@@ -56,6 +59,13 @@ snapshot() { local m; for m in "${methods[@]}"; do before[$m]=$(rpcs "$m"); done
 delta() { echo $(( $(rpcs "$1") - ${before[$1]} )); }
 report() { local m out=""; for m in "${methods[@]}"; do out+=" $m=$(delta "$m")"; done; log "$1:$out"; }
 
+mount_url=$(mount_metrics_url "$CLUSTER_DIR/mount.log")
+fuse_ops() { # fuse_ops OP: requests OP the mount has answered so far
+  local v
+  v=$(metric "$mount_url" t0fs_fuse_ops_total op="$1")
+  echo "${v:-0}"
+}
+
 mkdir "$MNT/d"
 # --- 1. empty creates
 snapshot
@@ -85,6 +95,7 @@ wait_until 20 "reserve_chunks ($(delta reserve_chunks)) = prepare_local ($(delta
 
 # --- 2. creates with data
 snapshot
+flush0=$(fuse_ops flush)
 python3 - "$MNT/d" "$N" <<'PY'
 import os, sys
 d, n = sys.argv[1], int(sys.argv[2])
@@ -100,6 +111,9 @@ for m in open allocate open_local; do
   (( $(delta $m) == 0 )) || fail "a create that writes cost $m RPCs: $(delta $m) for $N creates"
 done
 (( $(delta adopt_local) == N )) || fail "expected $N adopt_local (the prepared files named), got $(delta adopt_local)"
+writer_flushes() { (( $(fuse_ops flush) - flush0 >= N )); }
+wait_until 10 "a FLUSH from each writer's close ($(( $(fuse_ops flush) - flush0 )) of $N)" writer_flushes
+flush0=$(fuse_ops flush) open0=$(fuse_ops open)
 python3 - "$MNT/d" "$N" <<'PY'
 import sys
 d, n = sys.argv[1], int(sys.argv[2])
@@ -107,6 +121,10 @@ for i in range(n):
     with open(f"{d}/w{i}", "rb") as f:
         assert f.read() == bytes([i % 251]) * 100, f"w{i} reads back wrong"
 PY
+reader_opens() { (( $(fuse_ops open) - open0 >= N )); }
+wait_until 10 "the mount to count $N read-only opens ($(( $(fuse_ops open) - open0 )))" reader_opens
+(( $(fuse_ops flush) == flush0 )) ||
+  fail "$N read-only open+close sent $(( $(fuse_ops flush) - flush0 )) FLUSH requests (FOPEN_NOFLUSH expected)"
 
 # --- 3. unlinks
 snapshot

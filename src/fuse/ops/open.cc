@@ -53,7 +53,7 @@ Result<abi::OpenOut> AddOpenFile(OpContext& ctx, const Reply& reply, std::unique
   }
   abi::OpenOut out{};
   out.fh = ctx.files.Add(std::shared_ptr<client::File>(std::move(file)));
-  out.open_flags = kFileOpenFlags;
+  out.open_flags = writer ? kFileOpenFlags : kReadOnlyOpenFlags;
   if (d.kind == PassthroughTable::Kind::kPassthrough) {
     out.open_flags |= abi::kFopenPassthrough;
     out.backing_id = d.backing_id;

@@ -20,6 +20,13 @@ namespace t0fs::fuse {
 // close-to-open consistency needs. PARALLEL_DIRECT_WRITES lets O_DIRECT
 // writers of one file run in parallel (Client and File are thread-safe).
 inline constexpr uint32_t kFileOpenFlags = abi::kFopenParallelDirectWrites;
+// A read-only open adds FOPEN_NOFLUSH: its close(2) sends no FLUSH. A
+// reader has nothing to commit (its handle wrote nothing; the kernel keeps
+// fcntl/flock locks itself, we negotiate no writeback cache), so the FLUSH
+// was a round trip through the mount at every close of a file opened for
+// reading — one of the two a small-file read (open, close) waited for.
+// RELEASE still comes, in the background.
+inline constexpr uint32_t kReadOnlyOpenFlags = kFileOpenFlags | abi::kFopenNoflush;
 
 // File capabilities: not stored, always absent (getxattr.cc).
 inline constexpr std::string_view kCapabilityXattr = "security.capability";

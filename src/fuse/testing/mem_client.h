@@ -76,8 +76,9 @@ class MemClient : public client::Client {
   // ---- test introspection ----
   size_t inode_count() const;
   size_t open_files() const;  // Files not yet closed
-  // Called (without the lock) at the start of File::Read ("read") and
-  // GetXattr ("getxattr:<name>"); tests use it to hold a request in flight.
+  // Called (without the lock) at the start of File::Read ("read"),
+  // File::Flush ("flush") and GetXattr ("getxattr:<name>"); tests use it to
+  // hold a request in flight or to count calls.
   void SetHook(std::function<void(std::string_view what)> hook);
   // Lookups answer `name` (in any directory) missing, as a client that has
   // not yet heard of another client's create would, until a create,

@@ -48,8 +48,11 @@ class MemFile : public client::File {
     return data.size();
   }
 
-  Status Flush() override { return closed_ ? Status(StatusCode::kBadHandle) : Status::Ok(); }
-  Status Fsync(bool) override { return Flush(); }
+  Status Flush() override {
+    owner_->RunHook("flush");
+    return closed_ ? Status(StatusCode::kBadHandle) : Status::Ok();
+  }
+  Status Fsync(bool) override { return closed_ ? Status(StatusCode::kBadHandle) : Status::Ok(); }
 
   Status Truncate(uint64_t size) override {
     std::lock_guard lock(owner_->mu_);
