@@ -42,10 +42,16 @@ struct MountConfig {
   // programs from the mount. Always nosuid and nodev.
   bool read_only = false;
   bool no_exec = false;
-  // Upper bound for kernel readahead per file. Bigger turns sequential reads
-  // into fewer, larger requests (1 MiB at most); costs memory and wasted reads
-  // on random access. Applied through INIT and, as root, the mount's bdi.
-  ByteSize max_readahead{1u << 20};
+  // Upper bound for kernel readahead per file: how far ahead of a
+  // sequential reader the kernel keeps READs (1 MiB each at most) in flight,
+  // for files not served by passthrough (a remote or replicated file; a
+  // passthrough file follows its drive's readahead). 8 MiB, as CephFS's
+  // rasize: one sequential reader of a remote file moved 1.18× the bytes of
+  // 1 MiB, with less CPU per GB (docs/performance.md). The cost: a random
+  // mmap reader's first faults read that much around each fault (the
+  // kernel stops after ~100 misses). Applied through INIT and, as root, the
+  // mount's bdi.
+  ByteSize max_readahead{8u << 20};
   // Asynchronous requests (readahead, async direct I/O) the kernel keeps in
   // flight. More keeps all workers busy on big sequential reads; fewer bounds
   // the memory pinned by queued requests.

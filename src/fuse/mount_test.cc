@@ -7,11 +7,13 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
 #include <functional>
 #include <cstring>
 #include <random>
@@ -74,6 +76,22 @@ TEST_F(FuseMountTest, NegotiatedInfoIsExposed) {
   EXPECT_EQ(info.passthrough, offered && ::geteuid() == 0);
   EXPECT_EQ((info.flags & abi::init::kPassthrough) != 0, info.passthrough);
   EXPECT_TRUE(IsFuseMountpoint(mnt_));
+}
+
+TEST_F(FuseMountTest, ReadaheadRaisedToTheConfiguredWindow) {
+  // INIT can only lower the kernel's 128 KiB; as root the mount raises its
+  // bdi's read_ahead_kb to max_readahead (8 MiB by default).
+  if (::geteuid() != 0) GTEST_SKIP() << "raising the bdi's readahead needs root";
+  EXPECT_EQ(config_.max_readahead.bytes, uint64_t(8) << 20);
+  struct stat sb {};
+  ASSERT_EQ(::stat(mnt_.c_str(), &sb), 0);
+  const std::string knob = "/sys/class/bdi/" + std::to_string(major(sb.st_dev)) + ":" +
+                           std::to_string(minor(sb.st_dev)) + "/read_ahead_kb";
+  std::ifstream in(knob);
+  ASSERT_TRUE(in) << knob;
+  uint64_t kb = 0;
+  in >> kb;
+  EXPECT_EQ(kb, config_.max_readahead.bytes / 1024) << knob;
 }
 
 TEST_F(FuseMountTest, CreateWriteReadBackInMegabytePieces) {
