@@ -46,8 +46,8 @@ struct MountConfig {
   // sequential reader the kernel keeps READs (1 MiB each at most) in flight,
   // for files not served by passthrough (a remote or replicated file; a
   // passthrough file follows its drive's readahead). 8 MiB, as CephFS's
-  // rasize: one sequential reader of a remote file moved 1.18× the bytes of
-  // 1 MiB, with less CPU per GB (docs/performance.md). The cost: a random
+  // rasize: one sequential reader of a remote file read 1.18× as fast as
+  // with 1 MiB, with less CPU per GB (docs/performance.md). The cost: a random
   // mmap reader's first faults read that much around each fault (the
   // kernel stops after ~100 misses). Applied through INIT and, as root, the
   // mount's bdi.
@@ -93,7 +93,9 @@ struct MountConfig {
     v("allow-other", allow_other, "let other users access the mount (permissions still apply)");
     v("read-only", read_only, "mount read-only (mount option ro)");
     v("no-exec", no_exec, "do not allow executing programs from the mount (mount option noexec)");
-    v("max-readahead", max_readahead, "kernel readahead cap; bigger = fewer larger reads");
+    v("max-readahead", max_readahead,
+      "kernel readahead window of files not served by passthrough; bigger = more 1 MiB reads in "
+      "flight for a sequential reader");
     v("max-background", max_background, "async requests in flight; more = deeper readahead");
     v("debug", debug, "trace every FUSE request (log level trace)");
     v("io-uring", io_uring, "take requests through FUSE-over-io_uring queues when the kernel offers it (Linux 6.14+, enable_uring)");
