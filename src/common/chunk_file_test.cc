@@ -257,10 +257,12 @@ TEST_F(ChunkFileTest, RebuildLeavesThePageCacheAsItWas) {
   EXPECT_EQ(*n, kLen);
   EXPECT_EQ(buf.data()[kLen - 1], std::byte{'p'});
 
-  // Cached before (just read): still cached after.
+  // Cached before (just read): still cached after. A rebuild that dropped
+  // them would leave none; the kernel may evict a few meanwhile on a busy
+  // machine (a CI run saw 1023 of 1024), so half is the bar.
   ASSERT_TRUE(file->MarkChecksumsPending().ok());
   ASSERT_TRUE(file->RebuildChecksums(/*clear_pending=*/true).ok());
-  EXPECT_EQ(ResidentPages(file->data_fd(), kLen), kLen / 4096);
+  EXPECT_GE(ResidentPages(file->data_fd(), kLen), kLen / 4096 / 2);
 }
 
 // The scrubber rebuilds only when no writer holds the chunk.
