@@ -52,6 +52,21 @@ std::string WithTimeout(const std::string& conninfo, Duration timeout) {
   return conninfo + fmt::format(" connect_timeout={}", seconds);
 }
 
+// A fresh connection's setup (Connection::Open): ok, or why not.
+Status RunSetup(pg_conn* conn, const std::string& setup) {
+  if (setup.empty()) return Status::Ok();
+  pg_result* res = PQexec(conn, setup.c_str());
+  const bool ok = res != nullptr && PQresultStatus(res) == PGRES_COMMAND_OK;
+  std::string why =
+      ok ? "" : Trim(res != nullptr ? PQresultErrorMessage(res) : PQerrorMessage(conn));
+  PQclear(res);
+  if (ok) return Status::Ok();
+  if (PQstatus(conn) != CONNECTION_OK)
+    return ConnectionError(conn, "set up a PostgreSQL connection");
+  return Status(StatusCode::kInternal,
+                fmt::format("PostgreSQL: setting up a connection ({}): {}", setup, why));
+}
+
 // Server notices ("table does not exist, skipping") are not errors: they go
 // to the debug log instead of libpq's default, stderr.
 void QuietNotice(void*, const char* message) { LOG_DEBUG("postgres: {}", Trim(message)); }
@@ -108,20 +123,22 @@ std::string Rows::Bytes(int row, int col) const {
 
 // ---------------------------------------------------------------- Connection
 
-Result<std::unique_ptr<Connection>> Connection::Open(const std::string& conninfo, Duration timeout) {
+Result<std::unique_ptr<Connection>> Connection::Open(const std::string& conninfo, Duration timeout,
+                                                     std::string setup) {
   pg_conn* conn = PQconnectdb(WithTimeout(conninfo, timeout).c_str());
   if (conn == nullptr) return Status(StatusCode::kInternal, "libpq: out of memory");
-  if (PQstatus(conn) != CONNECTION_OK) {
-    Status st = ConnectionError(conn, "connect to PostgreSQL");
+  Status st = PQstatus(conn) == CONNECTION_OK ? RunSetup(conn, setup)
+                                              : ConnectionError(conn, "connect to PostgreSQL");
+  if (!st.ok()) {
     PQfinish(conn);
     return st;
   }
   PQsetNoticeProcessor(conn, QuietNotice, nullptr);
-  return std::unique_ptr<Connection>(new Connection(conn, conninfo, timeout));
+  return std::unique_ptr<Connection>(new Connection(conn, conninfo, timeout, std::move(setup)));
 }
 
-Connection::Connection(pg_conn* conn, std::string conninfo, Duration timeout)
-    : conn_(conn), conninfo_(std::move(conninfo)), timeout_(timeout) {}
+Connection::Connection(pg_conn* conn, std::string conninfo, Duration timeout, std::string setup)
+    : conn_(conn), conninfo_(std::move(conninfo)), timeout_(timeout), setup_(std::move(setup)) {}
 
 Connection::~Connection() {
   if (conn_ != nullptr) PQfinish(conn_);
@@ -147,8 +164,9 @@ Status Connection::Reset() {
   // for the read-write one again.
   pg_conn* fresh = PQconnectdb(WithTimeout(conninfo_, timeout_).c_str());
   if (fresh == nullptr) return Status(StatusCode::kInternal, "libpq: out of memory");
-  if (PQstatus(fresh) != CONNECTION_OK) {
-    Status st = ConnectionError(fresh, "reconnect to PostgreSQL");
+  Status st = PQstatus(fresh) == CONNECTION_OK ? RunSetup(fresh, setup_)
+                                               : ConnectionError(fresh, "reconnect to PostgreSQL");
+  if (!st.ok()) {
     PQfinish(fresh);
     return st;
   }

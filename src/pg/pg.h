@@ -111,7 +111,10 @@ class Connection {
  public:
   // Connects; fails after `timeout` (connect_timeout, whole seconds, at
   // least 1). kTryAgain when the server is unreachable or read-only.
-  static Result<std::unique_ptr<Connection>> Open(const std::string& conninfo, Duration timeout);
+  // `setup` (SQL, e.g. session SETs) runs on every connection made, this
+  // one and Reset's, before anything else.
+  static Result<std::unique_ptr<Connection>> Open(const std::string& conninfo, Duration timeout,
+                                                  std::string setup = "");
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -162,7 +165,7 @@ class Connection {
   uint64_t round_trips() const { return round_trips_; }
 
  private:
-  explicit Connection(pg_conn* conn, std::string conninfo, Duration timeout);
+  Connection(pg_conn* conn, std::string conninfo, Duration timeout, std::string setup);
   Result<Rows> Check(pg_result* res, std::string_view what);
   Status EnterPipeline();
   // Reads every result due, through the end of the last batch; leaves
@@ -187,6 +190,7 @@ class Connection {
   pg_conn* conn_;
   const std::string conninfo_;
   const Duration timeout_;
+  const std::string setup_;
   std::unordered_map<std::string, bool> prepared_;  // statement names prepared on this connection
   bool read_only_ = false;                           // the server said it cannot write (25006)
   bool broken_ = false;                              // see Broken()

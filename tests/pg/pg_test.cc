@@ -59,6 +59,31 @@ TEST(Pg, PreparedStatementsAreReused) {
   }
 }
 
+// A connection's setup runs on it and again on the connection Reset makes
+// (the session SETs of the metadata engine); a setup the server refuses
+// fails the open with the server's reason, not retryable.
+TEST(Pg, SetupRunsOnEveryConnection) {
+  REQUIRE_SERVER();
+  auto c = Connection::Open(Url(), Duration{std::chrono::seconds(5)},
+                            "SET enable_seqscan = off; SET application_name = 't0fs-setup'");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto show = [&] {
+    auto rows =
+        (*c)->Exec("SELECT current_setting('enable_seqscan'), current_setting('application_name')");
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    return rows.ok() ? std::string(rows->Text(0, 0)) + " " + std::string(rows->Text(0, 1)) : "";
+  };
+  EXPECT_EQ(show(), "off t0fs-setup");
+  ASSERT_TRUE((*c)->Reset().ok());
+  EXPECT_EQ(show(), "off t0fs-setup");
+  auto bad =
+      Connection::Open(Url(), Duration{std::chrono::seconds(5)}, "SET no_such_setting_here = 1");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().code(), StatusCode::kTryAgain);
+  EXPECT_NE(bad.status().message().find("no_such_setting_here"), std::string::npos)
+      << bad.status().ToString();
+}
+
 TEST(Pg, UniqueViolationIsRetryableOtherErrorsAreNot) {
   REQUIRE_SERVER();
   auto c = Connect();

@@ -16,6 +16,26 @@ namespace {
 constexpr std::array<std::string_view, 5> kSyncValues = {"off", "local", "remote_write", "on",
                                                          "remote_apply"};
 
+// Every statement of the engine finds its rows by key. On a small table
+// (replay slots, volumes, a new store's inodes) the planner prefers reading
+// the whole table, and under serializable isolation that locks the whole
+// table against every writer: concurrent operations then conflicted 10-40
+// times as often (scripts/bench-meta-stores, docs/performance.md). Set for
+// the whole session of every connection (read transactions too: a prepared
+// statement's cached plan is shared by both kinds on a connection), as are
+// the write transactions' idle timeout and synchronous_commit: a SET LOCAL
+// in each transaction was two or three statements more for the server to
+// run in every operation of ten or so.
+std::string SessionSetup(const PgOptions& opts) {
+  std::string sql = "SET enable_seqscan = off";
+  if (opts.idle_txn_timeout.value.count() > 0) {
+    sql += fmt::format("; SET idle_in_transaction_session_timeout = {}",
+                       opts.idle_txn_timeout.value.count());
+  }
+  if (opts.synchronous_commit != "server")
+    sql += fmt::format("; SET synchronous_commit = {}", opts.synchronous_commit);
+  return sql;
+}
 }  // namespace
 
 Result<std::unique_ptr<PgEngine>> PgEngine::Open(const std::string& url, const PgOptions& opts) {
@@ -32,7 +52,7 @@ Result<std::unique_ptr<PgEngine>> PgEngine::Open(const std::string& url, const P
                     opts.synchronous_commit));
   }
   const std::string where = RedactUrlPassword(url);
-  auto conn = pg::Connection::Open(url, opts.connect_timeout);
+  auto conn = pg::Connection::Open(url, opts.connect_timeout, SessionSetup(opts));
   if (!conn.ok()) return conn.status().WithContext(where);
   Status st = pgschema::Prepare(**conn, where);
   if (!st.ok()) return st;
@@ -40,29 +60,15 @@ Result<std::unique_ptr<PgEngine>> PgEngine::Open(const std::string& url, const P
   return std::unique_ptr<PgEngine>(new PgEngine(url, opts, std::move(conn).value()));
 }
 
-namespace {
-// Every statement of the engine finds its rows by key. On a small table
-// (replay slots, volumes, a new store's inodes) the planner prefers reading
-// the whole table, and under serializable isolation that locks the whole
-// table against every writer: concurrent operations then conflicted 10-40
-// times as often (scripts/bench-meta-stores, docs/performance.md). Set in
-// every transaction, read ones too: a prepared statement's cached plan is
-// shared by both kinds on a connection.
-constexpr const char* kNoSeqScan = "SET LOCAL enable_seqscan = off";
-}  // namespace
-
 PgEngine::PgEngine(std::string url, PgOptions opts, std::unique_ptr<pg::Connection> first)
     : url_(std::move(url)), opts_(std::move(opts)) {
-  begin_write_ = {"BEGIN ISOLATION LEVEL SERIALIZABLE", kNoSeqScan};
+  begin_write_ = {"BEGIN ISOLATION LEVEL SERIALIZABLE"};
+  begin_durable_ = {"BEGIN ISOLATION LEVEL SERIALIZABLE", "SET LOCAL synchronous_commit = on"};
+  begin_read_ = {"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"};
+  // The idle timeout is the write transactions' (a long copy reads in one
+  // transaction while it writes elsewhere).
   if (opts_.idle_txn_timeout.value.count() > 0) {
-    begin_write_.push_back(fmt::format("SET LOCAL idle_in_transaction_session_timeout = {}",
-                                       opts_.idle_txn_timeout.value.count()));
-  }
-  begin_durable_ = begin_write_;
-  begin_durable_.push_back("SET LOCAL synchronous_commit = on");
-  if (opts_.synchronous_commit != "server") {
-    begin_write_.push_back(
-        fmt::format("SET LOCAL synchronous_commit = {}", opts_.synchronous_commit));
+    begin_read_.push_back("SET LOCAL idle_in_transaction_session_timeout = 0");
   }
   idle_.push_back(std::move(first));
   open_ = 1;
@@ -86,7 +92,7 @@ Result<std::unique_ptr<pg::Connection>> PgEngine::Acquire() {
     }
   }
   if (conn == nullptr) {
-    auto opened = pg::Connection::Open(url_, opts_.connect_timeout);
+    auto opened = pg::Connection::Open(url_, opts_.connect_timeout, SessionSetup(opts_));
     if (!opened.ok()) {
       std::lock_guard lock(mu_);
       --open_;
@@ -116,9 +122,10 @@ void PgEngine::Release(std::unique_ptr<pg::Connection> conn) {
 Result<std::unique_ptr<PgTxn>> PgEngine::Begin(bool write, bool durable) {
   ASSIGN_OR_RETURN(auto conn, Acquire());
   // Nothing is sent yet: PgTxn queues these ahead of its first statement.
-  std::vector<std::string> begin = {"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", kNoSeqScan};
-  if (write) begin = durable ? begin_durable_ : begin_write_;
-  return std::make_unique<PgTxn>(*this, std::move(conn), std::move(begin));
+  const std::vector<std::string>& begin = !write    ? begin_read_
+                                          : durable ? begin_durable_
+                                                    : begin_write_;
+  return std::make_unique<PgTxn>(*this, std::move(conn), begin);
 }
 
 std::optional<uint64_t> PgEngine::TakeId(Counter counter) {

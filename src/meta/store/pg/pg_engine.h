@@ -53,8 +53,10 @@
 // those at store creation and copy (nothing else runs); nodes and volumes,
 // reserved while servers run, are not in blocks and stay exact.
 //
-// Every transaction runs with enable_seqscan off (pg_engine.cc says why:
-// whole-table reads lock the whole table under serializable isolation).
+// Every connection runs with enable_seqscan off (pg_engine.cc says why:
+// whole-table reads lock the whole table under serializable isolation),
+// set once for its session with the write transactions' idle timeout and
+// synchronous_commit (pg::Connection's setup, again after a reconnect).
 //
 // Cost (PgTxn, pipeline mode): BEGIN is queued with the first statement,
 // writes are queued, each read is one round trip carrying the writes before
@@ -129,6 +131,7 @@ class PgEngine final : public Engine {
   const PgOptions opts_;
   std::vector<std::string> begin_write_;  // the statements that begin an ordinary write transaction
   std::vector<std::string> begin_durable_;  // those of a durable one (a client's fsync)
+  std::vector<std::string> begin_read_;     // those of a read transaction
 
   std::mutex ids_mu_;              // guards blocks_; never held while talking to the server
   std::array<IdBlock, 7> blocks_;  // by Counter
