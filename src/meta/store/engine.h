@@ -80,6 +80,13 @@ class ReadTxn {
   // transaction's writes included. Read nothing by default.
   virtual Status PrefetchEntry(InodeId /*dir*/, std::string_view /*name*/) { return Status::Ok(); }
   virtual Status PrefetchVolume(VolumeId /*volume*/) { return Status::Ok(); }
+  // A removal's further reads of the inode that entry (dir, name) names,
+  // after PrefetchEntry(dir, name): ListHandlesOf(it), and then, for a
+  // directory, its first entry (ListDir(it, 0, 1, false)), else all its
+  // chunks (ListChunksOf(it, 0, UINT64_MAX)).
+  virtual Status PrefetchRemoval(InodeId /*dir*/, std::string_view /*name*/, bool /*directory*/) {
+    return Status::Ok();
+  }
   // The entries of `parent` with seq > after_seq, by ascending seq, at most
   // `limit`; with their inodes when `with_inodes`.
   virtual Result<std::vector<DirItem>> ListDir(InodeId parent, uint64_t after_seq, size_t limit,

@@ -200,7 +200,13 @@ TEST_P(FilesTest, NamespaceChangesOnPostgresTakeTwoOrThreeRoundTrips) {
   a.open_session = session_;
   a.open_flags = O_WRONLY | O_CREAT;
   a.first_chunk = {targets_[0]};
-  ASSERT_OK(store_->MakeNode(OpToken{session_, 3, 1}, a, T(100)));  // the slot's row, id blocks
+  // The slot's row and the id blocks (a removal's garbage rows too).
+  auto warm = store_->MakeNode(OpToken{session_, 3, 1}, a, T(100));
+  ASSERT_OK(warm);
+  ASSERT_OK(store_->Commit(OpToken{}, CommitArgs{warm->attr.ino, warm->handle, 10, T(100), {}},
+                           false, T(100)));
+  ASSERT_OK(store_->Release(OpToken{}, warm->handle));
+  ASSERT_OK(store_->Unlink(OpToken{}, kRootInode, "warm", T(100), nullptr));
   auto cost = [&](const std::function<Status()>& op) -> uint64_t {
     const uint64_t before = pg->round_trips();
     Status st = op();
@@ -209,8 +215,11 @@ TEST_P(FilesTest, NamespaceChangesOnPostgresTakeTwoOrThreeRoundTrips) {
   };
   a.name = "f";
   a.first_chunk_id = ChunkId(1u << 20);
+  HandleId handle;
   EXPECT_EQ(cost([&] {
-              return store_->MakeNode(OpToken{session_, 3, 2}, a, T(101)).status();
+              auto made = store_->MakeNode(OpToken{session_, 3, 2}, a, T(101));
+              if (made.ok()) handle = made->handle;
+              return made.status();
             }),
             3u);
   EXPECT_EQ(store_->GetLayout(Find(kRootInode, "f"), 0, 1)->at(0).replicas.at(0).chunk,
@@ -233,6 +242,30 @@ TEST_P(FilesTest, NamespaceChangesOnPostgresTakeTwoOrThreeRoundTrips) {
         return store_->Rename(OpToken{session_, 3, 4}, kRootInode, "f", kRootInode, "g", 0, T(104));
       }),
       1u);
+  // An unlink reads the entry, the file's handles and its chunks in one
+  // round trip (PrefetchRemoval), an rmdir the entry, the directory's
+  // handles and whether it is empty; both then commit.
+  ASSERT_OK(store_->MakeNode(
+      OpToken{}, MakeNodeArgs{d.parent, "e", S_IFDIR | 0755, 0, 0, 0, true, "", 0}, T(104)));
+  ASSERT_OK(store_->MakeNode(
+      OpToken{}, MakeNodeArgs{Find(kRootInode, "e"), "x", S_IFDIR | 0755, 0, 0, 0, true, "", 0},
+      T(104)));
+  const InodeId g = Find(kRootInode, "g");
+  ASSERT_OK(store_->Commit(OpToken{}, CommitArgs{g, handle, 10, T(104), {}}, false, T(104)));
+  ASSERT_OK(store_->Release(OpToken{}, handle));
+  ASSERT_EQ(Counts().garbage_chunks, 1u);  // warm's
+  EXPECT_EQ(cost([&] {
+              return store_->Unlink(OpToken{session_, 3, 5}, kRootInode, "g", T(105), nullptr);
+            }),
+            2u);
+  EXPECT_EQ(Counts().garbage_chunks, 2u);  // g's chunk 0 too, listed by the prefetch
+  EXPECT_EQ(cost([&] {
+              return store_->Rmdir(OpToken{session_, 3, 6}, kRootInode, "d", T(106), nullptr);
+            }),
+            2u);
+  // Not empty: the prefetched first entry says so.
+  EXPECT_EQ(store_->Rmdir(OpToken{session_, 3, 7}, kRootInode, "e", T(107), nullptr).code(),
+            StatusCode::kNotEmpty);
 }
 
 TEST_P(FilesTest, CreateOpensInItsTransaction) {

@@ -9,6 +9,7 @@
 // live beside each engine.
 #include <sys/stat.h>
 
+#include <limits>
 #include <map>
 #include <thread>
 
@@ -454,6 +455,116 @@ TEST_P(EngineContract, PrefetchesTogetherAnswerLikeReads) {
   ASSERT_OK(chunk);
   ASSERT_TRUE(chunk->has_value());
   EXPECT_EQ((*chunk)->replicas.size(), 2u);
+}
+
+// PrefetchRemoval (a removal's reads of the inode an entry names: its
+// handles, and its chunks or first entry) changes no answer either: read
+// after another read or first, of a file, a directory, a missing entry;
+// written between the prefetch and the read, before or after its rows came
+// back; and another inode's rows are read as usual.
+TEST_P(EngineContract, PrefetchedRemovalAnswersLikeReads) {
+  {
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    ASSERT_OK(txn->PutInode(SampleInode(60, S_IFDIR | 0755)));
+    ASSERT_OK(txn->PutInode(SampleInode(61, S_IFREG | 0644)));
+    ASSERT_OK(txn->PutInode(SampleInode(62, S_IFDIR | 0755)));
+    ASSERT_OK(txn->PutInode(SampleInode(63, S_IFREG | 0644)));
+    ASSERT_OK(txn->PutDentry(DentryRow{InodeId(60), "f", InodeId(61), 1}));
+    ASSERT_OK(txn->PutDentry(DentryRow{InodeId(60), "d", InodeId(62), 2}));
+    ASSERT_OK(txn->PutDentry(DentryRow{InodeId(62), "x", InodeId(63), 5}));
+    ASSERT_OK(txn->PutDentry(DentryRow{InodeId(62), "y", InodeId(63), 6}));
+    ASSERT_OK(txn->PutHandle(HandleRow{HandleId(20), SessionId(3), InodeId(61), 0}));
+    ASSERT_OK(txn->PutChunk(ChunkRow{ChunkId(30), InodeId(61), 0}));
+    ASSERT_OK(txn->PutChunk(ChunkRow{ChunkId(31), InodeId(61), 1}));
+    ASSERT_OK(txn->PutReplica(
+        ReplicaRow{ChunkId(30), 0, NodeId(2), VolumeId(4), 1, ReplicaState::kHealthy}));
+    ASSERT_OK(txn->PutReplica(
+        ReplicaRow{ChunkId(30), 1, NodeId(3), VolumeId(5), 1, ReplicaState::kHealthy}));
+    ASSERT_OK(txn->Commit());
+  }
+  constexpr uint64_t kAll = std::numeric_limits<uint64_t>::max();
+  auto handles_of = [](WriteTxn& txn, uint64_t ino) {
+    std::vector<uint64_t> ids;
+    auto got = txn.ListHandlesOf(InodeId(ino));
+    EXPECT_OK(got);
+    if (got.ok()) {
+      for (const HandleRow& h : *got) ids.push_back(h.id.value());
+    }
+    return ids;
+  };
+  auto chunks_of = [&](WriteTxn& txn, uint64_t ino) {
+    std::vector<std::pair<uint64_t, size_t>> out;  // id, replicas
+    auto got = txn.ListChunksOf(InodeId(ino), 0, kAll);
+    EXPECT_OK(got);
+    if (got.ok()) {
+      for (const ChunkWithReplicas& c : *got)
+        out.emplace_back(c.chunk.id.value(), c.replicas.size());
+    }
+    return out;
+  };
+  auto first_of = [](WriteTxn& txn, uint64_t dir) -> std::optional<std::string> {
+    auto got = txn.ListDir(InodeId(dir), 0, 1, false);
+    EXPECT_OK(got);
+    if (!got.ok() || got->empty()) return std::nullopt;
+    return got->front().dentry.name;
+  };
+  using Chunks = std::vector<std::pair<uint64_t, size_t>>;
+  {  // a file, read after the replay slot's read
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    ASSERT_OK(txn->PrefetchEntry(InodeId(60), "f"));
+    ASSERT_OK(txn->PrefetchRemoval(InodeId(60), "f", false));
+    ASSERT_OK(txn->GetReplay(SessionId(9), 0).status());
+    EXPECT_EQ(EntryIno(*txn, 60, "f"), 61u);
+    EXPECT_EQ(handles_of(*txn, 62), std::vector<uint64_t>());  // another inode: read as usual
+    EXPECT_EQ(handles_of(*txn, 61), std::vector<uint64_t>{20});
+    EXPECT_EQ(chunks_of(*txn, 61), (Chunks{{30, 2}, {31, 0}}));
+    EXPECT_EQ(handles_of(*txn, 61), std::vector<uint64_t>{20});  // read again
+  }
+  {  // a directory, read first
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    ASSERT_OK(txn->PrefetchEntry(InodeId(60), "d"));
+    ASSERT_OK(txn->PrefetchRemoval(InodeId(60), "d", true));
+    EXPECT_EQ(first_of(*txn, 62), "x");
+    EXPECT_EQ(handles_of(*txn, 62), std::vector<uint64_t>());
+    EXPECT_EQ(first_of(*txn, 60), "f");  // another directory
+  }
+  {  // written before the prefetched rows came back
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    ASSERT_OK(txn->PrefetchRemoval(InodeId(60), "f", false));
+    ASSERT_OK(txn->PrefetchRemoval(InodeId(60), "d", true));
+    ASSERT_OK(txn->PutHandle(HandleRow{HandleId(21), SessionId(3), InodeId(61), 0}));
+    ASSERT_OK(txn->DeleteChunk(ChunkId(31)));
+    ASSERT_OK(txn->DeleteDentry(InodeId(62), "x"));
+    EXPECT_EQ(handles_of(*txn, 61), (std::vector<uint64_t>{20, 21}));
+    EXPECT_EQ(chunks_of(*txn, 61), (Chunks{{30, 2}}));
+    EXPECT_EQ(first_of(*txn, 62), "y");
+  }
+  {  // written after they came back (a read between)
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    ASSERT_OK(txn->PrefetchRemoval(InodeId(60), "f", false));
+    ASSERT_OK(txn->PrefetchRemoval(InodeId(60), "d", true));
+    ASSERT_OK(txn->GetReplay(SessionId(9), 0).status());
+    ASSERT_OK(txn->DeleteHandle(HandleId(20)));
+    ASSERT_OK(txn->DeleteReplica(ChunkId(30), 1));
+    ASSERT_OK(txn->PutDentry(DentryRow{InodeId(62), "a", InodeId(63), 4}));
+    EXPECT_EQ(handles_of(*txn, 61), std::vector<uint64_t>());
+    EXPECT_EQ(chunks_of(*txn, 61), (Chunks{{30, 1}, {31, 0}}));
+    EXPECT_EQ(first_of(*txn, 62), "a");
+  }
+  {  // no such entry; an empty directory; a file asked as a directory
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    ASSERT_OK(txn->PrefetchRemoval(InodeId(60), "none", false));
+    ASSERT_OK(txn->PrefetchRemoval(InodeId(62), "x", true));
+    EXPECT_EQ(handles_of(*txn, 63), std::vector<uint64_t>());
+    EXPECT_EQ(first_of(*txn, 63), std::nullopt);
+    EXPECT_EQ(chunks_of(*txn, 61), (Chunks{{30, 2}, {31, 0}}));
+  }
 }
 
 TEST_P(EngineContract, ScanStopsOnVisitorError) {

@@ -24,8 +24,10 @@ Status PosixStore::Unlink(const OpToken& token, InodeId parent, std::string_view
     if (dir_after != nullptr) *dir_after = dir.attr;
     return internal::DropLink(txn, std::move(file), now);
   };
-  return Mutate(token, body, nullptr, /*durable=*/false,
-                [&](ReadTxn& txn) { return txn.PrefetchEntry(parent, name); });
+  return Mutate(token, body, nullptr, /*durable=*/false, [&](ReadTxn& txn) {
+    RETURN_IF_ERROR(txn.PrefetchEntry(parent, name));
+    return txn.PrefetchRemoval(parent, name, /*directory=*/false);
+  });
 }
 
 Status PosixStore::Rmdir(const OpToken& token, InodeId parent, std::string_view name,
@@ -52,8 +54,10 @@ Status PosixStore::Rmdir(const OpToken& token, InodeId parent, std::string_view 
     *dir_after = after.attr;
     return Status::Ok();
   };
-  return Mutate(token, body, nullptr, /*durable=*/false,
-                [&](ReadTxn& txn) { return txn.PrefetchEntry(parent, name); });
+  return Mutate(token, body, nullptr, /*durable=*/false, [&](ReadTxn& txn) {
+    RETURN_IF_ERROR(txn.PrefetchEntry(parent, name));
+    return txn.PrefetchRemoval(parent, name, /*directory=*/true);
+  });
 }
 
 }  // namespace t0fs::meta

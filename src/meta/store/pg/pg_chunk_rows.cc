@@ -1,4 +1,6 @@
 // PgTxn: chunks, their replicas, the garbage queue.
+#include <limits>
+
 #include "meta/store/pg/pg_txn.h"
 
 namespace t0fs::meta {
@@ -22,6 +24,15 @@ constexpr Stmt kGetChunk{"get_chunk", T0FS_PG_CHUNK_JOIN "WHERE c.id = $1 ORDER 
 constexpr Stmt kListChunksOf{
     "list_chunks_of",
     T0FS_PG_CHUNK_JOIN "WHERE c.ino = $1 AND c.idx >= $2 AND c.idx < $3 ORDER BY c.idx, r.pos"};
+// The chunks of the inode entry ($1, $2) names, as kListChunksOf, with that
+// inode last: no row when there is no such entry, one with NULL chunk
+// columns when it has no chunk.
+constexpr Stmt kChunksOfEntry{
+    "chunks_of_entry",
+    "SELECT c.id, c.ino, c.idx, c.object_version, c.ec, r.pos, r.node, r.volume, r.version, "
+    "r.state, e.ino FROM dentries e LEFT JOIN chunks c ON c.ino = e.ino "
+    "LEFT JOIN replicas r ON r.chunk_id = c.id "
+    "WHERE e.parent = $1 AND e.name = $2 ORDER BY c.idx, r.pos"};
 constexpr Stmt kScanChunks{
     "scan_chunks", T0FS_PG_CHUNK_JOIN
     "WHERE c.id IN (SELECT id FROM chunks WHERE id > $1 ORDER BY id LIMIT $2) "
@@ -73,6 +84,7 @@ constexpr Stmt kDeleteGarbage{"delete_garbage", "DELETE FROM garbage WHERE id = 
 std::vector<ChunkWithReplicas> ChunksOfRows(const pg::Rows& q) {
   std::vector<ChunkWithReplicas> out;
   for (int r = 0; r < q.size(); ++r) {
+    if (q.IsNull(r, 0)) continue;  // kChunksOfEntry's row of an inode without chunks
     ChunkId id(q.UInt(r, 0));
     if (out.empty() || out.back().chunk.id != id) {
       out.push_back(ChunkWithReplicas{ChunkRow{id, InodeId(q.UInt(r, 1)), q.UInt(r, 2),
@@ -122,8 +134,21 @@ Result<std::optional<ChunkWithReplicas>> PgTxn::GetChunk(ChunkId chunk) {
   return std::optional<ChunkWithReplicas>(std::move(chunks.front()));
 }
 
+Status PgTxn::PrefetchChunksOfEntry(InodeId dir, std::string_view name) {
+  const uint64_t writes = chunk_writes_;
+  return Prefetch(kChunksOfEntry, {Id64(dir), pg::Param::Bytes(name)},
+                  [this, writes](const pg::Rows& rows) {
+                    if (rows.size() == 0 || chunk_writes_ != writes) return;
+                    prefetched_chunks_.emplace(InodeId(rows.UInt(0, 10)), ChunksOfRows(rows));
+                  });
+}
+
 Result<std::vector<ChunkWithReplicas>> PgTxn::ListChunksOf(InodeId ino, uint64_t first,
                                                            uint64_t end) {
+  if (first == 0 && end == std::numeric_limits<uint64_t>::max()) {  // all of them: prefetched?
+    RETURN_IF_ERROR(Settle());
+    if (auto chunks = TakePrefetched(prefetched_chunks_, ino)) return std::move(*chunks);
+  }
   // Indices are stored as signed 64-bit integers.
   constexpr uint64_t kMaxIndex = static_cast<uint64_t>(INT64_MAX);
   if (first >= end || first > kMaxIndex) return std::vector<ChunkWithReplicas>();
@@ -143,11 +168,13 @@ Status PgTxn::ScanReplicas(const RowVisitor<ReplicaRow>& visit) {
 }
 
 Status PgTxn::PutChunk(const ChunkRow& row) {
+  ChunksWritten();
   return Exec(kPutChunk, {Id64(row.id), Id64(row.ino), U(row.index), U(row.object_version),
                           pg::Param(std::string_view(row.ec))});
 }
 
 Result<bool> PgTxn::InsertChunkIfFree(const ChunkRow& row) {
+  ChunksWritten();
   ASSIGN_OR_RETURN(pg::Rows rows, Run(kInsertChunkIfFree, {Id64(row.id), Id64(row.ino),
                                                            U(row.index), U(row.object_version),
                                                            pg::Param(std::string_view(row.ec))}));
@@ -155,15 +182,18 @@ Result<bool> PgTxn::InsertChunkIfFree(const ChunkRow& row) {
 }
 
 Status PgTxn::DeleteChunk(ChunkId chunk) {
+  ChunksWritten();
   return Exec(kDeleteChunk, {Id64(chunk)});
 }
 
 Status PgTxn::PutReplica(const ReplicaRow& row) {
+  ChunksWritten();
   return Exec(kPutReplica, {Id64(row.chunk), U(row.pos), Id64(row.node), Id64(row.volume),
                             U(row.version), U(static_cast<uint32_t>(row.state))});
 }
 
 Status PgTxn::DeleteReplica(ChunkId chunk, uint32_t pos) {
+  ChunksWritten();
   return Exec(kDeleteReplica, {Id64(chunk), U(pos)});
 }
 

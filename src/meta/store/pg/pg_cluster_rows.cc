@@ -34,6 +34,12 @@ constexpr Stmt kGetHandle{"get_handle",
                           "SELECT " T0FS_PG_HANDLE_COLUMNS " FROM handles WHERE id = $1"};
 constexpr Stmt kHandlesOf{
     "handles_of", "SELECT " T0FS_PG_HANDLE_COLUMNS " FROM handles WHERE ino = $1 ORDER BY id"};
+// The handles of the inode entry ($1, $2) names, that inode last: no row
+// when there is no such entry, one with NULL handle columns when it has none.
+constexpr Stmt kHandlesOfEntry{"handles_of_entry",
+                               "SELECT h.id, h.session, h.ino, h.flags, e.ino FROM dentries e "
+                               "LEFT JOIN handles h ON h.ino = e.ino "
+                               "WHERE e.parent = $1 AND e.name = $2 ORDER BY h.id"};
 constexpr Stmt kHandlesOfSession{"handles_of_session",
                                  "SELECT " T0FS_PG_HANDLE_COLUMNS
                                  " FROM handles WHERE session = $1 ORDER BY id"};
@@ -183,7 +189,22 @@ Result<std::optional<HandleRow>> PgTxn::GetHandle(HandleId handle) {
   return FirstOfRows(rows, HandleOfRow);
 }
 
+Status PgTxn::PrefetchHandlesOfEntry(InodeId dir, std::string_view name) {
+  const uint64_t writes = handle_writes_;
+  return Prefetch(kHandlesOfEntry, {Id64(dir), pg::Param::Bytes(name)},
+                  [this, writes](const pg::Rows& rows) {
+                    if (rows.size() == 0 || handle_writes_ != writes) return;
+                    std::vector<HandleRow> handles;
+                    for (int r = 0; r < rows.size(); ++r) {
+                      if (!rows.IsNull(r, 0)) handles.push_back(HandleOfRow(rows, r));
+                    }
+                    prefetched_handles_.emplace(InodeId(rows.UInt(0, 4)), std::move(handles));
+                  });
+}
+
 Result<std::vector<HandleRow>> PgTxn::ListHandlesOf(InodeId ino) {
+  RETURN_IF_ERROR(Settle());
+  if (auto handles = TakePrefetched(prefetched_handles_, ino)) return std::move(*handles);
   ASSIGN_OR_RETURN(pg::Rows rows, Run(kHandlesOf, {Id64(ino)}));
   return AllOfRows(rows, HandleOfRow);
 }
@@ -198,10 +219,14 @@ Status PgTxn::ScanHandles(const RowVisitor<HandleRow>& visit) {
 }
 
 Status PgTxn::PutHandle(const HandleRow& row) {
+  prefetched_handles_.reset();
+  ++handle_writes_;
   return Exec(kPutHandle, {Id64(row.id), Id64(row.session), Id64(row.ino), U(row.flags)});
 }
 
 Status PgTxn::DeleteHandle(HandleId handle) {
+  prefetched_handles_.reset();
+  ++handle_writes_;
   return Exec(kDeleteHandle, {Id64(handle)});
 }
 

@@ -64,6 +64,14 @@ constexpr Stmt kListDir{
     "list_dir",
     "SELECT parent, name, ino, seq FROM dentries WHERE parent = $1 AND seq > $2 "
     "ORDER BY seq LIMIT $3"};
+// The first entry (as kListDir from seq 0) of the directory entry ($1, $2)
+// names, with that directory last: no row when there is no such entry, one
+// with NULL entry columns when the directory is empty (or not one).
+constexpr Stmt kFirstEntryOfEntry{
+    "first_entry_of_entry",
+    "SELECT d.parent, d.name, d.ino, d.seq, e.ino FROM dentries e LEFT JOIN LATERAL "
+    "(SELECT parent, name, ino, seq FROM dentries WHERE parent = e.ino AND seq > 0 "
+    "ORDER BY seq LIMIT 1) d ON true WHERE e.parent = $1 AND e.name = $2"};
 constexpr Stmt kListDirInodes{"list_dir_inodes",
                               "SELECT d.parent, d.name, d.ino, d.seq, " T0FS_PG_JOINED_INODE_COLUMNS
                               " FROM dentries d LEFT JOIN inodes i ON i.ino = d.ino "
@@ -239,6 +247,23 @@ Status PgTxn::PrefetchEntry(InodeId dir, std::string_view name) {
                   });
 }
 
+Status PgTxn::PrefetchRemoval(InodeId dir, std::string_view name, bool directory) {
+  if (!failed_.ok()) return failed_;
+  RETURN_IF_ERROR(PrefetchHandlesOfEntry(dir, name));
+  return directory ? PrefetchFirstEntryOfEntry(dir, name) : PrefetchChunksOfEntry(dir, name);
+}
+
+Status PgTxn::PrefetchFirstEntryOfEntry(InodeId dir, std::string_view name) {
+  const uint64_t writes = entry_writes_;
+  return Prefetch(kFirstEntryOfEntry, {Id64(dir), pg::Param::Bytes(name)},
+                  [this, writes](const pg::Rows& rows) {
+                    if (rows.size() == 0 || entry_writes_ != writes) return;
+                    std::optional<DentryRow> first;
+                    if (!rows.IsNull(0, 0)) first = DentryOfRow(rows, 0);
+                    prefetched_first_entry_.emplace(InodeId(rows.UInt(0, 4)), std::move(first));
+                  });
+}
+
 Result<std::optional<DentryRow>> PgTxn::GetDentry(InodeId parent, std::string_view name) {
   RETURN_IF_ERROR(Settle());
   if (!failed_.ok()) return failed_;
@@ -262,6 +287,13 @@ Result<std::vector<DirItem>> PgTxn::ListDir(InodeId parent, uint64_t after_seq, 
                                             bool with_inodes) {
   std::vector<DirItem> out;
   if (limit == 0) return out;
+  if (after_seq == 0 && limit == 1 && !with_inodes) {  // is it empty: prefetched?
+    RETURN_IF_ERROR(Settle());
+    if (auto first = TakePrefetched(prefetched_first_entry_, parent)) {
+      if (*first) out.push_back(DirItem{std::move(**first), std::nullopt});
+      return out;
+    }
+  }
   ASSIGN_OR_RETURN(pg::Rows rows, Run(with_inodes ? kListDirInodes : kListDir,
                                       {Id64(parent), U(after_seq), Limit(limit)}));
   out.reserve(static_cast<size_t>(rows.size()));
@@ -280,6 +312,7 @@ Status PgTxn::ScanDentries(const RowVisitor<DentryRow>& visit) {
 
 Status PgTxn::PutDentry(const DentryRow& row) {
   prefetched_.clear();
+  prefetched_first_entry_.reset();
   ++entry_writes_;
   return Exec(kPutDentry,
               {Id64(row.parent), pg::Param::Bytes(row.name), Id64(row.ino), U(row.seq)});
@@ -287,6 +320,7 @@ Status PgTxn::PutDentry(const DentryRow& row) {
 
 Status PgTxn::DeleteDentry(InodeId parent, std::string_view name) {
   prefetched_.clear();
+  prefetched_first_entry_.reset();
   ++entry_writes_;
   return Exec(kDeleteDentry, {Id64(parent), pg::Param::Bytes(name)});
 }

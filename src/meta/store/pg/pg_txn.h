@@ -14,7 +14,9 @@
 //    reads its entry's inode with it: a lookup's next GetInode is free.
 //    PrefetchEntry reads a directory, one of its entries and that entry's
 //    inode in one statement: a namespace operation's first three reads.
-//  - Prefetches (PrefetchEntry, PrefetchVolume) are queued,
+//    PrefetchRemoval reads what a removal reads next of that inode, by the
+//    entry's name (its handles, and its chunks or its first entry).
+//  - Prefetches (PrefetchEntry, PrefetchVolume, PrefetchRemoval) are queued,
 //    not waited for: their rows come back with the next read's (the replay
 //    slot a mutation reads first), so a create reads everything in one
 //    round trip. A read they may answer sends them first if still queued.
@@ -37,6 +39,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "meta/store/engine.h"
@@ -83,6 +86,7 @@ class PgTxn final : public WriteTxn {
   Result<std::optional<DentryRow>> GetDentry(InodeId parent, std::string_view name) override;
   Status PrefetchEntry(InodeId dir, std::string_view name) override;
   Status PrefetchVolume(VolumeId volume) override;
+  Status PrefetchRemoval(InodeId dir, std::string_view name, bool directory) override;
   Result<std::vector<DirItem>> ListDir(InodeId parent, uint64_t after_seq, size_t limit,
                                        bool with_inodes) override;
   Status ScanDentries(const RowVisitor<DentryRow>& visit) override;
@@ -162,6 +166,23 @@ class PgTxn final : public WriteTxn {
   Status Prefetch(const pgrows::Stmt& stmt, const std::vector<pg::Param>& params, Take take);
   // Sends the queued prefetches (with the queued writes) if there are any.
   Status Settle();
+  // PrefetchRemoval's statements, one per row kind (in the file of its rows).
+  Status PrefetchHandlesOfEntry(InodeId dir, std::string_view name);
+  Status PrefetchChunksOfEntry(InodeId dir, std::string_view name);
+  Status PrefetchFirstEntryOfEntry(InodeId dir, std::string_view name);
+  void ChunksWritten() {
+    prefetched_chunks_.reset();
+    ++chunk_writes_;
+  }
+  // Takes `slot`'s rows when they are of `ino` (then the read costs nothing).
+  template <typename Rows>
+  static std::optional<Rows> TakePrefetched(std::optional<std::pair<InodeId, Rows>>& slot,
+                                            InodeId ino) {
+    if (!slot || slot->first != ino) return std::nullopt;
+    std::optional<Rows> rows(std::move(slot->second));
+    slot.reset();
+    return rows;
+  }
   // Queues the planner's permission to read whole tables for the statements
   // after it (pg_engine.cc: off in every transaction). For those that read
   // a whole table on purpose (Totals) or a sequence (ReserveId): planned
@@ -203,7 +224,14 @@ class PgTxn final : public WriteTxn {
   // Rows of PrefetchVolume, until a volume is written. Writes are counted:
   // a prefetch's rows older than a write of their kind are dropped.
   std::unordered_map<uint64_t, std::optional<VolumeRecord>> volumes_;
-  uint64_t entry_writes_ = 0, volume_writes_ = 0;
+  // Rows of PrefetchRemoval with the inode the entry named, each for the
+  // next read of that inode's rows of its kind (TakePrefetched); dropped
+  // by any write of that kind, and not kept when one was queued after the
+  // prefetch (the counters).
+  std::optional<std::pair<InodeId, std::vector<HandleRow>>> prefetched_handles_;
+  std::optional<std::pair<InodeId, std::vector<ChunkWithReplicas>>> prefetched_chunks_;
+  std::optional<std::pair<InodeId, std::optional<DentryRow>>> prefetched_first_entry_;
+  uint64_t entry_writes_ = 0, volume_writes_ = 0, handle_writes_ = 0, chunk_writes_ = 0;
   // The statements of the first batch, kept for its one resend.
   struct Queued {
     pgrows::Stmt stmt;
