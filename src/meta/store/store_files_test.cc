@@ -188,8 +188,10 @@ TEST_P(FilesTest, UnlinkWhileOpenKeepsTheInodeUntilLastRelease) {
 // round trip, then commit: two in all (their reads are prefetched with the
 // replay slot's, engine.h); a create with its open and chunk 0 takes one
 // more, for the chunk id it names (make_node.cc says why it is not
-// prefetched). The counts are the engine's own: this pins the cost that
-// bounds metadata rates.
+// prefetched); an unlink and an rmdir two as well (PrefetchRemoval). The
+// counts are the engine's own: this pins the cost that bounds metadata
+// rates, and for a rename and an rmdir the statements sent (each inode row
+// once however often the operation wrote it).
 TEST_P(FilesTest, NamespaceChangesOnPostgresTakeTwoOrThreeRoundTrips) {
   if (GetParam() != "postgres") GTEST_SKIP() << "counts PostgreSQL round trips";
   auto* posix = dynamic_cast<PosixStore*>(store_.get());
@@ -207,10 +209,13 @@ TEST_P(FilesTest, NamespaceChangesOnPostgresTakeTwoOrThreeRoundTrips) {
                            false, T(100)));
   ASSERT_OK(store_->Release(OpToken{}, warm->handle));
   ASSERT_OK(store_->Unlink(OpToken{}, kRootInode, "warm", T(100), nullptr));
+  uint64_t statements = 0;  // of the last op costed
   auto cost = [&](const std::function<Status()>& op) -> uint64_t {
     const uint64_t before = pg->round_trips();
+    const uint64_t sent = pg->statements();
     Status st = op();
     EXPECT_OK(st);
+    statements = pg->statements() - sent;
     return pg->round_trips() - before;
   };
   a.name = "f";
@@ -234,6 +239,10 @@ TEST_P(FilesTest, NamespaceChangesOnPostgresTakeTwoOrThreeRoundTrips) {
         return store_->Rename(OpToken{session_, 3, 4}, kRootInode, "f", kRootInode, "g", 0, T(103));
       }),
       2u);
+  // BEGIN, the replay slot, both names, the entries' delete and put, the
+  // directory's row once (the new entry's seq and the mtime), the file's
+  // ctime, the slot's record, COMMIT.
+  EXPECT_EQ(statements, 10u);
   EXPECT_EQ(Find(kRootInode, "f"), InodeId());
   EXPECT_NE(Find(kRootInode, "g"), InodeId());
   // A retry of the rename is answered from its slot: one round trip.
@@ -263,6 +272,10 @@ TEST_P(FilesTest, NamespaceChangesOnPostgresTakeTwoOrThreeRoundTrips) {
               return store_->Rmdir(OpToken{session_, 3, 6}, kRootInode, "d", T(106), nullptr);
             }),
             2u);
+  // BEGIN, the slot, the entry, handles, first entry, the entry's delete,
+  // the parent's row once (mtime and link count), the directory's xattrs
+  // and row deleted (not written first), the slot's record, COMMIT.
+  EXPECT_EQ(statements, 11u);
   // Not empty: the prefetched first entry says so.
   EXPECT_EQ(store_->Rmdir(OpToken{session_, 3, 7}, kRootInode, "e", T(107), nullptr).code(),
             StatusCode::kNotEmpty);

@@ -103,6 +103,8 @@ class PgEngine final : public Engine {
   // Round trips the transactions of this engine waited for (each read that
   // waits, each commit; a prefetch rides with the next read).
   uint64_t round_trips() const { return round_trips_.load(std::memory_order_relaxed); }
+  // Statements they sent (BEGIN, COMMIT and the transaction's SETs included).
+  uint64_t statements() const { return statements_.load(std::memory_order_relaxed); }
 
  private:
   friend class PgTxn;
@@ -141,6 +143,7 @@ class PgEngine final : public Engine {
   std::vector<std::unique_ptr<pg::Connection>> idle_;
   uint32_t open_ = 0;  // connections in idle_ or owned by a transaction
   std::atomic<uint64_t> round_trips_{0};
+  std::atomic<uint64_t> statements_{0};
 };
 
 }  // namespace t0fs::meta

@@ -189,8 +189,33 @@ Status PgTxn::ScanInodes(const RowVisitor<InodeRow>& visit) {
 }
 
 Status PgTxn::PutInode(const InodeRow& row) {
+  if (!failed_.ok()) return failed_;
+  if (!open_) return Status(StatusCode::kInternal, "transaction already committed");
+  inodes_[row.attr.ino.value()] = row;
+  unqueued_inodes_.insert(row.attr.ino.value());
+  return Status::Ok();
+}
+
+Status PgTxn::DeleteInode(InodeId ino) {
+  if (!failed_.ok()) return failed_;
+  if (!open_) return Status(StatusCode::kInternal, "transaction already committed");
+  inodes_[ino.value()] = std::nullopt;
+  unqueued_inodes_.insert(ino.value());
+  return Status::Ok();
+}
+
+Status PgTxn::QueueInodeWrites() {
+  std::set<uint64_t> inos;
+  inos.swap(unqueued_inodes_);
+  for (uint64_t ino : inos) {
+    const std::optional<InodeRow>& row = inodes_.at(ino);
+    RETURN_IF_ERROR(row ? QueueInodeWrite(*row) : Exec(kDeleteInode, {U(ino)}));
+  }
+  return Status::Ok();
+}
+
+Status PgTxn::QueueInodeWrite(const InodeRow& row) {
   const InodeAttr& a = row.attr;
-  if (failed_.ok()) inodes_[a.ino.value()] = row;
   return Exec(kPutInode, {Id64(a.ino),
                           U(a.mode),
                           U(a.uid),
@@ -214,11 +239,6 @@ Status PgTxn::PutInode(const InodeRow& row) {
                           U(row.entry_seq),
                           U(PackProtection(a.protect)),
                           U(a.protect.within_s)});
-}
-
-Status PgTxn::DeleteInode(InodeId ino) {
-  if (failed_.ok()) inodes_[ino.value()] = std::nullopt;
-  return Exec(kDeleteInode, {Id64(ino)});
 }
 
 // ---- dentries ----

@@ -25,8 +25,10 @@ PgTxn::~PgTxn() {
 Status PgTxn::Queue(const Stmt* stmt, const std::vector<pg::Param>& params, bool keep) {
   if (!begun_) {
     for (const std::string& sql : begin_) RETURN_IF_ERROR(conn_->QueueSql(sql));
+    engine_.statements_.fetch_add(begin_.size(), std::memory_order_relaxed);
     begun_ = true;
   }
+  engine_.statements_.fetch_add(1, std::memory_order_relaxed);
   if (stmt == nullptr) return conn_->QueueSql("COMMIT");
   if (!synced_) first_batch_.push_back(Queued{*stmt, params, keep});
   return conn_->Queue(stmt->name, stmt->sql, params, keep);
@@ -71,6 +73,7 @@ Result<pg::Rows> PgTxn::Sync(bool committing) {
 Status PgTxn::Prefetch(const Stmt& stmt, const std::vector<pg::Param>& params, Take take) {
   if (!failed_.ok()) return failed_;
   if (!open_) return Status(StatusCode::kInternal, "transaction already committed");
+  RETURN_IF_ERROR(QueueInodeWrites());
   Status queued = Queue(&stmt, params, /*keep=*/true);
   if (!queued.ok()) return Fail(queued);
   pending_.push_back(std::move(take));
@@ -88,6 +91,7 @@ Status PgTxn::Settle() {
 Result<pg::Rows> PgTxn::Run(const Stmt& stmt, const std::vector<pg::Param>& params) {
   if (!failed_.ok()) return failed_;
   if (!open_) return Status(StatusCode::kInternal, "transaction already committed");
+  RETURN_IF_ERROR(QueueInodeWrites());
   Status queued = Queue(&stmt, params);
   if (!queued.ok()) return Fail(queued);
   auto rows = Sync(/*committing=*/false);
@@ -110,6 +114,7 @@ Status PgTxn::Exec(const Stmt& stmt, const std::vector<pg::Param>& params) {
 Status PgTxn::Commit() {
   if (!open_) return Status(StatusCode::kInternal, "transaction already committed");
   if (!failed_.ok()) return failed_;
+  RETURN_IF_ERROR(QueueInodeWrites());
   if (!begun_) {
     open_ = false;  // nothing was sent: nothing to apply
     return Status::Ok();

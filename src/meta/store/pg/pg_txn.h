@@ -4,7 +4,11 @@
 // pipeline mode (src/pg/pg.h):
 //  - BEGIN is queued ahead of the first statement, not a round trip.
 //  - Writes (Put*, Delete*, ReserveId) are queued and return Ok at once
-//    (at most kMaxQueued wait; then they are sent and checked).
+//    (at most kMaxQueued wait; then they are sent and checked). An inode
+//    row's writes wait until the next read or COMMIT, and only its last
+//    state is sent (in ascending ino order): an operation often writes a
+//    row twice (a rmdir its directory's mtime, then its link count; the
+//    removed directory's row, then its deletion).
 //  - A read sends what is queued with it and waits: one round trip. A
 //    failed queued write makes it fail with that write's status.
 //  - Commit() queues COMMIT and waits once. So a transaction with N reads
@@ -37,6 +41,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -166,6 +171,9 @@ class PgTxn final : public WriteTxn {
   Status Prefetch(const pgrows::Stmt& stmt, const std::vector<pg::Param>& params, Take take);
   // Sends the queued prefetches (with the queued writes) if there are any.
   Status Settle();
+  // Queues the last state of each inode row written and not yet queued.
+  Status QueueInodeWrites();
+  Status QueueInodeWrite(const InodeRow& row);
   // PrefetchRemoval's statements, one per row kind (in the file of its rows).
   Status PrefetchHandlesOfEntry(InodeId dir, std::string_view name);
   Status PrefetchChunksOfEntry(InodeId dir, std::string_view name);
@@ -211,6 +219,8 @@ class PgTxn final : public WriteTxn {
   // GetDentry's entry) or wrote, by ino; nullopt: none. One snapshot for the
   // whole transaction, so a second read would give the same.
   std::unordered_map<uint64_t, std::optional<InodeRow>> inodes_;
+  // The inodes whose rows in inodes_ were written and not yet queued.
+  std::set<uint64_t> unqueued_inodes_;
   // The entries PrefetchEntry read, each for the next GetDentry of it;
   // dropped by that GetDentry and by any write of an entry.
   struct PrefetchedEntry {
