@@ -135,12 +135,8 @@ Result<std::optional<ChunkWithReplicas>> PgTxn::GetChunk(ChunkId chunk) {
 }
 
 Status PgTxn::PrefetchChunksOfEntry(InodeId dir, std::string_view name) {
-  const uint64_t writes = chunk_writes_;
-  return Prefetch(kChunksOfEntry, {Id64(dir), pg::Param::Bytes(name)},
-                  [this, writes](const pg::Rows& rows) {
-                    if (rows.size() == 0 || chunk_writes_ != writes) return;
-                    prefetched_chunks_.emplace(InodeId(rows.UInt(0, 10)), ChunksOfRows(rows));
-                  });
+  return PrefetchOfEntry(kChunksOfEntry, dir, name, chunk_writes_, prefetched_chunks_, 10,
+                         ChunksOfRows);
 }
 
 Result<std::vector<ChunkWithReplicas>> PgTxn::ListChunksOf(InodeId ino, uint64_t first,

@@ -109,6 +109,15 @@ HandleRow HandleOfRow(const pg::Rows& q, int r) {
   return HandleRow{HandleId(q.UInt(r, 0)), SessionId(q.UInt(r, 1)), InodeId(q.UInt(r, 2)),
                    static_cast<uint32_t>(q.Int(r, 3))};
 }
+
+// kHandlesOfEntry's rows (one with NULL handle columns: no handle).
+std::vector<HandleRow> HandlesOfEntryRows(const pg::Rows& q) {
+  std::vector<HandleRow> out;
+  for (int r = 0; r < q.size(); ++r) {
+    if (!q.IsNull(r, 0)) out.push_back(HandleOfRow(q, r));
+  }
+  return out;
+}
 std::vector<pg::Param> HandleKey(const HandleRow& row) {
   return {Id64(row.id)};
 }
@@ -190,16 +199,8 @@ Result<std::optional<HandleRow>> PgTxn::GetHandle(HandleId handle) {
 }
 
 Status PgTxn::PrefetchHandlesOfEntry(InodeId dir, std::string_view name) {
-  const uint64_t writes = handle_writes_;
-  return Prefetch(kHandlesOfEntry, {Id64(dir), pg::Param::Bytes(name)},
-                  [this, writes](const pg::Rows& rows) {
-                    if (rows.size() == 0 || handle_writes_ != writes) return;
-                    std::vector<HandleRow> handles;
-                    for (int r = 0; r < rows.size(); ++r) {
-                      if (!rows.IsNull(r, 0)) handles.push_back(HandleOfRow(rows, r));
-                    }
-                    prefetched_handles_.emplace(InodeId(rows.UInt(0, 4)), std::move(handles));
-                  });
+  return PrefetchOfEntry(kHandlesOfEntry, dir, name, handle_writes_, prefetched_handles_, 4,
+                         HandlesOfEntryRows);
 }
 
 Result<std::vector<HandleRow>> PgTxn::ListHandlesOf(InodeId ino) {

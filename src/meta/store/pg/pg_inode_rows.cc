@@ -161,6 +161,11 @@ DentryRow DentryOfRow(const pg::Rows& q, int r) {
 std::vector<pg::Param> DentryKey(const DentryRow& row) {
   return {Id64(row.parent), pg::Param::Bytes(row.name)};
 }
+// kFirstEntryOfEntry's row (NULL entry columns: the directory is empty).
+std::optional<DentryRow> FirstEntryOfRows(const pg::Rows& q) {
+  if (q.IsNull(0, 0)) return std::nullopt;
+  return DentryOfRow(q, 0);
+}
 
 XattrRow XattrOfRow(const pg::Rows& q, int r) {
   return XattrRow{InodeId(q.UInt(r, 0)), q.Bytes(r, 1), q.Bytes(r, 2)};
@@ -268,20 +273,13 @@ Status PgTxn::PrefetchEntry(InodeId dir, std::string_view name) {
 }
 
 Status PgTxn::PrefetchRemoval(InodeId dir, std::string_view name, bool directory) {
-  if (!failed_.ok()) return failed_;
   RETURN_IF_ERROR(PrefetchHandlesOfEntry(dir, name));
   return directory ? PrefetchFirstEntryOfEntry(dir, name) : PrefetchChunksOfEntry(dir, name);
 }
 
 Status PgTxn::PrefetchFirstEntryOfEntry(InodeId dir, std::string_view name) {
-  const uint64_t writes = entry_writes_;
-  return Prefetch(kFirstEntryOfEntry, {Id64(dir), pg::Param::Bytes(name)},
-                  [this, writes](const pg::Rows& rows) {
-                    if (rows.size() == 0 || entry_writes_ != writes) return;
-                    std::optional<DentryRow> first;
-                    if (!rows.IsNull(0, 0)) first = DentryOfRow(rows, 0);
-                    prefetched_first_entry_.emplace(InodeId(rows.UInt(0, 4)), std::move(first));
-                  });
+  return PrefetchOfEntry(kFirstEntryOfEntry, dir, name, entry_writes_, prefetched_first_entry_, 4,
+                         FirstEntryOfRows);
 }
 
 Result<std::optional<DentryRow>> PgTxn::GetDentry(InodeId parent, std::string_view name) {

@@ -178,6 +178,21 @@ class PgTxn final : public WriteTxn {
   Status PrefetchHandlesOfEntry(InodeId dir, std::string_view name);
   Status PrefetchChunksOfEntry(InodeId dir, std::string_view name);
   Status PrefetchFirstEntryOfEntry(InodeId dir, std::string_view name);
+  // Queues `stmt` ($1 dir, $2 name, the entry's inode in column
+  // `ino_column`) for PrefetchRemoval: its rows, decoded, go to `slot`
+  // unless there was no such entry or a write counted by `writes` was
+  // queued after it.
+  template <typename Rows>
+  Status PrefetchOfEntry(const pgrows::Stmt& stmt, InodeId dir, std::string_view name,
+                         const uint64_t& writes, std::optional<std::pair<InodeId, Rows>>& slot,
+                         int ino_column, Rows (*decode)(const pg::Rows&)) {
+    const uint64_t queued_at = writes;
+    return Prefetch(stmt, {pgrows::Id64(dir), pg::Param::Bytes(name)},
+                    [&writes, &slot, queued_at, ino_column, decode](const pg::Rows& rows) {
+                      if (rows.size() == 0 || writes != queued_at) return;
+                      slot.emplace(InodeId(rows.UInt(0, ino_column)), decode(rows));
+                    });
+  }
   void ChunksWritten() {
     prefetched_chunks_.reset();
     ++chunk_writes_;
