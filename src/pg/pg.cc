@@ -242,7 +242,7 @@ Result<Rows> Connection::Prepared(const std::string& name, std::string_view sql,
     pg_result* res = PQprepare(conn_, name.c_str(), text.c_str(), static_cast<int>(params.size()), nullptr);
     auto prepared = Check(res, "prepare " + name);
     if (!prepared.ok()) return prepared.status();
-    prepared_[name] = true;
+    prepared_[name] = text;
   }
   Wire w = ToWire(params);
   pg_result* res = PQexecPrepared(conn_, name.c_str(), static_cast<int>(params.size()), w.values.data(),
@@ -302,7 +302,7 @@ Status Connection::Queue(const std::string& name, std::string_view sql,
     if (PQsendPrepare(conn_, name.c_str(), text.c_str(), static_cast<int>(params.size()), nullptr) == 0) {
       return Broken("prepare " + name);
     }
-    prepared_[name] = true;  // erased again if the prepare fails (ReadBatch)
+    prepared_[name] = text;  // erased again if the prepare fails (ReadBatch)
     due_.push_back(Due{Due::kPrepare, name});
   }
   Wire w = ToWire(params);

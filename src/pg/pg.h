@@ -163,6 +163,8 @@ class Connection {
   std::string server() const;
   // Pipeline batches waited for (Sync calls): a PgTxn's round trips.
   uint64_t round_trips() const { return round_trips_; }
+  // The statements prepared on this connection so far: name -> text.
+  const std::unordered_map<std::string, std::string>& prepared() const { return prepared_; }
 
  private:
   Connection(pg_conn* conn, std::string conninfo, Duration timeout, std::string setup);
@@ -191,7 +193,8 @@ class Connection {
   const std::string conninfo_;
   const Duration timeout_;
   const std::string setup_;
-  std::unordered_map<std::string, bool> prepared_;  // statement names prepared on this connection
+  std::unordered_map<std::string, std::string>
+      prepared_;  // statements prepared on this connection: name -> text
   bool read_only_ = false;                           // the server said it cannot write (25006)
   bool broken_ = false;                              // see Broken()
   bool pipeline_ = false;                            // in libpq pipeline mode

@@ -12,12 +12,18 @@ using pgrows::U;
 
 namespace {
 
+// The replicas of chunk alias c, as alias r: a LATERAL subquery that OFFSET
+// 0 keeps from being merged into the join, so that it is always planned as
+// a lookup by c.id (a plain join let the planner scan all of replicas per
+// chunk when the statistics said the table was empty; pg_inode_rows.cc).
+#define T0FS_PG_REPLICAS_OF_CHUNK \
+  " LEFT JOIN LATERAL (SELECT * FROM replicas WHERE chunk_id = c.id OFFSET 0) r ON true "
+#define T0FS_PG_CHUNK_COLUMNS                                                               \
+  "SELECT c.id, c.ino, c.idx, c.object_version, c.ec, r.pos, r.node, r.volume, r.version, " \
+  "r.state "
 // A chunk joined with its replicas: one result row per replica (one row with
 // NULL replica columns for a chunk without any), in chunk order, then pos.
-#define T0FS_PG_CHUNK_JOIN                                                                  \
-  "SELECT c.id, c.ino, c.idx, c.object_version, c.ec, r.pos, r.node, r.volume, r.version, " \
-  "r.state "                                                                                \
-  "FROM chunks c LEFT JOIN replicas r ON r.chunk_id = c.id "
+#define T0FS_PG_CHUNK_JOIN T0FS_PG_CHUNK_COLUMNS "FROM chunks c" T0FS_PG_REPLICAS_OF_CHUNK
 #define T0FS_PG_GARBAGE_COLUMNS "id, chunk_id, ino, idx, node, volume, version"
 
 constexpr Stmt kGetChunk{"get_chunk", T0FS_PG_CHUNK_JOIN "WHERE c.id = $1 ORDER BY r.pos"};
@@ -30,12 +36,12 @@ constexpr Stmt kListChunksOf{
 constexpr Stmt kChunksOfEntry{
     "chunks_of_entry",
     "SELECT c.id, c.ino, c.idx, c.object_version, c.ec, r.pos, r.node, r.volume, r.version, "
-    "r.state, e.ino FROM dentries e LEFT JOIN chunks c ON c.ino = e.ino "
-    "LEFT JOIN replicas r ON r.chunk_id = c.id "
-    "WHERE e.parent = $1 AND e.name = $2 ORDER BY c.idx, r.pos"};
+    "r.state, e.ino FROM dentries e LEFT JOIN LATERAL "
+    "(SELECT * FROM chunks WHERE ino = e.ino OFFSET 0) c ON true"  // as T0FS_PG_REPLICAS_OF_CHUNK
+    T0FS_PG_REPLICAS_OF_CHUNK "WHERE e.parent = $1 AND e.name = $2 ORDER BY c.idx, r.pos"};
 constexpr Stmt kScanChunks{
-    "scan_chunks", T0FS_PG_CHUNK_JOIN
-    "WHERE c.id IN (SELECT id FROM chunks WHERE id > $1 ORDER BY id LIMIT $2) "
+    "scan_chunks", T0FS_PG_CHUNK_COLUMNS
+    "FROM (SELECT * FROM chunks WHERE id > $1 ORDER BY id LIMIT $2) c" T0FS_PG_REPLICAS_OF_CHUNK
     "ORDER BY c.id, r.pos"};
 constexpr Stmt kScanReplicas{"scan_replicas",
                              "SELECT chunk_id, pos, node, volume, version, state FROM replicas "

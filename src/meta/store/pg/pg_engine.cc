@@ -119,6 +119,13 @@ void PgEngine::Release(std::unique_ptr<pg::Connection> conn) {
   released_.notify_one();
 }
 
+std::map<std::string, std::string> PgEngine::PreparedStatements() {
+  std::lock_guard lock(mu_);
+  std::map<std::string, std::string> out;
+  for (const auto& conn : idle_) out.insert(conn->prepared().begin(), conn->prepared().end());
+  return out;
+}
+
 Result<std::unique_ptr<PgTxn>> PgEngine::Begin(bool write, bool durable) {
   ASSIGN_OR_RETURN(auto conn, Acquire());
   // Nothing is sent yet: PgTxn queues these ahead of its first statement.

@@ -74,6 +74,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -105,6 +106,9 @@ class PgEngine final : public Engine {
   uint64_t round_trips() const { return round_trips_.load(std::memory_order_relaxed); }
   // Statements they sent (BEGIN, COMMIT and the transaction's SETs included).
   uint64_t statements() const { return statements_.load(std::memory_order_relaxed); }
+  // The statements prepared on the idle connections (name -> text): what
+  // the transactions so far have used, for tests of their plans.
+  std::map<std::string, std::string> PreparedStatements();
 
  private:
   friend class PgTxn;

@@ -61,7 +61,10 @@ CREATE TABLE dentries (
   seq    bigint NOT NULL,
   PRIMARY KEY (parent, name)
 );
-CREATE INDEX dentries_by_parent_seq ON dentries (parent, seq);
+-- Partial (every entry has seq >= 1): only a directory listing, which says
+-- `seq > 0`, can use it, so a lookup by name always takes the primary key
+-- (see kMigrateTo6).
+CREATE INDEX dentries_by_parent_seq ON dentries (parent, seq) WHERE seq > 0;
 
 CREATE TABLE xattrs (
   ino   bigint NOT NULL,
@@ -197,6 +200,18 @@ ALTER TABLE chunks ADD COLUMN ec text NOT NULL DEFAULT '';
 INSERT INTO t0fs_schema (version) VALUES (5);
 )sql";
 
+// Version 5 to 6: the listing index of dentries becomes partial. With both
+// indexes starting with `parent`, the planner chose between them by cost
+// alone; after statistics taken on an emptied table (a dataset deleted, then
+// ANALYZE: no live row, many pages) it costed every scan at one row and
+// looked names up with (parent, seq), reading the whole directory per
+// lookup. A lookup does not say `seq > 0`, so it cannot use this index.
+const char* const kMigrateTo6 = R"sql(
+DROP INDEX dentries_by_parent_seq;
+CREATE INDEX dentries_by_parent_seq ON dentries (parent, seq) WHERE seq > 0;
+INSERT INTO t0fs_schema (version) VALUES (6);
+)sql";
+
 // pg_advisory_xact_lock key of schema creation ("t0fsschm").
 constexpr int64_t kSchemaLock = 0x7430667373636866;
 
@@ -247,6 +262,11 @@ Status PrepareLocked(pg::Connection& conn, const std::string& where) {
       RETURN_IF_ERROR(conn.ExecScript(kMigrateTo5));
       LOG_INFO("{}: migrated the metadata schema from version {} to {}", where,
                std::max<int64_t>(version, 4), 5);
+    }
+    if (version < 6) {
+      RETURN_IF_ERROR(conn.ExecScript(kMigrateTo6));
+      LOG_INFO("{}: migrated the metadata schema from version {} to {}", where,
+               std::max<int64_t>(version, 5), 6);
     }
     return Status::Ok();
   }

@@ -11,8 +11,9 @@ namespace t0fs::meta::pgschema {
 
 // The version this build writes and reads; t0fs_schema holds the store's.
 // 1: the first. 2: the sequences of InBlocks counters step by kIdBlock.
-// 3: protection goals. 4: chunks.object_version. 5: chunks.ec.
-inline constexpr int kSchemaVersion = 5;
+// 3: protection goals. 4: chunks.object_version. 5: chunks.ec. 6: dentries'
+// listing index partial.
+inline constexpr int kSchemaVersion = 6;
 
 // Ids an engine takes from a counter at a time (InBlocks): the sequence's
 // INCREMENT BY, so one nextval = v hands out v .. v + kIdBlock - 1.
