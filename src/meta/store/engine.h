@@ -142,12 +142,11 @@ class WriteTxn : public ReadTxn {
  public:
   // Puts insert a row or replace the row with the same key.
   virtual Status PutInode(const InodeRow& row) = 0;
-  virtual Status DeleteInode(InodeId ino) = 0;
+  virtual Status DeleteInode(InodeId ino) = 0;  // and its extended attributes
   virtual Status PutDentry(const DentryRow& row) = 0;
   virtual Status DeleteDentry(InodeId parent, std::string_view name) = 0;
   virtual Status PutXattr(InodeId ino, std::string_view name, std::string_view value) = 0;
   virtual Status DeleteXattr(InodeId ino, std::string_view name) = 0;
-  virtual Status DeleteXattrsOf(InodeId ino) = 0;
   virtual Status PutChunk(const ChunkRow& row) = 0;
   // Adds `row` unless a chunk row with its id exists (then changes nothing);
   // true when added. By default GetChunk then PutChunk; PostgreSQL inserts

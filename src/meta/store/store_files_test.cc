@@ -273,9 +273,10 @@ TEST_P(FilesTest, NamespaceChangesOnPostgresTakeTwoOrThreeRoundTrips) {
             }),
             2u);
   // BEGIN, the slot, the entry, handles, first entry, the entry's delete,
-  // the parent's row once (mtime and link count), the directory's xattrs
-  // and row deleted (not written first), the slot's record, COMMIT.
-  EXPECT_EQ(statements, 11u);
+  // the parent's row once (mtime and link count), the directory's row
+  // deleted with its xattrs in one statement (not written first), the
+  // slot's record, COMMIT.
+  EXPECT_EQ(statements, 10u);
   // Not empty: the prefetched first entry says so.
   EXPECT_EQ(store_->Rmdir(OpToken{session_, 3, 7}, kRootInode, "e", T(107), nullptr).code(),
             StatusCode::kNotEmpty);

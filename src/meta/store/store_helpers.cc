@@ -209,8 +209,7 @@ Status FreeIfOrphan(WriteTxn& txn, InodeId ino) {
 Status FreeInode(WriteTxn& txn, const InodeAttr& attr) {
   // Only regular files have chunks: no lookup for the others.
   if (IsReg(attr.mode)) RETURN_IF_ERROR(DropChunksFrom(txn, attr.ino, 0));
-  RETURN_IF_ERROR(txn.DeleteXattrsOf(attr.ino));
-  return txn.DeleteInode(attr.ino);
+  return txn.DeleteInode(attr.ino);  // its extended attributes too
 }
 
 Status DropEcCells(WriteTxn& txn, const ChunkRow& chunk, std::string_view old_text,

@@ -601,7 +601,10 @@ TEST_P(EngineContract, XattrsAreBytes) {
   names = txn->ListXattrNames(InodeId(5));
   ASSERT_OK(names);
   EXPECT_EQ(*names, (std::vector<std::string>{"user.b"}));
-  ASSERT_OK(txn->DeleteXattrsOf(InodeId(5)));
+  // Deleting the inode takes its extended attributes; one set after, in
+  // the same transaction, stays.
+  ASSERT_OK(txn->PutInode(SampleInode(5, S_IFREG | 0644)));
+  ASSERT_OK(txn->DeleteInode(InodeId(5)));
   names = txn->ListXattrNames(InodeId(5));
   ASSERT_OK(names);
   EXPECT_TRUE(names->empty());
@@ -612,6 +615,13 @@ TEST_P(EngineContract, XattrsAreBytes) {
     return Status::Ok();
   }));
   EXPECT_EQ(left, 1);
+  ASSERT_OK(txn->PutInode(SampleInode(7, S_IFREG | 0644)));
+  ASSERT_OK(txn->PutXattr(InodeId(7), "user.a", "x"));
+  ASSERT_OK(txn->DeleteInode(InodeId(7)));
+  ASSERT_OK(txn->PutXattr(InodeId(7), "user.c", "y"));
+  names = txn->ListXattrNames(InodeId(7));
+  ASSERT_OK(names);
+  EXPECT_EQ(*names, (std::vector<std::string>{"user.c"}));
 }
 
 TEST_P(EngineContract, ChunksCarryTheirReplicasInPosOrder) {

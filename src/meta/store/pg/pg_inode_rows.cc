@@ -50,7 +50,11 @@ constexpr Stmt kPutInode{
     "excluded.parent, "
     "entry_seq = excluded.entry_seq, protect = excluded.protect, protect_within = "
     "excluded.protect_within"};
-constexpr Stmt kDeleteInode{"delete_inode", "DELETE FROM inodes WHERE ino = $1"};
+// With its extended attributes, in one statement (a removal sent two: one
+// of about eleven statements, each some 40 µs of the server's CPU here).
+constexpr Stmt kDeleteInode{"delete_inode",
+                            "WITH x AS (DELETE FROM xattrs WHERE ino = $1) "
+                            "DELETE FROM inodes WHERE ino = $1"};
 
 // With the entry's inode, which the caller nearly always loads next (kept
 // in PgTxn::inodes_: one round trip instead of two).
@@ -108,7 +112,6 @@ constexpr Stmt kPutXattr{"put_xattr",
                          "INSERT INTO xattrs (ino, name, value) VALUES ($1, $2, $3) "
                          "ON CONFLICT (ino, name) DO UPDATE SET value = excluded.value"};
 constexpr Stmt kDeleteXattr{"delete_xattr", "DELETE FROM xattrs WHERE ino = $1 AND name = $2"};
-constexpr Stmt kDeleteXattrsOf{"delete_xattrs_of", "DELETE FROM xattrs WHERE ino = $1"};
 
 // placement_nodes is a bigint[]: "{4,17}" in text form.
 std::string NodeArray(const std::vector<NodeId>& nodes) {
@@ -218,6 +221,13 @@ Status PgTxn::DeleteInode(InodeId ino) {
   inodes_[ino.value()] = std::nullopt;
   unqueued_inodes_.insert(ino.value());
   return Status::Ok();
+}
+
+Status PgTxn::QueueDeleteOf(InodeId ino) {
+  auto it = inodes_.find(ino.value());
+  if (it == inodes_.end() || it->second || !unqueued_inodes_.count(ino.value()))
+    return Status::Ok();
+  return QueueInodeWrites();
 }
 
 Status PgTxn::QueueInodeWrites() {
@@ -375,15 +385,13 @@ Status PgTxn::ScanXattrs(const RowVisitor<XattrRow>& visit) {
 }
 
 Status PgTxn::PutXattr(InodeId ino, std::string_view name, std::string_view value) {
+  RETURN_IF_ERROR(QueueDeleteOf(ino));
   return Exec(kPutXattr, {Id64(ino), pg::Param::Bytes(name), pg::Param::Bytes(value)});
 }
 
 Status PgTxn::DeleteXattr(InodeId ino, std::string_view name) {
+  RETURN_IF_ERROR(QueueDeleteOf(ino));
   return Exec(kDeleteXattr, {Id64(ino), pg::Param::Bytes(name)});
-}
-
-Status PgTxn::DeleteXattrsOf(InodeId ino) {
-  return Exec(kDeleteXattrsOf, {Id64(ino)});
 }
 
 }  // namespace t0fs::meta

@@ -128,7 +128,6 @@ class PgTxn final : public WriteTxn {
   Status DeleteDentry(InodeId parent, std::string_view name) override;
   Status PutXattr(InodeId ino, std::string_view name, std::string_view value) override;
   Status DeleteXattr(InodeId ino, std::string_view name) override;
-  Status DeleteXattrsOf(InodeId ino) override;
   Status PutChunk(const ChunkRow& row) override;
   Result<bool> InsertChunkIfFree(const ChunkRow& row) override;
   Status DeleteChunk(ChunkId chunk) override;
@@ -173,6 +172,9 @@ class PgTxn final : public WriteTxn {
   Status Settle();
   // Queues the last state of each inode row written and not yet queued.
   Status QueueInodeWrites();
+  // QueueInodeWrites when `ino`'s deletion (which takes its extended
+  // attributes) is among them: an xattr write after it must follow it.
+  Status QueueDeleteOf(InodeId ino);
   Status QueueInodeWrite(const InodeRow& row);
   // PrefetchRemoval's statements, one per row kind (in the file of its rows).
   Status PrefetchHandlesOfEntry(InodeId dir, std::string_view name);

@@ -97,6 +97,7 @@ Status PutInode(Db& db, const InodeRow& row) {
 }
 
 Status DeleteInode(Db& db, InodeId ino) {
+  RETURN_IF_ERROR(db.Run("DELETE FROM xattrs WHERE ino = ?", ino));
   return db.Run("DELETE FROM inodes WHERE ino = ?", ino);
 }
 
@@ -192,10 +193,6 @@ Status PutXattr(Db& db, InodeId ino, std::string_view name, std::string_view val
 
 Status DeleteXattr(Db& db, InodeId ino, std::string_view name) {
   return db.Run("DELETE FROM xattrs WHERE ino = ? AND name = ?", ino, Blob{name});
-}
-
-Status DeleteXattrsOf(Db& db, InodeId ino) {
-  return db.Run("DELETE FROM xattrs WHERE ino = ?", ino);
 }
 
 }  // namespace t0fs::meta::sqlite

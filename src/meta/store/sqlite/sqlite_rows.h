@@ -31,7 +31,6 @@ Result<std::vector<std::string>> ListXattrNames(Db& db, InodeId ino);
 Status ScanXattrs(Db& db, const RowVisitor<XattrRow>& visit);
 Status PutXattr(Db& db, InodeId ino, std::string_view name, std::string_view value);
 Status DeleteXattr(Db& db, InodeId ino, std::string_view name);
-Status DeleteXattrsOf(Db& db, InodeId ino);
 
 // chunks, replicas, garbage (sqlite_chunk_rows.cc)
 Result<std::optional<ChunkWithReplicas>> GetChunk(Db& db, ChunkId chunk);

@@ -185,10 +185,6 @@ Status SqliteTxn::DeleteXattr(InodeId ino, std::string_view name) {
   return Wrote(sqlite::DeleteXattr(db_, ino, name));
 }
 
-Status SqliteTxn::DeleteXattrsOf(InodeId ino) {
-  return Wrote(sqlite::DeleteXattrsOf(db_, ino));
-}
-
 Status SqliteTxn::PutChunk(const ChunkRow& row) {
   return Wrote(sqlite::PutChunk(db_, row));
 }

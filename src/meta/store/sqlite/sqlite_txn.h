@@ -61,7 +61,6 @@ class SqliteTxn final : public WriteTxn {
   Status DeleteDentry(InodeId parent, std::string_view name) override;
   Status PutXattr(InodeId ino, std::string_view name, std::string_view value) override;
   Status DeleteXattr(InodeId ino, std::string_view name) override;
-  Status DeleteXattrsOf(InodeId ino) override;
   Status PutChunk(const ChunkRow& row) override;
   Status DeleteChunk(ChunkId chunk) override;
   Status PutReplica(const ReplicaRow& row) override;
