@@ -47,6 +47,9 @@ Result<std::unique_ptr<DataService>> DataService::Start(const DataConfig& config
   if (config.volumes.empty()) return Status(StatusCode::kInvalidArgument, "no volumes configured");
   for (const std::string& dir : config.volumes) {
     ASSIGN_OR_RETURN(Volume vol, Volume::Open(dir));
+    if (std::string warning = FileSystemWarning(dir); !warning.empty()) {
+      LOG_WARN("volume {}: {}", dir, warning);
+    }
     s.volumes_.push_back(std::move(vol));
   }
   // A node id recorded in the volumes wins over 0; a conflicting one is an error.
