@@ -12,12 +12,8 @@ using pgrows::U;
 
 namespace {
 
-// The replicas of chunk alias c, as alias r: a LATERAL subquery that OFFSET
-// 0 keeps from being merged into the join, so that it is always planned as
-// a lookup by c.id (a plain join let the planner scan all of replicas per
-// chunk when the statistics said the table was empty; pg_inode_rows.cc).
-#define T0FS_PG_REPLICAS_OF_CHUNK \
-  " LEFT JOIN LATERAL (SELECT * FROM replicas WHERE chunk_id = c.id OFFSET 0) r ON true "
+// The replicas of chunk alias c, as alias r.
+#define T0FS_PG_REPLICAS_OF_CHUNK T0FS_PG_LOOKUP_JOIN("replicas", "chunk_id = c.id", "r")
 #define T0FS_PG_CHUNK_COLUMNS                                                               \
   "SELECT c.id, c.ino, c.idx, c.object_version, c.ec, r.pos, r.node, r.volume, r.version, " \
   "r.state "
@@ -36,9 +32,8 @@ constexpr Stmt kListChunksOf{
 constexpr Stmt kChunksOfEntry{
     "chunks_of_entry",
     "SELECT c.id, c.ino, c.idx, c.object_version, c.ec, r.pos, r.node, r.volume, r.version, "
-    "r.state, e.ino FROM dentries e LEFT JOIN LATERAL "
-    "(SELECT * FROM chunks WHERE ino = e.ino OFFSET 0) c ON true"  // as T0FS_PG_REPLICAS_OF_CHUNK
-    T0FS_PG_REPLICAS_OF_CHUNK "WHERE e.parent = $1 AND e.name = $2 ORDER BY c.idx, r.pos"};
+    "r.state, e.ino FROM dentries e" T0FS_PG_LOOKUP_JOIN("chunks", "ino = e.ino", "c")
+        T0FS_PG_REPLICAS_OF_CHUNK "WHERE e.parent = $1 AND e.name = $2 ORDER BY c.idx, r.pos"};
 constexpr Stmt kScanChunks{
     "scan_chunks", T0FS_PG_CHUNK_COLUMNS
     "FROM (SELECT * FROM chunks WHERE id > $1 ORDER BY id LIMIT $2) c" T0FS_PG_REPLICAS_OF_CHUNK

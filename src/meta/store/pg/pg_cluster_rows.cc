@@ -36,13 +36,10 @@ constexpr Stmt kHandlesOf{
     "handles_of", "SELECT " T0FS_PG_HANDLE_COLUMNS " FROM handles WHERE ino = $1 ORDER BY id"};
 // The handles of the inode entry ($1, $2) names, that inode last: no row
 // when there is no such entry, one with NULL handle columns when it has none.
-// (LATERAL ... OFFSET 0: a lookup by e.ino whatever the statistics say;
-// pg_inode_rows.cc.)
 constexpr Stmt kHandlesOfEntry{
     "handles_of_entry",
-    "SELECT h.id, h.session, h.ino, h.flags, e.ino FROM dentries e "
-    "LEFT JOIN LATERAL (SELECT * FROM handles WHERE ino = e.ino OFFSET 0) h ON true "
-    "WHERE e.parent = $1 AND e.name = $2 ORDER BY h.id"};
+    "SELECT h.id, h.session, h.ino, h.flags, e.ino FROM dentries e" T0FS_PG_LOOKUP_JOIN(
+        "handles", "ino = e.ino", "h") "WHERE e.parent = $1 AND e.name = $2 ORDER BY h.id"};
 constexpr Stmt kHandlesOfSession{"handles_of_session",
                                  "SELECT " T0FS_PG_HANDLE_COLUMNS
                                  " FROM handles WHERE session = $1 ORDER BY id"};

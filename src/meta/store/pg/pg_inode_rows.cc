@@ -22,13 +22,8 @@ namespace {
 constexpr int kInodeColumnCount = 23;
 #define T0FS_PG_INODE_COLUMNS T0FS_PG_INODE_COLUMNS_OF("")
 #define T0FS_PG_JOINED_INODE_COLUMNS T0FS_PG_INODE_COLUMNS_OF("i.")
-// The inode of entry alias `d`, as alias i: a LATERAL subquery that OFFSET 0
-// keeps from being merged into the join, so that it is always planned as a
-// lookup by d.ino. A plain join let the planner choose, and after statistics
-// taken on an emptied table (every scan costed at one row) it scanned the
-// whole of inodes once per entry.
-#define T0FS_PG_INODE_OF_ENTRY \
-  " LEFT JOIN LATERAL (SELECT * FROM inodes WHERE ino = d.ino OFFSET 0) i ON true "
+// The inode of entry alias `d`, as alias i.
+#define T0FS_PG_INODE_OF_ENTRY T0FS_PG_LOOKUP_JOIN("inodes", "ino = d.ino", "i")
 
 constexpr Stmt kGetInode{"get_inode",
                          "SELECT " T0FS_PG_INODE_COLUMNS " FROM inodes WHERE ino = $1"};
@@ -67,10 +62,8 @@ constexpr Stmt kGetDentry{"get_dentry_inode",
 constexpr Stmt kGetDirEntry{
     "get_dir_entry",
     "SELECT d.parent, d.name, d.ino, d.seq, " T0FS_PG_JOINED_INODE_COLUMNS
-    ", " T0FS_PG_INODE_COLUMNS_OF("p.")
-    " FROM inodes p LEFT JOIN LATERAL "
-    "(SELECT * FROM dentries WHERE parent = p.ino AND name = $2 OFFSET 0) d ON true" T0FS_PG_INODE_OF_ENTRY
-    "WHERE p.ino = $1"};
+    ", " T0FS_PG_INODE_COLUMNS_OF("p.") " FROM inodes p" T0FS_PG_LOOKUP_JOIN(
+        "dentries", "parent = p.ino AND name = $2", "d") T0FS_PG_INODE_OF_ENTRY "WHERE p.ino = $1"};
 constexpr int kDirColumn = 4 + kInodeColumnCount;
 // The listings say `seq > 0` (true of every entry): it is the partial
 // index dentries_by_parent_seq's condition (pg_schema.cc), which a

@@ -59,6 +59,15 @@ namespace pgrows {
 // Rows a full scan reads per statement.
 inline constexpr int kScanPage = 1000;
 
+// In a statement's text: the rows of `table` matching `where` (which names
+// the outer row), LEFT JOINed as `alias`. A LATERAL subquery that OFFSET 0
+// keeps from being merged into the join, so it is planned on its own, as a
+// lookup by key, whatever the statistics say: with a plain join the planner
+// chose, and after statistics taken on an emptied table (every scan costed
+// at one row) it read the whole inner table once per outer row.
+#define T0FS_PG_LOOKUP_JOIN(table, where, alias) \
+  " LEFT JOIN LATERAL (SELECT * FROM " table " WHERE " where " OFFSET 0) " alias " ON true "
+
 // A statement of the engine: prepared once per connection under `name`.
 struct Stmt {
   const char* name;
