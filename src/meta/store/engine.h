@@ -87,6 +87,10 @@ class ReadTxn {
   virtual Status PrefetchRemoval(InodeId /*dir*/, std::string_view /*name*/, bool /*directory*/) {
     return Status::Ok();
   }
+  // A release's reads of open handle `handle`: GetHandle(handle), then of
+  // its inode GetInode, ListHandlesOf and, for a handle opened for writing,
+  // ListChunksOf(it, from the first chunk past its end).
+  virtual Status PrefetchRelease(HandleId /*handle*/) { return Status::Ok(); }
   // The entries of `parent` with seq > after_seq, by ascending seq, at most
   // `limit`; with their inodes when `with_inodes`.
   virtual Result<std::vector<DirItem>> ListDir(InodeId parent, uint64_t after_seq, size_t limit,

@@ -280,6 +280,28 @@ TEST_P(FilesTest, NamespaceChangesOnPostgresTakeTwoOrThreeRoundTrips) {
   // Not empty: the prefetched first entry says so.
   EXPECT_EQ(store_->Rmdir(OpToken{session_, 3, 7}, kRootInode, "e", T(107), nullptr).code(),
             StatusCode::kNotEmpty);
+  // A release reads the handle, its inode, the inode's handles and a
+  // writer's chunks past the end with the replay slot, then commits; so
+  // does a batch of them (the last writer's close of an empty file drops
+  // its chunk 0).
+  std::vector<HandleId> opened;
+  for (int i = 0; i < 3; ++i) {
+    a.name = fmt::format("r{}", i);
+    a.first_chunk_id = ChunkId();
+    auto made = store_->MakeNode(OpToken{}, a, T(108));
+    ASSERT_OK(made);
+    opened.push_back(made->handle);
+  }
+  auto reader = store_->Open(OpToken{}, session_, Find(kRootInode, "r0"), O_RDONLY, T(108));
+  ASSERT_OK(reader);
+  const uint64_t garbage = Counts().garbage_chunks;
+  EXPECT_EQ(cost([&] { return store_->Release(OpToken{session_, 3, 8}, opened[0]); }), 2u);
+  EXPECT_EQ(cost([&] {
+              return store_->ReleaseMany(OpToken{session_, 3, 9},
+                                         {opened[1], reader->handle, opened[2], HandleId(999999)});
+            }),
+            2u);
+  EXPECT_EQ(Counts().garbage_chunks, garbage + 3);
 }
 
 TEST_P(FilesTest, CreateOpensInItsTransaction) {

@@ -7,6 +7,7 @@
 // across a reopen and after ReserveId), concurrent writers serialise, and a
 // new store has no rows. Engine-specific tests (schema, migration, options)
 // live beside each engine.
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <limits>
@@ -57,6 +58,17 @@ class EngineContract : public ::testing::TestWithParam<std::string> {
 
 INSTANTIATE_TEST_SUITE_P(Engines, EngineContract, ::testing::ValuesIn(testing::EngineKinds()),
                          [](const auto& info) { return info.param; });
+
+// The ids of ListHandlesOf(ino), in its order.
+std::vector<uint64_t> HandleIdsOf(WriteTxn& txn, uint64_t ino) {
+  std::vector<uint64_t> ids;
+  auto got = txn.ListHandlesOf(InodeId(ino));
+  EXPECT_OK(got);
+  if (got.ok()) {
+    for (const HandleRow& h : *got) ids.push_back(h.id.value());
+  }
+  return ids;
+}
 
 InodeRow SampleInode(uint64_t ino, uint32_t mode) {
   InodeRow row;
@@ -484,15 +496,6 @@ TEST_P(EngineContract, PrefetchedRemovalAnswersLikeReads) {
     ASSERT_OK(txn->Commit());
   }
   constexpr uint64_t kAll = std::numeric_limits<uint64_t>::max();
-  auto handles_of = [](WriteTxn& txn, uint64_t ino) {
-    std::vector<uint64_t> ids;
-    auto got = txn.ListHandlesOf(InodeId(ino));
-    EXPECT_OK(got);
-    if (got.ok()) {
-      for (const HandleRow& h : *got) ids.push_back(h.id.value());
-    }
-    return ids;
-  };
   auto chunks_of = [&](WriteTxn& txn, uint64_t ino) {
     std::vector<std::pair<uint64_t, size_t>> out;  // id, replicas
     auto got = txn.ListChunksOf(InodeId(ino), 0, kAll);
@@ -517,10 +520,10 @@ TEST_P(EngineContract, PrefetchedRemovalAnswersLikeReads) {
     ASSERT_OK(txn->PrefetchRemoval(InodeId(60), "f", false));
     ASSERT_OK(txn->GetReplay(SessionId(9), 0).status());
     EXPECT_EQ(EntryIno(*txn, 60, "f"), 61u);
-    EXPECT_EQ(handles_of(*txn, 62), std::vector<uint64_t>());  // another inode: read as usual
-    EXPECT_EQ(handles_of(*txn, 61), std::vector<uint64_t>{20});
+    EXPECT_EQ(HandleIdsOf(*txn, 62), std::vector<uint64_t>());  // another inode: read as usual
+    EXPECT_EQ(HandleIdsOf(*txn, 61), std::vector<uint64_t>{20});
     EXPECT_EQ(chunks_of(*txn, 61), (Chunks{{30, 2}, {31, 0}}));
-    EXPECT_EQ(handles_of(*txn, 61), std::vector<uint64_t>{20});  // read again
+    EXPECT_EQ(HandleIdsOf(*txn, 61), std::vector<uint64_t>{20});  // read again
   }
   {  // a directory, read first
     auto txn = BeginWriteTxn(*engine);
@@ -528,7 +531,7 @@ TEST_P(EngineContract, PrefetchedRemovalAnswersLikeReads) {
     ASSERT_OK(txn->PrefetchEntry(InodeId(60), "d"));
     ASSERT_OK(txn->PrefetchRemoval(InodeId(60), "d", true));
     EXPECT_EQ(first_of(*txn, 62), "x");
-    EXPECT_EQ(handles_of(*txn, 62), std::vector<uint64_t>());
+    EXPECT_EQ(HandleIdsOf(*txn, 62), std::vector<uint64_t>());
     EXPECT_EQ(first_of(*txn, 60), "f");  // another directory
   }
   {  // written before the prefetched rows came back
@@ -539,7 +542,7 @@ TEST_P(EngineContract, PrefetchedRemovalAnswersLikeReads) {
     ASSERT_OK(txn->PutHandle(HandleRow{HandleId(21), SessionId(3), InodeId(61), 0}));
     ASSERT_OK(txn->DeleteChunk(ChunkId(31)));
     ASSERT_OK(txn->DeleteDentry(InodeId(62), "x"));
-    EXPECT_EQ(handles_of(*txn, 61), (std::vector<uint64_t>{20, 21}));
+    EXPECT_EQ(HandleIdsOf(*txn, 61), (std::vector<uint64_t>{20, 21}));
     EXPECT_EQ(chunks_of(*txn, 61), (Chunks{{30, 2}}));
     EXPECT_EQ(first_of(*txn, 62), "y");
   }
@@ -552,7 +555,7 @@ TEST_P(EngineContract, PrefetchedRemovalAnswersLikeReads) {
     ASSERT_OK(txn->DeleteHandle(HandleId(20)));
     ASSERT_OK(txn->DeleteReplica(ChunkId(30), 1));
     ASSERT_OK(txn->PutDentry(DentryRow{InodeId(62), "a", InodeId(63), 4}));
-    EXPECT_EQ(handles_of(*txn, 61), std::vector<uint64_t>());
+    EXPECT_EQ(HandleIdsOf(*txn, 61), std::vector<uint64_t>());
     EXPECT_EQ(chunks_of(*txn, 61), (Chunks{{30, 1}, {31, 0}}));
     EXPECT_EQ(first_of(*txn, 62), "a");
   }
@@ -561,9 +564,108 @@ TEST_P(EngineContract, PrefetchedRemovalAnswersLikeReads) {
     ASSERT_TRUE(txn);
     ASSERT_OK(txn->PrefetchRemoval(InodeId(60), "none", false));
     ASSERT_OK(txn->PrefetchRemoval(InodeId(62), "x", true));
-    EXPECT_EQ(handles_of(*txn, 63), std::vector<uint64_t>());
+    EXPECT_EQ(HandleIdsOf(*txn, 63), std::vector<uint64_t>());
     EXPECT_EQ(first_of(*txn, 63), std::nullopt);
     EXPECT_EQ(chunks_of(*txn, 61), (Chunks{{30, 2}, {31, 0}}));
+  }
+}
+
+// PrefetchRelease (a release's reads of a handle: it, its inode, the
+// inode's handles, a writer's chunks past the end) changes no answer:
+// several handles at once (a writer's, a reader's, one of another inode,
+// a missing one); the answers then follow this transaction's writes of
+// handles and chunks, whether made after the rows came back or before.
+TEST_P(EngineContract, PrefetchedReleaseAnswersLikeReads) {
+  constexpr uint64_t kChunk = 4u << 20;
+  {
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    InodeRow file = SampleInode(71, S_IFREG | 0644);
+    file.attr.size = kChunk + 1;  // chunks 0 and 1 hold its bytes
+    file.attr.chunk_size = kChunk;
+    ASSERT_OK(txn->PutInode(file));
+    InodeRow empty = SampleInode(72, S_IFREG | 0644);
+    empty.attr.size = 0;
+    empty.attr.chunk_size = kChunk;
+    ASSERT_OK(txn->PutInode(empty));
+    for (uint64_t i = 0; i < 4; ++i)
+      ASSERT_OK(txn->PutChunk(ChunkRow{ChunkId(80 + i), InodeId(71), i}));
+    ASSERT_OK(txn->PutChunk(ChunkRow{ChunkId(84), InodeId(72), 0}));
+    ASSERT_OK(txn->PutReplica(
+        ReplicaRow{ChunkId(82), 0, NodeId(2), VolumeId(4), 0, ReplicaState::kHealthy}));
+    ASSERT_OK(txn->PutReplica(
+        ReplicaRow{ChunkId(82), 1, NodeId(3), VolumeId(5), 0, ReplicaState::kHealthy}));
+    ASSERT_OK(txn->PutHandle(HandleRow{HandleId(40), SessionId(3), InodeId(71), O_RDWR}));
+    ASSERT_OK(txn->PutHandle(HandleRow{HandleId(41), SessionId(3), InodeId(71), O_RDONLY}));
+    ASSERT_OK(txn->PutHandle(HandleRow{HandleId(42), SessionId(3), InodeId(72), O_WRONLY}));
+    ASSERT_OK(txn->Commit());
+  }
+  constexpr uint64_t kAll = std::numeric_limits<uint64_t>::max();
+  using Chunks = std::vector<std::pair<uint64_t, size_t>>;  // id, replicas
+  auto chunks_of = [&](WriteTxn& txn, uint64_t ino, uint64_t first) {
+    Chunks out;
+    auto got = txn.ListChunksOf(InodeId(ino), first, kAll);
+    EXPECT_OK(got);
+    if (got.ok()) {
+      for (const ChunkWithReplicas& c : *got)
+        out.emplace_back(c.chunk.id.value(), c.replicas.size());
+    }
+    return out;
+  };
+  auto handle_ino = [](WriteTxn& txn, uint64_t id) -> std::optional<uint64_t> {
+    auto got = txn.GetHandle(HandleId(id));
+    EXPECT_OK(got);
+    if (!got.ok() || !*got) return std::nullopt;
+    return (*got)->ino.value();
+  };
+  {  // written after the rows came back
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    for (uint64_t h : {40, 41, 42, 99}) ASSERT_OK(txn->PrefetchRelease(HandleId(h)));
+    ASSERT_OK(txn->GetReplay(SessionId(9), 0).status());
+    EXPECT_EQ(handle_ino(*txn, 40), 71u);
+    EXPECT_EQ(handle_ino(*txn, 99), std::nullopt);
+    auto inode = txn->GetInode(InodeId(71));
+    ASSERT_OK(inode);
+    ASSERT_TRUE(inode->has_value());
+    EXPECT_EQ((*inode)->attr.size, kChunk + 1);
+    ASSERT_OK(txn->DeleteHandle(HandleId(40)));
+    EXPECT_EQ(handle_ino(*txn, 40), std::nullopt);
+    EXPECT_EQ(HandleIdsOf(*txn, 71), std::vector<uint64_t>{41});
+    EXPECT_EQ(chunks_of(*txn, 71, 2), (Chunks{{82, 2}, {83, 0}}));
+    EXPECT_EQ(chunks_of(*txn, 71, 3), (Chunks{{83, 0}}));
+    EXPECT_EQ(chunks_of(*txn, 71, 0), (Chunks{{80, 0}, {81, 0}, {82, 2}, {83, 0}}));
+    ASSERT_OK(txn->DeleteChunk(ChunkId(83)));
+    EXPECT_EQ(chunks_of(*txn, 71, 2), (Chunks{{82, 2}}));
+    EXPECT_EQ(chunks_of(*txn, 72, 0), (Chunks{{84, 0}}));
+    EXPECT_EQ(handle_ino(*txn, 41), 71u);
+    ASSERT_OK(txn->PutHandle(HandleRow{HandleId(43), SessionId(3), InodeId(71), O_WRONLY}));
+    EXPECT_EQ(HandleIdsOf(*txn, 71), (std::vector<uint64_t>{41, 43}));
+    ASSERT_OK(txn->PutHandle(HandleRow{HandleId(41), SessionId(3), InodeId(72), O_RDONLY}));
+    EXPECT_EQ(HandleIdsOf(*txn, 71), std::vector<uint64_t>{43});
+    EXPECT_EQ(HandleIdsOf(*txn, 72), (std::vector<uint64_t>{41, 42}));
+    EXPECT_EQ(handle_ino(*txn, 41), 72u);
+    ASSERT_OK(txn->PutReplica(
+        ReplicaRow{ChunkId(84), 0, NodeId(2), VolumeId(4), 0, ReplicaState::kHealthy}));
+    EXPECT_EQ(chunks_of(*txn, 72, 0), (Chunks{{84, 1}}));
+  }
+  {  // written before they came back
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    ASSERT_OK(txn->PrefetchRelease(HandleId(40)));
+    ASSERT_OK(txn->DeleteHandle(HandleId(40)));
+    ASSERT_OK(txn->PutChunk(ChunkRow{ChunkId(85), InodeId(71), 4}));
+    EXPECT_EQ(handle_ino(*txn, 40), std::nullopt);
+    EXPECT_EQ(HandleIdsOf(*txn, 71), std::vector<uint64_t>{41});
+    EXPECT_EQ(chunks_of(*txn, 71, 2), (Chunks{{82, 2}, {83, 0}, {85, 0}}));
+  }
+  {  // a reader's: its chunks are read when asked
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    ASSERT_OK(txn->PrefetchRelease(HandleId(41)));
+    EXPECT_EQ(handle_ino(*txn, 41), 71u);
+    EXPECT_EQ(chunks_of(*txn, 71, 1), (Chunks{{81, 0}, {82, 2}, {83, 0}}));
+    EXPECT_EQ(HandleIdsOf(*txn, 71), (std::vector<uint64_t>{40, 41}));
   }
 }
 

@@ -34,6 +34,21 @@ constexpr Stmt kChunksOfEntry{
     "SELECT c.id, c.ino, c.idx, c.object_version, c.ec, r.pos, r.node, r.volume, r.version, "
     "r.state, e.ino FROM dentries e" T0FS_PG_LOOKUP_JOIN("chunks", "ino = e.ino", "c")
         T0FS_PG_REPLICAS_OF_CHUNK "WHERE e.parent = $1 AND e.name = $2 ORDER BY c.idx, r.pos"};
+// The chunks past the end (index >= the chunks its size covers) of the
+// inode of handle $1 when it opened for writing, as kListChunksOf, with
+// that inode and that first index last: no row when there is no such
+// handle, NULL index and chunk columns for a reader's, NULL chunk columns
+// when it has no such chunk. (The reader's condition is in the select list:
+// in a WHERE it would be a filter on the handle's lookup.)
+constexpr Stmt kTailChunksOfHandle{
+    "tail_chunks_of_handle", T0FS_PG_CHUNK_COLUMNS
+    ", t.ino, t.first FROM (SELECT h.ino, CASE WHEN (h.flags & 3) <> 0 "
+    "AND i.chunk_size > 0 THEN (i.size + i.chunk_size - 1) / i.chunk_size END AS first "
+    "FROM handles h" T0FS_PG_LOOKUP_JOIN(
+        "inodes", "ino = h.ino",
+        "i") "WHERE h.id = $1) t" T0FS_PG_LOOKUP_JOIN("chunks", "ino = t.ino AND idx >= t.first",
+                                                      "c") T0FS_PG_REPLICAS_OF_CHUNK
+    "ORDER BY c.idx, r.pos"};
 constexpr Stmt kScanChunks{
     "scan_chunks", T0FS_PG_CHUNK_COLUMNS
     "FROM (SELECT * FROM chunks WHERE id > $1 ORDER BY id LIMIT $2) c" T0FS_PG_REPLICAS_OF_CHUNK
@@ -136,15 +151,49 @@ Result<std::optional<ChunkWithReplicas>> PgTxn::GetChunk(ChunkId chunk) {
 }
 
 Status PgTxn::PrefetchChunksOfEntry(InodeId dir, std::string_view name) {
-  return PrefetchOfEntry(kChunksOfEntry, dir, name, chunk_writes_, prefetched_chunks_, 10,
-                         ChunksOfRows);
+  return PrefetchOfEntry<std::vector<ChunkWithReplicas>>(
+      kChunksOfEntry, dir, name, chunk_writes_, 10, ChunksOfRows,
+      [this](InodeId ino, std::vector<ChunkWithReplicas> chunks) {
+        KnowChunks(ino.value(), 0, std::move(chunks));
+      });
+}
+
+Status PgTxn::PrefetchTailChunksOf(HandleId handle) {
+  const uint64_t writes = chunk_writes_;
+  return Prefetch(kTailChunksOfHandle, {Id64(handle)}, [this, writes](const pg::Rows& rows) {
+    if (rows.size() == 0 || rows.IsNull(0, 11) || chunk_writes_ != writes) return;
+    KnowChunks(rows.UInt(0, 10), rows.UInt(0, 11), ChunksOfRows(rows));
+  });
+}
+
+void PgTxn::KnowChunks(uint64_t ino, uint64_t from, std::vector<ChunkWithReplicas> chunks) {
+  auto known = known_chunks_.find(ino);
+  if (known == known_chunks_.end()) {
+    known_chunks_.emplace(ino, KnownChunks{from, std::move(chunks)});
+  } else if (from < known->second.from) {  // both current: keep the longer
+    known->second = KnownChunks{from, std::move(chunks)};
+  }
+}
+
+void PgTxn::ChunkDeleted(ChunkId chunk) {
+  ++chunk_writes_;
+  for (auto& [ino, known] : known_chunks_) {
+    std::erase_if(known.chunks,
+                  [chunk](const ChunkWithReplicas& c) { return c.chunk.id == chunk; });
+  }
 }
 
 Result<std::vector<ChunkWithReplicas>> PgTxn::ListChunksOf(InodeId ino, uint64_t first,
                                                            uint64_t end) {
-  if (first == 0 && end == std::numeric_limits<uint64_t>::max()) {  // all of them: prefetched?
-    RETURN_IF_ERROR(Settle());
-    if (auto chunks = TakePrefetched(prefetched_chunks_, ino)) return std::move(*chunks);
+  RETURN_IF_ERROR(Settle());
+  if (!failed_.ok()) return failed_;
+  if (auto known = known_chunks_.find(ino.value());
+      known != known_chunks_.end() && known->second.from <= first) {
+    std::vector<ChunkWithReplicas> chunks;
+    for (const ChunkWithReplicas& c : known->second.chunks) {
+      if (c.chunk.index >= first && c.chunk.index < end) chunks.push_back(c);
+    }
+    return chunks;
   }
   // Indices are stored as signed 64-bit integers.
   constexpr uint64_t kMaxIndex = static_cast<uint64_t>(INT64_MAX);
@@ -179,7 +228,7 @@ Result<bool> PgTxn::InsertChunkIfFree(const ChunkRow& row) {
 }
 
 Status PgTxn::DeleteChunk(ChunkId chunk) {
-  ChunksWritten();
+  ChunkDeleted(chunk);
   return Exec(kDeleteChunk, {Id64(chunk)});
 }
 

@@ -2,6 +2,8 @@
 // totals.
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "meta/store/pg/pg_txn.h"
 
 namespace t0fs::meta {
@@ -40,6 +42,13 @@ constexpr Stmt kHandlesOfEntry{
     "handles_of_entry",
     "SELECT h.id, h.session, h.ino, h.flags, e.ino FROM dentries e" T0FS_PG_LOOKUP_JOIN(
         "handles", "ino = e.ino", "h") "WHERE e.parent = $1 AND e.name = $2 ORDER BY h.id"};
+// The handles of the inode handle $1 is of (it among them), each with that
+// inode: no row when there is no such handle.
+constexpr Stmt kHandlesOfHandle{
+    "handles_of_handle",
+    "SELECT o.id, o.session, o.ino, o.flags, " T0FS_PG_INODE_COLUMNS_OF(
+        "i.") " FROM handles h" T0FS_PG_LOOKUP_JOIN("inodes", "ino = h.ino", "i")
+        T0FS_PG_LOOKUP_JOIN("handles", "ino = h.ino", "o") "WHERE h.id = $1 ORDER BY o.id"};
 constexpr Stmt kHandlesOfSession{"handles_of_session",
                                  "SELECT " T0FS_PG_HANDLE_COLUMNS
                                  " FROM handles WHERE session = $1 ORDER BY id"};
@@ -194,18 +203,67 @@ Status PgTxn::DeleteSession(SessionId session) {
 // ---- handles ----
 
 Result<std::optional<HandleRow>> PgTxn::GetHandle(HandleId handle) {
+  RETURN_IF_ERROR(Settle());
+  if (!failed_.ok()) return failed_;
+  if (auto known = known_handles_.find(handle.value()); known != known_handles_.end()) {
+    return known->second;
+  }
   ASSIGN_OR_RETURN(pg::Rows rows, Run(kGetHandle, {Id64(handle)}));
   return FirstOfRows(rows, HandleOfRow);
 }
 
 Status PgTxn::PrefetchHandlesOfEntry(InodeId dir, std::string_view name) {
-  return PrefetchOfEntry(kHandlesOfEntry, dir, name, handle_writes_, prefetched_handles_, 4,
-                         HandlesOfEntryRows);
+  return PrefetchOfEntry<std::vector<HandleRow>>(
+      kHandlesOfEntry, dir, name, handle_writes_, 4, HandlesOfEntryRows,
+      [this](InodeId ino, std::vector<HandleRow> handles) {
+        known_handle_lists_.emplace(ino.value(), std::move(handles));
+      });
+}
+
+Status PgTxn::PrefetchHandleAndInode(HandleId handle) {
+  const uint64_t writes = handle_writes_;
+  return Prefetch(kHandlesOfHandle, {Id64(handle)}, [this, handle, writes](const pg::Rows& rows) {
+    // The inode's row unless this transaction has one (read or written).
+    if (rows.size() > 0 && !rows.IsNull(0, 4)) {
+      const InodeRow inode = pgrows::InodeAt(rows, 0, 4);
+      inodes_.emplace(inode.attr.ino.value(), inode);
+    }
+    if (handle_writes_ != writes) return;  // a handle written since: ask again
+    std::optional<HandleRow> found;
+    std::vector<HandleRow> handles = AllOfRows(rows, HandleOfRow);
+    for (const HandleRow& h : handles) {
+      if (h.id == handle) found = h;
+    }
+    known_handles_.emplace(handle.value(), found);
+    if (found) known_handle_lists_.emplace(found->ino.value(), std::move(handles));
+  });
+}
+
+void PgTxn::HandleWritten(HandleId handle, const HandleRow* row) {
+  ++handle_writes_;
+  for (auto& [ino, handles] : known_handle_lists_) {
+    std::erase_if(handles, [handle](const HandleRow& h) { return h.id == handle; });
+  }
+  if (row != nullptr) {
+    if (auto known = known_handle_lists_.find(row->ino.value());
+        known != known_handle_lists_.end()) {
+      auto& handles = known->second;
+      handles.insert(std::upper_bound(handles.begin(), handles.end(), *row,
+                                      [](const HandleRow& a, const HandleRow& b) {
+                                        return a.id.value() < b.id.value();
+                                      }),
+                     *row);
+    }
+  }
+  known_handles_[handle.value()] = row != nullptr ? std::optional<HandleRow>(*row) : std::nullopt;
 }
 
 Result<std::vector<HandleRow>> PgTxn::ListHandlesOf(InodeId ino) {
   RETURN_IF_ERROR(Settle());
-  if (auto handles = TakePrefetched(prefetched_handles_, ino)) return std::move(*handles);
+  if (!failed_.ok()) return failed_;
+  if (auto known = known_handle_lists_.find(ino.value()); known != known_handle_lists_.end()) {
+    return known->second;
+  }
   ASSIGN_OR_RETURN(pg::Rows rows, Run(kHandlesOf, {Id64(ino)}));
   return AllOfRows(rows, HandleOfRow);
 }
@@ -220,14 +278,12 @@ Status PgTxn::ScanHandles(const RowVisitor<HandleRow>& visit) {
 }
 
 Status PgTxn::PutHandle(const HandleRow& row) {
-  prefetched_handles_.reset();
-  ++handle_writes_;
+  HandleWritten(row.id, &row);
   return Exec(kPutHandle, {Id64(row.id), Id64(row.session), Id64(row.ino), U(row.flags)});
 }
 
 Status PgTxn::DeleteHandle(HandleId handle) {
-  prefetched_handles_.reset();
-  ++handle_writes_;
+  HandleWritten(handle, nullptr);
   return Exec(kDeleteHandle, {Id64(handle)});
 }
 

@@ -212,6 +212,8 @@ TEST(PgEngine, PlansFindRowsByIndexWhenTheStatisticsSayEmpty) {
     ASSERT_OK(t.GetChunk(ChunkId(kFirst + 4)));
     ASSERT_OK(t.ScanChunks(ChunkId(kFirst + 4), 10));
     ASSERT_OK(t.GetHandle(HandleId(kFirst + 4)));
+    ASSERT_OK(t.PrefetchRelease(HandleId(kFirst + 6)));
+    ASSERT_OK(t.GetHandle(HandleId(kFirst + 6)));
     ASSERT_OK(t.ListHandlesOfSession(session));
     ASSERT_OK(t.ListGarbageOfNode(node, 10));
     ASSERT_OK(t.ListGarbageOfChunk(ChunkId(kFirst + 4)));

@@ -6,20 +6,14 @@
 namespace t0fs::meta {
 
 using pgrows::Id64;
+using pgrows::InodeAt;
+using pgrows::kInodeColumnCount;
 using pgrows::Limit;
 using pgrows::Stmt;
 using pgrows::U;
 
 namespace {
 
-// The columns of an inode row, in InodeAt's order, of table alias `t`
-// ("" for the table itself, "i." or "p." in joins).
-#define T0FS_PG_INODE_COLUMNS_OF(t)                                                           \
-  t "ino, " t "mode, " t "uid, " t "gid, " t "size, " t "nlink, " t "rdev, " t "atime_s, " t  \
-    "atime_ns, " t "mtime_s, " t "mtime_ns, " t "ctime_s, " t "ctime_ns, " t "chunk_size, " t \
-    "generation, " t "replicas, " t "placement, " t "placement_nodes, " t "target, " t        \
-    "parent, " t "entry_seq, " t "protect, " t "protect_within"
-constexpr int kInodeColumnCount = 23;
 #define T0FS_PG_INODE_COLUMNS T0FS_PG_INODE_COLUMNS_OF("")
 #define T0FS_PG_JOINED_INODE_COLUMNS T0FS_PG_INODE_COLUMNS_OF("i.")
 // The inode of entry alias `d`, as alias i.
@@ -128,31 +122,6 @@ std::vector<NodeId> NodesOfArray(std::string_view text) {
     }
   }
   return out;
-}
-
-InodeRow InodeAt(const pg::Rows& q, int r, int c) {
-  InodeRow row;
-  InodeAttr& a = row.attr;
-  a.ino = InodeId(q.UInt(r, c));
-  a.mode = static_cast<uint32_t>(q.Int(r, c + 1));
-  a.uid = static_cast<uint32_t>(q.Int(r, c + 2));
-  a.gid = static_cast<uint32_t>(q.Int(r, c + 3));
-  a.size = q.UInt(r, c + 4);
-  a.nlink = static_cast<uint32_t>(q.Int(r, c + 5));
-  a.rdev = static_cast<uint32_t>(q.Int(r, c + 6));
-  a.atime = Timespec{q.Int(r, c + 7), static_cast<uint32_t>(q.Int(r, c + 8))};
-  a.mtime = Timespec{q.Int(r, c + 9), static_cast<uint32_t>(q.Int(r, c + 10))};
-  a.ctime = Timespec{q.Int(r, c + 11), static_cast<uint32_t>(q.Int(r, c + 12))};
-  a.chunk_size = q.UInt(r, c + 13);
-  a.generation = q.UInt(r, c + 14);
-  a.replicas = static_cast<uint32_t>(q.Int(r, c + 15));
-  a.placement = static_cast<Placement>(q.Int(r, c + 16));
-  a.placement_nodes = NodesOfArray(q.Text(r, c + 17));
-  row.target = q.Bytes(r, c + 18);
-  row.parent = InodeId(q.UInt(r, c + 19));
-  row.entry_seq = q.UInt(r, c + 20);
-  a.protect = UnpackProtection(q.UInt(r, c + 21), q.UInt(r, c + 22));
-  return row;
 }
 
 InodeRow InodeOfRow(const pg::Rows& q, int r) {
@@ -291,9 +260,17 @@ Status PgTxn::PrefetchRemoval(InodeId dir, std::string_view name, bool directory
   return directory ? PrefetchFirstEntryOfEntry(dir, name) : PrefetchChunksOfEntry(dir, name);
 }
 
+Status PgTxn::PrefetchRelease(HandleId handle) {
+  RETURN_IF_ERROR(PrefetchHandleAndInode(handle));
+  return PrefetchTailChunksOf(handle);
+}
+
 Status PgTxn::PrefetchFirstEntryOfEntry(InodeId dir, std::string_view name) {
-  return PrefetchOfEntry(kFirstEntryOfEntry, dir, name, entry_writes_, prefetched_first_entry_, 4,
-                         FirstEntryOfRows);
+  return PrefetchOfEntry<std::optional<DentryRow>>(
+      kFirstEntryOfEntry, dir, name, entry_writes_, 4, FirstEntryOfRows,
+      [this](InodeId ino, std::optional<DentryRow> first) {
+        prefetched_first_entry_.emplace(ino, std::move(first));
+      });
 }
 
 Result<std::optional<DentryRow>> PgTxn::GetDentry(InodeId parent, std::string_view name) {
@@ -386,5 +363,34 @@ Status PgTxn::DeleteXattr(InodeId ino, std::string_view name) {
   RETURN_IF_ERROR(QueueDeleteOf(ino));
   return Exec(kDeleteXattr, {Id64(ino), pg::Param::Bytes(name)});
 }
+
+namespace pgrows {
+
+InodeRow InodeAt(const pg::Rows& q, int r, int c) {
+  InodeRow row;
+  InodeAttr& a = row.attr;
+  a.ino = InodeId(q.UInt(r, c));
+  a.mode = static_cast<uint32_t>(q.Int(r, c + 1));
+  a.uid = static_cast<uint32_t>(q.Int(r, c + 2));
+  a.gid = static_cast<uint32_t>(q.Int(r, c + 3));
+  a.size = q.UInt(r, c + 4);
+  a.nlink = static_cast<uint32_t>(q.Int(r, c + 5));
+  a.rdev = static_cast<uint32_t>(q.Int(r, c + 6));
+  a.atime = Timespec{q.Int(r, c + 7), static_cast<uint32_t>(q.Int(r, c + 8))};
+  a.mtime = Timespec{q.Int(r, c + 9), static_cast<uint32_t>(q.Int(r, c + 10))};
+  a.ctime = Timespec{q.Int(r, c + 11), static_cast<uint32_t>(q.Int(r, c + 12))};
+  a.chunk_size = q.UInt(r, c + 13);
+  a.generation = q.UInt(r, c + 14);
+  a.replicas = static_cast<uint32_t>(q.Int(r, c + 15));
+  a.placement = static_cast<Placement>(q.Int(r, c + 16));
+  a.placement_nodes = NodesOfArray(q.Text(r, c + 17));
+  row.target = q.Bytes(r, c + 18);
+  row.parent = InodeId(q.UInt(r, c + 19));
+  row.entry_seq = q.UInt(r, c + 20);
+  a.protect = UnpackProtection(q.UInt(r, c + 21), q.UInt(r, c + 22));
+  return row;
+}
+
+}  // namespace pgrows
 
 }  // namespace t0fs::meta

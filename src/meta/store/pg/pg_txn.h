@@ -19,8 +19,14 @@
 //    PrefetchEntry reads a directory, one of its entries and that entry's
 //    inode in one statement: a namespace operation's first three reads.
 //    PrefetchRemoval reads what a removal reads next of that inode, by the
-//    entry's name (its handles, and its chunks or its first entry).
-//  - Prefetches (PrefetchEntry, PrefetchVolume, PrefetchRemoval) are queued,
+//    entry's name (its handles, and its chunks or its first entry);
+//    PrefetchRelease what a release reads, by the handle's id (the handle,
+//    its inode, the inode's handles, a writer's chunks past the end).
+//    Handles and chunks read ahead are kept up to date by the
+//    transaction's own writes of them, so that a batch of releases reads
+//    nothing after its prefetches.
+//  - Prefetches (PrefetchEntry, PrefetchVolume, PrefetchRemoval,
+//    PrefetchRelease) are queued,
 //    not waited for: their rows come back with the next read's (the replay
 //    slot a mutation reads first), so a create reads everything in one
 //    round trip. A read they may answer sends them first if still queued.
@@ -68,6 +74,15 @@ inline constexpr int kScanPage = 1000;
 #define T0FS_PG_LOOKUP_JOIN(table, where, alias) \
   " LEFT JOIN LATERAL (SELECT * FROM " table " WHERE " where " OFFSET 0) " alias " ON true "
 
+// The columns of an inode row, in InodeAt's order, of table alias `t`
+// ("" for the table itself, "i." or "p." in joins).
+#define T0FS_PG_INODE_COLUMNS_OF(t)                                                           \
+  t "ino, " t "mode, " t "uid, " t "gid, " t "size, " t "nlink, " t "rdev, " t "atime_s, " t  \
+    "atime_ns, " t "mtime_s, " t "mtime_ns, " t "ctime_s, " t "ctime_ns, " t "chunk_size, " t \
+    "generation, " t "replicas, " t "placement, " t "placement_nodes, " t "target, " t        \
+    "parent, " t "entry_seq, " t "protect, " t "protect_within"
+inline constexpr int kInodeColumnCount = 23;
+
 // A statement of the engine: prepared once per connection under `name`.
 struct Stmt {
   const char* name;
@@ -87,6 +102,9 @@ inline pg::Param Limit(size_t n) {
   return pg::Param(static_cast<int64_t>(std::min<uint64_t>(n, INT64_MAX)));
 }
 
+// The inode row in columns c.. of row r (T0FS_PG_INODE_COLUMNS_OF's order).
+InodeRow InodeAt(const pg::Rows& q, int r, int c);
+
 }  // namespace pgrows
 
 class PgTxn final : public WriteTxn {
@@ -101,6 +119,7 @@ class PgTxn final : public WriteTxn {
   Status PrefetchEntry(InodeId dir, std::string_view name) override;
   Status PrefetchVolume(VolumeId volume) override;
   Status PrefetchRemoval(InodeId dir, std::string_view name, bool directory) override;
+  Status PrefetchRelease(HandleId handle) override;
   Result<std::vector<DirItem>> ListDir(InodeId parent, uint64_t after_seq, size_t limit,
                                        bool with_inodes) override;
   Status ScanDentries(const RowVisitor<DentryRow>& visit) override;
@@ -185,29 +204,41 @@ class PgTxn final : public WriteTxn {
   // attributes) is among them: an xattr write after it must follow it.
   Status QueueDeleteOf(InodeId ino);
   Status QueueInodeWrite(const InodeRow& row);
-  // PrefetchRemoval's statements, one per row kind (in the file of its rows).
+  // PrefetchRemoval's and PrefetchRelease's statements, one per row kind
+  // (in the file of its rows).
   Status PrefetchHandlesOfEntry(InodeId dir, std::string_view name);
   Status PrefetchChunksOfEntry(InodeId dir, std::string_view name);
   Status PrefetchFirstEntryOfEntry(InodeId dir, std::string_view name);
+  Status PrefetchHandleAndInode(HandleId handle);
+  Status PrefetchTailChunksOf(HandleId handle);
   // Queues `stmt` ($1 dir, $2 name, the entry's inode in column
-  // `ino_column`) for PrefetchRemoval: its rows, decoded, go to `slot`
-  // unless there was no such entry or a write counted by `writes` was
-  // queued after it.
+  // `ino_column`) for PrefetchRemoval: its rows, decoded, go to `keep`
+  // with that inode unless there was no such entry or a write counted by
+  // `writes` was queued after it.
   template <typename Rows>
   Status PrefetchOfEntry(const pgrows::Stmt& stmt, InodeId dir, std::string_view name,
-                         const uint64_t& writes, std::optional<std::pair<InodeId, Rows>>& slot,
-                         int ino_column, Rows (*decode)(const pg::Rows&)) {
+                         const uint64_t& writes, int ino_column, Rows (*decode)(const pg::Rows&),
+                         std::function<void(InodeId, Rows)> keep) {
     const uint64_t queued_at = writes;
-    return Prefetch(stmt, {pgrows::Id64(dir), pg::Param::Bytes(name)},
-                    [&writes, &slot, queued_at, ino_column, decode](const pg::Rows& rows) {
-                      if (rows.size() == 0 || writes != queued_at) return;
-                      slot.emplace(InodeId(rows.UInt(0, ino_column)), decode(rows));
-                    });
+    return Prefetch(
+        stmt, {pgrows::Id64(dir), pg::Param::Bytes(name)},
+        [&writes, queued_at, ino_column, decode, keep = std::move(keep)](const pg::Rows& rows) {
+          if (rows.size() == 0 || writes != queued_at) return;
+          keep(InodeId(rows.UInt(0, ino_column)), decode(rows));
+        });
   }
+  // A chunk or replica row written: the chunks known ahead may be wrong.
   void ChunksWritten() {
-    prefetched_chunks_.reset();
+    known_chunks_.clear();
     ++chunk_writes_;
   }
+  // Rows read ahead: the chunks of inode `ino` with index >= from.
+  void KnowChunks(uint64_t ino, uint64_t from, std::vector<ChunkWithReplicas> chunks);
+  // Chunk `chunk` and its replicas deleted: it leaves the chunks known.
+  void ChunkDeleted(ChunkId chunk);
+  // Handle `handle` written (`row`) or deleted (null): the handles known
+  // follow.
+  void HandleWritten(HandleId handle, const HandleRow* row);
   // Takes `slot`'s rows when they are of `ino` (then the read costs nothing).
   template <typename Rows>
   static std::optional<Rows> TakePrefetched(std::optional<std::pair<InodeId, Rows>>& slot,
@@ -260,13 +291,24 @@ class PgTxn final : public WriteTxn {
   // Rows of PrefetchVolume, until a volume is written. Writes are counted:
   // a prefetch's rows older than a write of their kind are dropped.
   std::unordered_map<uint64_t, std::optional<VolumeRecord>> volumes_;
-  // Rows of PrefetchRemoval with the inode the entry named, each for the
-  // next read of that inode's rows of its kind (TakePrefetched); dropped
-  // by any write of that kind, and not kept when one was queued after the
-  // prefetch (the counters).
-  std::optional<std::pair<InodeId, std::vector<HandleRow>>> prefetched_handles_;
-  std::optional<std::pair<InodeId, std::vector<ChunkWithReplicas>>> prefetched_chunks_;
+  // The first entry PrefetchRemoval read of the directory the entry
+  // named, for the next read of it (TakePrefetched); dropped by any write
+  // of an entry, and not kept when one was queued after the prefetch (the
+  // counters).
   std::optional<std::pair<InodeId, std::optional<DentryRow>>> prefetched_first_entry_;
+  // Handles and chunks PrefetchRemoval and PrefetchRelease read, for every
+  // later read they answer: not kept when a write of their kind was queued
+  // after the prefetch (the counters), then kept up to date by this
+  // transaction's writes (HandleWritten, ChunkDeleted; other chunk writes
+  // drop them). A handle's row by id (nullopt: no such handle), the
+  // handles of an inode by ino, and an inode's chunks with index >= from.
+  std::unordered_map<uint64_t, std::optional<HandleRow>> known_handles_;
+  std::unordered_map<uint64_t, std::vector<HandleRow>> known_handle_lists_;
+  struct KnownChunks {
+    uint64_t from = 0;
+    std::vector<ChunkWithReplicas> chunks;
+  };
+  std::unordered_map<uint64_t, KnownChunks> known_chunks_;
   uint64_t entry_writes_ = 0, volume_writes_ = 0, handle_writes_ = 0, chunk_writes_ = 0;
   // The statements of the first batch, kept for its one resend.
   struct Queued {
