@@ -456,6 +456,39 @@ TEST_P(FilesTest, ReleaseManyClosesEveryHandleInOneGo) {
   EXPECT_TRUE(CheckProblems().empty());
 }
 
+// A batch longer than a read-ahead group (PosixStore::ReleaseMany reads 32
+// handles ahead at a time): writers and readers of the same files in
+// different groups, unlinked files among them.
+TEST_P(FilesTest, ReleaseManyOfSeveralReadAheadGroups) {
+  constexpr int kFiles = 20;
+  std::vector<HandleId> writers, readers;
+  for (int i = 0; i < kFiles; ++i) {
+    const std::string name = fmt::format("f{}", i);
+    InodeId f = MkFile(kRootInode, name);
+    auto writer = OpenFile(f, O_RDWR);
+    auto reader = OpenFile(f, O_RDONLY);
+    ASSERT_OK(writer);
+    ASSERT_OK(reader);
+    ASSERT_OK(store_->Allocate(OpToken{}, f, {0, 1}, targets_));  // never written
+    writers.push_back(writer->handle);
+    readers.push_back(reader->handle);
+    if (i % 2 == 0) {
+      ASSERT_OK(store_->Unlink(OpToken{}, kRootInode, name, T(200)));
+    }
+  }
+  std::vector<HandleId> batch = writers;
+  batch.push_back(HandleId(999999));
+  batch.insert(batch.end(), readers.begin(), readers.end());
+  ASSERT_OK(store_->ReleaseMany(OpToken{session_, 4, 1}, batch));
+  EXPECT_EQ(Counts().open_handles, 0u);
+  EXPECT_EQ(Counts().chunks, 0u);  // the unwritten chunks left with the last writer
+  EXPECT_EQ(Counts().garbage_chunks, kFiles * 2 * targets_.size());
+  for (int i = 0; i < kFiles; ++i) {
+    EXPECT_EQ(Find(kRootInode, fmt::format("f{}", i)).valid(), i % 2 == 1) << i;
+  }
+  EXPECT_TRUE(CheckProblems().empty());
+}
+
 // Chunks allocated ahead past the end and never written leave the layout
 // when the last writer closes, not when a reader closes meanwhile; a
 // reader's close of an unlinked file frees it.
