@@ -59,6 +59,20 @@ class EngineContract : public ::testing::TestWithParam<std::string> {
 INSTANTIATE_TEST_SUITE_P(Engines, EngineContract, ::testing::ValuesIn(testing::EngineKinds()),
                          [](const auto& info) { return info.param; });
 
+// Chunks by id with their replica counts, in ListChunksOf's order.
+using Chunks = std::vector<std::pair<uint64_t, size_t>>;
+
+// ListChunksOf(ino, first, all) as Chunks.
+Chunks ChunksOf(WriteTxn& txn, uint64_t ino, uint64_t first = 0) {
+  Chunks out;
+  auto got = txn.ListChunksOf(InodeId(ino), first, std::numeric_limits<uint64_t>::max());
+  EXPECT_OK(got);
+  if (got.ok()) {
+    for (const ChunkWithReplicas& c : *got) out.emplace_back(c.chunk.id.value(), c.replicas.size());
+  }
+  return out;
+}
+
 // The ids of ListHandlesOf(ino), in its order.
 std::vector<uint64_t> HandleIdsOf(WriteTxn& txn, uint64_t ino) {
   std::vector<uint64_t> ids;
@@ -495,24 +509,12 @@ TEST_P(EngineContract, PrefetchedRemovalAnswersLikeReads) {
         ReplicaRow{ChunkId(30), 1, NodeId(3), VolumeId(5), 1, ReplicaState::kHealthy}));
     ASSERT_OK(txn->Commit());
   }
-  constexpr uint64_t kAll = std::numeric_limits<uint64_t>::max();
-  auto chunks_of = [&](WriteTxn& txn, uint64_t ino) {
-    std::vector<std::pair<uint64_t, size_t>> out;  // id, replicas
-    auto got = txn.ListChunksOf(InodeId(ino), 0, kAll);
-    EXPECT_OK(got);
-    if (got.ok()) {
-      for (const ChunkWithReplicas& c : *got)
-        out.emplace_back(c.chunk.id.value(), c.replicas.size());
-    }
-    return out;
-  };
   auto first_of = [](WriteTxn& txn, uint64_t dir) -> std::optional<std::string> {
     auto got = txn.ListDir(InodeId(dir), 0, 1, false);
     EXPECT_OK(got);
     if (!got.ok() || got->empty()) return std::nullopt;
     return got->front().dentry.name;
   };
-  using Chunks = std::vector<std::pair<uint64_t, size_t>>;
   {  // a file, read after the replay slot's read
     auto txn = BeginWriteTxn(*engine);
     ASSERT_TRUE(txn);
@@ -522,7 +524,7 @@ TEST_P(EngineContract, PrefetchedRemovalAnswersLikeReads) {
     EXPECT_EQ(EntryIno(*txn, 60, "f"), 61u);
     EXPECT_EQ(HandleIdsOf(*txn, 62), std::vector<uint64_t>());  // another inode: read as usual
     EXPECT_EQ(HandleIdsOf(*txn, 61), std::vector<uint64_t>{20});
-    EXPECT_EQ(chunks_of(*txn, 61), (Chunks{{30, 2}, {31, 0}}));
+    EXPECT_EQ(ChunksOf(*txn, 61), (Chunks{{30, 2}, {31, 0}}));
     EXPECT_EQ(HandleIdsOf(*txn, 61), std::vector<uint64_t>{20});  // read again
   }
   {  // a directory, read first
@@ -543,7 +545,7 @@ TEST_P(EngineContract, PrefetchedRemovalAnswersLikeReads) {
     ASSERT_OK(txn->DeleteChunk(ChunkId(31)));
     ASSERT_OK(txn->DeleteDentry(InodeId(62), "x"));
     EXPECT_EQ(HandleIdsOf(*txn, 61), (std::vector<uint64_t>{20, 21}));
-    EXPECT_EQ(chunks_of(*txn, 61), (Chunks{{30, 2}}));
+    EXPECT_EQ(ChunksOf(*txn, 61), (Chunks{{30, 2}}));
     EXPECT_EQ(first_of(*txn, 62), "y");
   }
   {  // written after they came back (a read between)
@@ -556,7 +558,7 @@ TEST_P(EngineContract, PrefetchedRemovalAnswersLikeReads) {
     ASSERT_OK(txn->DeleteReplica(ChunkId(30), 1));
     ASSERT_OK(txn->PutDentry(DentryRow{InodeId(62), "a", InodeId(63), 4}));
     EXPECT_EQ(HandleIdsOf(*txn, 61), std::vector<uint64_t>());
-    EXPECT_EQ(chunks_of(*txn, 61), (Chunks{{30, 1}, {31, 0}}));
+    EXPECT_EQ(ChunksOf(*txn, 61), (Chunks{{30, 1}, {31, 0}}));
     EXPECT_EQ(first_of(*txn, 62), "a");
   }
   {  // no such entry; an empty directory; a file asked as a directory
@@ -566,7 +568,7 @@ TEST_P(EngineContract, PrefetchedRemovalAnswersLikeReads) {
     ASSERT_OK(txn->PrefetchRemoval(InodeId(62), "x", true));
     EXPECT_EQ(HandleIdsOf(*txn, 63), std::vector<uint64_t>());
     EXPECT_EQ(first_of(*txn, 63), std::nullopt);
-    EXPECT_EQ(chunks_of(*txn, 61), (Chunks{{30, 2}, {31, 0}}));
+    EXPECT_EQ(ChunksOf(*txn, 61), (Chunks{{30, 2}, {31, 0}}));
   }
 }
 
@@ -600,18 +602,6 @@ TEST_P(EngineContract, PrefetchedReleaseAnswersLikeReads) {
     ASSERT_OK(txn->PutHandle(HandleRow{HandleId(42), SessionId(3), InodeId(72), O_WRONLY}));
     ASSERT_OK(txn->Commit());
   }
-  constexpr uint64_t kAll = std::numeric_limits<uint64_t>::max();
-  using Chunks = std::vector<std::pair<uint64_t, size_t>>;  // id, replicas
-  auto chunks_of = [&](WriteTxn& txn, uint64_t ino, uint64_t first) {
-    Chunks out;
-    auto got = txn.ListChunksOf(InodeId(ino), first, kAll);
-    EXPECT_OK(got);
-    if (got.ok()) {
-      for (const ChunkWithReplicas& c : *got)
-        out.emplace_back(c.chunk.id.value(), c.replicas.size());
-    }
-    return out;
-  };
   auto handle_ino = [](WriteTxn& txn, uint64_t id) -> std::optional<uint64_t> {
     auto got = txn.GetHandle(HandleId(id));
     EXPECT_OK(got);
@@ -632,12 +622,12 @@ TEST_P(EngineContract, PrefetchedReleaseAnswersLikeReads) {
     ASSERT_OK(txn->DeleteHandle(HandleId(40)));
     EXPECT_EQ(handle_ino(*txn, 40), std::nullopt);
     EXPECT_EQ(HandleIdsOf(*txn, 71), std::vector<uint64_t>{41});
-    EXPECT_EQ(chunks_of(*txn, 71, 2), (Chunks{{82, 2}, {83, 0}}));
-    EXPECT_EQ(chunks_of(*txn, 71, 3), (Chunks{{83, 0}}));
-    EXPECT_EQ(chunks_of(*txn, 71, 0), (Chunks{{80, 0}, {81, 0}, {82, 2}, {83, 0}}));
+    EXPECT_EQ(ChunksOf(*txn, 71, 2), (Chunks{{82, 2}, {83, 0}}));
+    EXPECT_EQ(ChunksOf(*txn, 71, 3), (Chunks{{83, 0}}));
+    EXPECT_EQ(ChunksOf(*txn, 71, 0), (Chunks{{80, 0}, {81, 0}, {82, 2}, {83, 0}}));
     ASSERT_OK(txn->DeleteChunk(ChunkId(83)));
-    EXPECT_EQ(chunks_of(*txn, 71, 2), (Chunks{{82, 2}}));
-    EXPECT_EQ(chunks_of(*txn, 72, 0), (Chunks{{84, 0}}));
+    EXPECT_EQ(ChunksOf(*txn, 71, 2), (Chunks{{82, 2}}));
+    EXPECT_EQ(ChunksOf(*txn, 72, 0), (Chunks{{84, 0}}));
     EXPECT_EQ(handle_ino(*txn, 41), 71u);
     ASSERT_OK(txn->PutHandle(HandleRow{HandleId(43), SessionId(3), InodeId(71), O_WRONLY}));
     EXPECT_EQ(HandleIdsOf(*txn, 71), (std::vector<uint64_t>{41, 43}));
@@ -647,7 +637,7 @@ TEST_P(EngineContract, PrefetchedReleaseAnswersLikeReads) {
     EXPECT_EQ(handle_ino(*txn, 41), 72u);
     ASSERT_OK(txn->PutReplica(
         ReplicaRow{ChunkId(84), 0, NodeId(2), VolumeId(4), 0, ReplicaState::kHealthy}));
-    EXPECT_EQ(chunks_of(*txn, 72, 0), (Chunks{{84, 1}}));
+    EXPECT_EQ(ChunksOf(*txn, 72, 0), (Chunks{{84, 1}}));
   }
   {  // written before they came back
     auto txn = BeginWriteTxn(*engine);
@@ -657,14 +647,14 @@ TEST_P(EngineContract, PrefetchedReleaseAnswersLikeReads) {
     ASSERT_OK(txn->PutChunk(ChunkRow{ChunkId(85), InodeId(71), 4}));
     EXPECT_EQ(handle_ino(*txn, 40), std::nullopt);
     EXPECT_EQ(HandleIdsOf(*txn, 71), std::vector<uint64_t>{41});
-    EXPECT_EQ(chunks_of(*txn, 71, 2), (Chunks{{82, 2}, {83, 0}, {85, 0}}));
+    EXPECT_EQ(ChunksOf(*txn, 71, 2), (Chunks{{82, 2}, {83, 0}, {85, 0}}));
   }
   {  // a reader's: its chunks are read when asked
     auto txn = BeginWriteTxn(*engine);
     ASSERT_TRUE(txn);
     ASSERT_OK(txn->PrefetchRelease(HandleId(41)));
     EXPECT_EQ(handle_ino(*txn, 41), 71u);
-    EXPECT_EQ(chunks_of(*txn, 71, 1), (Chunks{{81, 0}, {82, 2}, {83, 0}}));
+    EXPECT_EQ(ChunksOf(*txn, 71, 1), (Chunks{{81, 0}, {82, 2}, {83, 0}}));
     EXPECT_EQ(HandleIdsOf(*txn, 71), (std::vector<uint64_t>{40, 41}));
   }
 }
