@@ -119,9 +119,32 @@ void ChunkPool::Return(PreparedChunk chunk) {
   ready_.push_front(std::move(chunk));
 }
 
+void ChunkPool::Recycle(std::shared_ptr<ChunkFile> file) {
+  if (batch_ == 0 || !file) return;
+  // Held again (a passthrough writer let go at its close): the node keeps
+  // unnamed files a writer holds, and drops the others after a while.
+  if (!file->holds_writer() && !file->HoldWriter().ok()) return;
+  std::lock_guard lock(mu_);
+  if (stop_) return;
+  recycled_.push_back(Recycled{std::move(file), std::chrono::steady_clock::now()});
+  if (recycled_.size() > kMaxRecycled) recycled_.pop_front();  // closed: the node lets them go
+}
+
 Result<std::vector<PreparedChunk>> ChunkPool::Prepare() {
   ASSIGN_OR_RETURN(std::vector<PreparedChunkId> ids, meta_.ReserveChunks(batch_));
-  ASSIGN_OR_RETURN(std::vector<std::shared_ptr<ChunkFile>> files, data_.PrepareLocal(ids));
+  // The newest recycled files first: the older may have been let go by the
+  // node meanwhile (it drops unnamed empty files nobody holds after a while).
+  std::vector<std::shared_ptr<ChunkFile>> reuse;
+  {
+    std::lock_guard lock(mu_);
+    const auto oldest = std::chrono::steady_clock::now() - kMaxAge;
+    while (!recycled_.empty() && reuse.size() < ids.size()) {
+      Recycled r = std::move(recycled_.back());
+      recycled_.pop_back();
+      if (r.since >= oldest) reuse.push_back(std::move(r.file));
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<std::shared_ptr<ChunkFile>> files, data_.PrepareLocal(ids, reuse));
   const auto now = std::chrono::steady_clock::now();
   std::vector<PreparedChunk> out;
   for (size_t i = 0; i < files.size() && i < ids.size(); ++i) {

@@ -327,6 +327,30 @@ void ClientImpl::UsePrepared(const OpenReply& opened, PreparedChunk prepared) {
   if (std::shared_ptr<InodeState> st = open_.Find(opened.attr.ino)) replicas_.UsePrepared(*st, prepared.file);
 }
 
+void ClientImpl::RecycleChunkFiles(const std::shared_ptr<InodeState>& st) {
+  // Only files nothing else here can still reach: the closing File holds the
+  // state's last reference (no passthrough, batch or commit of it left),
+  // and the file's only reference is the state's.
+  if (st.use_count() != 1) return;
+  std::vector<std::shared_ptr<ChunkFile>> unused;
+  {
+    std::lock_guard lock(st->mu);
+    for (auto it = st->local_files.begin(); it != st->local_files.end();) {
+      const std::shared_ptr<ChunkFile>& f = it->second.file;
+      if (!it->first.second && f && f->unnamed() && f.use_count() == 1) {
+        unused.push_back(f);
+        it = st->local_files.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (std::shared_ptr<ChunkFile>& f : unused) {
+    auto length = f->Length();
+    if (length.ok() && *length == 0) prepared_.Recycle(std::move(f));
+  }
+}
+
 Result<LayoutInfo> ClientImpl::GetLayout(InodeId ino) {
   ASSIGN_OR_RETURN(Attr attr, GetAttr(ino));
   LayoutInfo info;

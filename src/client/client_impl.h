@@ -91,6 +91,10 @@ class ClientImpl final : public Client {
   CommitTruncate& commits() { return commits_; }
   // The open inodes and their attribute overlay.
   OpenFiles& open_files() { return open_; }
+  // At the last close of an inode here (`st` no longer found): the unnamed
+  // chunk files this client used for it that stayed empty (a new file
+  // closed without data) go back to the chunk pool for a later create.
+  void RecycleChunkFiles(const std::shared_ptr<InodeState>& st);
   // Every open File's meta handle (registered again when the session is replaced).
   OpenHandles& handles() { return handles_; }
   Status ReleaseHandle(HandleId handle);

@@ -1,5 +1,6 @@
 #include "client/data_client.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
 
@@ -521,8 +522,10 @@ Result<std::shared_ptr<ChunkFile>> DataClient::OpenLocal(const ReplicaInfo& r,
   return file;
 }
 
-Result<std::vector<std::shared_ptr<ChunkFile>>> DataClient::PrepareLocal(std::span<const PreparedChunkId> chunks) {
+Result<std::vector<std::shared_ptr<ChunkFile>>> DataClient::PrepareLocal(
+    std::span<const PreparedChunkId> chunks, std::span<const std::shared_ptr<ChunkFile>> reuse) {
   if (chunks.empty()) return std::vector<std::shared_ptr<ChunkFile>>{};
+  reuse = reuse.first(std::min(reuse.size(), chunks.size()));
   ASSIGN_OR_RETURN(rpc::Channel * ch, LocalChannel());
   pb::PrepareLocalReq req;
   req.set_volume(chunks.front().volume.value());
@@ -530,18 +533,52 @@ Result<std::vector<std::shared_ptr<ChunkFile>>> DataClient::PrepareLocal(std::sp
     req.add_chunks(c.chunk.value());
     rpc::ToWire(c.cap, req.add_caps());
   }
+  std::vector<int> reuse_fds;
+  for (const std::shared_ptr<ChunkFile>& f : reuse) {
+    req.add_reuse(f->chunk().value());
+    reuse_fds.push_back(f->data_fd());
+    reuse_fds.push_back(f->crc_fd());
+  }
   std::vector<UniqueFd> fds;
   pb::PrepareLocalRsp rsp;
-  RETURN_IF_ERROR(ch->Call<rpc::Method::kPrepareLocal>(req, &rsp, {.reply_fds = &fds}));
-  if (fds.size() != 2 * chunks.size() || static_cast<size_t>(rsp.unnamed_size()) != chunks.size()) {
+  RETURN_IF_ERROR(
+      ch->Call<rpc::Method::kPrepareLocal>(req, &rsp, {.reply_fds = &fds, .fds = reuse_fds}));
+  // An older node answers no `reused` and sends files for every chunk.
+  const bool knows_reuse = static_cast<size_t>(rsp.reused_size()) == chunks.size();
+  size_t reused = 0;
+  for (size_t i = 0; knows_reuse && i < chunks.size(); ++i)
+    reused += rsp.reused(static_cast<int>(i)) ? 1 : 0;
+  if (fds.size() != 2 * (chunks.size() - reused) ||
+      static_cast<size_t>(rsp.unnamed_size()) != chunks.size()) {
     return Status(StatusCode::kRpcMalformed,
                   fmt::format("prepare {} local chunks: {} descriptors in the reply", chunks.size(), fds.size()));
   }
   std::vector<std::shared_ptr<ChunkFile>> files;
+  size_t next_fd = 0;
   for (size_t i = 0; i < chunks.size(); ++i) {
-    // A new chunk: its header is version 0, nothing to read.
-    auto file = std::make_shared<ChunkFile>(chunks[i].chunk, std::move(fds[2 * i]), std::move(fds[2 * i + 1]), false);
-    file->set_unnamed(rsp.unnamed(static_cast<int>(i)));
+    const int at = static_cast<int>(i);
+    std::shared_ptr<ChunkFile> file;
+    if (knows_reuse && rsp.reused(at)) {
+      if (i >= reuse.size()) {
+        return Status(
+            StatusCode::kRpcMalformed,
+            fmt::format("prepare local chunks: chunk {} reused nothing", chunks[i].chunk));
+      }
+      // The same files (our open file descriptions) under the new id.
+      UniqueFd data(::fcntl(reuse[i]->data_fd(), F_DUPFD_CLOEXEC, 0));
+      UniqueFd crc(data.valid() ? ::fcntl(reuse[i]->crc_fd(), F_DUPFD_CLOEXEC, 0) : -1);
+      if (!crc.valid())
+        return Status::FromErrno(errno,
+                                 fmt::format("reuse the files of chunk {}", reuse[i]->chunk()));
+      file = std::make_shared<ChunkFile>(chunks[i].chunk, std::move(data), std::move(crc), false);
+      RETURN_IF_ERROR(file->ReadHeader());
+    } else {
+      // A new chunk: its header is version 0, nothing to read.
+      file = std::make_shared<ChunkFile>(chunks[i].chunk, std::move(fds[next_fd]),
+                                         std::move(fds[next_fd + 1]), false);
+      next_fd += 2;
+    }
+    file->set_unnamed(rsp.unnamed(at));
     files.push_back(std::move(file));
   }
   return files;

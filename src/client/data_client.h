@@ -112,7 +112,14 @@ class DataClient {
   Status AdoptLocal(const ReplicaInfo& r, const Capability& cap, ChunkFile& file);
   // Lazy OpenLocal of `chunks` (ids reserved from meta, no files yet, all on
   // one volume of this node), in one call: their files, in order (ChunkPool).
-  Result<std::vector<std::shared_ptr<ChunkFile>>> PrepareLocal(std::span<const PreparedChunkId> chunks);
+  // `reuse` (at most one per chunk): unnamed files this client was handed
+  // for chunks of new files that were closed empty; the node gives them to
+  // the first chunks where it may (data/chunk_store.h Reuse) — that chunk's
+  // file is then the same files under the new id, writer byte not held —
+  // and makes new files for the others.
+  Result<std::vector<std::shared_ptr<ChunkFile>>> PrepareLocal(
+      std::span<const PreparedChunkId> chunks,
+      std::span<const std::shared_ptr<ChunkFile>> reuse = {});
   // Reads the object tier's copy of `chunk` at `version` through node `via`
   // (ObjectRead: the node does ranged GETs; protect=object), for a chunk
   // none of whose replicas answers; returns the bytes read (short at the

@@ -360,7 +360,7 @@ Status FileImpl::Close() {
   Status committed =
       client_.commits().Commit(*state_, handle(), /*durable=*/false, &seen_lost_commits_);
   Status released = client_.ReleaseHandle(client_.handles().Remove(handle_));
-  client_.open_files().Forget(state_);
+  if (client_.open_files().Forget(state_)) client_.RecycleChunkFiles(state_);
   if (!left.ok()) return left;
   return committed.ok() ? released : committed;
 }

@@ -132,9 +132,11 @@ std::shared_ptr<InodeState> OpenFiles::Acquire(const Attr& attr, bool writable) 
   return st;
 }
 
-void OpenFiles::Forget(const std::shared_ptr<InodeState>& st) {
+bool OpenFiles::Forget(const std::shared_ptr<InodeState>& st) {
   std::lock_guard lock(inodes_mu_);
-  if (--st->open_files == 0) inodes_.erase(st->ino);
+  if (--st->open_files != 0) return false;
+  inodes_.erase(st->ino);
+  return true;
 }
 
 std::shared_ptr<InodeState> OpenFiles::Find(InodeId ino) {

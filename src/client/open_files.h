@@ -34,7 +34,8 @@ class OpenFiles {
   // The InodeState of a File being opened (created at the first), counted
   // until Forget; `writable` upgrades its layout's capabilities.
   std::shared_ptr<InodeState> Acquire(const Attr& attr, bool writable);
-  void Forget(const std::shared_ptr<InodeState>& st);
+  // Whether that was the inode's last File here (st is then no longer found).
+  bool Forget(const std::shared_ptr<InodeState>& st);
   // The InodeState of `ino` if a File of this client has it open.
   std::shared_ptr<InodeState> Find(InodeId ino);
 

@@ -162,14 +162,35 @@ std::vector<std::pair<Method, rpc::Handler>> MakeChunkHandlers(ChunkStore& store
         for (int i = 0; i < req.chunks_size(); ++i) {
           RETURN_IF_ERROR(gate.Check(req.chunks(i), kCapRead | kCapWrite, req.caps(i)));
         }
-        for (uint64_t chunk : req.chunks()) {
-          ASSIGN_OR_RETURN(LocalFds fds, store.OpenLocal(VolumeId(req.volume()), ChunkId(chunk), /*create=*/true,
-                                                         /*writable=*/true, /*direct=*/false, /*lazy=*/true));
+        if (req.reuse_size() > req.chunks_size() ||
+            call.fds.size() != 2 * static_cast<size_t>(req.reuse_size())) {
+          return Status(
+              StatusCode::kInvalidArgument,
+              "PrepareLocal reuses at most one chunk per chunk, each with its two descriptors");
+        }
+        uint64_t handed = 0;
+        for (int i = 0; i < req.chunks_size(); ++i) {
+          const ChunkId chunk(req.chunks(i));
+          if (i < req.reuse_size()) {
+            Status reused = store.Reuse(VolumeId(req.volume()), ChunkId(req.reuse(i)), chunk,
+                                        call.fds[2 * i].get(), call.fds[2 * i + 1].get());
+            if (reused.ok()) {
+              rsp.add_unnamed(true);
+              rsp.add_reused(true);
+              continue;
+            }
+            LOG_DEBUG("chunk {} gets new files: {}", chunk, reused.ToString());
+          }
+          ASSIGN_OR_RETURN(LocalFds fds,
+                           store.OpenLocal(VolumeId(req.volume()), chunk, /*create=*/true,
+                                           /*writable=*/true, /*direct=*/false, /*lazy=*/true));
           rsp.add_unnamed(fds.unnamed);
+          rsp.add_reused(false);
           call.reply_fds.push_back(std::move(fds.data));
           call.reply_fds.push_back(std::move(fds.crc));
+          ++handed;
         }
-        Count(traffic.local_opens, static_cast<uint64_t>(req.chunks_size()));
+        Count(traffic.local_opens, handed);
         return Status::Ok();
       }));
 

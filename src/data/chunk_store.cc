@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,9 +11,8 @@
 #include <charconv>
 #include <cstring>
 
-#include <fmt/format.h>
-
 #include "common/buffer.h"
+#include "common/io_backend.h"
 #include "common/logging.h"
 
 namespace t0fs::data {
@@ -456,11 +456,12 @@ Result<std::optional<LocalFds>> ChunkStore::OpenUnnamed(VolumeId volume, const s
     MakeRoomLocked();
     const uint64_t seq = ++unnamed_seq_;
     last_unnamed_ = std::chrono::steady_clock::now();
-    it = unnamed_.emplace(chunk, Unnamed{volume, std::move(files), seq, last_unnamed_}).first;
+    it = unnamed_.emplace(chunk, Unnamed{volume, std::move(files), 0, seq, last_unnamed_}).first;
     unnamed_order_.emplace(seq, chunk);
   } else if (it->second.volume != volume) {
     return std::optional<LocalFds>();
   }
+  it->second.handed++;
   // The client's descriptors: the data file's is shared; the checksum
   // file's is its own open file description (its writer lock is then its
   // own, which MakeRoomLocked can see). Another opener of the same new
@@ -537,6 +538,87 @@ Status ChunkStore::Adopt(VolumeId volume, ChunkId chunk, int data_fd, int crc_fd
   RETURN_IF_ERROR(Link(volume, dir, chunk, data_fd, crc_fd));
   ForgetUnnamedLocked(chunk);
   return Status::Ok();
+}
+
+Status ChunkStore::Reuse(VolumeId volume, ChunkId old_chunk, ChunkId chunk, int data_fd,
+                         int crc_fd) {
+  ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
+  std::lock_guard naming(unnamed_mu_);
+  auto it = unnamed_.find(old_chunk);
+  if (it == unnamed_.end()) {
+    return Status(StatusCode::kDataNoChunk,
+                  fmt::format("chunk {} has no unnamed files here", old_chunk));
+  }
+  Unnamed& u = it->second;
+  if (u.volume != volume) {
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("chunk {} is not on volume {}", old_chunk, volume));
+  }
+  struct stat ours {
+  }, ours_crc{}, theirs{}, theirs_crc{};
+  if (::fstat(u.files->data_fd(), &ours) != 0 || ::fstat(u.files->crc_fd(), &ours_crc) != 0) {
+    return Status::FromErrno(errno, fmt::format("stat unnamed chunk {}", old_chunk));
+  }
+  if (::fstat(data_fd, &theirs) != 0 || ::fstat(crc_fd, &theirs_crc) != 0 ||
+      theirs.st_ino != ours.st_ino || theirs.st_dev != ours.st_dev ||
+      theirs_crc.st_ino != ours_crc.st_ino || theirs_crc.st_dev != ours_crc.st_dev) {
+    return Status(
+        StatusCode::kInvalidArgument,
+        fmt::format("the descriptors given are not the unnamed files of chunk {}", old_chunk));
+  }
+  // Handed out once: nobody but the caller (and the kernel it handed them
+  // to, done with them before it closed the file) can write them.
+  if (u.handed != 1 || ours.st_size != 0) {
+    return Status(StatusCode::kBusy,
+                  fmt::format("chunk {}: unnamed files {} (handed out {} times)", old_chunk,
+                              ours.st_size != 0 ? "written" : "shared", u.handed));
+  }
+  if (unnamed_.count(chunk) != 0)
+    return Status(StatusCode::kExists, fmt::format("chunk {} has files", chunk));
+  {
+    std::lock_guard lock(mu_);
+    if (cache_.count(chunk) != 0)
+      return Status(StatusCode::kExists, fmt::format("chunk {} has files", chunk));
+  }
+  struct stat sb {};
+  if (::stat(ChunkDataPath(dir, chunk).c_str(), &sb) == 0 ||
+      ::stat(ChunkCrcPath(dir, chunk).c_str(), &sb) == 0) {
+    return Status(StatusCode::kExists, fmt::format("chunk {} has files", chunk));
+  }
+  // Our descriptors again, under the new id (the same open file
+  // descriptions: the keeper lock stays held); blank files, a new header.
+  UniqueFd data(::fcntl(u.files->data_fd(), F_DUPFD_CLOEXEC, 0));
+  UniqueFd crc(data.valid() ? ::fcntl(u.files->crc_fd(), F_DUPFD_CLOEXEC, 0) : -1);
+  if (!crc.valid())
+    return Status::FromErrno(errno, fmt::format("reuse unnamed chunk {}", old_chunk));
+  // (No header lock: nobody else writes these files, and the caller may
+  // hold its writer byte in the header's range.)
+  auto files = std::make_unique<ChunkFile>(chunk, std::move(data), std::move(crc), false);
+  std::byte header[kChunkHeaderSize];
+  EncodeChunkCrcHeader(ChunkCrcHeader{chunk, 0}, header);
+  Status blank = PwriteFull(files->crc_fd(), header, sizeof header, 0);
+  if (blank.ok() && (::ftruncate(files->data_fd(), 0) != 0 ||
+                     ::ftruncate(files->crc_fd(), kChunkHeaderSize) != 0)) {
+    blank = Status::FromErrno(errno,
+                              fmt::format("empty unnamed chunk {} for chunk {}", old_chunk, chunk));
+  }
+  if (blank.ok()) blank = files->ReadHeader();
+  if (blank.ok()) blank = files->HoldKeeper();
+  unnamed_order_.erase(u.seq);
+  unnamed_.erase(
+      it);  // on a failure too: its header may be gone (the caller drops its descriptors)
+  RETURN_IF_ERROR(blank);
+  const uint64_t seq = ++unnamed_seq_;
+  last_unnamed_ = std::chrono::steady_clock::now();
+  unnamed_.emplace(chunk, Unnamed{volume, std::move(files), /*handed=*/1, seq, last_unnamed_});
+  unnamed_order_.emplace(seq, chunk);
+  ++reused_;
+  return Status::Ok();
+}
+
+uint64_t ChunkStore::ReusedCount() const {
+  std::lock_guard naming(unnamed_mu_);
+  return reused_;
 }
 
 size_t ChunkStore::TrimUnnamed(std::chrono::steady_clock::duration min_age) {

@@ -104,6 +104,22 @@ class ChunkStore {
   // of this node). Already named as those files: ok. kExists when the chunk
   // has other files (created while this node had forgotten the unnamed ones).
   Status Adopt(VolumeId volume, ChunkId chunk, int data_fd, int crc_fd);
+  // Gives the unnamed files of `old_chunk` to `chunk`, an id nothing uses
+  // yet: a client recycling the files prepared for a new file that was
+  // closed empty (client/chunk_pool.h), so that a create-and-remove of an
+  // empty file makes and frees no inode. Only files that cannot be anyone
+  // else's: still unnamed (no other writer named them), handed out once
+  // (to the caller, who proves it with its descriptors `data_fd` and
+  // `crc_fd`), and empty. They are truncated and get a new header (`chunk`,
+  // version 0, no pending mark); `old_chunk` has no files afterwards (a
+  // later open of it gets new ones, blank as these were). Refused, nothing
+  // changed: kDataNoChunk (`old_chunk` is not kept unnamed here: named,
+  // dropped, removed, or this node restarted), kBusy (handed out more than
+  // once, or written), kInvalidArgument (other files, another volume),
+  // kExists (`chunk` has files).
+  Status Reuse(VolumeId volume, ChunkId old_chunk, ChunkId chunk, int data_fd, int crc_fd);
+  // Chunks Reuse gave new ids to, since this store started.
+  uint64_t ReusedCount() const;
   // Drops the unnamed chunks that waited at least `min_age` (since they
   // were opened or last looked at) whose data file is empty and that no
   // writer holds: nothing to keep (the data service calls it every
@@ -164,6 +180,7 @@ class ChunkStore {
   struct Unnamed {
     VolumeId volume;
     std::unique_ptr<ChunkFile> files;  // our own descriptors (clients get other ones)
+    uint32_t handed = 0;               // descriptors handed out (OpenUnnamed, Reuse)
     uint64_t seq = 0;
     std::chrono::steady_clock::time_point since;  // opened, or last looked at by TrimUnnamed
   };
@@ -174,7 +191,9 @@ class ChunkStore {
   std::unordered_map<ChunkId, Unnamed> unnamed_;
   std::map<uint64_t, ChunkId> unnamed_order_;
   uint64_t unnamed_seq_ = 0;
-  std::chrono::steady_clock::time_point last_unnamed_;  // the latest unnamed chunk's opening
+  std::chrono::steady_clock::time_point
+      last_unnamed_;  // the latest unnamed chunk's opening (or reuse)
+  uint64_t reused_ = 0;
   mutable std::mutex mu_;  // guards volumes_, cache_, lru_; never held across disk I/O
   std::unordered_map<VolumeId, VolumeState> volumes_;
   using Lru = std::list<ChunkId>;

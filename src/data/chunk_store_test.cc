@@ -1,11 +1,11 @@
 #include "data/chunk_store.h"
 
+#include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
-
-#include <gtest/gtest.h>
 
 #include "common/buffer.h"
 #include "data/volume.h"
@@ -270,6 +270,95 @@ TEST_F(ChunkStoreTest, TrimDropsOnlyEmptyUnheldUnnamedChunks) {
   EXPECT_EQ(store_.UnnamedCount(), 0u);
   EXPECT_FALSE(Named(dir_, ChunkId(70)));
   EXPECT_FALSE(Named(dir_, ChunkId(72)));
+}
+
+ino_t InodeOf(int fd) {
+  struct stat sb {};
+  EXPECT_EQ(::fstat(fd, &sb), 0);
+  return sb.st_ino;
+}
+
+// A client that closed a new file empty gives its prepared files back
+// (client/chunk_pool.h): the same inodes serve a new chunk id, blank.
+TEST_F(ChunkStoreTest, ReuseGivesEmptyUnnamedFilesToANewChunk) {
+  auto old = store_.OpenLocal(VolumeId(3), ChunkId(80), true, true, false, true);
+  ASSERT_TRUE(old.ok());
+  const ino_t data_ino = InodeOf(old->data.get());
+  ChunkFile before = ClientFile(ChunkId(80), std::move(*old));
+  ASSERT_TRUE(before.MarkChecksumsPending().ok());  // a passthrough writer came and went
+  ASSERT_TRUE(before.HoldWriter().ok());
+  ASSERT_TRUE(
+      store_.Reuse(VolumeId(3), ChunkId(80), ChunkId(90), before.data_fd(), before.crc_fd()).ok());
+  EXPECT_EQ(store_.ReusedCount(), 1u);
+  EXPECT_EQ(store_.UnnamedCount(), 1u);
+  // The old id's garbage removal finds nothing of it.
+  ASSERT_TRUE(store_.Remove(VolumeId(3), ChunkId(80)).ok());
+  EXPECT_EQ(store_.UnnamedCount(), 1u);
+  // The new id's files are those, headed as a new chunk 90.
+  ChunkFile after(ChunkId(90), UniqueFd(::dup(before.data_fd())), UniqueFd(::dup(before.crc_fd())),
+                  false);
+  ASSERT_TRUE(after.ReadHeader().ok());
+  EXPECT_EQ(after.version(), 0u);
+  EXPECT_FALSE(*after.ChecksumsPending());
+  auto again = store_.OpenLocal(VolumeId(3), ChunkId(90), true, true, false, true);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->unnamed);
+  EXPECT_EQ(InodeOf(again->data.get()), data_ino);
+  // Written, named and read as chunk 90.
+  std::vector<std::byte> data(5000, std::byte{6});
+  ASSERT_TRUE(after.Write(0, data, 1).ok());
+  ASSERT_TRUE(store_.Adopt(VolumeId(3), ChunkId(90), after.data_fd(), after.crc_fd()).ok());
+  AlignedBuffer buf(8192);
+  uint64_t version = 0;
+  auto n = store_.Read(VolumeId(3), ChunkId(90), 0, std::span(buf.data(), 8192), 1, &version);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(*n, 5000u);
+  EXPECT_EQ(std::memcmp(buf.data(), data.data(), data.size()), 0);
+  // The old id has no files: a writer of it gets new (blank) ones.
+  auto fresh = store_.OpenLocal(VolumeId(3), ChunkId(80), true, true, false, true);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_NE(InodeOf(fresh->data.get()), data_ino);
+  EXPECT_EQ(fresh->stat.length, 0u);
+}
+
+TEST_F(ChunkStoreTest, ReuseRefusesFilesThatMayBeSomeoneElsesAndChangesNothing) {
+  auto open = [&](uint64_t id) {
+    auto fds = store_.OpenLocal(VolumeId(3), ChunkId(id), true, true, false, true);
+    EXPECT_TRUE(fds.ok());
+    return ClientFile(ChunkId(id), std::move(*fds));
+  };
+  auto reuse = [&](uint64_t old_id, uint64_t id, const ChunkFile& f) {
+    return store_.Reuse(VolumeId(3), ChunkId(old_id), ChunkId(id), f.data_fd(), f.crc_fd()).code();
+  };
+  ChunkFile shared = open(81);
+  auto second =
+      store_.OpenLocal(VolumeId(3), ChunkId(81), true, true, false, true);  // another opener
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(reuse(81, 91, shared), StatusCode::kBusy);
+  ChunkFile written = open(82);
+  std::vector<std::byte> one(1, std::byte{1});
+  ASSERT_TRUE(written.Write(0, one, 1).ok());
+  EXPECT_EQ(reuse(82, 92, written), StatusCode::kBusy);
+  ChunkFile mine = open(83);
+  ChunkFile other = open(84);
+  EXPECT_EQ(reuse(83, 93, other), StatusCode::kInvalidArgument);  // not the files of 83
+  ASSERT_TRUE(store_.Write(VolumeId(3), ChunkId(94), 0, one, 1, false).ok());
+  EXPECT_EQ(reuse(83, 94, mine), StatusCode::kExists);       // 94 has files
+  EXPECT_EQ(reuse(83, 84, mine), StatusCode::kExists);       // so does 84 (unnamed)
+  EXPECT_EQ(reuse(85, 95, mine), StatusCode::kDataNoChunk);  // never opened here
+  ChunkFile named = open(86);
+  ASSERT_TRUE(store_.Adopt(VolumeId(3), ChunkId(86), named.data_fd(), named.crc_fd()).ok());
+  EXPECT_EQ(reuse(86, 96, named), StatusCode::kDataNoChunk);
+  EXPECT_EQ(
+      store_.Reuse(VolumeId(9), ChunkId(83), ChunkId(97), mine.data_fd(), mine.crc_fd()).code(),
+      StatusCode::kDataNoVolume);
+  EXPECT_EQ(store_.ReusedCount(), 0u);
+  // Refused, the files kept their ids: the shared and written ones are
+  // named with their bytes, the one refused for a busy id still moves.
+  ASSERT_TRUE(store_.Adopt(VolumeId(3), ChunkId(81), shared.data_fd(), shared.crc_fd()).ok());
+  ASSERT_TRUE(store_.Adopt(VolumeId(3), ChunkId(82), written.data_fd(), written.crc_fd()).ok());
+  EXPECT_EQ(store_.Stat(VolumeId(3), ChunkId(82))->length, 1u);
+  EXPECT_EQ(reuse(83, 97, mine), StatusCode::kOk);
 }
 
 TEST_F(ChunkStoreTest, AdoptAfterARestartAndItsRefusals) {

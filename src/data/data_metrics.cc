@@ -36,6 +36,11 @@ void AddVolumeMetrics(metrics::Registry& registry, const std::vector<Volume>& vo
   registry.AddCallback(MetricType::kGauge, "t0fs_data_unnamed_chunks",
                        "New chunks a local client holds whose files have no names yet (lazy opens).", {},
                        [&store](SampleSink& sink) { sink.Add({}, static_cast<double>(store.UnnamedCount())); });
+  registry.AddCallback(
+      MetricType::kCounter, "t0fs_data_reused_chunk_files_total",
+      "New chunks given the unnamed files of a new file its client closed empty, instead of "
+      "new files (PrepareLocal with reuse).",
+      {}, [&store](SampleSink& sink) { sink.Add(static_cast<double>(store.ReusedCount())); });
   // statvfs per volume at each scrape: a few microseconds each.
   auto capacity = [&volumes](SampleSink& sink, bool available) {
     for (const Volume& vol : volumes) {

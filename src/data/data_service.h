@@ -45,6 +45,8 @@ class DataService {
   void Stop();
 
   bool registered() const { return registered_.load(); }
+  // The chunk files this node serves (tests look at its counters).
+  const ChunkStore& store() const { return store_; }
   NodeId node() const;
   rpc::Endpoint tcp_endpoint() const { return server_->bound(0); }
   const std::string& local_socket() const { return local_socket_; }

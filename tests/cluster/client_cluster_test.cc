@@ -703,6 +703,49 @@ TEST_F(ClusterTest, CreateTakesOnlyChunkIdsMetaReserved) {
   meta.Close();
 }
 
+// New files closed empty give the chunk files prepared for them back
+// (client/chunk_pool.h): a later refill has the data node put them under new
+// ids instead of making new ones. Files written after that hold their own
+// bytes only, the empty ones stay empty, and a second client's files are
+// never lent to the first.
+TEST_F(ClusterTest, EmptyNewFilesLendTheirChunkFilesToLaterCreates) {
+  auto other = Connect(true);
+  ASSERT_NE(other, nullptr);
+  int created = 0;
+  for (; created < 512 && data_->store().ReusedCount() == 0; ++created) {
+    auto f = client_->CreatePath(fmt::format("/e{}", created), 0644);
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    // The other client opens some of them for writing too and closes them
+    // after the creator: their files were handed out twice.
+    std::unique_ptr<client::File> shared;
+    if (created % 3 == 0) {
+      auto g = other->OpenPath(fmt::format("/e{}", created), O_WRONLY);
+      ASSERT_TRUE(g.ok()) << g.status().ToString();
+      shared = std::move(*g);
+    }
+    ASSERT_TRUE((*f)->Close().ok());
+    if (shared) {
+      ASSERT_TRUE(shared->Write(0, Pattern(100, created)).ok());
+      ASSERT_TRUE(shared->Close().ok());
+    }
+  }
+  const uint64_t reused = data_->store().ReusedCount();
+  ASSERT_GT(reused, 0u) << created << " empty creates lent no files";
+  std::vector<std::vector<std::byte>> written;
+  for (int i = 0; i < 40; ++i) {
+    written.push_back(Pattern(5000 + 37 * i, 100 + i));
+    WriteAll(fmt::format("/w{}", i), written.back());
+  }
+  for (int i = 0; i < 40; ++i)
+    EXPECT_EQ(ReadAll(*client_, fmt::format("/w{}", i)), written[i]) << "w" << i;
+  for (int i = 0; i < created; ++i) {
+    const std::string name = fmt::format("/e{}", i);
+    EXPECT_EQ(ReadAll(*other, name), i % 3 == 0 ? Pattern(100, i) : std::vector<std::byte>())
+        << name;
+  }
+  EXPECT_GE(data_->store().ReusedCount(), reused);
+}
+
 // A registered node is up from its first heartbeat, not from its
 // registration: until the registration answer (the capability key) reaches
 // it, it refuses every chunk request, so neither status (`t0fs up`'s

@@ -11,7 +11,9 @@
 #      create's answer, not by meta.
 #      The data node is not called per create either: the mount prepared
 #      new chunks' files ahead (reserve_chunks at meta, prepare_local at the
-#      data node, one each per 16 creates), and no open_local.
+#      data node, one each per 16 creates), and no open_local. The files of
+#      the files closed empty went back to the mount's pool and later
+#      batches took them under new ids (t0fs_data_reused_chunk_files_total).
 #   2. N creates with a 100-byte write each: N make_node, N commits, still no
 #      open or allocate; at the data node no open_local, N adopt_local (the
 #      prepared files get their names at the commit); the files read back.
@@ -92,6 +94,9 @@ wait_until 20 "reserve_chunks ($(delta reserve_chunks)) = prepare_local ($(delta
 # (up to two batches are held ahead: one call more than N / 16 at most)
 (( $(delta prepare_local) >= 1 && $(delta prepare_local) <= N / 16 + 2 )) ||
   fail "$N creates prepared chunk files in $(delta prepare_local) calls (16 per call expected)"
+reused=$(metric "$data_url" t0fs_data_reused_chunk_files_total)
+(( ${reused:-0} >= 1 )) || fail "$N empty creates: no later batch took the files of the ones closed empty (reused=${reused:-none})"
+log "chunk files reused by later creates: $reused"
 
 # --- 2. creates with data
 snapshot
