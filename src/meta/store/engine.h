@@ -155,7 +155,11 @@ class WriteTxn : public ReadTxn {
   // Adds `row` unless a chunk row with its id exists (then changes nothing);
   // true when added. By default GetChunk then PutChunk; PostgreSQL inserts
   // without reading the table, which under serializable isolation would
-  // lock the index page every concurrent create inserts its chunk into.
+  // lock the index page every concurrent create inserts its chunk into,
+  // and without waiting for the answer: its true may mean "queued", and a
+  // taken id then fails the transaction with kTryAgain at its next read or
+  // commit (nothing of it applied); a retry in a new transaction of the
+  // same engine answers false for that id.
   virtual Result<bool> InsertChunkIfFree(const ChunkRow& row) {
     ASSIGN_OR_RETURN(std::optional<ChunkWithReplicas> taken, GetChunk(row.id));
     if (taken) return false;

@@ -186,9 +186,10 @@ TEST_P(FilesTest, UnlinkWhileOpenKeepsTheInodeUntilLastRelease) {
 
 // On PostgreSQL a mkdir and a rename read everything they need in one
 // round trip, then commit: two in all (their reads are prefetched with the
-// replay slot's, engine.h); a create with its open and chunk 0 takes one
-// more, for the chunk id it names (make_node.cc says why it is not
-// prefetched); an unlink and an rmdir two as well (PrefetchRemoval). The
+// replay slot's, engine.h); so does a create with its open and chunk 0
+// (the reserved chunk id it names is inserted without waiting for the
+// answer; a taken one costs a retry, below); an unlink and an rmdir two
+// as well (PrefetchRemoval). The
 // counts are the engine's own: this pins the cost that bounds metadata
 // rates, and for a rename and an rmdir the statements sent (each inode row
 // once however often the operation wrote it).
@@ -226,7 +227,7 @@ TEST_P(FilesTest, NamespaceChangesOnPostgresTakeTwoOrThreeRoundTrips) {
               if (made.ok()) handle = made->handle;
               return made.status();
             }),
-            3u);
+            2u);
   EXPECT_EQ(store_->GetLayout(Find(kRootInode, "f"), 0, 1)->at(0).replicas.at(0).chunk,
             ChunkId(1u << 20));
   MakeNodeArgs d{kRootInode, "d", S_IFDIR | 0755, 0, 0, 0, true, "", 0};
@@ -302,6 +303,26 @@ TEST_P(FilesTest, NamespaceChangesOnPostgresTakeTwoOrThreeRoundTrips) {
             }),
             2u);
   EXPECT_EQ(Counts().garbage_chunks, garbage + 3);
+  // A create naming a taken id: one failed attempt (two round trips), then
+  // the retry asks for the id (three) and takes another; the next create
+  // naming it asks at once. (g's unlink freed the id: "taken" gets it.)
+  a.first_chunk_id = ChunkId(1u << 20);
+  auto create = [&](const char* name, uint64_t seq, ChunkId* chunk) {
+    return cost([&] {
+      a.name = name;
+      auto made = store_->MakeNode(OpToken{session_, 3, seq}, a, T(109));
+      if (made.ok()) *chunk = made->layout.at(0).replicas.at(0).chunk;
+      return made.status();
+    });
+  };
+  ChunkId first, second, third;
+  EXPECT_EQ(create("taken", 20, &first), 2u);
+  EXPECT_EQ(first, ChunkId(1u << 20));
+  EXPECT_EQ(create("taken2", 21, &second), 5u);
+  EXPECT_NE(second, first);
+  EXPECT_EQ(create("taken3", 22, &third), 3u);
+  EXPECT_NE(third, first);
+  EXPECT_NE(third, second);
 }
 
 TEST_P(FilesTest, CreateOpensInItsTransaction) {

@@ -766,6 +766,9 @@ TEST_P(EngineContract, ChunksCarryTheirReplicasInPosOrder) {
 
 // InsertChunkIfFree adds a chunk row whose id is free and leaves a taken
 // one (and its replicas) as it was, in the transaction and after commit.
+// An engine may answer true for a taken id without asking (PostgreSQL
+// queues the insert): the transaction then fails retryably, and a retry
+// of it answers false.
 TEST_P(EngineContract, InsertChunkIfFreeNeverReplaces) {
   {
     auto txn = BeginWriteTxn(*engine);
@@ -774,6 +777,17 @@ TEST_P(EngineContract, InsertChunkIfFreeNeverReplaces) {
     ASSERT_OK(txn->PutReplica(
         ReplicaRow{ChunkId(7), 0, NodeId(2), VolumeId(4), 1, ReplicaState::kHealthy}));
     ASSERT_OK(txn->Commit());
+  }
+  {
+    auto txn = BeginWriteTxn(*engine);
+    ASSERT_TRUE(txn);
+    auto taken = txn->InsertChunkIfFree(ChunkRow{ChunkId(7), InodeId(99), 0, 9});
+    ASSERT_OK(taken);
+    if (*taken) {  // queued: the commit finds the id taken
+      ASSERT_OK(txn->PutReplica(
+          ReplicaRow{ChunkId(7), 0, NodeId(3), VolumeId(5), 0, ReplicaState::kHealthy}));
+      EXPECT_CODE(txn->Commit(), kTryAgain);
+    }
   }
   {
     auto txn = BeginWriteTxn(*engine);

@@ -1,4 +1,5 @@
 // PgTxn: chunks, their replicas, the garbage queue.
+#include <algorithm>
 #include <limits>
 
 #include "meta/store/pg/pg_txn.h"
@@ -67,6 +68,13 @@ constexpr Stmt kInsertChunkIfFree{
     "insert_chunk_if_free",
     "INSERT INTO chunks (id, ino, idx, object_version, ec) "
     "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING RETURNING id"};
+// InsertChunkIfFree's insert, queued like a write: a taken id fails the
+// transaction (23505: kTryAgain), and the retry asks with the one above.
+// (A plain INSERT checks the key as ON CONFLICT does: no serializable read
+// lock either.)
+constexpr Stmt kInsertChunk{
+    "insert_chunk",
+    "INSERT INTO chunks (id, ino, idx, object_version, ec) VALUES ($1, $2, $3, $4, $5)"};
 // One statement for the chunk row and its replica rows.
 constexpr Stmt kDeleteChunk{"delete_chunk",
                             "WITH gone AS (DELETE FROM replicas WHERE chunk_id = $1) "
@@ -221,9 +229,22 @@ Status PgTxn::PutChunk(const ChunkRow& row) {
 
 Result<bool> PgTxn::InsertChunkIfFree(const ChunkRow& row) {
   ChunksWritten();
-  ASSIGN_OR_RETURN(pg::Rows rows, Run(kInsertChunkIfFree, {Id64(row.id), Id64(row.ino),
-                                                           U(row.index), U(row.object_version),
-                                                           pg::Param(std::string_view(row.ec))}));
+  std::vector<pg::Param> params{Id64(row.id), Id64(row.ino), U(row.index), U(row.object_version),
+                                pg::Param(std::string_view(row.ec))};
+  // The ids offered are ones reserved for the caller (a create's chunk 0):
+  // practically always free. So the insert is queued and the answer not
+  // waited for (a create's round trip less); if the id was taken after all,
+  // the transaction fails, and the retry asks for these ids and waits.
+  if (std::find(deferred_chunks_.begin(), deferred_chunks_.end(), row.id) !=
+      deferred_chunks_.end()) {
+    return false;  // this transaction's own
+  }
+  if (!engine_.MaybeTakenChunk(row.id)) {
+    RETURN_IF_ERROR(Exec(kInsertChunk, params));
+    deferred_chunks_.push_back(row.id);
+    return true;
+  }
+  ASSIGN_OR_RETURN(pg::Rows rows, Run(kInsertChunkIfFree, params));
   return rows.size() == 1;
 }
 

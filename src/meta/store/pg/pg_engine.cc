@@ -142,6 +142,23 @@ std::optional<uint64_t> PgEngine::TakeId(Counter counter) {
   return block.next++;
 }
 
+void PgEngine::NoteMaybeTakenChunks(const std::vector<ChunkId>& chunks) {
+  std::lock_guard lock(ids_mu_);
+  for (ChunkId c : chunks) {
+    if (!maybe_taken_.insert(c.value()).second) continue;
+    maybe_taken_order_.push_back(c.value());
+    if (maybe_taken_order_.size() > kMaybeTakenChunks) {
+      maybe_taken_.erase(maybe_taken_order_.front());
+      maybe_taken_order_.pop_front();
+    }
+  }
+}
+
+bool PgEngine::MaybeTakenChunk(ChunkId chunk) {
+  std::lock_guard lock(ids_mu_);
+  return maybe_taken_.count(chunk.value()) != 0;
+}
+
 uint64_t PgEngine::AddBlock(Counter counter, uint64_t first) {
   std::lock_guard lock(ids_mu_);
   IdBlock& block = blocks_[static_cast<size_t>(counter)];

@@ -74,11 +74,13 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "common/config.h"
@@ -127,6 +129,13 @@ class PgEngine final : public Engine {
   std::optional<uint64_t> TakeId(Counter counter);
   uint64_t AddBlock(Counter counter, uint64_t first);
   void DropBlock(Counter counter);
+  // Chunk ids a transaction inserted without waiting for the answer
+  // (InsertChunkIfFree) and that then failed: one of them may be taken, so
+  // the retry's InsertChunkIfFree of them asks and waits. The latest
+  // kMaybeTakenChunks are kept.
+  void NoteMaybeTakenChunks(const std::vector<ChunkId>& chunks);
+  bool MaybeTakenChunk(ChunkId chunk);
+  static constexpr size_t kMaybeTakenChunks = 4096;
 
   struct IdBlock {
     uint64_t next = 0;  // ids next .. end-1 are this engine's to hand out
@@ -141,6 +150,8 @@ class PgEngine final : public Engine {
 
   std::mutex ids_mu_;              // guards blocks_; never held while talking to the server
   std::array<IdBlock, 7> blocks_;  // by Counter
+  std::deque<uint64_t> maybe_taken_order_;    // guarded by ids_mu_, oldest first
+  std::unordered_set<uint64_t> maybe_taken_;  // guarded by ids_mu_
 
   std::mutex mu_;  // guards idle_ and open_
   std::condition_variable released_;

@@ -255,7 +255,10 @@ class PgTxn final : public WriteTxn {
   Status AllowSeqScan(bool allow);
 
   Status Fail(Status st) {
-    if (failed_.ok()) failed_ = st;
+    if (failed_.ok()) {
+      failed_ = st;
+      if (!deferred_chunks_.empty()) engine_.NoteMaybeTakenChunks(deferred_chunks_);
+    }
     return st;
   }
   // A full scan by key, page by page: `stmt` takes the key after which to
@@ -272,6 +275,9 @@ class PgTxn final : public WriteTxn {
   bool open_ = true;                      // neither committed nor rolled back
   bool begun_ = false;                    // BEGIN queued on conn_
   bool synced_ = false;                   // a batch came back: the connection was alive
+  // Chunk rows InsertChunkIfFree queued without waiting (a taken id fails
+  // the transaction: the engine then remembers them, see Fail).
+  std::vector<ChunkId> deferred_chunks_;
   // Every inode row this transaction read (GetInode, and the inode of
   // GetDentry's entry) or wrote, by ino; nullopt: none. One snapshot for the
   // whole transaction, so a second read would give the same.
