@@ -240,8 +240,9 @@ Result<bool> PgTxn::InsertChunkIfFree(const ChunkRow& row) {
     return false;  // this transaction's own
   }
   if (!engine_.MaybeTakenChunk(row.id)) {
-    RETURN_IF_ERROR(Exec(kInsertChunk, params));
+    // Noted first: a full queue sends it at once, and a failure then names it.
     deferred_chunks_.push_back(row.id);
+    RETURN_IF_ERROR(Exec(kInsertChunk, params));
     return true;
   }
   ASSIGN_OR_RETURN(pg::Rows rows, Run(kInsertChunkIfFree, params));
