@@ -545,9 +545,9 @@ Result<std::vector<std::shared_ptr<ChunkFile>>> DataClient::PrepareLocal(
       ch->Call<rpc::Method::kPrepareLocal>(req, &rsp, {.reply_fds = &fds, .fds = reuse_fds}));
   // An older node answers no `reused` and sends files for every chunk.
   const bool knows_reuse = static_cast<size_t>(rsp.reused_size()) == chunks.size();
-  size_t reused = 0;
-  for (size_t i = 0; knows_reuse && i < chunks.size(); ++i)
-    reused += rsp.reused(static_cast<int>(i)) ? 1 : 0;
+  const size_t reused =
+      knows_reuse ? static_cast<size_t>(std::count(rsp.reused().begin(), rsp.reused().end(), true))
+                  : 0;
   if (fds.size() != 2 * (chunks.size() - reused) ||
       static_cast<size_t>(rsp.unnamed_size()) != chunks.size()) {
     return Status(StatusCode::kRpcMalformed,
@@ -567,9 +567,10 @@ Result<std::vector<std::shared_ptr<ChunkFile>>> DataClient::PrepareLocal(
       // The same files (our open file descriptions) under the new id.
       UniqueFd data(::fcntl(reuse[i]->data_fd(), F_DUPFD_CLOEXEC, 0));
       UniqueFd crc(data.valid() ? ::fcntl(reuse[i]->crc_fd(), F_DUPFD_CLOEXEC, 0) : -1);
-      if (!crc.valid())
+      if (!crc.valid()) {
         return Status::FromErrno(errno,
                                  fmt::format("reuse the files of chunk {}", reuse[i]->chunk()));
+      }
       file = std::make_shared<ChunkFile>(chunks[i].chunk, std::move(data), std::move(crc), false);
       RETURN_IF_ERROR(file->ReadHeader());
     } else {
