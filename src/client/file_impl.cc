@@ -193,29 +193,34 @@ Status FileImpl::LeavePassthrough() {
   LOG_DEBUG("inode {}: leaves passthrough ({}{}{})", state_->ino, writer ? "writer" : "reader",
             rel.last_writer ? ", last writer" : "", rel.last_open ? ", last open" : "");
   Status st = Status::Ok();
+  std::optional<uint64_t> length;  // the chunk file's, when the sync looked
   if (rel.last_writer) {
-    st = SyncPassthrough(/*last=*/true);
-    if (rel.file) rel.file->ReleaseWriter();
+    st = SyncPassthrough(/*last=*/true, &length);
+    if (!st.ok()) length.reset();
+    // An unnamed chunk file left empty may go back to the chunk pool
+    // (ClientImpl::RecycleChunkFiles), which holds its writer byte as for
+    // every prepared file: kept rather than released and taken again.
+    if (rel.file && !(length == 0u && rel.file->unnamed())) rel.file->ReleaseWriter();
     Passthrough::Forget(*state_, /*writer_only=*/true);
   }
   if (rel.last_open) {
     // Nobody reads the chunk file as the whole file any more: bytes past the
     // chunk's end were copied to the later chunks (or are zeros a truncate
     // made), so they go.
-    if (rel.file && st.ok()) {
-      auto length = rel.file->Length();
-      if (!length.ok()) {
-        st = length.status();
-      } else if (*length > state_->chunk_size) {
-        st = rel.file->Truncate(state_->chunk_size, 0);
-      }
+    if (rel.file && st.ok() && !length) {
+      auto now = rel.file->Length();
+      if (now.ok()) length = *now;
+      st = now.status();
+    }
+    if (rel.file && st.ok() && *length > state_->chunk_size) {
+      st = rel.file->Truncate(state_->chunk_size, 0);
     }
     Passthrough::Forget(*state_, /*writer_only=*/false);
   }
   return st;
 }
 
-Status FileImpl::SyncPassthrough(bool last) {
+Status FileImpl::SyncPassthrough(bool last, std::optional<uint64_t>* length_out) {
   InodeState& st = *state_;
   std::shared_ptr<ChunkFile> file;
   {
@@ -223,8 +228,13 @@ Status FileImpl::SyncPassthrough(bool last) {
     file = st.passthrough.file;
   }
   if (!file) return Status::Ok();
-  RETURN_IF_ERROR(client_.passthrough().NoteWrites(st));
-  ASSIGN_OR_RETURN(uint64_t length, file->Length());
+  std::optional<uint64_t> seen;  // by the note, when a writer still holds the file
+  RETURN_IF_ERROR(client_.passthrough().NoteWrites(st, &seen));
+  if (!seen) {
+    ASSIGN_OR_RETURN(seen, file->Length());
+  }
+  const uint64_t length = *seen;
+  if (length_out != nullptr) *length_out = length;  // neither the move nor a rebuild changes it
   bool move;
   {
     std::lock_guard lock(st.mu);

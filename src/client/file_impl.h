@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 
 #include "client/client_impl.h"
 #include "client/inode_state.h"
@@ -56,7 +57,8 @@ class FileImpl final : public File {
   // A passthrough writer's sync: takes size/mtime from the chunk file and
   // copies bytes written past the chunk to the later chunks; the `last`
   // writer also rebuilds the checksums.
-  Status SyncPassthrough(bool last);
+  // With `length`, the chunk file's length (when the file is held).
+  Status SyncPassthrough(bool last, std::optional<uint64_t>* length = nullptr);
   Status MoveOverflow(ChunkFile& file, uint64_t length);
   // This File stops using passthrough; the last writer of the inode syncs
   // and rebuilds the checksums, the last File cuts the chunk file back to

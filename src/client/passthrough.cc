@@ -152,19 +152,23 @@ Result<std::shared_ptr<ChunkFile>> Passthrough::Open(InodeState& st, bool write,
   if (!file) return no("the local replica holds no data yet");
   if (file->version() < local->version) RETURN_IF_ERROR(file->ReadHeader());
   if (file->version() < local->version) return no("the local replica is stale");
-  ASSIGN_OR_RETURN(uint64_t length, file->Length());
+  ASSIGN_OR_RETURN(struct stat sb, StatChunkData(*file));
+  const struct stat* seen = &sb;
+  const uint64_t length = static_cast<uint64_t>(sb.st_size);
   if (length != size) {
     // The chunk file must be the file byte for byte: the kernel reads it to
     // its end. A writer makes it so (bytes past the size are not committed
     // data; a size beyond it is a hole); a reader takes the normal path.
     if (!write) return no(fmt::format("the local chunk file holds {} bytes, the file {}", length, size));
     RETURN_IF_ERROR(file->Truncate(size, 0));
+    seen = nullptr;
   }
-  RETURN_IF_ERROR(Hold(st, file, write));
+  RETURN_IF_ERROR(Hold(st, file, write, seen));
   return file;
 }
 
-Status Passthrough::Hold(InodeState& st, const std::shared_ptr<ChunkFile>& file, bool write) {
+Status Passthrough::Hold(InodeState& st, const std::shared_ptr<ChunkFile>& file, bool write,
+                         const struct stat* seen) {
   std::lock_guard setup(st.passthrough_mu);
   bool first_writer;
   {
@@ -182,7 +186,11 @@ Status Passthrough::Hold(InodeState& st, const std::shared_ptr<ChunkFile>& file,
     // write, so a close without writes needs no commit. Any other starts as
     // written: an overwrite of the same size may keep the ctime on kernels
     // without fine-grained timestamps.
-    ASSIGN_OR_RETURN(empty, StatChunkData(*file));
+    if (seen != nullptr) {
+      empty = *seen;  // the caller's, taken after its last change of the file
+    } else {
+      ASSIGN_OR_RETURN(empty, StatChunkData(*file));
+    }
     starts_empty = empty.st_size == 0;
   }
   std::lock_guard lock(st.mu);
@@ -216,7 +224,7 @@ void Passthrough::Forget(InodeState& st, bool writer_only) {
   if (!writer_only) pt = InodeState::Passthrough{};
 }
 
-Status Passthrough::NoteWrites(InodeState& st) {
+Status Passthrough::NoteWrites(InodeState& st, std::optional<uint64_t>* length) {
   std::shared_ptr<ChunkFile> file;
   {
     std::lock_guard lock(st.mu);
@@ -224,6 +232,7 @@ Status Passthrough::NoteWrites(InodeState& st) {
   }
   if (!file) return Status::Ok();
   ASSIGN_OR_RETURN(struct stat before, StatChunkData(*file));
+  if (length != nullptr) *length = static_cast<uint64_t>(before.st_size);
   {
     std::lock_guard lock(st.mu);
     if (!DiffersFromSeen(st, before)) return Status::Ok();
@@ -244,6 +253,7 @@ Status Passthrough::NoteWrites(InodeState& st) {
   }
   RETURN_IF_ERROR(file->SetVersion(version));
   ASSIGN_OR_RETURN(struct stat after, StatChunkData(*file));
+  if (length != nullptr) *length = static_cast<uint64_t>(after.st_size);
   std::lock_guard lock(st.mu);
   // The chunk file is the file (InodeState::Passthrough): its length is the
   // size, also when it shrank (a truncate this client made).

@@ -15,7 +15,10 @@
 // inode's fields, never across I/O. Order: passthrough_mu, commit_mu, mu.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <memory>
+#include <optional>
 
 #include "client/inode_state.h"
 #include "client/io_stats.h"
@@ -49,13 +52,18 @@ class Passthrough {
   static Release Leave(InodeState& st, bool write);
   // Resets the writer state (`writer_only`) or everything of st.passthrough.
   static void Forget(InodeState& st, bool writer_only);
-  // Takes what the kernel wrote into `st` as a write of this session.
-  Status NoteWrites(InodeState& st);
+  // Takes what the kernel wrote into `st` as a write of this session. With
+  // `length`, the chunk file's length when it looked (none: no writer holds
+  // the file, nothing looked).
+  Status NoteWrites(InodeState& st, std::optional<uint64_t>* length = nullptr);
   // Records `overflow_bytes` more bytes moved out of a passthrough chunk; a rebuild.
   void Count(uint64_t overflow_bytes, bool rebuilt);
 
  private:
-  Status Hold(InodeState& st, const std::shared_ptr<ChunkFile>& file, bool write);
+  // `seen`: the chunk file's stat by the caller, if it made none of its own
+  // changes to the file since.
+  Status Hold(InodeState& st, const std::shared_ptr<ChunkFile>& file, bool write,
+              const struct stat* seen = nullptr);
 
   const bool local_bypass_;
   MetaApi& meta_;
