@@ -81,8 +81,8 @@ void ClientImpl::RenewHandles() {
 
 IoCounters ClientImpl::counters() const { return stats_.Snapshot(); }
 
-Result<ChangeBatch> ClientImpl::PollChanges() {
-  ASSIGN_OR_RETURN(ChangeBatch batch, meta_.PollChanges());
+Result<ChangeBatch> ClientImpl::PollChanges(std::chrono::milliseconds wait) {
+  ASSIGN_OR_RETURN(ChangeBatch batch, meta_.PollChanges(wait));
   // Our own caches follow the same changes as the kernel's.
   if (!batch.complete) {
     open_.ForgetMetaAttrs();
@@ -99,7 +99,6 @@ Result<ChangeBatch> ClientImpl::PollChanges() {
   known_.Heard();
   return batch;
 }
-
 
 // ---------------------------------------------------------------- namespace
 

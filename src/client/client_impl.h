@@ -79,7 +79,8 @@ class ClientImpl final : public Client {
   NodeId local_node() const override { return meta_.local_node(); }
   std::string cluster_id() const override { return meta_.cluster_id(); }
   IoCounters counters() const override;
-  Result<ChangeBatch> PollChanges() override;
+  Result<ChangeBatch> PollChanges(std::chrono::milliseconds wait) override;
+  void InterruptPollChanges() override { meta_.InterruptPollChanges(); }
   Result<std::unique_ptr<BatchIo>> OpenBatchIo(const BatchIoOptions& options) override;
 
   // ---- used by FileImpl (client_data.cc) ----

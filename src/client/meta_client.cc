@@ -1,6 +1,7 @@
 #include "client/meta_client.h"
 
 #include <fmt/format.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,11 +12,6 @@
 
 namespace t0fs::client {
 namespace {
-
-// A change poll waits this long for a meta server's answer at most.
-constexpr auto kChangesTimeout = std::chrono::seconds(5);
-// Pages of changes taken from one server in one poll at most.
-constexpr int kChangePages = 16;
 
 rpc::Channel MakeChannel(const ClientOptions& options, std::string secret) {
   // Several meta servers ("a:7700,b:7700") over one store: each request
@@ -54,7 +50,9 @@ MetaClient::MetaClient(const ClientOptions& options, std::string secret)
   copts.role = "client";
   copts.io_timeout = Duration{std::min<std::chrono::milliseconds>(options.rpc_timeout.value, kChangesTimeout)};
   copts.connect_timeout = copts.io_timeout;
-  for (const rpc::Endpoint& ep : *eps) feeds_.push_back(Feed{std::make_unique<rpc::Channel>(ep, copts)});
+  changes_interrupt_ = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  for (const rpc::Endpoint& ep : *eps)
+    feeds_.emplace_back().channel = std::make_unique<rpc::Channel>(ep, copts);
 }
 
 MetaClient::~MetaClient() { Close(); }
@@ -356,38 +354,6 @@ void MetaClient::RenewLoop() {
       TellListener();
     }
   }
-}
-
-Result<ChangeBatch> MetaClient::PollChanges() {
-  ChangeBatch batch;
-  const SessionId me = session();
-  std::lock_guard lock(feeds_mu_);
-  if (feeds_.empty()) return Status(StatusCode::kInvalidArgument, "no meta server to ask for changes");
-  for (Feed& feed : feeds_) {
-    for (int page = 0; page < kChangePages; ++page) {
-      pb::ChangesReq req;
-      req.set_session(me.value());
-      req.set_epoch(feed.epoch);
-      req.set_after(feed.next);
-      pb::ChangesRsp rsp;
-      Status st = feed.channel->Call<rpc::Method::kChanges>(req, &rsp);
-      if (!st.ok()) {
-        LOG_DEBUG("changes from {}: {}", feed.channel->endpoint().ToString(), st.ToString());
-        batch.complete = false;
-        break;
-      }
-      // A first answer starts the feed; a new epoch (the server restarted) or
-      // a gap (we fell behind) loses what happened meanwhile.
-      if (!rsp.complete()) batch.complete = false;
-      feed.epoch = rsp.epoch();
-      feed.next = rsp.next();
-      for (pb::Change& c : *rsp.mutable_changes()) {
-        batch.changes.push_back(NamespaceChange{InodeId(c.parent()), std::move(*c.mutable_name()), InodeId(c.ino())});
-      }
-      if (!rsp.more()) break;
-    }
-  }
-  return batch;
 }
 
 }  // namespace t0fs::client

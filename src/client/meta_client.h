@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "client/meta_api.h"
+#include "common/fd.h"
 #include "common/ids.h"
 #include "rpc/channel.h"
 #include "t0fs/client.h"
@@ -150,9 +151,16 @@ class MetaClient final : public MetaApi {
   Status ReportReplica(const ReplicaInfo& replica, ReplicaProblem problem, const Status& why) override;
 
   // ---- other clients' changes (Client::PollChanges)
-  // Asks every meta server once, without retries: one that does not answer
-  // makes the batch incomplete.
-  Result<ChangeBatch> PollChanges();
+  // Asks every meta server, without retries: one that does not answer
+  // makes the batch incomplete. With `wait`, a long poll: a server with
+  // nothing new answers at its next change or after `wait`; the call
+  // returns at the first answers, and the questions of the others stay in
+  // flight for the next call (which waits for them as long again).
+  Result<ChangeBatch> PollChanges(std::chrono::milliseconds wait = std::chrono::milliseconds(0));
+  // Client::InterruptPollChanges.
+  void InterruptPollChanges();
+  // An answer to a change poll is waited for this long at most (past its `wait`).
+  static constexpr std::chrono::seconds kChangesTimeout{5};
 
   // ---- cluster
   // Every data node meta knows and its TCP address.
@@ -228,9 +236,18 @@ class MetaClient final : public MetaApi {
     std::unique_ptr<rpc::Channel> channel;
     uint64_t epoch = 0;  // 0: not asked yet
     uint64_t next = 0;
+    // A question in flight (a long poll left waiting by the last call).
+    std::unique_ptr<rpc::Connection> asking;
+    std::chrono::steady_clock::time_point late_after;  // its changes may be missed after
+    std::chrono::steady_clock::time_point answer_by;   // or it counts as lost
   };
+  // PollChanges' halves: a question to `feed`, and the answer taken into
+  // `batch` (true: the server has more to tell at once).
+  Status AskChanges(Feed& feed, SessionId me, std::chrono::milliseconds wait);
+  Result<bool> TakeChanges(Feed& feed, ChangeBatch& batch);
   std::mutex feeds_mu_;  // guards feeds_ (one poll at a time)
   std::vector<Feed> feeds_;
+  UniqueFd changes_interrupt_;  // an eventfd: InterruptPollChanges ends a poll's wait
   // LimitRetries: steady-clock nanoseconds after which retries stop (0: none).
   std::atomic<int64_t> retry_limit_ns_{0};
   // Since when meta has not answered (steady clock, ns; 0: it answers):

@@ -11,8 +11,9 @@
 namespace t0fs::fuse {
 namespace {
 
-// Replies keep the long cache time this many intervals after a complete
-// poll began: a late poll (a busy host) ends it rather than let it run on.
+// Replies keep the long cache time this many intervals (and a poll's wait)
+// after a complete poll answered: a late poll (a busy host, a server gone
+// silent) ends it rather than let it run on. A poll waits as long at most.
 constexpr int kWatchedIntervals = 4;
 
 }  // namespace
@@ -30,6 +31,7 @@ void ChangeWatcher::Stop() {
     stop_ = true;
   }
   cv_.notify_all();
+  client_.InterruptPollChanges();  // a long poll in progress returns
   if (thread_.joinable()) thread_.join();
   timeouts_.WatchedUntil({});
 }
@@ -38,8 +40,14 @@ void ChangeWatcher::Loop() {
   std::vector<client::NamespaceChange> previous;  // sent once; sent again this round
   bool heard = false;                             // the last poll was complete (for the log)
   for (;;) {
+    // A long poll: a meta server answers at the next change of another
+    // client (or after `wait`); not while a notification waits to be sent
+    // again one interval on.
+    const auto wait =
+        previous.empty() ? kWatchedIntervals * interval_.value : std::chrono::milliseconds(0);
     const auto began = std::chrono::steady_clock::now();
-    auto batch = client_.PollChanges();
+    auto batch = client_.PollChanges(wait);
+    const auto answered = std::chrono::steady_clock::now();
     if (!batch.ok() && batch.status().code() == StatusCode::kNotSupported) {
       LOG_INFO("fuse: {}: names and attributes are cached for the short times", batch.status().ToString());
       return;
@@ -51,9 +59,17 @@ void ChangeWatcher::Loop() {
       Notify(changes);
       Notify(previous);
     }
+    // One interval after changes (their notifications go again then; a
+    // stream of changes is taken in batches); at once after the poll that
+    // sent them again; otherwise one interval after the last poll began (a
+    // server that does not wait).
+    auto pause = std::chrono::steady_clock::duration(interval_.value);
+    if (changes.empty()) pause = wait.count() == 0 ? pause.zero() : pause - (answered - began);
     previous = std::move(changes);
     const bool complete = batch.ok() && batch->complete;
-    timeouts_.WatchedUntil(complete ? began + kWatchedIntervals * interval_.value
+    // Until the next poll should have answered: after the interval below
+    // and a wait, with a few intervals to spare.
+    timeouts_.WatchedUntil(complete ? answered + wait + kWatchedIntervals * interval_.value
                                     : std::chrono::steady_clock::time_point{});
     if (complete != heard) {
       if (complete) {
@@ -65,7 +81,7 @@ void ChangeWatcher::Loop() {
       heard = complete;
     }
     std::unique_lock lock(mu_);
-    if (cv_.wait_for(lock, interval_.value, [&] { return stop_; })) return;
+    if (cv_.wait_for(lock, pause, [&] { return stop_; })) return;
   }
 }
 

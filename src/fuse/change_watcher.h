@@ -2,8 +2,10 @@
 // changes, so that names and attributes may be cached long
 // (MountConfig::cache_timeout) instead of a second.
 //
-// A thread asks the Client every `interval` what other clients changed
-// (Client::PollChanges: every meta server) and tells the kernel to forget
+// A thread asks the Client what other clients changed (Client::PollChanges:
+// every meta server, a long poll that a server answers at the next change,
+// or after four intervals; asked again one interval after each answer)
+// and tells the kernel to forget
 // each changed name (FUSE_NOTIFY_INVAL_ENTRY, the negative entry of a name
 // created elsewhere too) and each changed inode's attributes and cached
 // pages (FUSE_NOTIFY_INVAL_INODE). A complete poll lets replies carry the

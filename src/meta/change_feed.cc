@@ -18,13 +18,16 @@ uint64_t NewEpoch() {
 ChangeFeed::ChangeFeed(size_t capacity) : epoch_(NewEpoch()), ring_(std::max<size_t>(capacity, 1)) {}
 
 void ChangeFeed::Add(SessionId by, std::initializer_list<Change> changes) {
-  std::lock_guard lock(mu_);
-  for (const Change& c : changes) {
-    Entry& e = ring_[next_ % ring_.size()];
-    e.by = by;
-    e.change = c;
-    ++next_;
+  {
+    std::lock_guard lock(mu_);
+    for (const Change& c : changes) {
+      Entry& e = ring_[next_ % ring_.size()];
+      e.by = by;
+      e.change = c;
+      ++next_;
+    }
   }
+  waiting_.Wake(by.value());  // its own change is nothing new to a session
 }
 
 ChangeFeed::Page ChangeFeed::Since(SessionId asker, uint64_t epoch, uint64_t after, size_t max) const {

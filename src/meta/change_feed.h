@@ -7,9 +7,13 @@
 // falls more than `capacity` changes behind is told that it lost some
 // (complete = false): it must then drop everything it cached.
 //
+// Long polls: an asker with nothing new parks its request in waiting()
+// (rpc/parking.h); every Add wakes the parked requests of other sessions.
+//
 // Thread safety: safe for concurrent use.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -18,6 +22,7 @@
 #include <vector>
 
 #include "common/ids.h"
+#include "rpc/parking.h"
 
 namespace t0fs::meta {
 
@@ -51,6 +56,10 @@ class ChangeFeed {
   Page Since(SessionId asker, uint64_t epoch, uint64_t after, size_t max) const;
 
   uint64_t epoch() const { return epoch_; }
+  // Where the Changes requests with nothing new wait (tagged by session).
+  const rpc::Parking& waiting() const { return waiting_; }
+  // The longest a request may wait.
+  static constexpr std::chrono::seconds kMaxWait{30};
 
  private:
   struct Entry {
@@ -62,6 +71,7 @@ class ChangeFeed {
   mutable std::mutex mu_;  // guards ring_, next_
   std::vector<Entry> ring_;
   uint64_t next_ = 1;  // number of the next change; change n sits at ring_[n % size]
+  rpc::Parking waiting_;
 };
 
 }  // namespace t0fs::meta

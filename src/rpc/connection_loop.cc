@@ -9,6 +9,7 @@
 
 #include "common/logging.h"
 #include "common/secret.h"
+#include "rpc/parking_state.h"
 #include "rpc/proto/common.pb.h"
 #include "rpc/server_metrics.h"
 
@@ -73,6 +74,11 @@ awaitable<void> ConnectionLoop::Run(Socket socket) {
     call.fds = std::move(fds);
     call.reply_buffer = &reply_buffer;
     Status st = Dispatch(call);
+    while (st.ok() && call.parked_in) {
+      co_await WaitParked(call);
+      call.reply_header.clear();
+      st = Dispatch(call);
+    }
 
     FrameHeader reply;
     reply.method = frame->method;
@@ -107,6 +113,24 @@ awaitable<void> ConnectionLoop::Run(Socket socket) {
   }
   if (metrics_ != nullptr) metrics_->connections().Dec();
   socket.close(ec);
+}
+
+asio::awaitable<void> ConnectionLoop::WaitParked(Call& call) {
+  std::shared_ptr<Parking::State> parking = std::move(call.parked_in);
+  call.parked_in.reset();
+  auto executor = co_await asio::this_coro::executor;
+  auto timer = std::make_shared<asio::steady_timer>(executor, call.park_until);
+  uint64_t id = 0;
+  if (!parking->Add(executor, timer, call.park_tag, call.park_seen, &id)) {
+    co_return;  // woken meanwhile
+  }
+  struct Unpark {
+    Parking::State& parking;
+    uint64_t id;
+    ~Unpark() { parking.Remove(id); }  // also when the server stops and drops the coroutine
+  } unpark{*parking, id};
+  asio::error_code ec;  // cancelled: woken; otherwise the time is up
+  co_await timer->async_wait(asio::redirect_error(use_awaitable, ec));
 }
 
 Status ConnectionLoop::Dispatch(Call& call) {

@@ -31,6 +31,8 @@ class ConnectionLoop {
 
  private:
   Status Dispatch(Call& call);
+  // A parked call (Call::Park) waits for its wake or its time.
+  asio::awaitable<void> WaitParked(Call& call);
 
   Status DispatchUnrecorded(Call& call);
 

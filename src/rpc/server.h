@@ -15,6 +15,7 @@
 // server threads and must synchronise shared state themselves.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -29,6 +30,7 @@
 #include "rpc/endpoint.h"
 #include "rpc/frame.h"
 #include "rpc/methods.h"
+#include "rpc/parking.h"
 
 namespace t0fs::metrics {
 class Registry;
@@ -58,6 +60,21 @@ struct Call {
   uint64_t reply_file_offset = 0;
   size_t reply_file_length = 0;
   std::vector<UniqueFd> reply_fds;           // sent with SCM_RIGHTS (unix endpoints only)
+
+  // A long poll (rpc/parking.h): nothing to answer yet, so the connection
+  // waits until `parking` is woken or `park_until` passes (the handler sets
+  // it at its first run; it stays for the next runs), then runs the
+  // handler again. `seen`: parking.generation() read before the handler
+  // looked. A handler that parks must not have taken `fds`.
+  void Park(const Parking& parking, uint64_t tag, uint64_t seen) {
+    parked_in = parking.state();
+    park_tag = tag;
+    park_seen = seen;
+  }
+  std::chrono::steady_clock::time_point park_until{};
+  std::shared_ptr<Parking::State> parked_in;  // set by Park; the connection clears it
+  uint64_t park_tag = 0;
+  uint64_t park_seen = 0;
 };
 
 using Handler = std::function<Status(Call&)>;

@@ -41,8 +41,24 @@ void MetaService::AddSessionHandlers(HandlerList& h) {
       }));
 
   h.push_back(Handle<Method::kChanges>(
-      [this](const pb::ChangesReq& req, pb::ChangesRsp& rsp, Call&) -> Status {
+      [this](const pb::ChangesReq& req, pb::ChangesRsp& rsp, Call& call) -> Status {
+        const uint64_t seen = changes_.waiting().generation();  // before looking: no wake is lost
         ChangeFeed::Page page = changes_.Since(SessionId(req.session()), req.epoch(), req.after(), req.max());
+        if (req.wait_ms() > 0 && req.epoch() != 0 && page.complete && !page.more &&
+            page.changes.empty()) {
+          // A long poll with nothing new yet: the connection waits for the
+          // next change of another session, or for the asked time.
+          const auto now = std::chrono::steady_clock::now();
+          if (call.park_until == std::chrono::steady_clock::time_point{}) {
+            call.park_until =
+                now + std::min<std::chrono::steady_clock::duration>(
+                          std::chrono::milliseconds(req.wait_ms()), ChangeFeed::kMaxWait);
+          }
+          if (now < call.park_until) {
+            call.Park(changes_.waiting(), req.session(), seen);
+            return Status::Ok();
+          }
+        }
         rsp.set_epoch(page.epoch);
         rsp.set_next(page.next);
         rsp.set_complete(page.complete);

@@ -30,6 +30,7 @@
 //   (*file)->Close();
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -371,12 +372,18 @@ class Client {
 
   // ---- other clients' changes ----
   // What other clients changed since the last call (the first call starts
-  // from now), asked once of every meta server: for caches kept outside the
-  // Client, such as a mount's kernel cache. Not every Client offers it
+  // from now), asked of every meta server: for caches kept outside the
+  // Client, such as a mount's kernel cache. With `wait`, a long poll: a
+  // server with nothing new answers at its next change, or after `wait`;
+  // the call returns at the first answers. Not every Client offers it
   // (kNotSupported).
-  virtual Result<ChangeBatch> PollChanges() {
+  virtual Result<ChangeBatch> PollChanges(
+      std::chrono::milliseconds /*wait*/ = std::chrono::milliseconds(0)) {
     return Status(StatusCode::kNotSupported, "this client does not report other clients' changes");
   }
+  // Ends the wait of a PollChanges in progress (or of the next, if none
+  // is): it returns what it has. From any thread.
+  virtual void InterruptPollChanges() {}
 };
 
 }  // namespace t0fs::client

@@ -1,0 +1,141 @@
+// Client::PollChanges as a long poll, against meta and a data node in one
+// process: another client's change ends the wait at once, the client's own
+// changes are not reported, the wait ends by itself with nothing new, and
+// InterruptPollChanges ends it early (a mount stopping).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <future>
+#include <thread>
+
+#include "common/logging.h"
+#include "common/secret.h"
+#include "data/data_service.h"
+#include "meta/meta_service.h"
+#include "t0fs/client.h"
+
+namespace t0fs {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+class ChangesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    InitLogging("test", "warn");
+    dir_ = fs::temp_directory_path() / ("t0fs-changes-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    ASSERT_TRUE(CreateSecret(dir_ + "/secret").ok());
+    meta::MetaConfig cfg;
+    cfg.listen = "127.0.0.1:0";
+    cfg.db = dir_ + "/meta.db";
+    cfg.secret_file = dir_ + "/secret";
+    auto meta = meta::MetaService::Start(cfg);
+    ASSERT_TRUE(meta.ok()) << meta.status().ToString();
+    meta_ = std::move(meta).value();
+    data::DataConfig dcfg;
+    dcfg.meta = meta_->endpoint().ToString();
+    dcfg.secret_file = dir_ + "/secret";
+    dcfg.listen = "127.0.0.1:0";
+    dcfg.volumes = {dir_ + "/vol"};
+    auto data = data::DataService::Start(dcfg);
+    ASSERT_TRUE(data.ok()) << data.status().ToString();
+    data_ = std::move(data).value();
+    for (int tries = 0; tries < 100 && !data_->registered(); ++tries)
+      std::this_thread::sleep_for(milliseconds(50));
+    ASSERT_TRUE(data_->registered());
+    writer_ = Connect();
+    watcher_ = Connect();
+    ASSERT_NE(writer_, nullptr);
+    ASSERT_NE(watcher_, nullptr);
+    auto first = watcher_->PollChanges();  // starts the feed: from now on
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+  }
+
+  void TearDown() override {
+    writer_.reset();
+    watcher_.reset();
+    if (data_) data_->Stop();
+    if (meta_) meta_->Stop();
+    fs::remove_all(dir_);
+  }
+
+  std::unique_ptr<client::Client> Connect() {
+    client::ClientOptions opts;
+    opts.meta = meta_->endpoint().ToString();
+    opts.secret_file = dir_ + "/secret";
+    opts.retry_timeout.value = seconds(20);
+    auto c = client::Client::Connect(opts);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(c).value() : nullptr;
+  }
+
+  // A poll of `watcher_` waiting up to `wait`, on a thread of its own.
+  std::future<Result<client::ChangeBatch>> PollAsync(milliseconds wait) {
+    return std::async(std::launch::async, [this, wait] { return watcher_->PollChanges(wait); });
+  }
+
+  static bool Names(const client::ChangeBatch& batch, const std::string& name) {
+    for (const client::NamespaceChange& c : batch.changes) {
+      if (c.name == name && c.parent == kRootInode) return true;
+    }
+    return false;
+  }
+
+  std::string dir_;
+  std::unique_ptr<meta::MetaService> meta_;
+  std::unique_ptr<data::DataService> data_;
+  std::unique_ptr<client::Client> writer_;
+  std::unique_ptr<client::Client> watcher_;
+};
+
+TEST_F(ChangesTest, AnotherClientsChangeEndsTheWait) {
+  // The poll waits (up to ten minutes) until the writer's mkdir: whether it
+  // parked before or after it, the answer names the new directory.
+  auto poll = PollAsync(seconds(600));
+  std::this_thread::sleep_for(milliseconds(100));
+  ASSERT_TRUE(writer_->Mkdir(kRootInode, "made-elsewhere", 0755, client::Caller{}).ok());
+  ASSERT_EQ(poll.wait_for(seconds(120)), std::future_status::ready)
+      << "the change did not end the wait";
+  auto batch = poll.get();
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  EXPECT_TRUE(batch->complete);
+  EXPECT_TRUE(Names(*batch, "made-elsewhere"));
+}
+
+TEST_F(ChangesTest, OwnChangesAreNotReportedAndTheWaitEndsByItself) {
+  ASSERT_TRUE(watcher_->Mkdir(kRootInode, "mine", 0755, client::Caller{}).ok());
+  auto batch =
+      watcher_->PollChanges(milliseconds(300));  // nothing from others: waits, then answers
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  EXPECT_TRUE(batch->complete);
+  EXPECT_FALSE(Names(*batch, "mine"));
+  // The next one still hears others.
+  ASSERT_TRUE(writer_->Mkdir(kRootInode, "theirs", 0755, client::Caller{}).ok());
+  batch = watcher_->PollChanges(milliseconds(300));
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  EXPECT_TRUE(Names(*batch, "theirs"));
+}
+
+TEST_F(ChangesTest, AnInterruptEndsAWaitInProgress) {
+  auto poll = PollAsync(seconds(600));
+  std::this_thread::sleep_for(milliseconds(100));
+  watcher_->InterruptPollChanges();
+  ASSERT_EQ(poll.wait_for(seconds(120)), std::future_status::ready)
+      << "the interrupt did not end the wait";
+  auto batch = poll.get();
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  EXPECT_TRUE(batch->complete);  // the question stays asked; nothing was missed
+  // The question left waiting is answered by the next call, with a change made meanwhile.
+  ASSERT_TRUE(writer_->Mkdir(kRootInode, "later", 0755, client::Caller{}).ok());
+  batch = watcher_->PollChanges(seconds(600));
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  EXPECT_TRUE(Names(*batch, "later"));
+}
+
+}  // namespace
+}  // namespace t0fs
