@@ -200,10 +200,18 @@ struct WriteOptions {
   bool durable = false;
 };
 
+struct ReadOptions {
+  // Left open while the caller works elsewhere (a store copy reads its
+  // source in one transaction while it writes the target): never ended for
+  // being idle. Otherwise a read is ended like a write when idle too long
+  // (PostgreSQL's pg-idle-txn-timeout; the store retries it).
+  bool long_running = false;
+};
+
 class Engine {
  public:
   virtual ~Engine() = default;
-  virtual Result<std::unique_ptr<ReadTxn>> BeginRead() = 0;
+  virtual Result<std::unique_ptr<ReadTxn>> BeginRead(const ReadOptions& options = {}) = 0;
   virtual Result<std::unique_ptr<WriteTxn>> BeginWrite(const WriteOptions& options) = 0;
   // "sqlite", for logs.
   virtual std::string_view name() const = 0;

@@ -344,7 +344,7 @@ Result<std::array<uint64_t, 7>> CounterMarks(Engine& from) {
 }
 
 Result<std::array<DigestSink::Kind, kKindCount>> DigestOf(Engine& engine) {
-  ASSIGN_OR_RETURN(auto txn, engine.BeginRead());
+  ASSIGN_OR_RETURN(auto txn, engine.BeginRead(ReadOptions{/*long_running=*/true}));
   DigestSink sink;
   RETURN_IF_ERROR(VisitStore(*txn, sink));
   return sink.kinds();
@@ -373,7 +373,7 @@ Result<CopyReport> CopyStore(Engine& from, Engine& to, const CopyOptions& option
 
   CopyReport report;
   {
-    ASSIGN_OR_RETURN(auto source, from.BeginRead());
+    ASSIGN_OR_RETURN(auto source, from.BeginRead(ReadOptions{/*long_running=*/true}));
     ASSIGN_OR_RETURN(auto target, to.BeginWrite(WriteOptions{/*durable=*/true}));
     CopySink sink(*target, options);
     RETURN_IF_ERROR(VisitStore(*source, sink));

@@ -65,10 +65,12 @@ PgEngine::PgEngine(std::string url, PgOptions opts, std::unique_ptr<pg::Connecti
   begin_write_ = {"BEGIN ISOLATION LEVEL SERIALIZABLE"};
   begin_durable_ = {"BEGIN ISOLATION LEVEL SERIALIZABLE", "SET LOCAL synchronous_commit = on"};
   begin_read_ = {"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"};
-  // The idle timeout is the write transactions' (a long copy reads in one
-  // transaction while it writes elsewhere).
+  // The session's idle timeout ends a read as it ends a write (a stopped
+  // server's snapshot holds up vacuum; the store retries), except a long
+  // one's (a copy reads in one transaction while it writes elsewhere).
+  begin_long_read_ = begin_read_;
   if (opts_.idle_txn_timeout.value.count() > 0) {
-    begin_read_.push_back("SET LOCAL idle_in_transaction_session_timeout = 0");
+    begin_long_read_.push_back("SET LOCAL idle_in_transaction_session_timeout = 0");
   }
   idle_.push_back(std::move(first));
   open_ = 1;
@@ -126,12 +128,9 @@ std::map<std::string, std::string> PgEngine::PreparedStatements() {
   return out;
 }
 
-Result<std::unique_ptr<PgTxn>> PgEngine::Begin(bool write, bool durable) {
+Result<std::unique_ptr<PgTxn>> PgEngine::Begin(const std::vector<std::string>& begin) {
   ASSIGN_OR_RETURN(auto conn, Acquire());
   // Nothing is sent yet: PgTxn queues these ahead of its first statement.
-  const std::vector<std::string>& begin = !write    ? begin_read_
-                                          : durable ? begin_durable_
-                                                    : begin_write_;
   return std::make_unique<PgTxn>(*this, std::move(conn), begin);
 }
 
@@ -174,13 +173,13 @@ void PgEngine::DropBlock(Counter counter) {
   blocks_[static_cast<size_t>(counter)] = IdBlock{};
 }
 
-Result<std::unique_ptr<ReadTxn>> PgEngine::BeginRead() {
-  ASSIGN_OR_RETURN(auto txn, Begin(false, false));
+Result<std::unique_ptr<ReadTxn>> PgEngine::BeginRead(const ReadOptions& options) {
+  ASSIGN_OR_RETURN(auto txn, Begin(options.long_running ? begin_long_read_ : begin_read_));
   return std::unique_ptr<ReadTxn>(std::move(txn));
 }
 
 Result<std::unique_ptr<WriteTxn>> PgEngine::BeginWrite(const WriteOptions& options) {
-  ASSIGN_OR_RETURN(auto txn, Begin(true, options.durable));
+  ASSIGN_OR_RETURN(auto txn, Begin(options.durable ? begin_durable_ : begin_write_));
   return std::unique_ptr<WriteTxn>(std::move(txn));
 }
 

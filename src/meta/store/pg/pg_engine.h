@@ -21,7 +21,8 @@
 //    a server stopped mid-operation loses its transaction, and the row
 //    locks it held, instead of holding up every other server (25P03 is
 //    kTryAgain, on a new connection).
-//  - read: BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY (one snapshot).
+//  - read: BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY (one snapshot),
+//    ended by the same idle timeout unless long-running (ReadOptions).
 //  - A connection lost during COMMIT is kTryAgain too, although the commit
 //    may have been applied (engine.h: the outcome is then unknown, and every
 //    operation of the store bears a rerun).
@@ -100,7 +101,7 @@ class PgEngine final : public Engine {
   static Result<std::unique_ptr<PgEngine>> Open(const std::string& url, const PgOptions& opts = {});
   ~PgEngine() override;
 
-  Result<std::unique_ptr<ReadTxn>> BeginRead() override;
+  Result<std::unique_ptr<ReadTxn>> BeginRead(const ReadOptions& options = {}) override;
   Result<std::unique_ptr<WriteTxn>> BeginWrite(const WriteOptions& options) override;
   std::string_view name() const override { return "postgresql"; }
   // Round trips the transactions of this engine waited for (each read that
@@ -120,7 +121,8 @@ class PgEngine final : public Engine {
   // waits while all pool_size are in use.
   Result<std::unique_ptr<pg::Connection>> Acquire();
   void Release(std::unique_ptr<pg::Connection> conn);
-  Result<std::unique_ptr<PgTxn>> Begin(bool write, bool durable);
+  // A transaction that starts with `begin` (one of the lists below).
+  Result<std::unique_ptr<PgTxn>> Begin(const std::vector<std::string>& begin);
 
   // The id blocks of pgschema::InBlocks counters (see the header comment).
   // TakeId: the next id of `counter`'s block, none when it is used up.
@@ -147,6 +149,7 @@ class PgEngine final : public Engine {
   std::vector<std::string> begin_write_;  // the statements that begin an ordinary write transaction
   std::vector<std::string> begin_durable_;  // those of a durable one (a client's fsync)
   std::vector<std::string> begin_read_;     // those of a read transaction
+  std::vector<std::string> begin_long_read_;  // of a long-running one (ReadOptions)
 
   std::mutex ids_mu_;              // guards blocks_; never held while talking to the server
   std::array<IdBlock, 7> blocks_;  // by Counter

@@ -396,6 +396,34 @@ TEST(PgEngine, AWriteTransactionLeftIdleReleasesItsLocks) {
   ASSERT_OK((*txn)->Commit());
 }
 
+// A read left idle past the timeout is ended like a write (the store
+// retries it) -- one statement less per read than exempting every read --
+// while a long-running one (a copy's source) stays open.
+TEST(PgEngine, OnlyALongRunningReadOutlivesTheIdleTimeout) {
+  REQUIRE_SERVER();
+  PgHome home;
+  home.options.idle_txn_timeout.value = std::chrono::milliseconds(300);
+  auto engine = home.Open();
+  ASSERT_OK(engine);
+  for (bool long_running : {false, true}) {
+    SCOPED_TRACE(long_running ? "long-running" : "ordinary");
+    auto read = (*engine)->BeginRead(ReadOptions{long_running});
+    ASSERT_OK(read);
+    ASSERT_OK((*read)->GetProperty("k"));  // begun on the server
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    auto again = (*read)->GetProperty("k");
+    if (long_running) {
+      EXPECT_OK(again);
+    } else {
+      EXPECT_CODE(again, kTryAgain);
+    }
+  }
+  // The ended one's connection is replaced: the next read works.
+  auto read = (*engine)->BeginRead();
+  ASSERT_OK(read);
+  EXPECT_OK((*read)->GetProperty("k"));
+}
+
 // A read transaction ends without a waited round trip (its ROLLBACK is read
 // at the connection's next use); the next user of the connection starts
 // clean, whatever the last one left: reads, a failed write, no commit.

@@ -17,13 +17,13 @@ struct PgOptions {
   // "server", or one of PostgreSQL's values (off, local, remote_write, on,
   // remote_apply) set for each ordinary write transaction.
   std::string synchronous_commit = "server";
-  // A write transaction left open this long between two statements is
-  // ended by PostgreSQL (idle_in_transaction_session_timeout, its
-  // connection closed): a meta server stopped or hung in the middle of an
-  // operation would otherwise hold its row locks -- the parent directory's,
-  // so every create there through every other server waits -- until it
-  // resumes. The stopped server finds its connection gone and retries. 0:
-  // never.
+  // A transaction (a write, or a read that is not long-running) left open
+  // this long between two statements is ended by PostgreSQL
+  // (idle_in_transaction_session_timeout, its connection closed): a meta
+  // server stopped or hung in the middle of an operation would otherwise
+  // hold its row locks -- the parent directory's, so every create there
+  // through every other server waits -- until it resumes. The stopped
+  // server finds its connection gone and retries. 0: never.
   Duration idle_txn_timeout{std::chrono::seconds(5)};
 
   template <class V>
@@ -39,8 +39,8 @@ struct PgOptions {
       "ordinary commits faster but a server crash or failover loses the last ones (fsync'd "
       "writes stay durable)");
     v("pg-idle-txn-timeout", idle_txn_timeout,
-      "a write transaction idle this long (its meta server stopped or hung mid-operation) is "
-      "ended by PostgreSQL so that its row locks hold up no other server; 0 = never");
+      "a transaction idle this long (its meta server stopped or hung mid-operation) is ended "
+      "by PostgreSQL so that its row locks hold up no other server; 0 = never");
   }
 };
 

@@ -141,7 +141,7 @@ void SqliteEngine::RunCheckpoints() {
   }
 }
 
-Result<std::unique_ptr<ReadTxn>> SqliteEngine::BeginRead() {
+Result<std::unique_ptr<ReadTxn>> SqliteEngine::BeginRead(const ReadOptions& /*options*/) {
   std::unique_lock lock(mu_);
   ASSIGN_OR_RETURN(auto txn, Transaction::Begin(db_, Transaction::Mode::kDeferred));
   return std::unique_ptr<ReadTxn>(new SqliteTxn(*this, std::move(lock), std::move(txn), false));

@@ -98,7 +98,7 @@ class SqliteEngine final : public Engine {
                                                     const SqliteOptions& opts = {});
   ~SqliteEngine() override;
 
-  Result<std::unique_ptr<ReadTxn>> BeginRead() override;
+  Result<std::unique_ptr<ReadTxn>> BeginRead(const ReadOptions& options = {}) override;
   Result<std::unique_ptr<WriteTxn>> BeginWrite(const WriteOptions& options) override;
   std::string_view name() const override { return "sqlite"; }
 
