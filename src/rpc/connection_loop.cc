@@ -138,7 +138,10 @@ Status ConnectionLoop::Dispatch(Call& call) {
   metrics_->in_flight().Inc();
   auto start = std::chrono::steady_clock::now();
   Status st = DispatchUnrecorded(call);
-  metrics_->Record(call.method, st.code(), std::chrono::steady_clock::now() - start);
+  // A long poll counts once, when answered, with the time of that run (not
+  // of its waits).
+  if (!call.parked_in)
+    metrics_->Record(call.method, st.code(), std::chrono::steady_clock::now() - start);
   metrics_->in_flight().Dec();
   return st;
 }

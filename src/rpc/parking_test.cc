@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "metrics/registry.h"
 #include "rpc/channel.h"
 #include "rpc/proto/meta.pb.h"
 #include "rpc/server.h"
@@ -53,6 +54,7 @@ class ParkingTest : public ::testing::Test {
     opts.secret = kParkingSecret;
     opts.threads = 1;
     opts.listen = {*Endpoint::Parse("127.0.0.1:0")};
+    opts.metrics = &registry_;
     server_ = std::make_unique<Server>(opts, std::move(handlers));
     ASSERT_TRUE(server_->Start().ok());
     options_.secret = kParkingSecret;
@@ -98,6 +100,7 @@ class ParkingTest : public ::testing::Test {
   std::atomic<uint64_t> value_{0};
   std::atomic<int> runs_{0};
   std::function<void()> between_;  // run once between a handler's look and its parking
+  metrics::Registry registry_;     // outlives server_
   std::unique_ptr<Server> server_;
   ClientOptions options_;
 };
@@ -120,6 +123,9 @@ TEST_F(ParkingTest, AParkedRequestHoldsNoThreadAndIsAnsweredAtTheWake) {
   EXPECT_EQ(*next, 5u);
   EXPECT_EQ(parking_->parked(), 0u);
   EXPECT_EQ(runs_.load(), 2);
+  // One request in the metrics, however many times its handler ran.
+  auto& requests = registry_.AddCounter("t0fs_rpc_server_requests_total", "", {"method", "result"});
+  EXPECT_EQ(requests.With({{"method", "changes"}, {"result", "ok"}}).Value(), 1u);
 }
 
 TEST_F(ParkingTest, AWakeLeavesOutItsTagAndTheTimeEndsTheWait) {
