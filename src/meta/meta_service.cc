@@ -116,6 +116,9 @@ Result<std::unique_ptr<MetaService>> MetaService::StartWithStore(const MetaConfi
   metrics::AddProcessMetrics(*s.registry_);
   metrics::AddBuildInfo(*s.registry_, "meta");
   AddMetaMetrics(*s.registry_, *s.store_, s.health_, *s.planner_);
+  s.registry_->AddGaugeFn("t0fs_meta_change_polls_waiting",
+                          "Mounts' change polls parked here until the next change (long polls).",
+                          [&s] { return static_cast<double>(s.changes_.waiting().parked()); });
   if (s.object_tier_) {
     auto& writes = s.registry_->AddCounter(
         "t0fs_meta_object_manifest_writes_total",

@@ -143,6 +143,9 @@ other="$CLUSTER_DIR/other"
 extra_mount_start "$other" "$CLUSTER_DIR/other.log"
 other_url=$(grep -o 'metrics on http://[^ ]*' "$CLUSTER_DIR/other.log" | head -1 | cut -d' ' -f3)
 wait_until 10 "the second mount to hear the change feed" grep -q "hearing other clients' changes" "$CLUSTER_DIR/other.log"
+# Both mounts keep a long poll parked in meta while nothing changes.
+polls_waiting() { (( $(metric "$meta_url" t0fs_meta_change_polls_waiting) >= 2 )); }
+wait_until 10 "both mounts' change polls to wait in meta ($(metric "$meta_url" t0fs_meta_change_polls_waiting))" polls_waiting
 [[ ! -e "$other/d/new" ]] || fail "new exists before it was created"  # its absence is now cached (30 s)
 echo hello >"$MNT/d/new"
 wait_until 10 "the other mount to see a name created on the first (its absence was cached)" test -e "$other/d/new"
