@@ -240,6 +240,7 @@ class MetaClient final : public MetaApi {
     std::unique_ptr<rpc::Connection> asking;
     std::chrono::steady_clock::time_point late_after;  // its changes may be missed after
     std::chrono::steady_clock::time_point answer_by;   // or it counts as lost
+    bool quick = false;                                // asked without a wait: answered at once
   };
   // PollChanges' halves: a question to `feed`, and the answer taken into
   // `batch` (true: the server has more to tell at once).

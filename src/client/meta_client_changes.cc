@@ -32,6 +32,7 @@ Status MetaClient::AskChanges(Feed& feed, SessionId me, std::chrono::millisecond
   Status sent = conn->Send(rpc::MakeCallArgs<rpc::Method::kChanges>(req, &out, &unused));
   if (!sent.ok()) return sent;  // the connection is broken: not kept
   feed.asking = std::move(conn);
+  feed.quick = req.wait_ms() == 0;
   const auto now = std::chrono::steady_clock::now();
   feed.late_after = now + wait + kChangesLate;
   feed.answer_by = now + wait + kChangesTimeout;
@@ -82,58 +83,71 @@ Result<ChangeBatch> MetaClient::PollChanges(std::chrono::milliseconds wait) {
     Status asked = AskChanges(feed, me, wait);
     if (!asked.ok()) failed(feed, asked);
   }
-  // Until the first answers (or the first question that waited too long).
+  // Until the first answer, and those of every question that does not wait
+  // (a first one, or one of a call without `wait`): a long poll left asked
+  // is taken when it answers, not waited for once something came.
+  bool answered = false;
+  bool interrupted = false;
   std::vector<pollfd> fds;
   std::vector<Feed*> of;
-  auto until = std::chrono::steady_clock::time_point::max();
-  for (Feed& feed : feeds_) {
-    if (!feed.asking) continue;
-    fds.push_back(pollfd{feed.asking->fd(), POLLIN, 0});
-    of.push_back(&feed);
-    until = std::min(until, feed.answer_by);
-  }
-  if (fds.empty()) return batch;
-  // The interrupt last: readable, it ends the wait (and is used up).
-  fds.push_back(pollfd{changes_interrupt_.get(), POLLIN, 0});
   for (;;) {
-    const auto left =
-        std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
-    const int n =
-        ::poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(left.count(), 0)));
-    if (n >= 0 || errno != EINTR) break;
+    fds.clear();
+    of.clear();
+    auto until = std::chrono::steady_clock::time_point::max();
+    bool quick = false;
+    for (Feed& feed : feeds_) {
+      if (!feed.asking) continue;
+      fds.push_back(pollfd{feed.asking->fd(), POLLIN, 0});
+      of.push_back(&feed);
+      until = std::min(until, feed.answer_by);
+      quick = quick || feed.quick;
+    }
+    if (fds.empty() || interrupted || (answered && !quick)) break;
+    // The interrupt last: readable, it ends the wait (and is used up).
+    fds.push_back(pollfd{changes_interrupt_.get(), POLLIN, 0});
+    for (;;) {
+      const auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      const int n =
+          ::poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(left.count(), 0)));
+      if (n >= 0 || errno != EINTR) break;
+    }
+    if (fds.back().revents != 0) {
+      uint64_t count;
+      (void)!::read(changes_interrupt_.get(), &count, sizeof count);
+      interrupted = true;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < of.size(); ++i) {
+      Feed& feed = *of[i];
+      if (fds[i].revents == 0) {
+        // No answer this long counts as lost (asked again next call).
+        if (now >= feed.answer_by)
+          failed(feed, Status(StatusCode::kRpcTimeout, "no answer to a change poll in time"));
+        continue;
+      }
+      answered = true;
+      // More pages: asked again at once, without waiting.
+      for (int page = 0; page < kChangePages; ++page) {
+        Result<bool> more = TakeChanges(feed, batch);
+        if (!more.ok()) {
+          failed(feed, more.status());
+          break;
+        }
+        if (!*more) break;
+        Status asked = AskChanges(feed, me, std::chrono::milliseconds(0));
+        if (!asked.ok()) {
+          failed(feed, asked);
+          break;
+        }
+      }
+    }
   }
-  if (fds.back().revents != 0) {
-    uint64_t count;
-    (void)!::read(changes_interrupt_.get(), &count, sizeof count);
-  }
-  fds.pop_back();
+  // A question still waiting a while past its wait: its server's changes
+  // may be missing meanwhile.
   const auto now = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < fds.size(); ++i) {
-    Feed& feed = *of[i];
-    if (fds[i].revents == 0) {
-      // Still waiting (asked again by a later call). Late, its changes may
-      // be missing meanwhile; much later, it counts as lost.
-      if (now >= feed.answer_by) {
-        failed(feed, Status(StatusCode::kRpcTimeout, "no answer to a change poll in time"));
-      } else if (now >= feed.late_after) {
-        batch.complete = false;
-      }
-      continue;
-    }
-    // More pages: asked again at once, without waiting.
-    for (int page = 0; page < kChangePages; ++page) {
-      Result<bool> more = TakeChanges(feed, batch);
-      if (!more.ok()) {
-        failed(feed, more.status());
-        break;
-      }
-      if (!*more) break;
-      Status asked = AskChanges(feed, me, std::chrono::milliseconds(0));
-      if (!asked.ok()) {
-        failed(feed, asked);
-        break;
-      }
-    }
+  for (Feed& feed : feeds_) {
+    if (feed.asking && now >= feed.late_after) batch.complete = false;
   }
   return batch;
 }

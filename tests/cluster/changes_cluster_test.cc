@@ -1,7 +1,8 @@
 // Client::PollChanges as a long poll, against meta and a data node in one
 // process: another client's change ends the wait at once, the client's own
-// changes are not reported, the wait ends by itself with nothing new, and
-// InterruptPollChanges ends it early (a mount stopping).
+// changes are not reported, the wait ends by itself with nothing new,
+// InterruptPollChanges ends it early (a mount stopping), and with two meta
+// servers one's answer does not wait for the other's.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -64,9 +65,9 @@ class ChangesTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  std::unique_ptr<client::Client> Connect() {
+  std::unique_ptr<client::Client> Connect(std::string meta = "") {
     client::ClientOptions opts;
-    opts.meta = meta_->endpoint().ToString();
+    opts.meta = meta.empty() ? meta_->endpoint().ToString() : meta;
     opts.secret_file = dir_ + "/secret";
     opts.retry_timeout.value = seconds(20);
     auto c = client::Client::Connect(opts);
@@ -135,6 +136,45 @@ TEST_F(ChangesTest, AnInterruptEndsAWaitInProgress) {
   batch = watcher_->PollChanges(seconds(600));
   ASSERT_TRUE(batch.ok()) << batch.status().ToString();
   EXPECT_TRUE(Names(*batch, "later"));
+}
+
+// Two meta servers (here two separate ones sharing the secret: the feeds are
+// per server either way). A change through the second ends a poll while the
+// first still has nothing; the first's question stays asked and answers the
+// next call when something changes there.
+TEST_F(ChangesTest, OneServersAnswerDoesNotWaitForTheOthers) {
+  meta::MetaConfig cfg;
+  cfg.listen = "127.0.0.1:0";
+  cfg.db = dir_ + "/second.db";
+  cfg.secret_file = dir_ + "/secret";
+  auto second = meta::MetaService::Start(cfg);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  // Session ids come from each store's own counter here (one shared store
+  // in a real cluster): the second's first ones are used up, so that no
+  // client below has another's id on the other server (a change would look
+  // like the asker's own).
+  for (int i = 0; i < 5; ++i) ASSERT_NE(Connect((*second)->endpoint().ToString()), nullptr);
+  auto both = Connect(meta_->endpoint().ToString() + "," + (*second)->endpoint().ToString());
+  auto on_second = Connect((*second)->endpoint().ToString());
+  ASSERT_NE(both, nullptr);
+  ASSERT_NE(on_second, nullptr);
+  ASSERT_TRUE(both->PollChanges().ok());  // starts both feeds
+  auto poll = std::async(std::launch::async, [&] { return both->PollChanges(seconds(600)); });
+  std::this_thread::sleep_for(milliseconds(100));
+  ASSERT_TRUE(on_second->Mkdir(kRootInode, "on-second", 0755, client::Caller{}).ok());
+  ASSERT_EQ(poll.wait_for(seconds(120)), std::future_status::ready)
+      << "the answer waited for the other server";
+  auto batch = poll.get();
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  EXPECT_TRUE(batch->complete);
+  EXPECT_TRUE(Names(*batch, "on-second"));
+  ASSERT_TRUE(writer_->Mkdir(kRootInode, "on-first", 0755, client::Caller{}).ok());
+  batch = both->PollChanges(seconds(600));
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  EXPECT_TRUE(Names(*batch, "on-first"));
+  both.reset();
+  on_second.reset();
+  (*second)->Stop();
 }
 
 }  // namespace
