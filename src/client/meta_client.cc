@@ -51,8 +51,9 @@ MetaClient::MetaClient(const ClientOptions& options, std::string secret)
   copts.io_timeout = Duration{std::min<std::chrono::milliseconds>(options.rpc_timeout.value, kChangesTimeout)};
   copts.connect_timeout = copts.io_timeout;
   changes_interrupt_ = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  for (const rpc::Endpoint& ep : *eps)
+  for (const rpc::Endpoint& ep : *eps) {
     feeds_.emplace_back().channel = std::make_unique<rpc::Channel>(ep, copts);
+  }
 }
 
 MetaClient::~MetaClient() { Close(); }

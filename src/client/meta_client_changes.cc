@@ -15,8 +15,9 @@ namespace {
 // Pages of changes taken from one server in one call at most.
 constexpr int kChangePages = 16;
 // A server that has not answered this long past a poll's wait may hold
-// changes nobody heard: the batch says so (complete = false).
-constexpr auto kChangesLate = std::chrono::seconds(1);
+// changes nobody heard: the batch says so (complete = false). Not shorter:
+// a busy server answering late would flip the mount to short cache times.
+constexpr auto kChangesLate = std::chrono::seconds(2);
 
 }  // namespace
 
@@ -47,8 +48,9 @@ Result<bool> MetaClient::TakeChanges(Feed& feed, ChangeBatch& batch) {
   RETURN_IF_ERROR(conn->Receive(args));
   feed.channel->Release(std::move(conn));
   pb::ChangesRsp rsp;
-  if (!rsp.ParseFromString(in))
+  if (!rsp.ParseFromString(in)) {
     return rpc::MalformedReply(rpc::Method::kChanges, feed.channel->endpoint());
+  }
   // A first answer starts the feed; a new epoch (the server restarted) or
   // a gap (we fell behind) loses what happened meanwhile.
   if (!rsp.complete()) batch.complete = false;
@@ -70,8 +72,9 @@ Result<ChangeBatch> MetaClient::PollChanges(std::chrono::milliseconds wait) {
   ChangeBatch batch;
   const SessionId me = session();
   std::lock_guard lock(feeds_mu_);
-  if (feeds_.empty())
+  if (feeds_.empty()) {
     return Status(StatusCode::kInvalidArgument, "no meta server to ask for changes");
+  }
   auto failed = [&](Feed& feed, const Status& st) {
     LOG_DEBUG("changes from {}: {}", feed.channel->endpoint().ToString(), st.ToString());
     if (feed.asking) feed.asking->Abandon();  // its answer may still come: not used again
@@ -122,8 +125,9 @@ Result<ChangeBatch> MetaClient::PollChanges(std::chrono::milliseconds wait) {
       Feed& feed = *of[i];
       if (fds[i].revents == 0) {
         // No answer this long counts as lost (asked again next call).
-        if (now >= feed.answer_by)
+        if (now >= feed.answer_by) {
           failed(feed, Status(StatusCode::kRpcTimeout, "no answer to a change poll in time"));
+        }
         continue;
       }
       answered = true;

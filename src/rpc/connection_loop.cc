@@ -140,8 +140,9 @@ Status ConnectionLoop::Dispatch(Call& call) {
   Status st = DispatchUnrecorded(call);
   // A long poll counts once, when answered, with the time of that run (not
   // of its waits).
-  if (!call.parked_in)
+  if (!call.parked_in) {
     metrics_->Record(call.method, st.code(), std::chrono::steady_clock::now() - start);
+  }
   metrics_->in_flight().Dec();
   return st;
 }
