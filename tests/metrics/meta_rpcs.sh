@@ -28,7 +28,11 @@
 #      rename, an append, a chmod and a removal are seen long before the
 #      30 s (the waits below give up at 10 s); repeated stats of a cached
 #      name reach meta at most a few times; the second mount counts the
-#      invalidations the kernel took.
+#      invalidations the kernel took. Both mounts' change polls wait in
+#      meta (long polls) while nothing changes.
+#   5. meta killed and started again: the second mount's poll fails, then
+#      it hears the new meta's feed again, and a name created on the first
+#      mount whose absence the second had cached is seen there again.
 # Counts, not timings: every assertion holds on a slow machine.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -179,4 +183,16 @@ if [[ -n "$other_url" ]]; then
   log "the second mount's kernel took ${inval:-0} invalidations"
   (( ${inval:-0} >= 4 )) || fail "the second mount counted ${inval:-0} invalidations"
 fi
+
+# --- 5. meta restarted under both mounts' waiting polls
+heard=$(grep -c "hearing other clients' changes" "$CLUSTER_DIR/other.log")
+kill -9 "$META_PID"
+wait "$META_PID" 2>/dev/null || true
+wait_until 10 "the second mount to notice meta gone" grep -q "other clients' changes may be missed" "$CLUSTER_DIR/other.log"
+meta_start
+hears_again() { (( $(grep -c "hearing other clients' changes" "$CLUSTER_DIR/other.log") > heard )); }
+wait_until 30 "the second mount to hear the restarted meta's changes" hears_again
+[[ ! -e "$other/k/after-restart" ]] || fail "k/after-restart exists before it was created"  # absence cached again
+echo z >"$MNT/k/after-restart"
+wait_until 10 "the other mount to see a name created after the meta restart" test -e "$other/k/after-restart"
 log "PASS"
