@@ -1,15 +1,21 @@
 #include "meta/store/sqlite/wal_vfs.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/logging.h"
+#include "meta/store/sqlite/shm_locks.h"
 
 namespace t0fs::meta::sqlite {
 namespace {
@@ -78,11 +84,32 @@ void ReleaseLogs(Logs* logs) {
   delete logs;
 }
 
+// The wal-index of one database file as this process's connections map it
+// (shm_locks.h). While one of them maps it, `guard` — the -shm file opened
+// once more — holds an open-file-description write lock on the eight lock
+// slots of SQLite's unix VFS in that file (the bytes from UNIX_SHM_BASE,
+// 120), so that another process's SQLite finds each of them taken and
+// leaves the database alone; the connections here then lock
+// in memory only. If another process holds one of them when the first
+// connection here maps the wal-index, the locks stay SQLite's own.
+struct Shm {
+  std::pair<dev_t, ino_t> key;
+  int users = 0;      // connections attached; under g_shm_mu
+  int guard = -1;     // closed only once SQLite has closed its own descriptor
+  bool ours = false;  // fixed at creation
+  ShmLocks locks;
+};
+constexpr off_t kShmLockBase = 120;  // UNIX_SHM_BASE in SQLite's os_unix.c
+std::mutex g_shm_mu;
+std::map<std::pair<dev_t, ino_t>, Shm*> g_shm;
+
 struct File {
   sqlite3_file base;
   sqlite3_file* real;
-  Gathered* log;  // a log file's (else null)
-  Logs* logs;     // a log file's own list; a database file's log's (else null)
+  Gathered* log;     // a log file's (else null)
+  Logs* logs;        // a log file's own list; a database file's log's (else null)
+  const char* name;  // a database file's (SQLite keeps it until xClose), else null
+  Shm* shm;          // once the database file's wal-index is used
 };
 
 File* Of(sqlite3_file* f) {
@@ -97,8 +124,9 @@ void FlushLogs(Logs& logs) {
   for (Gathered* g : logs.open) {
     int rc = g->Flush();
     // Not expected: every commit wrote its frames at its commit frame.
-    if (rc != SQLITE_OK)
+    if (rc != SQLITE_OK) {
       LOG_ERROR("metadata store: writing gathered frames to {}: {}", logs.path, sqlite3_errstr(rc));
+    }
   }
 }
 
@@ -115,11 +143,75 @@ int FlushThenForward(sqlite3_file* f, Args... args) {
   return rc != SQLITE_OK ? rc : Forward<Method, Args...>(f, args...);
 }
 
+// ---- a database file's wal-index ----
+
+// The wal-index state of the database `file`, attached on its first use;
+// null when it has none to share (a file with no name).
+Shm* AttachShm(File* file) {
+  if (file->shm != nullptr || file->name == nullptr) return file->shm;
+  struct stat st {};
+  if (::stat(file->name, &st) != 0) return nullptr;
+  std::lock_guard lock(g_shm_mu);
+  Shm*& shm = g_shm[{st.st_dev, st.st_ino}];
+  if (shm == nullptr) {
+    shm = new Shm;
+    shm->key = {st.st_dev, st.st_ino};
+    // Opened before SQLite opens its own descriptor (which holds the POSIX
+    // locks of this process on the file) and closed after it: closing any
+    // descriptor of a file drops all of them.
+    const std::string path = std::string(file->name) + "-shm";
+    shm->guard = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0777);
+    struct flock all {};
+    all.l_type = F_WRLCK;
+    all.l_whence = SEEK_SET;
+    all.l_start = kShmLockBase;
+    all.l_len = ShmLocks::kSlots;
+    shm->ours = shm->guard >= 0 && ::fcntl(shm->guard, F_OFD_SETLK, &all) == 0;
+    if (!shm->ours) {
+      LOG_INFO("metadata store: another process uses {}; its locks stay SQLite's ({})", path,
+               std::strerror(errno));
+    }
+  }
+  shm->users++;
+  file->shm = shm;
+  return shm;
+}
+
+// After SQLite unmapped the wal-index of `file` (or closed it).
+void DetachShm(File* file) {
+  Shm* shm = file->shm;
+  if (shm == nullptr) return;
+  file->shm = nullptr;
+  std::lock_guard lock(g_shm_mu);
+  shm->locks.Forget(file);
+  if (--shm->users > 0) return;
+  if (shm->guard >= 0) ::close(shm->guard);
+  g_shm.erase(shm->key);
+  delete shm;
+}
+
+int PlainShmMap(sqlite3_file* f, int region, int size, int extend, void volatile** out) {
+  AttachShm(Of(f));
+  return Real(f)->pMethods->xShmMap(Real(f), region, size, extend, out);
+}
+int PlainShmLock(sqlite3_file* f, int ofst, int n, int flags) {
+  Shm* shm = AttachShm(Of(f));
+  if (shm != nullptr && shm->ours) return shm->locks.Lock(f, ofst, n, flags);
+  return Real(f)->pMethods->xShmLock(Real(f), ofst, n, flags);
+}
+int PlainShmUnmap(sqlite3_file* f, int delete_flag) {
+  int rc = Real(f)->pMethods->xShmUnmap(Real(f), delete_flag);
+  DetachShm(Of(f));
+  return rc;
+}
+
 // ---- a database (or any other) file: as the real one, but its barrier
-// writes out its log's gathered frames first ----
+// writes out its log's gathered frames first, and its wal-index locks are
+// the Shm's ----
 
 int PlainClose(sqlite3_file* f) {
   int rc = Real(f)->pMethods->xClose(Real(f));
+  DetachShm(Of(f));
   if (Of(f)->logs != nullptr) ReleaseLogs(Of(f)->logs);
   return rc;
 }
@@ -197,6 +289,8 @@ int Open(sqlite3_vfs* vfs, const char* name, sqlite3_file* f, int flags, int* ou
   file->real = reinterpret_cast<sqlite3_file*>(file + 1);
   file->log = nullptr;
   file->logs = nullptr;
+  file->name = nullptr;
+  file->shm = nullptr;
   int rc = g_real->xOpen(g_real, name, file->real, flags, out_flags);
   if (file->real->pMethods == nullptr) return rc;  // nothing to close
   // Our methods are version 3 (shared memory, memory mapping), as the unix
@@ -210,8 +304,10 @@ int Open(sqlite3_vfs* vfs, const char* name, sqlite3_file* f, int flags, int* ou
     file->logs->open.push_back(file->log);
     file->base.pMethods = &g_log_methods;
   } else {
-    if ((flags & SQLITE_OPEN_MAIN_DB) != 0 && name != nullptr)
+    if ((flags & SQLITE_OPEN_MAIN_DB) != 0 && name != nullptr) {
       file->logs = UseLogs(std::string(name) + "-wal");
+      file->name = name;
+    }
     file->base.pMethods = &g_plain_methods;
   }
   return rc;
@@ -237,10 +333,10 @@ void Register() {
                       Forward<&M::xFileControl, int, void*>,
                       Forward<&M::xSectorSize>,
                       Forward<&M::xDeviceCharacteristics>,
-                      Forward<&M::xShmMap, int, int, int, void volatile**>,
-                      Forward<&M::xShmLock, int, int, int>,
+                      PlainShmMap,
+                      PlainShmLock,
                       PlainShmBarrier,
-                      Forward<&M::xShmUnmap, int>,
+                      PlainShmUnmap,
                       Forward<&M::xFetch, Offset, int, void**>,
                       Forward<&M::xUnfetch, Offset, void*>};
   // A log file: reads, syncs, sizes, truncations, file controls and
