@@ -202,7 +202,7 @@ Status Connection::SendFrame(const FrameHeader& h, std::string_view header,
 }
 
 Status Connection::ReceiveExact(std::byte* buf, size_t len) {
-  size_t done = 0;
+  size_t done = ahead_.Take(buf, len);
   while (done < len) {
     ssize_t n = ::recv(fd_.get(), buf + done, len - done, 0);
     if (n < 0) {
@@ -217,12 +217,13 @@ Status Connection::ReceiveExact(std::byte* buf, size_t len) {
 }
 
 Result<FrameHeader> Connection::ReceiveHead(std::vector<UniqueFd>* fds) {
-  std::byte head[kFrameHeaderSize];
-  size_t done = 0;
-  // The first recvmsg may carry descriptors (SCM_RIGHTS arrive with the first byte).
+  // Into ahead_: the reply's body usually comes with its head. (Nothing
+  // follows a reply: one request at a time is in flight.) The first recvmsg
+  // may carry descriptors (SCM_RIGHTS arrive with the first byte).
   FdControl control;
-  while (done < sizeof head) {
-    iovec iov{head + done, sizeof head - done};
+  while (ahead_.size() < kFrameHeaderSize) {
+    std::span<std::byte> room = ahead_.Room();
+    iovec iov{room.data(), room.size()};
     msghdr msg{};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
@@ -236,8 +237,10 @@ Result<FrameHeader> Connection::ReceiveHead(std::vector<UniqueFd>* fds) {
     }
     if (n == 0) return Fail(Status(StatusCode::kRpcClosed, "connection closed by the server"));
     TakeFds(msg, fds);  // closed unless the caller asked for descriptors
-    done += static_cast<size_t>(n);
+    ahead_.Added(static_cast<size_t>(n));
   }
+  std::byte head[kFrameHeaderSize];
+  ahead_.Take(head, sizeof head);
   FrameHeader h;
   Status st = DecodeFrameHeader(std::span<const std::byte, kFrameHeaderSize>(head, sizeof head),
                                 options_.limits, &h);

@@ -149,6 +149,7 @@ class Connection {
   Method pending_method_ = Method::kHello;
   bool broken_ = false;
   size_t route_ = 0;
+  ReadAhead ahead_;  // of the reply being received
 };
 
 class Channel {

@@ -36,10 +36,12 @@ awaitable<void> ConnectionLoop::Run(Socket socket) {
   std::string header;
   AlignedBuffer payload(64 << 10);
   AlignedBuffer reply_buffer(64 << 10);
+  ReadAhead ahead;
   for (;;) {
     std::vector<UniqueFd> fds;
-    if (!co_await ReadHead(socket, head, &fds))
+    if (!co_await ReadHead(socket, head, &fds, ahead)) {
       break;  // peer went away: the normal end of a connection
+    }
     FrameHeader frame_head;
     FrameHeader* frame = &frame_head;
     Status valid = DecodeFrameHeader(
@@ -58,12 +60,20 @@ awaitable<void> ConnectionLoop::Run(Socket socket) {
     }
     header.resize(frame->header_len);
     payload.Reserve(frame->payload_len);
-    std::array<asio::mutable_buffer, 2> body = {asio::buffer(header.data(), header.size()),
-                                                asio::buffer(payload.data(), frame->payload_len)};
-    co_await asio::async_read(socket, body, asio::redirect_error(use_awaitable, ec));
-    if (ec) break;
-    if (metrics_ != nullptr)
+    // What came with the head first, the rest (a large payload) straight in.
+    const size_t header_ahead =
+        ahead.Take(reinterpret_cast<std::byte*>(header.data()), header.size());
+    const size_t payload_ahead = ahead.Take(payload.data(), frame->payload_len);
+    std::array<asio::mutable_buffer, 2> body = {
+        asio::buffer(header.data() + header_ahead, header.size() - header_ahead),
+        asio::buffer(payload.data() + payload_ahead, frame->payload_len - payload_ahead)};
+    if (asio::buffer_size(body) > 0) {
+      co_await asio::async_read(socket, body, asio::redirect_error(use_awaitable, ec));
+      if (ec) break;
+    }
+    if (metrics_ != nullptr) {
       metrics_->bytes_in().Inc(kFrameHeaderSize + frame->header_len + frame->payload_len);
+    }
 
     Call call;
     call.method = frame->method;
@@ -92,8 +102,9 @@ awaitable<void> ConnectionLoop::Run(Socket socket) {
     reply.header_len = static_cast<uint32_t>(call.reply_header.size());
     reply.payload_len = static_cast<uint32_t>(call.reply_file.valid() ? call.reply_file_length
                                                                       : call.reply_payload.size());
-    if (metrics_ != nullptr)
+    if (metrics_ != nullptr) {
       metrics_->bytes_out().Inc(kFrameHeaderSize + reply.header_len + reply.payload_len);
+    }
     std::byte out_head[kFrameHeaderSize];
     EncodeFrameHeader(reply, out_head);
     if (!call.reply_fds.empty()) {
@@ -263,13 +274,20 @@ awaitable<bool> ConnectionLoop::SendError(Socket& socket, FrameHeader h, const S
 
 template <typename Socket>
 awaitable<bool> ConnectionLoop::ReadHead(Socket& socket, std::byte* head,
-                                         std::vector<UniqueFd>* fds) {
+                                         std::vector<UniqueFd>* fds, ReadAhead& ahead) {
   asio::error_code ec;
   if constexpr (!std::is_same_v<Socket, Unix::socket>) {
-    co_await asio::async_read(socket, asio::buffer(head, kFrameHeaderSize),
-                              asio::redirect_error(use_awaitable, ec));
-    co_return !ec;
+    while (ahead.size() < kFrameHeaderSize) {
+      std::span<std::byte> room = ahead.Room();
+      const size_t n = co_await socket.async_read_some(asio::buffer(room.data(), room.size()),
+                                                       asio::redirect_error(use_awaitable, ec));
+      if (ec) co_return false;
+      ahead.Added(n);
+    }
+    ahead.Take(head, kFrameHeaderSize);
+    co_return true;
   } else {
+    (void)ahead;  // descriptors come with a frame's first byte: read by frame
     FdControl control;
     size_t done = 0;
     while (done < kFrameHeaderSize) {
@@ -317,8 +335,9 @@ awaitable<bool> ConnectionLoop::SendFromFile(Socket& socket, const std::byte* he
   for (size_t sent = 0; sent < head_total;) {
     iovec iov[2];
     size_t count = 0;
-    if (sent < kFrameHeaderSize)
+    if (sent < kFrameHeaderSize) {
       iov[count++] = {const_cast<std::byte*>(head) + sent, kFrameHeaderSize - sent};
+    }
     const size_t in_message = sent > kFrameHeaderSize ? sent - kFrameHeaderSize : 0;
     if (in_message < message.size()) {
       iov[count++] = {const_cast<char*>(message.data()) + in_message, message.size() - in_message};

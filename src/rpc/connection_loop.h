@@ -46,10 +46,13 @@ class ConnectionLoop {
   template <typename Socket>
   asio::awaitable<bool> SendError(Socket& socket, FrameHeader h, const Status& st);
 
-  // Reads a frame head. On unix sockets the request's descriptors arrive
-  // with its first byte (SCM_RIGHTS), so the head is read with recvmsg.
+  // Reads a frame head. TCP: through `ahead`, which then holds what came
+  // with it (usually the rest of the request). On unix sockets the
+  // request's descriptors arrive with its first byte (SCM_RIGHTS), so the
+  // head is read on its own with recvmsg and `ahead` stays empty.
   template <typename Socket>
-  asio::awaitable<bool> ReadHead(Socket& socket, std::byte* head, std::vector<UniqueFd>* fds);
+  asio::awaitable<bool> ReadHead(Socket& socket, std::byte* head, std::vector<UniqueFd>* fds,
+                                 ReadAhead& ahead);
 
   // Waits until `socket` takes more bytes; false when it is gone.
   template <typename Socket>

@@ -1,8 +1,9 @@
 #include "rpc/frame.h"
 
-#include <cstring>
-
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
 
 namespace t0fs::rpc {
 namespace {
@@ -136,6 +137,24 @@ void TakeFds(msghdr& msg, std::vector<UniqueFd>* out) {
       if (out != nullptr) out->push_back(std::move(owned));
     }
   }
+}
+
+size_t ReadAhead::Take(std::byte* out, size_t n) {
+  n = std::min(n, size());
+  if (n == 0) return 0;
+  std::memcpy(out, bytes_.data() + begin_, n);
+  begin_ += n;
+  if (begin_ == end_) begin_ = end_ = 0;
+  return n;
+}
+
+std::span<std::byte> ReadAhead::Room() {
+  if (begin_ > 0) {
+    std::memmove(bytes_.data(), bytes_.data() + begin_, size());
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  return std::span(bytes_.data() + end_, kSize - end_);
 }
 
 }  // namespace t0fs::rpc

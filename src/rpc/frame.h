@@ -16,6 +16,7 @@
 
 #include <sys/socket.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -65,5 +66,29 @@ struct FdControl {
 void AttachFds(msghdr& msg, std::span<const int> fds, FdControl& control);
 // Takes the descriptors a received `msg` carries (closed when `out` is null).
 void TakeFds(msghdr& msg, std::vector<UniqueFd>* out);
+
+// Bytes received ahead of what a reader has taken from a stream. A frame's
+// head, header and a small payload are sent in one call and usually arrive
+// together: one receive of up to kSize bytes takes them all, where reading
+// the head and then the body took two receives (and, in the server, two
+// wake-ups of its event loop). A reader takes what is buffered first and
+// receives the rest of a large payload straight into its own buffer.
+class ReadAhead {
+ public:
+  static constexpr size_t kSize = 4096;
+
+  size_t size() const { return end_ - begin_; }
+  // Moves up to `n` buffered bytes to `out`; how many it moved.
+  size_t Take(std::byte* out, size_t n);
+  // The free room for the next receive (buffered bytes moved to the
+  // front first); then Added(bytes received).
+  std::span<std::byte> Room();
+  void Added(size_t n) { end_ += n; }
+
+ private:
+  std::array<std::byte, kSize> bytes_;
+  size_t begin_ = 0;
+  size_t end_ = 0;
+};
 
 }  // namespace t0fs::rpc
