@@ -115,12 +115,10 @@ awaitable<void> ConnectionLoop::Run(Socket socket) {
       if (!co_await SendFromFile(socket, out_head, call)) break;
       continue;
     }
-    std::array<asio::const_buffer, 3> out = {
-        asio::buffer(out_head, sizeof out_head),
-        asio::buffer(call.reply_header.data(), call.reply_header.size()),
-        asio::buffer(call.reply_payload.data(), call.reply_payload.size())};
-    co_await asio::async_write(socket, out, asio::redirect_error(use_awaitable, ec));
-    if (ec) break;
+    std::array<iovec, 3> out = {
+        iovec{out_head, sizeof out_head}, iovec{call.reply_header.data(), call.reply_header.size()},
+        iovec{const_cast<std::byte*>(call.reply_payload.data()), call.reply_payload.size()}};
+    if (!co_await SendAll(socket, out)) break;
   }
   if (metrics_ != nullptr) metrics_->connections().Dec();
   socket.close(ec);
@@ -277,12 +275,20 @@ awaitable<bool> ConnectionLoop::ReadHead(Socket& socket, std::byte* head,
                                          std::vector<UniqueFd>* fds, ReadAhead& ahead) {
   asio::error_code ec;
   if constexpr (!std::is_same_v<Socket, Unix::socket>) {
+    // Received here, not through an asio read: a read that completes at once
+    // still resumes this coroutine through the event loop (a poll of its
+    // descriptors first). The loop is waited on only when nothing is there.
     while (ahead.size() < kFrameHeaderSize) {
       std::span<std::byte> room = ahead.Room();
-      const size_t n = co_await socket.async_read_some(asio::buffer(room.data(), room.size()),
-                                                       asio::redirect_error(use_awaitable, ec));
-      if (ec) co_return false;
-      ahead.Added(n);
+      ssize_t n = ::recv(socket.native_handle(), room.data(), room.size(), MSG_DONTWAIT);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) {
+        co_await socket.async_wait(Socket::wait_read, asio::redirect_error(use_awaitable, ec));
+        if (ec) co_return false;
+        continue;
+      }
+      if (n <= 0) co_return false;
+      ahead.Added(static_cast<size_t>(n));
     }
     ahead.Take(head, kFrameHeaderSize);
     co_return true;
@@ -313,6 +319,33 @@ awaitable<bool> ConnectionLoop::ReadHead(Socket& socket, std::byte* head,
     }
     co_return true;
   }
+}
+
+template <typename Socket>
+awaitable<bool> ConnectionLoop::SendAll(Socket& socket, std::span<iovec> parts) {
+  size_t first = 0;
+  while (first < parts.size()) {
+    msghdr msg{};
+    msg.msg_iov = parts.data() + first;
+    msg.msg_iovlen = parts.size() - first;
+    ssize_t n = ::sendmsg(socket.native_handle(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {
+      if (!co_await Writable(socket)) co_return false;
+      continue;
+    }
+    if (n < 0) co_return false;
+    auto done = static_cast<size_t>(n);
+    while (first < parts.size() && done >= parts[first].iov_len) {
+      done -= parts[first].iov_len;
+      ++first;
+    }
+    if (first < parts.size()) {
+      parts[first].iov_base = static_cast<char*>(parts[first].iov_base) + done;
+      parts[first].iov_len -= done;
+    }
+  }
+  co_return true;
 }
 
 template <typename Socket>

@@ -4,8 +4,11 @@
 // tcp::socket or a unix stream socket, everything else is shared.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <asio.hpp>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -53,6 +56,13 @@ class ConnectionLoop {
   template <typename Socket>
   asio::awaitable<bool> ReadHead(Socket& socket, std::byte* head, std::vector<UniqueFd>* fds,
                                  ReadAhead& ahead);
+
+  // Sends `parts` whole (moving through them as they go): straight from
+  // this thread, waiting for the event loop only while the socket is full.
+  // An asio write that completes at once still resumes the coroutine
+  // through the loop. False when the peer is gone.
+  template <typename Socket>
+  asio::awaitable<bool> SendAll(Socket& socket, std::span<iovec> parts);
 
   // Waits until `socket` takes more bytes; false when it is gone.
   template <typename Socket>
