@@ -275,20 +275,16 @@ awaitable<bool> ConnectionLoop::ReadHead(Socket& socket, std::byte* head,
                                          std::vector<UniqueFd>* fds, ReadAhead& ahead) {
   asio::error_code ec;
   if constexpr (!std::is_same_v<Socket, Unix::socket>) {
-    // Received here, not through an asio read: a read that completes at once
-    // still resumes this coroutine through the event loop (a poll of its
-    // descriptors first). The loop is waited on only when nothing is there.
+    // Through asio: its read tries the socket at once and, when nothing is
+    // there yet (a client's next request comes after it has read this
+    // reply), waits in the event loop without re-arming the descriptor
+    // (an async_wait re-arms it: one epoll_ctl more per request).
     while (ahead.size() < kFrameHeaderSize) {
       std::span<std::byte> room = ahead.Room();
-      ssize_t n = ::recv(socket.native_handle(), room.data(), room.size(), MSG_DONTWAIT);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && errno == EAGAIN) {
-        co_await socket.async_wait(Socket::wait_read, asio::redirect_error(use_awaitable, ec));
-        if (ec) co_return false;
-        continue;
-      }
-      if (n <= 0) co_return false;
-      ahead.Added(static_cast<size_t>(n));
+      const size_t n = co_await socket.async_read_some(asio::buffer(room.data(), room.size()),
+                                                       asio::redirect_error(use_awaitable, ec));
+      if (ec) co_return false;
+      ahead.Added(n);
     }
     ahead.Take(head, kFrameHeaderSize);
     co_return true;
