@@ -167,18 +167,16 @@ Status Connection::SendFrame(const FrameHeader& h, std::string_view header,
   frame.payload_len = static_cast<uint32_t>(payload.size());
   std::byte head[kFrameHeaderSize];
   EncodeFrameHeader(frame, head);
-  iovec iov[3] = {{head, sizeof head},
-                  {const_cast<char*>(header.data()), header.size()},
-                  {const_cast<std::byte*>(payload.data()), payload.size()}};
-  int iov_idx = 0;
-  size_t remaining = sizeof head + header.size() + payload.size();
+  std::array<iovec, 3> iov = {iovec{head, sizeof head},
+                              iovec{const_cast<char*>(header.data()), header.size()},
+                              iovec{const_cast<std::byte*>(payload.data()), payload.size()}};
   // Descriptors go with the first byte (the server's first recvmsg of the head).
   FdControl control;
   bool fds_sent = fds.empty();
-  while (remaining > 0) {
+  for (size_t first = 0; first < iov.size();) {
     msghdr msg{};
-    msg.msg_iov = iov + iov_idx;
-    msg.msg_iovlen = static_cast<size_t>(3 - iov_idx);
+    msg.msg_iov = iov.data() + first;
+    msg.msg_iovlen = iov.size() - first;
     if (!fds_sent) AttachFds(msg, fds, control);
     ssize_t n = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
     if (n > 0) fds_sent = true;
@@ -187,16 +185,7 @@ Status Connection::SendFrame(const FrameHeader& h, std::string_view header,
       if (errno == EAGAIN) return Fail(Status(StatusCode::kRpcTimeout, "send timed out"));
       return Fail(Status(StatusCode::kRpcClosed, fmt::format("send: {}", std::strerror(errno))));
     }
-    remaining -= static_cast<size_t>(n);
-    size_t done = static_cast<size_t>(n);
-    while (iov_idx < 3 && done >= iov[iov_idx].iov_len) {
-      done -= iov[iov_idx].iov_len;
-      ++iov_idx;
-    }
-    if (iov_idx < 3) {
-      iov[iov_idx].iov_base = static_cast<char*>(iov[iov_idx].iov_base) + done;
-      iov[iov_idx].iov_len -= done;
-    }
+    first = SkipSent(iov, first, static_cast<size_t>(n));
   }
   return Status::Ok();
 }

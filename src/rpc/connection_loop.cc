@@ -107,18 +107,16 @@ awaitable<void> ConnectionLoop::Run(Socket socket) {
     }
     std::byte out_head[kFrameHeaderSize];
     EncodeFrameHeader(reply, out_head);
-    if (!call.reply_fds.empty()) {
-      if (!co_await SendWithFds(socket, out_head, call)) break;
-      continue;
-    }
-    if (call.reply_file.valid()) {
+    if (call.reply_file.valid() && call.reply_fds.empty()) {
       if (!co_await SendFromFile(socket, out_head, call)) break;
       continue;
     }
     std::array<iovec, 3> out = {
         iovec{out_head, sizeof out_head}, iovec{call.reply_header.data(), call.reply_header.size()},
         iovec{const_cast<std::byte*>(call.reply_payload.data()), call.reply_payload.size()}};
-    if (!co_await SendAll(socket, out)) break;
+    const bool sent = call.reply_fds.empty() ? co_await SendAll(socket, out)
+                                             : co_await SendWithFds(socket, out, call);
+    if (!sent) break;
   }
   if (metrics_ != nullptr) metrics_->connections().Dec();
   socket.close(ec);
@@ -318,12 +316,15 @@ awaitable<bool> ConnectionLoop::ReadHead(Socket& socket, std::byte* head,
 }
 
 template <typename Socket>
-awaitable<bool> ConnectionLoop::SendAll(Socket& socket, std::span<iovec> parts) {
-  size_t first = 0;
-  while (first < parts.size()) {
+awaitable<bool> ConnectionLoop::SendAll(Socket& socket, std::span<iovec> parts,
+                                        std::span<const int> fds) {
+  FdControl control;
+  bool fds_sent = fds.empty();
+  for (size_t first = 0; first < parts.size();) {
     msghdr msg{};
     msg.msg_iov = parts.data() + first;
     msg.msg_iovlen = parts.size() - first;
+    if (!fds_sent) AttachFds(msg, fds, control);  // with the first byte only
     ssize_t n = ::sendmsg(socket.native_handle(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) {
@@ -331,15 +332,8 @@ awaitable<bool> ConnectionLoop::SendAll(Socket& socket, std::span<iovec> parts) 
       continue;
     }
     if (n < 0) co_return false;
-    auto done = static_cast<size_t>(n);
-    while (first < parts.size() && done >= parts[first].iov_len) {
-      done -= parts[first].iov_len;
-      ++first;
-    }
-    if (first < parts.size()) {
-      parts[first].iov_base = static_cast<char*>(parts[first].iov_base) + done;
-      parts[first].iov_len -= done;
-    }
+    if (n > 0) fds_sent = true;
+    first = SkipSent(parts, first, static_cast<size_t>(n));
   }
   co_return true;
 }
@@ -414,16 +408,11 @@ awaitable<bool> ConnectionLoop::SendFromFile(Socket& socket, const std::byte* he
 }
 
 template <typename Socket>
-awaitable<bool> ConnectionLoop::SendWithFds(Socket& socket, const std::byte* head, Call& call) {
+awaitable<bool> ConnectionLoop::SendWithFds(Socket& socket, std::span<iovec> parts, Call& call) {
   if constexpr (!std::is_same_v<Socket, Unix::socket>) {
     LOG_ERROR("{}: handler tried to pass descriptors over TCP", options_.name);
     co_return false;
   } else {
-    std::string frame(reinterpret_cast<const char*>(head), kFrameHeaderSize);
-    frame += call.reply_header;
-    frame.append(reinterpret_cast<const char*>(call.reply_payload.data()),
-                 call.reply_payload.size());
-    iovec iov{frame.data(), frame.size()};
     std::vector<int> fds;
     for (auto& fd : call.reply_fds) fds.push_back(fd.get());
     if (fds.size() > kMaxFrameFds) {
@@ -431,31 +420,7 @@ awaitable<bool> ConnectionLoop::SendWithFds(Socket& socket, const std::byte* hea
                 kMaxFrameFds);
       co_return false;
     }
-    FdControl control;
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    AttachFds(msg, fds, control);
-    size_t sent = 0;
-    while (sent < frame.size()) {
-      ssize_t n = ::sendmsg(socket.native_handle(), &msg, MSG_NOSIGNAL);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        if (errno != EAGAIN) co_return false;
-        asio::error_code ec;
-        co_await socket.async_wait(Unix::socket::wait_write,
-                                   asio::redirect_error(use_awaitable, ec));
-        if (ec) co_return false;
-        continue;
-      }
-      sent += static_cast<size_t>(n);
-      // Descriptors go with the first byte only.
-      msg.msg_control = nullptr;
-      msg.msg_controllen = 0;
-      iov.iov_base = frame.data() + sent;
-      iov.iov_len = frame.size() - sent;
-    }
-    co_return true;
+    co_return co_await SendAll(socket, parts, fds);
   }
 }
 

@@ -57,12 +57,13 @@ class ConnectionLoop {
   asio::awaitable<bool> ReadHead(Socket& socket, std::byte* head, std::vector<UniqueFd>* fds,
                                  ReadAhead& ahead);
 
-  // Sends `parts` whole (moving through them as they go): straight from
-  // this thread, waiting for the event loop only while the socket is full.
-  // An asio write that completes at once still resumes the coroutine
-  // through the loop. False when the peer is gone.
+  // Sends `parts` whole (moving through them as they go), `fds` with the
+  // first byte: straight from this thread, waiting for the event loop only
+  // while the socket is full. An asio write that completes at once still
+  // resumes the coroutine through the loop. False when the peer is gone.
   template <typename Socket>
-  asio::awaitable<bool> SendAll(Socket& socket, std::span<iovec> parts);
+  asio::awaitable<bool> SendAll(Socket& socket, std::span<iovec> parts,
+                                std::span<const int> fds = {});
 
   // Waits until `socket` takes more bytes; false when it is gone.
   template <typename Socket>
@@ -73,9 +74,9 @@ class ConnectionLoop {
   template <typename Socket>
   asio::awaitable<bool> SendFromFile(Socket& socket, const std::byte* head, Call& call);
 
-  // Unix sockets: the reply's first byte carries the descriptors.
+  // Unix sockets: the reply's first byte carries call.reply_fds.
   template <typename Socket>
-  asio::awaitable<bool> SendWithFds(Socket& socket, const std::byte* head, Call& call);
+  asio::awaitable<bool> SendWithFds(Socket& socket, std::span<iovec> parts, Call& call);
 
   const ServerOptions& options_;
   const std::unordered_map<uint16_t, Handler>& handlers_;

@@ -139,6 +139,18 @@ void TakeFds(msghdr& msg, std::vector<UniqueFd>* out) {
   }
 }
 
+size_t SkipSent(std::span<iovec> parts, size_t first, size_t n) {
+  while (first < parts.size() && n >= parts[first].iov_len) {
+    n -= parts[first].iov_len;
+    ++first;
+  }
+  if (first < parts.size()) {
+    parts[first].iov_base = static_cast<char*>(parts[first].iov_base) + n;
+    parts[first].iov_len -= n;
+  }
+  return first;
+}
+
 size_t ReadAhead::Take(std::byte* out, size_t n) {
   n = std::min(n, size());
   if (n == 0) return 0;

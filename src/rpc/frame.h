@@ -15,6 +15,7 @@
 #pragma once
 
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <array>
 #include <cstddef>
@@ -66,6 +67,11 @@ struct FdControl {
 void AttachFds(msghdr& msg, std::span<const int> fds, FdControl& control);
 // Takes the descriptors a received `msg` carries (closed when `out` is null).
 void TakeFds(msghdr& msg, std::vector<UniqueFd>* out);
+
+// After a gather send from parts[first..] sent `n` bytes: the parts sent
+// whole are passed over, the one sent in part is trimmed to what is left.
+// The index of the first part with bytes left (parts.size() when none).
+size_t SkipSent(std::span<iovec> parts, size_t first, size_t n);
 
 // Bytes received ahead of what a reader has taken from a stream. A frame's
 // head, header and a small payload are sent in one call and usually arrive
