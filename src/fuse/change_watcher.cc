@@ -18,8 +18,9 @@ constexpr int kWatchedIntervals = 4;
 
 }  // namespace
 
-ChangeWatcher::ChangeWatcher(client::Client& client, int device, Duration interval, CacheTimeouts& timeouts)
-    : client_(client), device_(device), interval_(interval), timeouts_(timeouts) {
+ChangeWatcher::ChangeWatcher(client::Client& client, int device, Duration interval,
+                             CacheTimeouts& timeouts, CachedOpens& opens)
+    : client_(client), device_(device), interval_(interval), timeouts_(timeouts), opens_(opens) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -88,7 +89,7 @@ void ChangeWatcher::Loop() {
 void ChangeWatcher::Notify(const std::vector<client::NamespaceChange>& changes) {
   for (const client::NamespaceChange& c : changes) {
     if (!c.name.empty()) InvalEntry(c.parent, c.name);
-    if (c.ino.valid()) InvalInode(c.ino, /*pages=*/true);
+    if (c.ino.valid()) opens_.NotifyUnlessOpen(c.ino, [&] { InvalInode(c.ino, /*pages=*/true); });
   }
 }
 

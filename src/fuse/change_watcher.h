@@ -14,7 +14,9 @@
 //
 // Every notification is sent twice, one interval apart: a LOOKUP answered
 // by meta just before a change, whose reply reaches the kernel just after
-// the first notification, would otherwise stay cached.
+// the first notification, would otherwise stay cached. An inode open on
+// this mount through the page cache is not notified while it is
+// (CachedOpens says why); its last close does it.
 //
 // The thread is its own, never a request's: a notification waits for the
 // directory's lock, which the caller of a request being served may hold.
@@ -40,8 +42,10 @@ namespace t0fs::fuse {
 
 class ChangeWatcher {
  public:
-  // Starts watching for the mount whose /dev/fuse fd is `device`.
-  ChangeWatcher(client::Client& client, int device, Duration interval, CacheTimeouts& timeouts);
+  // Starts watching for the mount whose /dev/fuse fd is `device`; an inode
+  // open in `opens` is left alone until its last close (cached_opens.h).
+  ChangeWatcher(client::Client& client, int device, Duration interval, CacheTimeouts& timeouts,
+                CachedOpens& opens);
   ~ChangeWatcher();
   ChangeWatcher(const ChangeWatcher&) = delete;
   ChangeWatcher& operator=(const ChangeWatcher&) = delete;
@@ -63,6 +67,7 @@ class ChangeWatcher {
   const int device_;
   const Duration interval_;
   CacheTimeouts& timeouts_;
+  CachedOpens& opens_;
   std::atomic<uint64_t> invalidations_{0};
   std::mutex mu_;  // guards stop_
   std::condition_variable cv_;

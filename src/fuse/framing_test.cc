@@ -60,6 +60,7 @@ struct Answer {
   int error = 0;  // positive errno
   uint64_t unique = 0;
   std::vector<std::byte> payload;
+  int notifications = 0;  // sent ahead of the reply (unique 0: FUSE_NOTIFY_*)
 
   template <typename T>
   T As() const {
@@ -118,12 +119,17 @@ class FakeKernel {
   Answer Collect() {
     std::vector<std::byte> buf((1 << 20) + 4096);
     Answer a;
-    ssize_t n = ::recv(kernel_.get(), buf.data(), buf.size(), 0);
-    if (n < 0) return a;
-    a.replied = true;
+    ssize_t n;
     abi::OutHeader h{};
-    EXPECT_GE(size_t(n), sizeof(h));
-    std::memcpy(&h, buf.data(), sizeof(h));
+    for (;;) {
+      n = ::recv(kernel_.get(), buf.data(), buf.size(), 0);
+      if (n < 0) return a;
+      EXPECT_GE(size_t(n), sizeof(h));
+      std::memcpy(&h, buf.data(), sizeof(h));
+      if (h.unique != 0) break;
+      a.notifications++;  // e.g. an OPEN's FUSE_NOTIFY_INVAL_INODE
+    }
+    a.replied = true;
     EXPECT_EQ(h.len, size_t(n)) << "reply length field";
     a.error = -h.error;
     a.unique = h.unique;
@@ -330,6 +336,18 @@ TEST(Ops, CreateWriteReadGetattrRelease) {
   rel.fh = fh;
   EXPECT_EQ(k.Send(Opcode::kRelease, ino, Args().Add(rel)).error, 0);
   EXPECT_EQ(k.client().open_files(), 0u);
+  // An OPEN (not passthrough) tells the kernel its attributes of the file
+  // are out of date before it answers (close-to-open for the size); a
+  // CREATE's entry carries them fresh.
+  abi::OpenIn o{};
+  o.flags = O_RDONLY;
+  Answer open = k.Send(Opcode::kOpen, ino, Args().Add(o));
+  ASSERT_EQ(open.error, 0);
+  EXPECT_EQ(open.notifications, 1);
+  rel.fh = open.As<abi::OpenOut>().fh;
+  Answer closed = k.Send(Opcode::kRelease, ino, Args().Add(rel));
+  EXPECT_EQ(closed.error, 0);
+  EXPECT_EQ(closed.notifications, 0);  // no change was held back while it was open
 }
 
 TEST(Ops, XattrSizeProbe) {

@@ -99,8 +99,9 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(client::Client& client,
   }
 
   if (config.cache_timeout.value.count() > 0) {
-    server->watcher_ = std::make_unique<ChangeWatcher>(client, server->session_->device(), config.change_interval,
-                                                       server->ops_->timeouts());
+    server->watcher_ =
+        std::make_unique<ChangeWatcher>(client, server->session_->device(), config.change_interval,
+                                        server->ops_->timeouts(), server->ops_->cached_opens());
   }
 
   // From mountinfo, never from a stat of the path: the server does not send
@@ -204,6 +205,20 @@ void FuseServer::AddGauges(metrics::Registry& registry) {
       "(another client made it); each made the kernel look its cached names up again.",
       {},
       [ops](metrics::SampleSink& sink) { sink.Add(static_cast<double>(ops->names_forgotten())); });
+  registry.AddCallback(
+      metrics::MetricType::kCounter, kGaugeNames[11],
+      "Opens not served by passthrough that told the kernel its cached attributes were out of date "
+      "(close-to-open: a size another client changed since is asked again, not read up to).",
+      {},
+      [ops](metrics::SampleSink& sink) { sink.Add(static_cast<double>(ops->attrs_forgotten())); });
+  registry.AddCallback(
+      metrics::MetricType::kCounter, kGaugeNames[12],
+      "Other clients' changes to a file open here through the page cache that the kernel was told "
+      "of "
+      "at its last close, not while it was open (a notification then races the readers).",
+      {}, [ops](metrics::SampleSink& sink) {
+        sink.Add(static_cast<double>(ops->cached_opens().held_back()));
+      });
 }
 
 Status FuseServer::Run() {

@@ -102,7 +102,9 @@ class FuseServer {
                                                 "t0fs_fuse_io_uring",
                                                 "t0fs_fuse_io_uring_requests_total",
                                                 "t0fs_fuse_invalidations_total",
-                                                "t0fs_fuse_stale_names_total"};
+                                                "t0fs_fuse_stale_names_total",
+                                                "t0fs_fuse_open_attr_invalidations_total",
+                                                "t0fs_fuse_changes_held_back_total"};
   void TuneReadahead() const;
 
   const MountConfig config_;

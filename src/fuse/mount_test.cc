@@ -42,17 +42,6 @@ std::string PatternString(uint64_t offset, size_t len) {
   return s;
 }
 
-std::string ReadAll(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) return "<open failed: " + std::string(std::strerror(errno)) + ">";
-  std::string out;
-  char buf[65536];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof(buf))) > 0) out.append(buf, size_t(n));
-  ::close(fd);
-  return out;
-}
-
 bool WriteFile(const std::string& path, std::string_view data, int flags = O_TRUNC) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | flags, 0644);
   if (fd < 0) return false;

@@ -28,7 +28,8 @@ abi::EntryOut MakeEntry(const OpContext& ctx, const client::Attr& attr) {
   abi::EntryOut e{};
   e.nodeid = attr.ino.value();
   e.generation = attr.generation;
-  const auto [entry, attr_time] = ctx.timeouts.entry_and_attr();
+  auto [entry, attr_time] = ctx.timeouts.entry_and_attr();
+  if (ctx.cached_opens.IsOpen(attr.ino)) attr_time = ctx.timeouts.short_attr();
   e.entry_valid = entry.sec;
   e.entry_valid_nsec = entry.nsec;
   e.attr_valid = attr_time.sec;
@@ -60,7 +61,10 @@ void FailInode(Reply& reply, const Status& status) {
 
 void ReplyAttr(const OpContext& ctx, Reply& reply, const client::Attr& attr) {
   abi::AttrOut out{};
-  const WireTimeout valid = ctx.timeouts.attr();
+  // An inode open here through the page cache: the watcher does not tell the
+  // kernel of its changes (CachedOpens), so its attributes stay short-lived.
+  const WireTimeout valid =
+      ctx.cached_opens.IsOpen(attr.ino) ? ctx.timeouts.short_attr() : ctx.timeouts.attr();
   out.attr_valid = valid.sec;
   out.attr_valid_nsec = valid.nsec;
   out.attr = ToWireAttr(attr);

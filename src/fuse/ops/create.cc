@@ -24,6 +24,7 @@ void OpCreate(OpContext& ctx, Request& req, Reply& reply) {
   abi::EntryOut entry = MakeEntry(ctx, attr);
   auto open = AddOpenFile(ctx, reply, std::move(*file), static_cast<int>(in.flags), req.header.uid, req.header.gid);
   if (!open.ok()) return reply.Fail(open.status());
+  if ((open->open_flags & abi::kFopenPassthrough) == 0) ctx.cached_opens.Opened(open->fh, attr.ino);
   reply.SendParts({std::as_bytes(std::span(&entry, 1)), std::as_bytes(std::span(&*open, 1))});
 }
 

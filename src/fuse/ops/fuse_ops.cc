@@ -1,5 +1,6 @@
 #include "fuse/ops/fuse_ops.h"
 
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -102,6 +103,27 @@ void OpContext::ForgetCachedNames(int device) {
   } else if (err != EINVAL) {
     LOG_DEBUG("fuse: FUSE_NOTIFY_INC_EPOCH: {}", std::strerror(err));
   }
+}
+
+bool OpContext::InvalInode(int device, InodeId ino, int64_t offset) {
+  abi::NotifyInvalInodeOut out{};
+  out.ino = ino.value();
+  out.off = offset;
+  out.len = 0;
+  abi::OutHeader h{};
+  h.len = static_cast<uint32_t>(sizeof(h) + sizeof(out));
+  h.error = static_cast<int32_t>(abi::NotifyCode::kInvalInode);
+  iovec iov[] = {{&h, sizeof(h)}, {&out, sizeof(out)}};
+  if (::writev(device, iov, 2) >= 0) return true;
+  if (errno != ENOENT) {  // ENOENT: the kernel holds no such inode
+    LOG_DEBUG("fuse: FUSE_NOTIFY_INVAL_INODE of inode {}: {}", ino, std::strerror(errno));
+  }
+  return false;
+}
+
+void OpContext::ForgetAttrs(int device, InodeId ino) {
+  // Attributes only: the OPEN drops the cached pages itself.
+  if (InvalInode(device, ino, -1)) attrs_forgotten_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void FuseOps::Handle(Request& req, Reply& reply) {

@@ -29,7 +29,9 @@ class FuseOps : public RequestHandler {
   void SetIoUring(bool on) { ctx_.io_uring.store(on); }
   client::Client& client() { return ctx_.client; }
   CacheTimeouts& timeouts() { return ctx_.timeouts; }
+  CachedOpens& cached_opens() { return ctx_.cached_opens; }
   uint64_t names_forgotten() const { return ctx_.names_forgotten(); }
+  uint64_t attrs_forgotten() const { return ctx_.attrs_forgotten(); }
   // Closes (commits) every File the kernel did not release; after the
   // connection ended. Also done by the destructor.
   void CloseAll();

@@ -2,9 +2,10 @@
 // config, the handle tables, and the cache timeouts in wire form.
 //
 // Handlers (declared in ops.h, one file each) only decode arguments, call
-// the Client or a File, map Status to errno and build the reply. They keep no
-// per-inode state: the kernel's nodeid *is* the t0fs inode number (the root
-// is 1 on both sides), so LOOKUP needs no table and FORGET no work.
+// the Client or a File, map Status to errno and build the reply. The kernel's
+// nodeid *is* the t0fs inode number (the root is 1 on both sides), so LOOKUP
+// needs no table and FORGET no work; the per-inode state is that of open
+// files (PassthroughTable, CachedOpens).
 //
 // Thread safety: shared by all workers; the tables are thread-safe, the rest
 // is read-only after construction.
@@ -18,6 +19,7 @@
 #include <utility>
 
 #include "fuse/mount_config.h"
+#include "fuse/ops/cached_opens.h"
 #include "fuse/ops/handle_table.h"
 #include "fuse/ops/passthrough.h"
 #include "t0fs/client.h"
@@ -55,6 +57,9 @@ class CacheTimeouts {
   // A request starts on this thread (FuseOps::Handle).
   void BeginRequest() const { t_generation = generation_.load(std::memory_order_acquire); }
   WireTimeout attr() const { return Long() ? long_attr_ : attr_; }
+  // The configured (short) attribute time, whether changes are heard or not:
+  // for an inode the change watcher leaves alone (CachedOpens).
+  WireTimeout short_attr() const { return attr_; }
   WireTimeout negative() const { return Long() ? long_ : negative_; }
   // Entry and attribute times of one reply, decided once (READDIRPLUS
   // builds thousands of entries).
@@ -111,6 +116,16 @@ struct OpContext {
   void ForgetCachedNames(int device);
   // Times ForgetCachedNames reached the kernel.
   uint64_t names_forgotten() const { return names_forgotten_.load(std::memory_order_relaxed); }
+  // Tells the kernel behind `device` that its attributes of `ino` are out of
+  // date (FUSE_NOTIFY_INVAL_INODE, attributes only: no lock is taken), so
+  // that it asks GETATTR before it trusts the size again. OpOpen says when.
+  void ForgetAttrs(int device, InodeId ino);
+  // FUSE_NOTIFY_INVAL_INODE of `ino`'s attributes and cached pages from
+  // `offset` on (negative: attributes only); false if the kernel refused it
+  // (ENOENT: it holds no such inode).
+  static bool InvalInode(int device, InodeId ino, int64_t offset);
+  // Times ForgetAttrs reached the kernel.
+  uint64_t attrs_forgotten() const { return attrs_forgotten_.load(std::memory_order_relaxed); }
 
   client::Client& client;
   const MountConfig config;
@@ -118,12 +133,14 @@ struct OpContext {
   HandleTable<client::File> files;
   HandleTable<DirHandle> dirs;
   PassthroughTable passthrough;
+  CachedOpens cached_opens;
   // Requests come through FUSE-over-io_uring queues (set once they run),
   // not /dev/fuse reads; user.t0fs.mount says which.
   std::atomic<bool> io_uring{false};
 
  private:
   std::atomic<uint64_t> names_forgotten_{0};
+  std::atomic<uint64_t> attrs_forgotten_{0};
   std::atomic<bool> no_epoch_{false};  // the kernel refused FUSE_NOTIFY_INC_EPOCH (before 6.16)
 };
 

@@ -11,6 +11,17 @@ namespace t0fs::fuse {
 // OPEN: flags are open(2)'s (O_TRUNC included, with ATOMIC_O_TRUNC; the
 // kernel strips O_CREAT/O_EXCL/O_NOCTTY). O_APPEND and O_DIRECT are the
 // Client's to honour.
+//
+// Close-to-open for the size: the kernel does not ask for attributes at
+// open(2); it keeps those of its last LOOKUP, GETATTR or READDIRPLUS for
+// their cache time, and reads through the page cache only up to the size
+// they gave. A file another client grew and closed since (its change not
+// yet heard, ChangeWatcher) would be read cut short at the old size. So
+// before the answer the kernel is told that its attributes of the inode
+// are out of date: its next stat, or a read past the size it knows, asks
+// GETATTR (answered from the File just opened). Not for a file served by
+// passthrough: the kernel reads the chunk file, up to that file's size.
+// While open, the change watcher leaves the inode alone (CachedOpens).
 void OpOpen(OpContext& ctx, Request& req, Reply& reply) {
   abi::OpenIn in{};
   ArgReader args(req.args);
@@ -21,8 +32,13 @@ void OpOpen(OpContext& ctx, Request& req, Reply& reply) {
     Status st = DropSetIdBits(ctx, (*file)->attr(), req.header.gid);
     if (!st.ok()) return reply.Fail(st);
   }
+  const InodeId ino = (*file)->ino();
   auto out = AddOpenFile(ctx, reply, std::move(*file), static_cast<int>(in.flags), req.header.uid, req.header.gid);
   if (!out.ok()) return reply.Fail(out.status());
+  if ((out->open_flags & abi::kFopenPassthrough) == 0) {
+    ctx.cached_opens.Opened(out->fh, ino);  // first: no watcher notification lands after this
+    ctx.ForgetAttrs(reply.device(), ino);
+  }
   reply.Send(*out);
 }
 

@@ -14,6 +14,11 @@ void OpRelease(OpContext& ctx, Request& req, Reply& reply) {
   auto file = ctx.files.Remove(in.fh);
   if (!file) return reply.Error(EBADF);
   ctx.passthrough.Release(reply.device(), in.fh);
+  // A change the watcher held back while the inode was open here goes to
+  // the kernel now, as the watcher would have sent it.
+  const int device = reply.device();
+  ctx.cached_opens.Released(in.fh,
+                            [device](InodeId ino) { OpContext::InvalInode(device, ino, 0); });
   Status st = file->Close();
   if (!st.ok()) return reply.Fail(st);
   reply.SendEmpty();

@@ -18,11 +18,14 @@
 namespace t0fs::fuse {
 
 // The flags t0fs asks for (each enabled only if the kernel offers it).
+// AUTO_INVAL_DATA: a read through the page cache first refreshes attributes
+// that are out of date (an OPEN marks them so: close-to-open for the size,
+// docs/fuse.md); without it the kernel reads up to the size it cached.
 inline constexpr uint64_t kWantedInitFlags =
     abi::init::kAsyncRead | abi::init::kBigWrites | abi::init::kAtomicOTrunc |
     abi::init::kParallelDirops | abi::init::kMaxPages | abi::init::kDoReaddirplus |
     abi::init::kReaddirplusAuto | abi::init::kCacheSymlinks | abi::init::kInitExt |
-    abi::init::kAsyncDio | abi::init::kHandleKillprivV2;
+    abi::init::kAsyncDio | abi::init::kHandleKillprivV2 | abi::init::kAutoInvalData;
 
 struct InitOptions {
   uint32_t max_write = 1u << 20;      // bytes per WRITE request

@@ -2,6 +2,7 @@
 
 #include "common/mountinfo.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -81,6 +83,17 @@ void MountedFsTest::TearDown() {
   server_.reset();
   client_.reset();
   dir_.reset();
+}
+
+std::string ReadAll(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return "<open failed: " + std::string(std::strerror(errno)) + ">";
+  std::string out;
+  char buf[65536];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof(buf))) > 0) out.append(buf, size_t(n));
+  ::close(fd);
+  return out;
 }
 
 }  // namespace t0fs::fuse::testing

@@ -64,4 +64,8 @@ class MountedFsTest : public ::testing::Test {
   std::unique_ptr<FuseServer> server_;
 };
 
+// The whole content of `path` through read(2) in 64 KiB pieces, or
+// "<open failed: ...>".
+std::string ReadAll(const std::string& path);
+
 }  // namespace t0fs::fuse::testing
