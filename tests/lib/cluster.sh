@@ -144,6 +144,8 @@ cluster_stop() {
   local rc=$?
   set +eu  # clean up whatever state the failure left
   [[ -n "$CLUSTER_DIR" ]] || return $rc
+  stop_pid "${SECOND_MOUNT_PID:-}"
+  if [[ -n "${SECOND_MNT:-}" ]] && is_mounted "$SECOND_MNT"; then umount -l "$SECOND_MNT"; fi
   stop_pid "$MOUNT_PID"
   if [[ -n "${MNT:-}" ]] && is_mounted "$MNT"; then umount -l "$MNT"; fi
   stop_pid "$DATA_PID"
@@ -161,6 +163,19 @@ cluster_stop() {
   rm -rf "$CLUSTER_DIR"
   CLUSTER_DIR=""
   return $rc
+}
+
+# second_mount_start [FLAGS...]: a second client of the cluster, mounted at
+# $SECOND_MNT ($CLUSTER_DIR/mnt2) as node 2's host (--node-id 2: no local
+# replica unless there is a node 2), logging to mount2.log; cluster_stop
+# stops it.
+second_mount_start() {
+  SECOND_MNT="$CLUSTER_DIR/mnt2"
+  mkdir -p "$SECOND_MNT"
+  "$T0FS" mount "$META_ADDR" "$SECOND_MNT" --secret-file "$CLUSTER_DIR/secret" --node-id 2 "$@" \
+    >>"$CLUSTER_DIR/mount2.log" 2>&1 &
+  SECOND_MOUNT_PID=$!
+  wait_until 20 "second mount" is_mounted "$SECOND_MNT"
 }
 
 # cluster_start [CHUNK_SIZE] [mount flags...]

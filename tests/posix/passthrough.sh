@@ -152,20 +152,8 @@ admin layout t0fs:/small/multi --node-id 1 | grep -q "not eligible: the data spa
 tcp_cat 99 /small/multi 2>/dev/null | cmp - <(head -c $((3 << 20)) "$src")
 
 log "not eligible: a mount on another node reads the replica over TCP; two clients see each other's writes"
-MNT2="$CLUSTER_DIR/mnt2"
-mkdir -p "$MNT2"
-"$T0FS" mount "$META_ADDR" "$MNT2" --secret-file "$CLUSTER_DIR/secret" --node-id 2 >>"$CLUSTER_DIR/mount2.log" 2>&1 &
-MOUNT2_PID=$!
-stop_both() {
-  local rc=$?
-  set +e  # (exit $rc) below must not end the handler before cluster_stop
-  stop_pid "$MOUNT2_PID"
-  if is_mounted "$MNT2"; then umount -l "$MNT2"; fi
-  (exit $rc)
-  cluster_stop
-}
-trap stop_both EXIT
-wait_until 20 "second mount" is_mounted "$MNT2"
+second_mount_start
+MNT2=$SECOND_MNT
 cmp "$src" "$MNT2/shard"
 admin layout t0fs:/shard --node-id 2 | grep -q "not eligible: no replica on node 2" || fail "layout for node 2"
 python3 - "$MNT/shared" "$MNT2/shared" <<'PY'
