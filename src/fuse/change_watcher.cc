@@ -106,15 +106,8 @@ void ChangeWatcher::InvalEntry(InodeId parent, std::string_view name) {
 }
 
 void ChangeWatcher::InvalInode(InodeId ino, bool pages) {
-  abi::NotifyInvalInodeOut out{};
-  out.ino = ino.value();
-  out.off = pages ? 0 : -1;
-  out.len = 0;
-  abi::OutHeader h{};
-  h.len = static_cast<uint32_t>(sizeof(h) + sizeof(out));
-  h.error = static_cast<int32_t>(abi::NotifyCode::kInvalInode);
-  iovec iov[] = {{&h, sizeof(h)}, {&out, sizeof(out)}};
-  Write(iov, 2);
+  if (OpContext::InvalInode(device_, ino, pages ? 0 : -1))
+    invalidations_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void ChangeWatcher::Write(const iovec* iov, int count) {

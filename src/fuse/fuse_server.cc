@@ -213,9 +213,8 @@ void FuseServer::AddGauges(metrics::Registry& registry) {
       [ops](metrics::SampleSink& sink) { sink.Add(static_cast<double>(ops->attrs_forgotten())); });
   registry.AddCallback(
       metrics::MetricType::kCounter, kGaugeNames[12],
-      "Other clients' changes to a file open here through the page cache that the kernel was told "
-      "of "
-      "at its last close, not while it was open (a notification then races the readers).",
+      "Other clients' changes to a file open here through the page cache, passed on to the "
+      "kernel at its last close rather than while open (a notification then races the readers).",
       {}, [ops](metrics::SampleSink& sink) {
         sink.Add(static_cast<double>(ops->cached_opens().held_back()));
       });

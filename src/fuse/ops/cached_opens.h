@@ -16,10 +16,12 @@
 // and its last close passes the change on.
 //
 // Thread safety: safe for concurrent use. The watcher notifies under the
-// lock, so an OPEN of the same inode (Opened) waits for the notification
-// and never races it; a read never takes the lock.
+// lock of the inode's shard, so an OPEN of the same inode (Opened) waits for
+// the notification and never races it (one of other inodes waits only if
+// they share the shard); a read never takes a lock.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -50,10 +52,17 @@ class CachedOpens {
     int opens = 0;
     bool changed = false;  // the watcher held a change back
   };
-  mutable std::mutex mu_;  // guards handles_, inodes_
+  struct Shard {
+    mutable std::mutex mu;  // guards inodes
+    std::unordered_map<InodeId, Inode> inodes;
+  };
+  Shard& ShardOf(InodeId ino) { return shards_[ino.value() % shards_.size()]; }
+  const Shard& ShardOf(InodeId ino) const { return shards_[ino.value() % shards_.size()]; }
+
+  std::mutex handles_mu_;  // guards handles_ (never held with a shard's lock)
   std::unordered_map<uint64_t, InodeId> handles_;
-  std::unordered_map<InodeId, Inode> inodes_;
-  std::atomic<size_t> open_inodes_{0};  // inodes_.size(): IsOpen skips the lock when 0
+  std::array<Shard, 16> shards_;
+  std::atomic<size_t> open_inodes_{0};  // inodes in the shards: IsOpen skips the locks when 0
   std::atomic<uint64_t> held_back_{0};
 };
 
