@@ -17,7 +17,7 @@ uint64_t NewEpoch() {
 
 ChangeFeed::ChangeFeed(size_t capacity) : epoch_(NewEpoch()), ring_(std::max<size_t>(capacity, 1)) {}
 
-void ChangeFeed::Add(SessionId by, std::initializer_list<Change> changes) {
+void ChangeFeed::Add(SessionId by, std::span<const Change> changes) {
   {
     std::lock_guard lock(mu_);
     for (const Change& c : changes) {

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -49,7 +50,10 @@ class ChangeFeed {
   explicit ChangeFeed(size_t capacity = kDefaultCapacity);
 
   // Records changes made by session `by`.
-  void Add(SessionId by, std::initializer_list<Change> changes);
+  void Add(SessionId by, std::span<const Change> changes);
+  void Add(SessionId by, std::initializer_list<Change> changes) {
+    Add(by, std::span(changes.begin(), changes.size()));
+  }
   // The changes numbered `after` and later that `asker` did not make
   // itself, at most `max` of them examined (0: kMaxPage). `epoch` 0 is a
   // first ask: no changes, the current epoch and position.

@@ -1,8 +1,9 @@
 // Client::PollChanges as a long poll, against meta and a data node in one
 // process: another client's change ends the wait at once, the client's own
 // changes are not reported, the wait ends by itself with nothing new,
-// InterruptPollChanges ends it early (a mount stopping), and with two meta
-// servers one's answer does not wait for the other's.
+// InterruptPollChanges ends it early (a mount stopping), with two meta
+// servers one's answer does not wait for the other's, and an unlink or a
+// rename reports the inode behind the name.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -80,6 +81,13 @@ class ChangesTest : public ::testing::Test {
     return std::async(std::launch::async, [this, wait] { return watcher_->PollChanges(wait); });
   }
 
+  static bool Touches(const client::ChangeBatch& batch, InodeId ino) {
+    for (const client::NamespaceChange& c : batch.changes) {
+      if (c.ino == ino) return true;
+    }
+    return false;
+  }
+
   static bool Names(const client::ChangeBatch& batch, const std::string& name) {
     for (const client::NamespaceChange& c : batch.changes) {
       if (c.name == name && c.parent == kRootInode) return true;
@@ -120,6 +128,29 @@ TEST_F(ChangesTest, OwnChangesAreNotReportedAndTheWaitEndsByItself) {
   batch = watcher_->PollChanges(milliseconds(300));
   ASSERT_TRUE(batch.ok()) << batch.status().ToString();
   EXPECT_TRUE(Names(*batch, "theirs"));
+}
+
+// An unlink or a rename changes the inode behind the name (its link count,
+// its ctime), not only the directory: another client's kernel keeps the
+// attributes of the file's other names for the cache time.
+TEST_F(ChangesTest, AnUnlinkOrRenameReportsTheInodeBehindTheName) {
+  auto a = writer_->Mknod(kRootInode, "a", 0100644, 0, client::Caller{});
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  auto b = writer_->Mknod(kRootInode, "b", 0100644, 0, client::Caller{});
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  ASSERT_TRUE(writer_->Link(a->ino, kRootInode, "a2").ok());
+  ASSERT_TRUE(writer_->Link(b->ino, kRootInode, "b2").ok());
+  ASSERT_TRUE(watcher_->PollChanges(milliseconds(0)).ok());  // what came before
+  ASSERT_TRUE(writer_->Unlink(kRootInode, "a").ok());
+  auto batch = watcher_->PollChanges(seconds(600));
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  EXPECT_TRUE(Touches(*batch, a->ino)) << "a2's link count";
+  // "a2" onto "b": b loses a link (b2 keeps it), a2's inode gets a new ctime.
+  ASSERT_TRUE(writer_->Rename(kRootInode, "a2", kRootInode, "b", 0).ok());
+  batch = watcher_->PollChanges(seconds(600));
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  EXPECT_TRUE(Touches(*batch, b->ino)) << "b2's link count";
+  EXPECT_TRUE(Touches(*batch, a->ino)) << "the moved inode's ctime";
 }
 
 TEST_F(ChangesTest, AnInterruptEndsAWaitInProgress) {

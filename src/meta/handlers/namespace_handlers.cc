@@ -103,10 +103,17 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
   h.push_back(Handle<Method::kUnlink>(
       [this](const pb::RemoveReq& req, pb::RemoveRsp& rsp, Call&) -> Status {
         InodeAttr dir;
+        InodeId unlinked;
         const OpToken token = FromWire<OpToken>(req.token());
-        RETURN_IF_ERROR(store_->Unlink(token, InodeId(req.parent()), req.name(), WallNow(), &dir));
+        RETURN_IF_ERROR(
+            store_->Unlink(token, InodeId(req.parent()), req.name(), WallNow(), &dir, &unlinked));
         const InodeId parent(req.parent());
-        changes_.Add(token.session, {NameChange(parent, req.name()), InodeChange(parent)});
+        std::vector<ChangeFeed::Change> feed = {NameChange(parent, req.name()),
+                                                InodeChange(parent)};
+        // The inode too (not known on a replay): the link count of its other
+        // names, which another client's kernel keeps for the cache time.
+        if (unlinked.valid()) feed.push_back(InodeChange(unlinked));
+        changes_.Add(token.session, feed);
         if (dir.ino.valid()) ToWire(dir, rsp.mutable_parent());
         return Status::Ok();
       }));
@@ -126,9 +133,15 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
       [this](const pb::RenameReq& req, pb::Empty&, Call&) -> Status {
         const OpToken token = FromWire<OpToken>(req.token());
         const InodeId from(req.old_parent()), to(req.new_parent());
-        RETURN_IF_ERROR(store_->Rename(token, from, req.old_name(), to, req.new_name(), req.flags(), WallNow()));
-        changes_.Add(token.session, {NameChange(from, req.old_name()), NameChange(to, req.new_name()),
-                                     InodeChange(from), InodeChange(to)});
+        std::vector<InodeId> changed;
+        RETURN_IF_ERROR(store_->Rename(token, from, req.old_name(), to, req.new_name(), req.flags(),
+                                       WallNow(), &changed));
+        std::vector<ChangeFeed::Change> feed = {NameChange(from, req.old_name()),
+                                                NameChange(to, req.new_name()), InodeChange(from),
+                                                InodeChange(to)};
+        for (InodeId ino : changed)
+          feed.push_back(InodeChange(ino));  // moved: ctime; replaced: nlink
+        changes_.Add(token.session, feed);
         return Status::Ok();
       }));
 

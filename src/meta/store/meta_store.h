@@ -353,19 +353,23 @@ class MetaStore {
   // Removes a non-directory entry. When the last link goes and no handle is
   // open, the inode and its chunks are freed (chunks → garbage queue); when a
   // handle is open the inode lives on with nlink 0 until the last Release.
-  // `dir_after`: set to the directory's attributes after the change (not
-  // on a replay of a recorded outcome).
+  // `dir_after`: set to the directory's attributes after the change;
+  // `unlinked`: to the inode that lost the link (its nlink and ctime
+  // changed; other clients' caches of it are out of date). Neither is set
+  // on a replay of a recorded outcome.
   virtual Status Unlink(const OpToken& token, InodeId parent, std::string_view name, Timespec now,
-                        InodeAttr* dir_after = nullptr) = 0;
+                        InodeAttr* dir_after = nullptr, InodeId* unlinked = nullptr) = 0;
   virtual Status Rmdir(const OpToken& token, InodeId parent, std::string_view name, Timespec now,
                        InodeAttr* dir_after = nullptr) = 0;
   // rename(2)/renameat2(2): replacing a file (freed as in Unlink) or an empty
   // directory; kNoReplace; kExchange (both must exist, types may differ);
   // a directory cannot move below itself (kInvalidArgument); renaming onto a
-  // hard link of the same inode is a no-op.
+  // hard link of the same inode is a no-op. `changed`: gets the inodes
+  // whose attributes changed besides the two directories (the one moved:
+  // ctime; a replaced one: nlink; not on a replay of a recorded outcome).
   virtual Status Rename(const OpToken& token, InodeId old_parent, std::string_view old_name,
-                        InodeId new_parent, std::string_view new_name, uint32_t flags,
-                        Timespec now) = 0;
+                        InodeId new_parent, std::string_view new_name, uint32_t flags, Timespec now,
+                        std::vector<InodeId>* changed = nullptr) = 0;
   virtual Result<InodeAttr> Link(const OpToken& token, InodeId ino, InodeId new_parent,
                                  std::string_view new_name, Timespec now) = 0;
   // A size change drops every chunk that lies wholly at or beyond

@@ -58,12 +58,12 @@ class PosixStore final : public MetaStore {
   Result<MakeNodeResult> MakeNode(const OpToken& token, const MakeNodeArgs& args,
                                   Timespec now) override;
   Status Unlink(const OpToken& token, InodeId parent, std::string_view name, Timespec now,
-                InodeAttr* dir_after = nullptr) override;
+                InodeAttr* dir_after = nullptr, InodeId* unlinked = nullptr) override;
   Status Rmdir(const OpToken& token, InodeId parent, std::string_view name, Timespec now,
                InodeAttr* dir_after = nullptr) override;
   Status Rename(const OpToken& token, InodeId old_parent, std::string_view old_name,
-                InodeId new_parent, std::string_view new_name, uint32_t flags,
-                Timespec now) override;
+                InodeId new_parent, std::string_view new_name, uint32_t flags, Timespec now,
+                std::vector<InodeId>* changed = nullptr) override;
   Result<InodeAttr> Link(const OpToken& token, InodeId ino, InodeId new_parent,
                          std::string_view new_name, Timespec now) override;
   Result<InodeAttr> SetAttr(const OpToken& token, const SetAttrArgs& args, Timespec now) override;

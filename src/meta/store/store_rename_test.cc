@@ -178,10 +178,12 @@ TEST_P(RenameTest, ReplacingAFileFreesIt) {
 }
 
 TEST_P(RenameTest, ReplacingAHardLinkedFileKeepsIt) {
-  MkFile(kRootInode, "a");
+  InodeId a = MkFile(kRootInode, "a");
   InodeId b = MkFile(kRootInode, "b");
   ASSERT_OK(store_->Link(OpToken{}, b, kRootInode, "b2", T(200)));
-  ASSERT_OK(Mv(kRootInode, "a", kRootInode, "b"));
+  std::vector<InodeId> changed;
+  ASSERT_OK(store_->Rename(OpToken{}, kRootInode, "a", kRootInode, "b", 0, T(500), &changed));
+  EXPECT_EQ(changed, (std::vector<InodeId>{a, b}));  // a's ctime, b's link count
   InodeAttr attr = Attr(b);
   EXPECT_EQ(attr.nlink, 1u);
   EXPECT_EQ(attr.ctime, T(500));

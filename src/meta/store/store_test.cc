@@ -312,7 +312,9 @@ TEST_P(StoreTest, UnlinkRemovesAndFrees) {
 TEST_P(StoreTest, UnlinkOneOfTwoHardLinks) {
   InodeId f = MkFile(kRootInode, "f");
   ASSERT_OK(store_->Link(OpToken{}, f, kRootInode, "g", T(200)));
-  ASSERT_OK(store_->Unlink(OpToken{}, kRootInode, "f", T(300)));
+  InodeId unlinked;
+  ASSERT_OK(store_->Unlink(OpToken{}, kRootInode, "f", T(300), nullptr, &unlinked));
+  EXPECT_EQ(unlinked, f);
   InodeAttr a = Attr(f);
   EXPECT_EQ(a.nlink, 1u);
   EXPECT_EQ(a.ctime, T(300));

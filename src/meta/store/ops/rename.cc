@@ -54,7 +54,7 @@ Status CheckRoomForSubdir(WriteTxn& txn, InodeId dir) {
 
 Status PosixStore::Rename(const OpToken& token, InodeId old_parent, std::string_view old_name,
                           InodeId new_parent, std::string_view new_name, uint32_t flags,
-                          Timespec now) {
+                          Timespec now, std::vector<InodeId>* changed) {
   constexpr uint32_t kKnown = RenameFlags::kNoReplace | RenameFlags::kExchange;
   if ((flags & ~kKnown) != 0 || flags == kKnown) {
     return Status(StatusCode::kInvalidArgument, fmt::format("rename flags {:#x}", flags));
@@ -79,6 +79,10 @@ Status PosixStore::Rename(const OpToken& token, InodeId old_parent, std::string_
     }
     // The same dentry, or two hard links of one inode: nothing to do.
     if (dst && dst->ino == src->ino) return Status::Ok();
+    if (changed != nullptr) {  // a retried transaction starts again
+      changed->assign({src->ino});
+      if (dst) changed->push_back(dst->ino);
+    }
 
     ASSIGN_OR_RETURN(InodeRow src_row, internal::LoadInode(txn, src->ino));
     const bool src_dir = IsDir(src_row.attr.mode);

@@ -6,8 +6,8 @@
 
 namespace t0fs::meta {
 
-Status PosixStore::Unlink(const OpToken& token, InodeId parent, std::string_view name,
-                          Timespec now, InodeAttr* dir_after) {
+Status PosixStore::Unlink(const OpToken& token, InodeId parent, std::string_view name, Timespec now,
+                          InodeAttr* dir_after, InodeId* unlinked) {
   RETURN_IF_ERROR(internal::CheckName(name));
   auto body = [&](WriteTxn& txn, Outcome&) -> Status {
     ASSIGN_OR_RETURN(internal::DirAndEntry named, internal::LoadDirEntry(txn, parent, name));
@@ -22,6 +22,7 @@ Status PosixStore::Unlink(const OpToken& token, InodeId parent, std::string_view
     internal::TouchDir(dir, now);
     RETURN_IF_ERROR(txn.PutInode(dir));
     if (dir_after != nullptr) *dir_after = dir.attr;
+    if (unlinked != nullptr) *unlinked = file.attr.ino;
     return internal::DropLink(txn, std::move(file), now);
   };
   return Mutate(token, body, nullptr, /*durable=*/false, [&](ReadTxn& txn) {
