@@ -106,8 +106,9 @@ void ChangeWatcher::InvalEntry(InodeId parent, std::string_view name) {
 }
 
 void ChangeWatcher::InvalInode(InodeId ino, bool pages) {
-  if (OpContext::InvalInode(device_, ino, pages ? 0 : -1))
+  if (OpContext::InvalInode(device_, ino, pages ? 0 : -1)) {
     invalidations_.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 void ChangeWatcher::Write(const iovec* iov, int count) {

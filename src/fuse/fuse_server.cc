@@ -207,8 +207,8 @@ void FuseServer::AddGauges(metrics::Registry& registry) {
       [ops](metrics::SampleSink& sink) { sink.Add(static_cast<double>(ops->names_forgotten())); });
   registry.AddCallback(
       metrics::MetricType::kCounter, kGaugeNames[11],
-      "Opens not served by passthrough that told the kernel its cached attributes were out of date "
-      "(close-to-open: a size another client changed since is asked again, not read up to).",
+      "Opens that told the kernel its cached attributes were out of date (close-to-open: a size "
+      "another client changed since is asked again, not read up to or mapped).",
       {},
       [ops](metrics::SampleSink& sink) { sink.Add(static_cast<double>(ops->attrs_forgotten())); });
   registry.AddCallback(

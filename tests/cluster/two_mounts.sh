@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Two clients of one namespace, model-checked (two_mounts.py): seeded random
-# writes, reads, truncates, renames, unlinks and directory changes, each on
-# one of two mounts of one cluster; close-to-open data exact at once, names
-# and sizes on the other mount within the invalidation time.
+# writes (plain, O_DIRECT, mapped), reads, truncates, chmod, utimes, links,
+# symlinks, renames of files and directories, unlinks and directory changes,
+# each on one of two mounts of one cluster; close-to-open data exact at
+# once, names and attributes on the other mount within the invalidation time.
 #
 #   two_mounts.sh                 mount A on node 1 (passthrough), mount B
 #                                 with no local node (every byte over TCP)
@@ -11,6 +12,7 @@
 #   TWO_MOUNTS_SEED, TWO_MOUNTS_OPS   replay a run (the seed is printed)
 #   TWO_MOUNTS_TRAIL              operations listed with a failure (default 12)
 #   TWO_MOUNTS_MOUNT_FLAGS        more flags for both mounts (e.g. --debug)
+#   TWO_MOUNTS_VERBOSE=1          print each operation as it starts (a crash, e.g. SIGBUS)
 source "$(dirname "$0")/../lib/cluster.sh"
 
 SEED=${TWO_MOUNTS_SEED:-$(((RANDOM << 15 | RANDOM) % 1000000000))}
@@ -25,7 +27,7 @@ MNT2=$SECOND_MNT
 
 log "close-to-open across the mounts: a file grown and closed on one is read whole on the other at once"
 python3 - "$MNT" "$MNT2" <<'PY'
-import os, sys, time
+import mmap, os, sys, time
 a, b = sys.argv[1], sys.argv[2]
 def seen(path):  # a new name reaches the other mount within the change poll (a bounded wait)
     deadline = time.monotonic() + 20
@@ -49,6 +51,18 @@ for i in range(3):
         want = b"x" * 1000 + b"y" * 1000 + b"z" * 10
         assert back == want, f"{rn} appended and read back {len(back)} bytes"
         with open(f"{w}/{name}", "rb") as f: assert f.read() == want, f"{wn} reads {rn}'s append wrong"
+# Shrunk on one mount: an open on the other sees the new size at once in
+# fstat, served by passthrough or not (a mapping of the old length faults).
+for w, r, wn, rn in ((a, b, "A", "B"), (b, a, "B", "A")):
+    name = f"c2o/s{wn}"
+    with open(f"{w}/{name}", "wb") as f: f.write(b"s" * 300000)
+    seen(f"{r}/{name}")
+    assert os.stat(f"{r}/{name}").st_size == 300000  # the reader's kernel caches it
+    os.truncate(f"{w}/{name}", 1000)
+    with open(f"{r}/{name}", "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        assert size == 1000, f"shrunk on {wn} to 1000 bytes: fstat after an open on {rn} shows {size}"
+        with mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ) as m: assert m[:] == b"s" * 1000
 PY
 # Mount B (no local replica: no passthrough) told its kernel at each open.
 url=$(grep -o 'metrics on http://[^ ]*' "$CLUSTER_DIR/mount2.log" | head -1 | cut -d' ' -f3)

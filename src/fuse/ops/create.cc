@@ -23,9 +23,6 @@ void OpCreate(OpContext& ctx, Request& req, Reply& reply) {
   if (!attr.ino.valid()) return reply.Error(EIO);  // the File closes itself
   auto open = AddOpenFile(ctx, reply, std::move(*file), static_cast<int>(in.flags), req.header.uid, req.header.gid);
   if (!open.ok()) return reply.Fail(open.status());
-  // Counted first: the entry then carries the short attribute time of an
-  // open inode (CachedOpens).
-  if ((open->open_flags & abi::kFopenPassthrough) == 0) ctx.cached_opens.Opened(open->fh, attr.ino);
   abi::EntryOut entry = MakeEntry(ctx, attr);
   reply.SendParts({std::as_bytes(std::span(&entry, 1)), std::as_bytes(std::span(&*open, 1))});
 }

@@ -18,10 +18,13 @@ namespace t0fs::fuse {
 // they gave. A file another client grew and closed since (its change not
 // yet heard, ChangeWatcher) would be read cut short at the old size. So
 // before the answer the kernel is told that its attributes of the inode
-// are out of date: its next stat, or a read past the size it knows, asks
-// GETATTR (answered from the File just opened). Not for a file served by
-// passthrough: the kernel reads the chunk file, up to that file's size.
-// While open, the change watcher leaves the inode alone (CachedOpens).
+// are out of date: its next stat or read (AUTO_INVAL_DATA) asks GETATTR
+// (answered from the File just opened). A file served by passthrough too:
+// its reads go to the chunk file, up to that file's size, but fstat(2),
+// lseek(SEEK_END) and so the length of an mmap(2) come from the kernel's
+// attributes (a mapping longer than the chunk file faults with SIGBUS).
+// While open through the page cache, the change watcher leaves the inode
+// alone (CachedOpens).
 void OpOpen(OpContext& ctx, Request& req, Reply& reply) {
   abi::OpenIn in{};
   ArgReader args(req.args);
@@ -35,10 +38,7 @@ void OpOpen(OpContext& ctx, Request& req, Reply& reply) {
   const InodeId ino = (*file)->ino();
   auto out = AddOpenFile(ctx, reply, std::move(*file), static_cast<int>(in.flags), req.header.uid, req.header.gid);
   if (!out.ok()) return reply.Fail(out.status());
-  if ((out->open_flags & abi::kFopenPassthrough) == 0) {
-    ctx.cached_opens.Opened(out->fh, ino);  // first: no watcher notification lands after this
-    ctx.ForgetAttrs(reply.device(), ino);
-  }
+  ctx.ForgetAttrs(reply.device(), ino);
   reply.Send(*out);
 }
 
@@ -75,6 +75,9 @@ Result<abi::OpenOut> AddOpenFile(OpContext& ctx, const Reply& reply, std::unique
     out.backing_id = d.backing_id;
   }
   ctx.passthrough.Bind(out.fh, ino, d);
+  // Counted before the reply is built: no watcher notification lands after
+  // this, and an entry carries the short attribute time of an open inode.
+  if (d.kind != PassthroughTable::Kind::kPassthrough) ctx.cached_opens.Opened(out.fh, ino);
   return out;
 }
 
