@@ -350,6 +350,33 @@ TEST(Ops, CreateWriteReadGetattrRelease) {
   EXPECT_EQ(closed.notifications, 0);  // no change was held back while it was open
 }
 
+// A file another client removed, its inode kept alive by a handle elsewhere:
+// an OPEN through a name the kernel still caches gets ESTALE (the kernel
+// looks the name up again), unless a handle of it is open here (a reopen
+// through /proc/PID/fd of a file this mount holds).
+TEST(Ops, OpenOfARemovedFileIsStaleUnlessOpenHere) {
+  FakeKernel k;
+  uint64_t fh = 0;
+  uint64_t ino = k.Create(1, "file", &fh);
+  ASSERT_NE(ino, 0u);
+  auto elsewhere = k.client().Open(InodeId(ino), O_RDONLY);  // another client's handle
+  ASSERT_TRUE(elsewhere.ok()) << elsewhere.status().ToString();
+  ASSERT_TRUE(k.client().Unlink(kRootInode, "file").ok());
+  abi::OpenIn o{};
+  o.flags = O_RDONLY;
+  Answer reopen = k.Send(Opcode::kOpen, ino, Args().Add(o));  // while `fh` is open here
+  ASSERT_EQ(reopen.error, 0);
+  abi::ReleaseIn rel{};
+  for (uint64_t h : {fh, reopen.As<abi::OpenOut>().fh}) {
+    rel.fh = h;
+    ASSERT_EQ(k.Send(Opcode::kRelease, ino, Args().Add(rel)).error, 0);
+  }
+  EXPECT_EQ(k.Send(Opcode::kOpen, ino, Args().Add(o)).error, ESTALE);
+  EXPECT_EQ(k.client().open_files(), 1u);  // the refused open's File closed
+  ASSERT_TRUE((*elsewhere)->Close().ok());
+  EXPECT_EQ(k.Send(Opcode::kOpen, ino, Args().Add(o)).error, ESTALE);  // gone: as before
+}
+
 TEST(Ops, XattrSizeProbe) {
   FakeKernel k;
   abi::SetxattrIn s{5, 0};

@@ -63,6 +63,32 @@ for w, r, wn, rn in ((a, b, "A", "B"), (b, a, "B", "A")):
         size = os.fstat(f.fileno()).st_size
         assert size == 1000, f"shrunk on {wn} to 1000 bytes: fstat after an open on {rn} shows {size}"
         with mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ) as m: assert m[:] == b"s" * 1000
+# Removed on one mount while the other's kernel still caches the name (and
+# the removed inode lives on, held by a handle): an open there fails ENOENT
+# at once, and open(O_CREAT) makes a new file under the name, not a write
+# into the removed one.
+for i in range(3):
+    for w, r, wn, rn in ((a, b, "A", "B"), (b, a, "B", "A")):
+        name = f"c2o/u{i}{wn}"
+        with open(f"{w}/{name}", "wb") as f: f.write(b"old")
+        seen(f"{r}/{name}")
+        with open(f"{r}/{name}", "rb") as f: f.read()  # the name and the inode cached
+        held = os.open(f"{w}/{name}", os.O_RDONLY)     # and the inode kept alive
+        os.unlink(f"{w}/{name}")
+        try:
+            os.close(os.open(f"{r}/{name}", os.O_RDONLY))
+            raise AssertionError(f"removed on {wn}: an open on {rn} of the name it cached succeeded")
+        except FileNotFoundError:
+            pass
+        fd = os.open(f"{r}/{name}", os.O_RDWR | os.O_CREAT, 0o644)
+        os.write(fd, b"new")
+        os.close(fd)
+        os.close(held)
+        links = os.stat(f"{r}/{name}").st_nlink
+        assert links == 1, f"removed on {wn}, made again on {rn}: it has {links} links there"
+        seen(f"{w}/{name}")
+        with open(f"{w}/{name}", "rb") as f: got = f.read()
+        assert got == b"new", f"removed on {wn}, made again on {rn}: {wn} reads {got!r}"
 PY
 # Mount B (no local replica: no passthrough) told its kernel at each open.
 url=$(grep -o 'metrics on http://[^ ]*' "$CLUSTER_DIR/mount2.log" | head -1 | cut -d' ' -f3)

@@ -36,6 +36,18 @@ void OpOpen(OpContext& ctx, Request& req, Reply& reply) {
     if (!st.ok()) return reply.Fail(st);
   }
   const InodeId ino = (*file)->ino();
+  if ((*file)->attr().nlink == 0 && !ctx.cached_opens.IsOpen(ino) &&
+      !ctx.passthrough.ServesNow(ino)) {
+    // Unlinked by another client, kept by someone's open handle, and opened
+    // here through a name this kernel still caches (a reopen through
+    // /proc/PID/fd needs a handle open here). Opening it would read a
+    // removed file, or write into one no name reaches (open(O_CREAT) of the
+    // name would not create it). ESTALE makes the kernel look the name up
+    // again (LOOKUP_REVAL) and open what it names now, or fail ENOENT, or
+    // create it.
+    (void)(*file)->Close();
+    return reply.Error(ESTALE);
+  }
   auto out = AddOpenFile(ctx, reply, std::move(*file), static_cast<int>(in.flags), req.header.uid, req.header.gid);
   if (!out.ok()) return reply.Fail(out.status());
   ctx.ForgetAttrs(reply.device(), ino);

@@ -156,6 +156,13 @@ void PassthroughTable::Release(int device, uint64_t fh) {
   if (close_id >= 0) CloseBacking(device, close_id);
 }
 
+bool PassthroughTable::ServesNow(InodeId ino) const {
+  if (!enabled_) return false;
+  std::lock_guard lock(mu_);
+  auto it = inodes_.find(ino);
+  return it != inodes_.end() && it->second.passthrough > 0;
+}
+
 void PassthroughTable::CloseBacking(int device, int32_t id) {
   kernel_.close_backing(device, id);
   backing_files_--;

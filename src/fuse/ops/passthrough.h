@@ -74,6 +74,8 @@ class PassthroughTable {
   void Bind(uint64_t fh, InodeId ino, const Decision& d);
   // At RELEASE of `fh`: the inode's last passthrough handle closes its backing id.
   void Release(int device, uint64_t fh);
+  // Whether a handle of `ino` served by passthrough is open here.
+  bool ServesNow(InodeId ino) const;
 
   Stats stats() const;
 
