@@ -64,6 +64,7 @@ namespace t0fs {
   X(kMetaSchema, 303, EIO, "metadata schema mismatch")                 \
   X(kMetaDatabase, 304, EIO, "metadata database error")                \
   X(kMetaNodesDown, 305, EIO, "no data node is up")                    \
+  X(kMetaNodesLost, 306, EIO, "data nodes lost")                       \
   X(kDataNoChunk, 400, EIO, "chunk not found")                         \
   X(kDataNoVolume, 401, EIO, "volume not found")                       \
   X(kDataChecksum, 402, EIO, "checksum mismatch")                      \

@@ -34,14 +34,17 @@ Result<std::vector<ReplicaTarget>> ChooseTargets(const std::vector<NodeChoice>& 
   const uint64_t need = std::min(request.chunk_size, kPlacementReserve);
   std::vector<const NodeChoice*> candidates;
   size_t down = 0;  // nodes that would be candidates but are down
+  size_t lost = 0;  // or down for longer than repair-grace
   for (const NodeChoice& c : nodes) {
-    if ((!c.usable && !c.down) || Contains(request.exclude, c.node->node)) continue;
+    if ((!c.usable && !c.down && !c.lost) || Contains(request.exclude, c.node->node)) continue;
     if (!request.allowed.empty() && !Contains(request.allowed, c.node->node)) continue;
     if (BestVolume(*c.node, need) == nullptr) continue;
     if (c.usable) {
       candidates.push_back(&c);
-    } else {
+    } else if (c.down) {
       ++down;
+    } else {
+      ++lost;
     }
   }
   const bool local = request.placement == Placement::kLocal && request.writer.valid();
@@ -60,6 +63,13 @@ Result<std::vector<ReplicaTarget>> ChooseTargets(const std::vector<NodeChoice>& 
       return Status(StatusCode::kMetaNodesDown,
                     fmt::format("need {} node(s) for a chunk, {} up with room, {} down", want,
                                 candidates.size(), down));
+    }
+    if (lost > 0) {  // a dead cluster is not a full one
+      return Status(
+          StatusCode::kMetaNodesLost,
+          fmt::format("need {} node(s) for a chunk, {} up with room, {} without heartbeats for "
+                      "longer than repair-grace (lost until they heartbeat again)",
+                      want, candidates.size(), lost));
     }
     return Status(StatusCode::kMetaNoVolumes,
                   fmt::format("need {} node(s) with {} bytes free for a chunk, {} usable", want,

@@ -42,6 +42,9 @@ struct NodeChoice {
   // Not usable because it is down (not draining): a chunk that only such
   // nodes could take waits for one to come back (kMetaNodesDown).
   bool down = false;
+  // Down for longer than repair-grace: not waited for; a chunk that only
+  // such nodes could take fails with kMetaNodesLost (EIO), not ENOSPC.
+  bool lost = false;
 };
 
 // kMetaNoVolumes when not even one (or, without allow_fewer, not enough)

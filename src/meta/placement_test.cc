@@ -56,7 +56,8 @@ TEST(Placement, SuspectNodesLast) {
 }
 
 // A chunk that only nodes that are down could take is waited for
-// (kMetaNodesDown: a node that restarts); one that no node has room for, or
+// (kMetaNodesDown: a node that restarts); one that only lost nodes could
+// take fails with EIO (kMetaNodesLost); one that no node has room for, or
 // only draining ones, fails (kMetaNoVolumes, ENOSPC).
 TEST(Placement, DownNodesAreWaitedForFullOnesAreNoSpace) {
   std::vector<NodeRecord> nodes{Node(1, {50}), Node(2, {0})};
@@ -67,7 +68,10 @@ TEST(Placement, DownNodesAreWaitedForFullOnesAreNoSpace) {
   req.chunk_size = 64 << 20;
   req.allow_fewer = true;
   EXPECT_EQ(ChooseTargets(choices, req).status().code(), StatusCode::kMetaNodesDown);
-  choices[0].down = false;  // draining instead
+  choices[0].down = false;  // down for longer than repair-grace: not waited for, and not "no space"
+  choices[0].lost = true;
+  EXPECT_EQ(ChooseTargets(choices, req).status().code(), StatusCode::kMetaNodesLost);
+  choices[0].lost = false;  // draining instead
   EXPECT_EQ(ChooseTargets(choices, req).status().code(), StatusCode::kMetaNoVolumes);
   choices[0].usable = true;
   auto targets = ChooseTargets(choices, req);

@@ -44,11 +44,12 @@ std::vector<NodeChoice> MetaService::ChoicesOf(const std::vector<NodeRecord>& no
   std::vector<NodeChoice> choices;
   for (const NodeRecord& node : nodes) {
     const Health health = health_.Of(node.node);  // (IsUp: not down)
-    choices.push_back(
-        NodeChoice{&node, health != Health::kDown && node.admin_state == NodeAdminState::kActive,
-                   planner_->LoadOf(node.node), health == Health::kSuspect,
-                   health == Health::kDown && node.admin_state == NodeAdminState::kActive &&
-                       !health_.Lost(node.node, config_.repair_grace.value)});
+    const bool active = node.admin_state == NodeAdminState::kActive;
+    const bool lost =
+        health == Health::kDown && active && health_.Lost(node.node, config_.repair_grace.value);
+    choices.push_back(NodeChoice{&node, health != Health::kDown && active,
+                                 planner_->LoadOf(node.node), health == Health::kSuspect,
+                                 health == Health::kDown && active && !lost, lost});
   }
   return choices;
 }
