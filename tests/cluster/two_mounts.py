@@ -261,6 +261,57 @@ class Fuzz:
         node.mtime = None
         self.note(f"{n}: {'AB'[side]} mmap-write {rel} ({len(node.data)} bytes)")
 
+    def op_copy(self, n, side):
+        """copy_file_range(2) from one file into another (or within one)."""
+        src, dst = self.pick_existing(), self.pick_existing()
+        if src is None or not self.files[src].data:
+            return
+        s, d = self.files[src], self.files[dst]
+        off_in = self.rng.randrange(len(s.data))
+        count = self.rng.randint(1, len(s.data) - off_in)
+        off_out = self.rng.randrange(0, len(d.data) + 100000)
+        if s is d and abs(off_in - off_out) < count:
+            return  # overlapping ranges of one file: EINVAL
+        self.note(f"{n}: {'AB'[side]} copy_file_range {src}[{off_in}:+{count}] -> {dst}@{off_out}")
+        fin = os.open(self.path(side, src), os.O_RDONLY)
+        fout = os.open(self.path(side, dst), os.O_WRONLY)
+        try:
+            done = 0
+            while done < count:
+                got = os.copy_file_range(fin, fout, count - done, off_in + done, off_out + done)
+                if got == 0:
+                    break
+                done += got
+        finally:
+            os.close(fin)
+            os.close(fout)
+        piece = bytes(s.data[off_in:off_in + done])
+        if len(d.data) < off_out:
+            d.data += bytes(off_out - len(d.data))
+        d.data[off_out:off_out + done] = piece
+        d.mtime = None
+        if done != count:
+            self.fail(n, f"{'AB'[side]}: copy_file_range copied {done} of {count} bytes")
+
+    def op_fallocate(self, n, side):
+        """posix_fallocate(3): space for a range, the size grown to its end."""
+        rel = self.pick_existing()
+        if rel is None:
+            return
+        node = self.files[rel]
+        off = self.rng.randrange(0, MAX_SIZE)
+        length = self.rng.randint(1, 1 << 20)
+        self.note(f"{n}: {'AB'[side]} posix_fallocate {rel} {off}+{length}")
+        fd = os.open(self.path(side, rel), os.O_WRONLY)
+        try:
+            os.posix_fallocate(fd, off, length)
+        finally:
+            os.close(fd)
+        if len(node.data) < off + length:
+            node.data += bytes(off + length - len(node.data))
+            node.mtime = None
+        self.check_attrs(n, [rel])
+
     def op_read(self, n, side):
         rel = self.pick_file()
         if rel in self.dirs:
@@ -443,7 +494,8 @@ class Fuzz:
         self.converge(0, [""])
         ops = [(self.op_write, 30), (self.op_read, 30), (self.op_truncate, 5), (self.op_rename, 10),
                (self.op_unlink, 7), (self.op_dir, 5), (self.op_mmap, 5), (self.op_chmod, 4),
-               (self.op_utime, 4), (self.op_link, 4), (self.op_symlink, 3), (self.op_rename_dir, 3)]
+               (self.op_utime, 4), (self.op_link, 4), (self.op_symlink, 3), (self.op_rename_dir, 3),
+               (self.op_copy, 4), (self.op_fallocate, 3)]
         funcs, weights = zip(*ops)
         for n in range(1, self.ops + 1):
             op = self.rng.choices(funcs, weights)[0]
