@@ -273,8 +273,11 @@ class Fuzz:
         if s is d and abs(off_in - off_out) < count:
             return  # overlapping ranges of one file: EINVAL
         self.note(f"{n}: {'AB'[side]} copy_file_range {src}[{off_in}:+{count}] -> {dst}@{off_out}")
-        fin = os.open(self.path(side, src), os.O_RDONLY)
-        fout = os.open(self.path(side, dst), os.O_WRONLY)
+        # Within one file through one descriptor: a second, writing open of a
+        # replicated file that this mount serves by passthrough fails with
+        # EBUSY (docs/fuse.md, "The kernel's rules").
+        fin = os.open(self.path(side, src), os.O_RDWR if s is d else os.O_RDONLY)
+        fout = fin if s is d else os.open(self.path(side, dst), os.O_WRONLY)
         try:
             # As cp(1) and shutil do: the kernel bounds a copy by the source
             # size it caches, which an open marks out of date, not refreshes.
@@ -287,7 +290,8 @@ class Fuzz:
                 done += got
         finally:
             os.close(fin)
-            os.close(fout)
+            if fout != fin:
+                os.close(fout)
         piece = bytes(s.data[off_in:off_in + done])
         if len(d.data) < off_out:
             d.data += bytes(off_out - len(d.data))
