@@ -236,6 +236,7 @@ Result<std::unique_ptr<File>> ClientImpl::OpenWith(const OpenReply& opened, int 
       st->committed_size = 0;
       st->local_files.clear();
       st->dirty_versions.clear();
+      st->landed_writes.clear();
     }
   }
   const OpenHandles::Key handle = handles_.Add(attr.ino, flags, opened.handle, opened.session);

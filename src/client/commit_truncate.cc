@@ -11,6 +11,38 @@
 
 namespace t0fs::client {
 
+namespace {
+
+constexpr uint64_t kNoLandings = ~uint64_t{0};  // a dirty chunk without InodeState::landed_writes
+
+// The held file with descriptors that can write: passthrough readers hold
+// it read-only, so its data and checksum files are opened again (the same
+// inodes, through /proc: named or not) for the truncation.
+Result<std::shared_ptr<ChunkFile>> Writable(std::shared_ptr<ChunkFile> held) {
+  auto writable = [](int fd) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    return flags >= 0 && (flags & O_ACCMODE) == O_RDWR;
+  };
+  if (writable(held->data_fd()) && writable(held->crc_fd())) return held;
+  auto reopen = [&](int fd) -> Result<UniqueFd> {
+    UniqueFd again(::open(fmt::format("/proc/self/fd/{}", fd).c_str(), O_RDWR | O_CLOEXEC));
+    if (!again.valid()) {
+      return Status::FromErrno(
+          errno,
+          fmt::format("chunk {}: open the passthrough readers' file for writing", held->chunk()));
+    }
+    return again;
+  };
+  ASSIGN_OR_RETURN(UniqueFd data, reopen(held->data_fd()));
+  ASSIGN_OR_RETURN(UniqueFd crc, reopen(held->crc_fd()));
+  auto file =
+      std::make_shared<ChunkFile>(held->chunk(), std::move(data), std::move(crc), /*direct=*/false);
+  RETURN_IF_ERROR(file->ReadHeader());
+  return file;
+}
+
+}  // namespace
+
 Status CommitTruncate::Commit(InodeState& st, HandleId handle, bool durable, uint64_t* seen) {
   std::lock_guard commit(st.commit_mu);
   Status done = CommitLocked(st, handle, durable);
@@ -22,6 +54,7 @@ Status CommitTruncate::Commit(InodeState& st, HandleId handle, bool durable, uin
 }
 
 void CommitTruncate::ForgetChunk(InodeState& st, ChunkId chunk) {
+  st.landed_writes.erase(chunk);
   st.written_nodes.erase(chunk);
   st.unsynced.erase(chunk);
   st.local_files.erase(std::make_pair(chunk.value(), false));
@@ -56,6 +89,7 @@ Status CommitTruncate::CommitLocked(InodeState& st, HandleId handle, bool durabl
   CommitRequest req;
   uint64_t generation;
   std::vector<std::pair<ChunkId, uint64_t>> versions;
+  std::vector<uint64_t> landings;  // landed_writes of each of `versions` (none: no entry)
   {
     std::lock_guard lock(st.mu);
     bool dirty = st.write_generation != st.committed_generation || !st.dirty_versions.empty();
@@ -66,6 +100,9 @@ Status CommitTruncate::CommitLocked(InodeState& st, HandleId handle, bool durabl
     req.size = st.size;
     if (st.write_generation != st.committed_generation) req.mtime = st.last_write;
     for (auto& [chunk, version] : st.dirty_versions) {
+      auto landed = st.landed_writes.find(chunk);
+      if (landed != st.landed_writes.end() && landed->second == 0) continue;  // writes on their way
+      landings.push_back(landed != st.landed_writes.end() ? landed->second : kNoLandings);
       WrittenChunk w{chunk, version, {}};
       auto nodes = st.written_nodes.find(chunk);
       if (nodes != st.written_nodes.end()) w.nodes = nodes->second;
@@ -88,10 +125,18 @@ Status CommitTruncate::CommitLocked(InodeState& st, HandleId handle, bool durabl
   st.size = std::max(st.size, st.committed_size);
   if (st.write_generation == generation) st.committed_generation = generation;
   st.needs_durable = !durable;
-  for (auto& [chunk, version] : versions) {
+  for (size_t idx = 0; idx < versions.size(); ++idx) {
+    const auto& [chunk, version] = versions[idx];
     auto it = st.dirty_versions.find(chunk);
-    bool settled = it != st.dirty_versions.end() && it->second == version;
-    if (settled) st.dirty_versions.erase(it);
+    auto landed = st.landed_writes.find(chunk);
+    // Settled: no write to the chunk landed since the commit named its nodes.
+    bool settled =
+        it != st.dirty_versions.end() && it->second == version &&
+        (landed != st.landed_writes.end() ? landed->second : kNoLandings) == landings[idx];
+    if (settled) {
+      st.dirty_versions.erase(it);
+      if (landed != st.landed_writes.end()) st.landed_writes.erase(landed);
+    }
     std::vector<NodeId> nodes;  // empty: every replica took the writes
     if (auto it = st.written_nodes.find(chunk); it != st.written_nodes.end()) nodes = it->second;
     if (settled) st.written_nodes.erase(chunk);
@@ -112,6 +157,9 @@ Result<Attr> CommitTruncate::Truncate(InodeId ino, InodeState* st, uint64_t size
     commit = std::unique_lock(st->commit_mu);
     RETURN_IF_ERROR(CommitLocked(*st, HandleId(), false));
     held = Passthrough::Held(*st);
+    if (held) {
+      ASSIGN_OR_RETURN(held, Writable(std::move(held)));
+    }
   }
   ASSIGN_OR_RETURN(Attr before, open_.GetAttr(ino));
   LOG_DEBUG("inode {}: truncate {} -> {}{}", ino, before.size, size, held ? " (held by passthrough)" : "");
@@ -165,8 +213,10 @@ Result<Attr> CommitTruncate::Truncate(InodeId ino, InodeState* st, uint64_t size
       for (const ReplicaInfo& r : chunk.info.replicas) {
         if (!Healthy(r)) continue;
         Status done;
-        if (replicas_.IsLocal(r) && held && index == 0) {
+        if (replicas_.IsLocal(r) && held && index == 0 && held->chunk() == r.chunk) {
           // The held chunk file is the whole file: it takes the new size.
+          // (Another chunk 0 by now — truncated away by another client and
+          // allocated again — is resized as any chunk below.)
           done = resize([&](uint64_t len) { return held->Truncate(len, version); }, size);
           held_done = true;
         } else if (replicas_.IsLocal(r)) {
@@ -237,6 +287,7 @@ Result<Attr> CommitTruncate::Truncate(InodeId ino, InodeState* st, uint64_t size
         it = match ? st->layout.erase(it) : std::next(it);
       }
       st->dirty_versions.erase(w.chunk);
+      st->landed_writes.erase(w.chunk);
       st->written_nodes.erase(w.chunk);
     }
     st->layout_known_below = 0;

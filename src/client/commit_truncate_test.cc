@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "client/fake_meta_test.h"
 #include "client/meta_client.h"
 
@@ -111,6 +113,56 @@ TEST_F(CommitTruncateTest, CommitRecordsWhoTookTheWritesAndStalesTheRest) {
   // Committed: the next commit has nothing to say.
   ASSERT_TRUE(commits.Commit(*st, HandleId(3), true).ok());
   EXPECT_EQ(meta.commits.size(), 1u);
+  open.Forget(st);
+}
+
+// A version meta recorded before its writes reached a node would make
+// another client's reader find the node's file "stale" (and record every
+// replica as written): a chunk whose writes are all on their way waits for
+// the next commit, and a write landing during a commit keeps its chunk
+// dirty for the next one, which names the nodes as they are then.
+TEST_F(CommitTruncateTest, AChunkIsCommittedOnlyAfterItsWritesLanded) {
+  std::shared_ptr<InodeState> st = open.Acquire(FileAttr(0), true);
+  {
+    std::lock_guard lock(st->mu);
+    st->layout[0] = FakeMeta::Chunk(0, 10, kCapRead | kCapWrite);
+    st->layout[1] = FakeMeta::Chunk(1, 11, kCapRead | kCapWrite);
+    st->size = 4096;
+    st->write_generation = 1;
+    st->dirty_versions[ChunkId(10)] = 2;
+    st->landed_writes[ChunkId(10)] = 1;
+    st->dirty_versions[ChunkId(11)] = 1;
+    st->landed_writes[ChunkId(11)] = 0;  // its first write is on its way
+  }
+  meta.during_commit = [&] {
+    std::lock_guard lock(st->mu);
+    st->landed_writes[ChunkId(10)]++;  // another write of chunk 10 lands meanwhile
+    st->written_nodes[ChunkId(10)] = {NodeId(1)};
+  };
+  ASSERT_TRUE(commits.Commit(*st, HandleId(3), false).ok());
+  meta.during_commit = nullptr;
+  ASSERT_EQ(meta.commits.size(), 1u);
+  ASSERT_EQ(meta.commits[0].written.size(), 1u);
+  EXPECT_EQ(meta.commits[0].written[0].chunk, ChunkId(10));
+  EXPECT_TRUE(meta.commits[0].written[0].nodes.empty());
+  {
+    std::lock_guard lock(st->mu);
+    EXPECT_EQ(st->dirty_versions.count(ChunkId(10)), 1u);  // landed during the commit
+    EXPECT_EQ(st->dirty_versions.count(ChunkId(11)), 1u);
+    st->landed_writes[ChunkId(11)] = 1;  // chunk 11's write lands
+  }
+  ASSERT_TRUE(commits.Commit(*st, HandleId(3), false).ok());
+  ASSERT_EQ(meta.commits.size(), 2u);
+  std::map<ChunkId, std::vector<NodeId>> second;
+  for (const WrittenChunk& w : meta.commits[1].written) second[w.chunk] = w.nodes;
+  ASSERT_EQ(second.size(), 2u);
+  EXPECT_EQ(second[ChunkId(10)], std::vector<NodeId>{NodeId(1)});  // as they are now
+  EXPECT_TRUE(second.count(ChunkId(11)));
+  {
+    std::lock_guard lock(st->mu);
+    EXPECT_TRUE(st->dirty_versions.empty());
+    EXPECT_TRUE(st->landed_writes.empty());
+  }
   open.Forget(st);
 }
 

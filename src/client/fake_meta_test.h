@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <vector>
@@ -28,6 +29,7 @@ class FakeMeta final : public MetaApi {
   int getattr_calls = 0;
   std::vector<CommitRequest> commits;
   std::optional<Status> refuse_commits;  // set: Commit answers it
+  std::function<void()> during_commit;   // set: runs while Commit is "on the wire"
   Result<Attr> GetAttr(InodeId ino) override {
     getattr_calls++;
     auto it = attrs.find(ino);
@@ -55,6 +57,7 @@ class FakeMeta final : public MetaApi {
   }
   Result<Attr> Commit(const CommitRequest& req) override {
     commits.push_back(req);
+    if (during_commit) during_commit();
     if (refuse_commits) return *refuse_commits;
     Attr& attr = attrs[req.ino];
     attr.ino = req.ino;

@@ -114,6 +114,7 @@ Result<size_t> FileImpl::WriteAt(uint64_t offset, std::span<const std::byte> dat
   const uint64_t end = offset + data.size();
   if (end < offset) return Status(StatusCode::kFileTooBig, "write beyond the largest offset");
   size_t done = 0;
+  bool again = false;  // the piece at `done` is written once more (its chunk left the layout)
   while (done < data.size()) {
     uint64_t pos = offset + done;
     uint64_t index = pos / cs;
@@ -123,19 +124,50 @@ Result<size_t> FileImpl::WriteAt(uint64_t offset, std::span<const std::byte> dat
     ASSIGN_OR_RETURN(CachedChunk chunk, client_.layouts().Allocate(*state_, index, streaming));
     // Every write of this session to a chunk carries one version: the
     // committed one + 1. Meta records it at commit.
+    const ChunkId id = chunk.info.replicas.front().chunk;
     uint64_t version;
     {
       std::lock_guard lock(state_->mu);
       const uint64_t base = CommittedVersion(chunk.info);
-      auto [it, inserted] = state_->dirty_versions.emplace(chunk.info.replicas.front().chunk, base + 1);
+      auto [it, inserted] = state_->dirty_versions.emplace(id, base + 1);
       version = it->second;
+      if (inserted) state_->landed_writes[id] = 0;
     }
-    RETURN_IF_ERROR(client_.replicas().Write(*state_, chunk, in_chunk, data.subspan(done, piece), version, direct));
+    Status wrote = client_.replicas().Write(*state_, chunk, in_chunk, data.subspan(done, piece),
+                                            version, direct);
+    {
+      std::lock_guard lock(state_->mu);
+      auto [dirty, redirtied] = state_->dirty_versions.emplace(id, version);
+      if (wrote.ok()) {
+        // Dirty again if a commit settled the version while this write was
+        // on its way (InodeState::landed_writes); a newer version's writes
+        // count for themselves.
+        if (redirtied) state_->landed_writes[id] = 0;
+        if (dirty->second == version) state_->landed_writes[id]++;
+        state_->size = std::max(state_->size, pos + piece);
+        state_->write_generation++;
+        state_->last_write = WallNow();
+      } else if (redirtied) {
+        state_->dirty_versions.erase(dirty);  // settled meanwhile: stays so
+      } else if (auto landed = state_->landed_writes.find(id);
+                 dirty->second == version && landed != state_->landed_writes.end() &&
+                 landed->second == 0) {
+        // Nothing landed for this version: nothing to commit (a write still
+        // on its way makes it dirty again when it lands).
+        state_->landed_writes.erase(landed);
+        state_->dirty_versions.erase(dirty);
+      }
+    }
+    if (wrote.code() == StatusCode::kStale && !again) {
+      // The chunk's file is gone from its node, and the layout refreshed by
+      // ReplicaIo::Write no longer has the chunk (another client truncated
+      // the file): the piece goes to the chunk meta has, or allocates, now.
+      again = true;
+      continue;
+    }
+    RETURN_IF_ERROR(wrote);
+    again = false;
     done += piece;
-    std::lock_guard lock(state_->mu);
-    state_->size = std::max(state_->size, pos + piece);
-    state_->write_generation++;
-    state_->last_write = WallNow();
   }
   return done;
 }

@@ -44,6 +44,14 @@ struct InodeState {
 
   // Chunks written since the last commit: chunk → the version those writes carry.
   std::unordered_map<ChunkId, uint64_t> dirty_versions;
+  // Per chunk FileImpl::WriteAt made dirty: how many of its writes landed on
+  // a replica since. 0 (only writes on their way): a commit leaves the chunk
+  // for the next one, as a version meta recorded before any node has it
+  // makes another client's reader or truncate find the node's file "stale".
+  // A landing during a commit keeps the chunk dirty for the next one (the
+  // commit named the nodes as they were). No entry: passthrough's or a
+  // truncation's (their writes are done when they note the version).
+  std::unordered_map<ChunkId, uint64_t> landed_writes;
   uint64_t write_generation = 0;      // bumped by every write; commits compare it
   uint64_t committed_generation = 0;  // generation covered by the last commit
   Timespec last_write;

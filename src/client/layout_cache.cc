@@ -7,20 +7,39 @@
 
 namespace t0fs::client {
 
+namespace {
+
+bool SameChunk(const CachedChunk& a, const CachedChunk& b) {
+  return !a.info.replicas.empty() && !b.info.replicas.empty() &&
+         a.info.replicas.front().chunk == b.info.replicas.front().chunk;
+}
+
+// Puts meta's `fresh` entry for a chunk in place of the cached `old`. Kept
+// from `old`: the versions this session wrote with (meta's are older only
+// until our commit), and for the same chunk a capability with write rights
+// that `fresh` lacks (a read-only open's layout, fetched while a writer of
+// this mount holds the chunk, must not leave that writer read rights only).
+void Replace(CachedChunk& old, CachedChunk fresh) {
+  for (ReplicaInfo& r : fresh.info.replicas) {
+    for (const ReplicaInfo& was : old.info.replicas) {
+      if (was.node == r.node && was.chunk == r.chunk) r.version = std::max(r.version, was.version);
+    }
+  }
+  if (SameChunk(old, fresh) && (old.cap.rights & kCapWrite) != 0 &&
+      (fresh.cap.rights & kCapWrite) == 0 &&
+      old.cap.expiry_ms > WallMillis() + LayoutCache::kCapMarginMs) {
+    fresh.cap = old.cap;
+  }
+  old = std::move(fresh);
+}
+
+}  // namespace
+
 void LayoutCache::Merge(InodeState& st, const std::vector<CachedChunk>& layout, uint64_t first, uint64_t count) {
   std::lock_guard lock(st.mu);
   for (CachedChunk fresh : layout) {
-    auto it = st.layout.find(fresh.info.index);
-    if (it != st.layout.end()) {
-      // Keep the versions this session wrote with: meta's are older only
-      // until our commit.
-      for (ReplicaInfo& r : fresh.info.replicas) {
-        for (const ReplicaInfo& old : it->second.info.replicas) {
-          if (old.node == r.node && old.chunk == r.chunk) r.version = std::max(r.version, old.version);
-        }
-      }
-    }
-    st.layout[fresh.info.index] = std::move(fresh);
+    auto [it, inserted] = st.layout.emplace(fresh.info.index, fresh);
+    if (!inserted) Replace(it->second, std::move(fresh));
   }
   if (first <= st.layout_known_below) st.layout_known_below = std::max(st.layout_known_below, first + count);
 }
@@ -33,6 +52,17 @@ Status LayoutCache::Refresh(InodeState& st, uint64_t first, uint64_t count) {
   }
   ASSIGN_OR_RETURN(std::vector<CachedChunk> layout, meta_.GetLayout(st.ino, first, count, write));
   Merge(st, layout, first, count);
+  if (count == 0 || count > kFetchWindow) return Status::Ok();
+  // Meta answers every chunk it has in the range: a cached one it did not
+  // answer is gone (truncated by another client). Kept, a writer would write
+  // it with a capability for a chunk meta no longer has, or read rights only.
+  std::unordered_set<uint64_t> present;
+  for (const CachedChunk& c : layout) present.insert(c.info.index);
+  std::lock_guard lock(st.mu);
+  for (auto it = st.layout.lower_bound(first);
+       it != st.layout.end() && it->first < first + count;) {
+    it = present.count(it->first) != 0 ? std::next(it) : st.layout.erase(it);
+  }
   return Status::Ok();
 }
 
@@ -76,7 +106,14 @@ Result<CachedChunk> LayoutCache::Allocate(InodeState& st, uint64_t index, bool s
   std::lock_guard lock(st.mu);
   for (const CachedChunk& fresh : allocated) {
     auto [it, inserted] = st.layout.emplace(fresh.info.index, fresh);
-    if (!inserted) it->second.cap = fresh.cap;  // keep replicas and versions we had; take the new rights
+    // The same chunk: replicas and versions we had, the new rights; another
+    // (meta's changed since we fetched it, e.g. truncated by another client
+    // and allocated again): meta's, whose capability is for it.
+    if (!inserted && SameChunk(it->second, fresh)) {
+      it->second.cap = fresh.cap;
+    } else if (!inserted) {
+      Replace(it->second, fresh);
+    }
   }
   auto it = st.layout.find(index);
   if (it == st.layout.end() || it->second.info.replicas.empty()) {

@@ -75,6 +75,36 @@ TEST_F(LayoutCacheTest, ReadOnlyOpenLayoutNeverDowngradesAWriter) {
   EXPECT_EQ(meta.layout_calls, 1);
 }
 
+// Another client truncated the file: a refresh of the window drops the
+// cached chunk meta no longer has, so a writer allocates a new one instead
+// of writing the old (a capability for a chunk that is gone).
+TEST_F(LayoutCacheTest, ARefreshDropsChunksMetaNoLongerHas) {
+  meta.chunks = {{0, 10}, {1, 11}};
+  ASSERT_TRUE(cache.ChunkFor(st, 1).ok());
+  meta.chunks = {{0, 10}};
+  ASSERT_TRUE(cache.Refresh(st, 0, LayoutCache::kFetchWindow).ok());
+  auto gone = cache.ChunkFor(st, 1);
+  ASSERT_TRUE(gone.ok());
+  EXPECT_FALSE(gone->has_value());
+  auto fresh = cache.Allocate(st, 1, /*streaming=*/false);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_NE(fresh->info.replicas.front().chunk, ChunkId(11));
+}
+
+// A read-only open's layout arriving after the writer fetched its own
+// keeps the writer's write capability for the same chunk.
+TEST_F(LayoutCacheTest, AReadOnlyLayoutKeepsAWritersCapability) {
+  meta.chunks = {{0, 10}};
+  LayoutCache::NoteOpen(st, /*writable=*/true);
+  ASSERT_TRUE(cache.ChunkFor(st, 0).ok());
+  EXPECT_EQ(meta.layout_calls, 1);
+  cache.OnOpen(st, {FakeMeta::Chunk(0, 10, kCapRead)}, /*truncated=*/false);
+  auto chunk = cache.ChunkFor(st, 0);
+  ASSERT_TRUE(chunk.ok() && chunk->has_value());
+  EXPECT_NE((*chunk)->cap.rights & kCapWrite, 0u);
+  EXPECT_EQ(meta.layout_calls, 1);
+}
+
 TEST_F(LayoutCacheTest, FirstWriterDropsReadOnlyCapabilities) {
   meta.chunks = {{0, 10}};
   ASSERT_TRUE(cache.ChunkFor(st, 0).ok());

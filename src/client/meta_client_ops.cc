@@ -395,6 +395,7 @@ Status MetaClient::ReportReplica(const ReplicaInfo& replica, ReplicaProblem prob
   req.set_reason(ReasonToWire(problem));
   req.set_writer_waits(problem == ReplicaProblem::kWriterWaits);
   req.set_reader(problem == ReplicaProblem::kRecallOnRead);
+  if (problem == ReplicaProblem::kStale) req.set_seen_version(replica.version);
   req.set_detail(why.ToString());
   pb::Empty rsp;
   return Call<rpc::Method::kReportReplica>(req, &rsp);

@@ -240,7 +240,10 @@ Status Passthrough::NoteWrites(InodeState& st, std::optional<uint64_t>* length) 
   // The kernel wrote (or may have): a write of this session to chunk 0,
   // with the chunk file's size and mtime.
   ASSIGN_OR_RETURN(std::optional<CachedChunk> chunk, layouts_.ChunkFor(st, 0));
-  if (!chunk || chunk->info.replicas.empty()) {
+  // Chunk 0 may be another chunk by now (truncated away by another client
+  // and allocated again): its version is not this file's to record.
+  if (!chunk || chunk->info.replicas.empty() ||
+      chunk->info.replicas.front().chunk != file->chunk()) {
     return Status(StatusCode::kIoError,
                   fmt::format("inode {}: the chunk written through passthrough left the layout (truncated or "
                               "removed by another client meanwhile)", st.ino));

@@ -117,13 +117,21 @@ Status ReplicaIo::NameLocalFiles(InodeState& st, std::span<const WrittenChunk> w
     for (const WrittenChunk& w : written) {
       // Lazy opens are passthrough's: never O_DIRECT, always chunk 0 (its
       // layout entry is looked up, or fetched, below either way).
-      auto it = st.local_files.find(std::make_pair(w.chunk.value(), false));
-      if (it == st.local_files.end() || !it->second.file || !it->second.file->unnamed()) continue;
+      // The passthrough file too: an O_TRUNC open or a truncation may have
+      // dropped it from local_files while the kernel still writes it.
+      std::shared_ptr<ChunkFile> file;
+      if (auto it = st.local_files.find(std::make_pair(w.chunk.value(), false));
+          it != st.local_files.end()) {
+        file = it->second.file;
+      }
+      if (!file && st.passthrough.file && st.passthrough.file->chunk() == w.chunk)
+        file = st.passthrough.file;
+      if (!file || !file->unnamed()) continue;
       uint64_t at = 0;
       for (const auto& [index, cached] : st.layout) {
         if (!cached.info.replicas.empty() && cached.info.replicas.front().chunk == w.chunk) at = index;
       }
-      unnamed.push_back({it->second.file, at});
+      unnamed.push_back({file, at});
     }
   }
   for (const Unnamed& u : unnamed) {

@@ -159,9 +159,24 @@ Result<std::shared_ptr<ChunkFile>> ChunkStore::Get(VolumeId volume, ChunkId chun
   return file;
 }
 
+Result<std::shared_ptr<ChunkFile>> ChunkStore::GetCommitted(VolumeId volume, ChunkId chunk,
+                                                            uint64_t version) {
+  auto file = Get(volume, chunk, false);
+  if (version == 0 || file.ok() || file.status().code() != StatusCode::kDataNoChunk) return file;
+  {
+    // A version was committed, so its files have a name: a chunk still kept
+    // unnamed here is named now (its client names it before it commits, but
+    // may have lost track of the files it was given).
+    std::lock_guard naming(unnamed_mu_);
+    if (unnamed_.count(chunk) == 0) return file;
+    RETURN_IF_ERROR(NameLocked(chunk));
+  }
+  return Get(volume, chunk, false);
+}
+
 Result<std::shared_ptr<ChunkFile>> ChunkStore::GetForRead(VolumeId volume, ChunkId chunk,
                                                           uint64_t min_version, uint64_t* version) {
-  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, Get(volume, chunk, false));
+  ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, GetCommitted(volume, chunk, min_version));
   if (file->version() < min_version) {
     RETURN_IF_ERROR(file->ReadHeader());  // a local client may have written meanwhile
     if (file->version() < min_version) {
@@ -212,7 +227,7 @@ Result<size_t> ChunkStore::Read(VolumeId volume, ChunkId chunk, uint64_t offset,
 Result<std::shared_ptr<ChunkFile>> ChunkStore::GetForWrite(VolumeId volume, ChunkId chunk,
                                                            uint64_t base_version) {
   if (base_version == 0) return Get(volume, chunk, true);
-  auto file = Get(volume, chunk, false);
+  auto file = GetCommitted(volume, chunk, base_version);
   if (!file.ok() && file.status().code() == StatusCode::kDataNoChunk) {
     return Status(
         StatusCode::kStale,
@@ -297,7 +312,8 @@ Result<LocalFds> ChunkStore::OpenLocal(VolumeId volume, ChunkId chunk, bool crea
   }
   // Creates the files and the header through the cached path first.
   ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file,
-                   create ? GetForWrite(volume, chunk, base_version) : Get(volume, chunk, false));
+                   create ? GetForWrite(volume, chunk, base_version)
+                          : GetCommitted(volume, chunk, base_version));
   RETURN_IF_ERROR(file->ReadHeader());
   int mode = writable ? O_RDWR : O_RDONLY;
   UniqueFd data(::open(ChunkDataPath(dir, chunk).c_str(), mode | O_CLOEXEC | (direct ? O_DIRECT : 0)));

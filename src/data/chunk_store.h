@@ -156,6 +156,9 @@ class ChunkStore {
   };
   Result<std::string> DirOf(VolumeId volume) const;
   Result<std::shared_ptr<ChunkFile>> Get(VolumeId volume, ChunkId chunk, bool create);
+  // Get without create of a chunk the caller knows at `version`: one kept
+  // unnamed here is named first (version 0: not, a reader finds a hole).
+  Result<std::shared_ptr<ChunkFile>> GetCommitted(VolumeId volume, ChunkId chunk, uint64_t version);
   // A writer's file: Get with create, under Write's `base_version` rule.
   Result<std::shared_ptr<ChunkFile>> GetForWrite(VolumeId volume, ChunkId chunk,
                                                  uint64_t base_version);

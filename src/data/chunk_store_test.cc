@@ -204,6 +204,38 @@ TEST_F(ChunkStoreTest, AnotherWriterOfAnUnnamedChunkSharesItsFiles) {
   EXPECT_EQ(buf.data()[8192], std::byte{1});
 }
 
+TEST_F(ChunkStoreTest, ACommittedVersionOfAnUnnamedChunkNamesIt) {
+  // A version meta recorded has named files behind it: a reader, writer or
+  // truncation that comes with it names a chunk still kept unnamed (its
+  // client lost track of the files) rather than finding none.
+  auto fds = store_.OpenLocal(VolumeId(3), ChunkId(43), true, true, false, /*lazy=*/true);
+  ASSERT_TRUE(fds.ok());
+  ChunkFile client = ClientFile(ChunkId(43), std::move(*fds));
+  std::vector<std::byte> data(4096, std::byte{5});
+  ASSERT_TRUE(client.Write(0, data, 1).ok());
+  AlignedBuffer buf(4096);
+  uint64_t version = 0;
+  auto n = store_.Read(VolumeId(3), ChunkId(43), 0, std::span(buf.data(), 4096), 1, &version);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(*n, 4096u);
+  EXPECT_EQ(version, 1u);
+  EXPECT_EQ(buf.data()[0], std::byte{5});
+  EXPECT_TRUE(Named(dir_, ChunkId(43)));
+  EXPECT_EQ(store_.UnnamedCount(), 0u);
+
+  // A writer with a base version (a remote replica's Write, Truncate) too.
+  auto other = store_.OpenLocal(VolumeId(3), ChunkId(44), true, true, false, /*lazy=*/true);
+  ASSERT_TRUE(other.ok());
+  ChunkFile second = ClientFile(ChunkId(44), std::move(*other));
+  ASSERT_TRUE(second.Write(0, data, 1).ok());
+  ASSERT_TRUE(store_.Truncate(VolumeId(3), ChunkId(44), 100, 2, /*base_version=*/1).ok());
+  EXPECT_TRUE(Named(dir_, ChunkId(44)));
+  auto stat = store_.Stat(VolumeId(3), ChunkId(44));
+  ASSERT_TRUE(stat.ok()) << stat.status().ToString();
+  EXPECT_EQ(stat->length, 100u);
+  EXPECT_EQ(stat->version, 2u);
+}
+
 TEST_F(ChunkStoreTest, RemoveDropsAnUnnamedChunk) {
   auto fds = store_.OpenLocal(VolumeId(3), ChunkId(42), true, true, false, true);
   ASSERT_TRUE(fds.ok());

@@ -1,12 +1,15 @@
 // Namespace operations: thin conversions between the wire and the store,
 // which implements the POSIX semantics (src/meta/store/ops/).
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 
-#include "rpc/convert.h"
+#include <array>
+#include <span>
+
 #include "meta/meta_service.h"
 #include "meta/policy.h"
+#include "rpc/convert.h"
 #include "rpc/proto/meta.pb.h"
 
 namespace t0fs::meta {
@@ -108,12 +111,13 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
         RETURN_IF_ERROR(
             store_->Unlink(token, InodeId(req.parent()), req.name(), WallNow(), &dir, &unlinked));
         const InodeId parent(req.parent());
-        std::vector<ChangeFeed::Change> feed = {NameChange(parent, req.name()),
-                                                InodeChange(parent)};
+        std::array<ChangeFeed::Change, 3> feed = {NameChange(parent, req.name()),
+                                                  InodeChange(parent)};
         // The inode too (not known on a replay): the link count of its other
         // names, which another client's kernel keeps for the cache time.
-        if (unlinked.valid()) feed.push_back(InodeChange(unlinked));
-        changes_.Add(token.session, feed);
+        size_t count = 2;
+        if (unlinked.valid()) feed[count++] = InodeChange(unlinked);
+        changes_.Add(token.session, std::span(feed).first(count));
         if (dir.ino.valid()) ToWire(dir, rsp.mutable_parent());
         return Status::Ok();
       }));
@@ -136,12 +140,16 @@ void MetaService::AddNamespaceHandlers(HandlerList& h) {
         std::vector<InodeId> changed;
         RETURN_IF_ERROR(store_->Rename(token, from, req.old_name(), to, req.new_name(), req.flags(),
                                        WallNow(), &changed));
-        std::vector<ChangeFeed::Change> feed = {NameChange(from, req.old_name()),
-                                                NameChange(to, req.new_name()), InodeChange(from),
-                                                InodeChange(to)};
-        for (InodeId ino : changed)
-          feed.push_back(InodeChange(ino));  // moved: ctime; replaced: nlink
-        changes_.Add(token.session, feed);
+        // The moved inode (its ctime) and the replaced one (its link count).
+        std::array<ChangeFeed::Change, 6> feed = {NameChange(from, req.old_name()),
+                                                  NameChange(to, req.new_name()), InodeChange(from),
+                                                  InodeChange(to)};
+        size_t count = 4;
+        for (InodeId ino : changed) {
+          if (count == feed.size()) break;
+          feed[count++] = InodeChange(ino);
+        }
+        changes_.Add(token.session, std::span(feed).first(count));
         return Status::Ok();
       }));
 

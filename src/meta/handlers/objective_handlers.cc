@@ -113,6 +113,20 @@ void MetaService::AddObjectiveHandlers(HandlerList& h) {
           }
           return Status::Ok();
         }
+        if (req.reason() == pb::REPORT_STALE) {
+          Status marked = store_->ReportReplicaStale(chunk, node, req.seen_version());
+          if (marked.code() == StatusCode::kStale || marked.code() == StatusCode::kNotFound) {
+            // A layout older or newer than meta's (the chunk was truncated,
+            // replaced or written by another client since): nothing to repair.
+            LOG_DEBUG("{} reports the replica of chunk {} on node {} stale ({}); not so here: {}",
+                      call.peer, chunk, node, req.detail(), marked.message());
+            return Status::Ok();
+          }
+          RETURN_IF_ERROR(marked);
+          LOG_WARN("{} reports the replica of chunk {} on node {} stale ({}); it will be repaired",
+                   call.peer, chunk, node, req.detail());
+          return Status::Ok();
+        }
         LOG_WARN("{} reports the replica of chunk {} on node {} bad ({}); it will be repaired", call.peer, chunk,
                  node, req.detail());
         return store_->SetReplicaState(chunk, node, ReplicaState::kStale);

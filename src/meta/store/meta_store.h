@@ -467,6 +467,15 @@ class MetaStore {
   // Sets the state of the replica of `chunk` on `node` (kNotFound if none).
   // An offloaded replica never turns stale (it has no file to miss writes).
   virtual Status SetReplicaState(ChunkId chunk, NodeId node, ReplicaState state) = 0;
+  // A reporter (a client, or a node) found the file of `chunk` on `node`
+  // older than `seen_version`, the version its layout has for that replica,
+  // or missing: the replica turns stale only while meta records it at that
+  // version or a later one. A replica meta records at an older version is
+  // left alone (kStale): the reporter's layout came from a version not
+  // committed here (its own refused commit, a chunk truncated or replaced by
+  // another client since), and its file may be exactly what meta expects.
+  // kNotFound: the chunk left the layout, or has no replica there.
+  virtual Status ReportReplicaStale(ChunkId chunk, NodeId node, uint64_t seen_version) = 0;
   // Adds a pending replica of `chunk` on (node, volume); if the node already
   // has a replica of the chunk, that replica becomes pending instead.
   virtual Status AddPendingReplica(ChunkId chunk, NodeId node, VolumeId volume) = 0;

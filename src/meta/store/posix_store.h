@@ -102,6 +102,7 @@ class PosixStore final : public MetaStore {
   Result<std::vector<InodeId>> KeptNewest(size_t max, bool* truncated) override;
   Result<std::vector<ChunkReplicas>> ScanReplicas(ChunkId after, size_t max, bool* eof) override;
   Status SetReplicaState(ChunkId chunk, NodeId node, ReplicaState state) override;
+  Status ReportReplicaStale(ChunkId chunk, NodeId node, uint64_t seen_version) override;
   Status AddPendingReplica(ChunkId chunk, NodeId node, VolumeId volume) override;
   Status CompleteReplica(ChunkId chunk, NodeId node, uint64_t version) override;
   Status DropReplica(ChunkId chunk, NodeId node, bool unless_writer = false) override;

@@ -746,6 +746,32 @@ TEST_P(FilesTest, CommitErrors) {
   EXPECT_EQ((*store_->GetLayout(g, 0, 1))[0].replicas[0].version, 0u);
 }
 
+TEST_P(FilesTest, AStaleReportCountsOnlyAtTheVersionMetaRecords) {
+  InodeId f = MkFile(kRootInode, "f");
+  auto l = store_->Allocate(OpToken{}, f, {0}, targets_);
+  ASSERT_OK(l);
+  const Replica first = (*l)[0].replicas[0];
+  ASSERT_OK(store_->Commit(OpToken{}, CommitArgs{f, {}, 10, {}, {{first.chunk, 2}}}, false, T(1)));
+  auto state = [&] {
+    auto layout = store_->GetLayout(f, 0, 1);
+    if (!layout.ok() || layout->empty()) return ReplicaState::kPending;
+    for (const Replica& r : (*layout)[0].replicas) {
+      if (r.node == first.node) return r.state;
+    }
+    return ReplicaState::kPending;
+  };
+  // A layout newer than meta's (a version not committed here): not evidence.
+  EXPECT_CODE(store_->ReportReplicaStale(first.chunk, first.node, 3), kStale);
+  EXPECT_EQ(state(), ReplicaState::kHealthy);
+  // At meta's version (or an older layout's, the node being older still): stale.
+  ASSERT_OK(store_->ReportReplicaStale(first.chunk, first.node, 2));
+  EXPECT_EQ(state(), ReplicaState::kStale);
+  ASSERT_OK(store_->ReportReplicaStale(first.chunk, first.node, 1));  // already: fine
+  // A chunk that left the layout, or a node without a replica of it.
+  EXPECT_CODE(store_->ReportReplicaStale(ChunkId(999999), first.node, 1), kNotFound);
+  EXPECT_CODE(store_->ReportReplicaStale(first.chunk, NodeId(77), 1), kNotFound);
+}
+
 TEST(SqliteStoreDurable, DurableCommitOnFileStore) {
   TempDir dir;
   std::string path = dir.File("meta.db");

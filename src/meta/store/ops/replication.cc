@@ -323,6 +323,20 @@ Status PosixStore::SetReplicaState(ChunkId chunk, NodeId node, ReplicaState stat
   });
 }
 
+Status PosixStore::ReportReplicaStale(ChunkId chunk, NodeId node, uint64_t seen_version) {
+  return Write([&](WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(ReplicaRow r, ReplicaOn(txn, chunk, node));
+    if (r.state == ReplicaState::kOffloaded || r.state == ReplicaState::kStale) return Status::Ok();
+    if (r.version < seen_version) {
+      return Status(StatusCode::kStale,
+                    fmt::format("chunk {} on node {} is at version {} here, the report expected {}",
+                                chunk, node, r.version, seen_version));
+    }
+    r.state = ReplicaState::kStale;
+    return txn.PutReplica(r);
+  });
+}
+
 Status PosixStore::AddPendingReplica(ChunkId chunk, NodeId node, VolumeId volume) {
   return Write([&](WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(std::optional<ChunkWithReplicas> c, txn.GetChunk(chunk));
