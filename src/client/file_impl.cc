@@ -286,6 +286,12 @@ Status FileImpl::SyncPassthrough(bool last, std::optional<uint64_t>* length_out)
     std::lock_guard lock(st.mu);
     needs_rebuild = st.passthrough.needs_rebuild;
   }
+  if (last && !needs_rebuild) {
+    // The last writer's note above looks at nothing (no writer holds the
+    // file any more): the pending mark goes without a rebuild only when the
+    // kernel did not change the file since the last look.
+    ASSIGN_OR_RETURN(needs_rebuild, Passthrough::ChangedSinceSeen(st, *file));
+  }
   if (last && needs_rebuild) {
     RETURN_IF_ERROR(file->RebuildChecksums(/*clear_pending=*/true));
     client_.passthrough().Count(0, /*rebuilt=*/true);

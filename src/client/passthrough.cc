@@ -236,6 +236,9 @@ Status Passthrough::NoteWrites(InodeState& st, std::optional<uint64_t>* length) 
   {
     std::lock_guard lock(st.mu);
     if (!DiffersFromSeen(st, before)) return Status::Ok();
+    // Its checksums are rebuilt at the last writer's close, also when the
+    // writes cannot be recorded below (their chunk left the layout).
+    st.passthrough.needs_rebuild = true;
   }
   // The kernel wrote (or may have): a write of this session to chunk 0,
   // with the chunk file's size and mtime.
@@ -270,6 +273,12 @@ Status Passthrough::NoteWrites(InodeState& st, std::optional<uint64_t>* length) 
   st.passthrough.needs_rebuild = true;
   st.passthrough.overflow_dirty = true;
   return Status::Ok();
+}
+
+Result<bool> Passthrough::ChangedSinceSeen(InodeState& st, ChunkFile& file) {
+  ASSIGN_OR_RETURN(struct stat now, StatChunkData(file));
+  std::lock_guard lock(st.mu);
+  return DiffersFromSeen(st, now);
 }
 
 void Passthrough::Count(uint64_t overflow_bytes, bool rebuilt) {

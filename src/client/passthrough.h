@@ -56,6 +56,10 @@ class Passthrough {
   // `length`, the chunk file's length when it looked (none: no writer holds
   // the file, nothing looked).
   Status NoteWrites(InodeState& st, std::optional<uint64_t>* length = nullptr);
+  // Whether the held chunk file changed since the last note (or the first
+  // writer's open): the kernel may have written it after what NoteWrites
+  // saw, which needs no writer to look.
+  static Result<bool> ChangedSinceSeen(InodeState& st, ChunkFile& file);
   // Records `overflow_bytes` more bytes moved out of a passthrough chunk; a rebuild.
   void Count(uint64_t overflow_bytes, bool rebuilt);
 

@@ -3,10 +3,10 @@
 # read and truncate them through both, across chunk boundaries. Whatever
 # the interleaving, no replica may be marked stale on a client's word (meta
 # recording a version before its writes reached the node, a commit of a
-# chunk that is no longer the file's), no call may fail with an error the
-# mode does not allow (EACCES: a capability for a chunk that is gone, or
-# without write rights; ESTALE, EBADF), and both
-# mounts must read every file alike afterwards.
+# chunk that is no longer the file's), no block's checksum may disagree
+# with its data, no call may fail with an error the mode does not allow
+# (EACCES: a capability for a chunk that is gone, or without write rights;
+# ESTALE, EBADF), and both mounts must read every file alike afterwards.
 #
 #   churn.sh              mount A on node 1 with passthrough, mount B with no
 #                         local node (every byte over TCP). A passthrough
@@ -37,6 +37,11 @@ timeout 300 python3 "$(dirname "$0")/churn.py" "$MNT" "$SECOND_MNT" "${CHURN_SEC
 # the version the client expected; with one data node nothing is stale.
 if grep -E "reports the replica of chunk [0-9]+ on node [0-9]+ stale .*it will be repaired" "$CLUSTER_DIR/meta.log"; then
   fail "a client's report marked a replica stale (seed $SEED)"
+fi
+# Every byte the kernel wrote through passthrough gets its checksums
+# rebuilt at the last writer's close, also when its commit failed.
+if grep -E "checksum mismatch" "$CLUSTER_DIR"/data.log "$CLUSTER_DIR"/meta.log; then
+  fail "a chunk file's data and checksums disagreed (seed $SEED)"
 fi
 if [[ "${PASSTHROUGH:-on}" == off ]]; then
   fsck_clean
