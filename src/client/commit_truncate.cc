@@ -1,4 +1,3 @@
-#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -14,32 +13,6 @@ namespace t0fs::client {
 namespace {
 
 constexpr uint64_t kNoLandings = ~uint64_t{0};  // a dirty chunk without InodeState::landed_writes
-
-// The held file with descriptors that can write: passthrough readers hold
-// it read-only, so its data and checksum files are opened again (the same
-// inodes, through /proc: named or not) for the truncation.
-Result<std::shared_ptr<ChunkFile>> Writable(std::shared_ptr<ChunkFile> held) {
-  auto writable = [](int fd) {
-    const int flags = ::fcntl(fd, F_GETFL);
-    return flags >= 0 && (flags & O_ACCMODE) == O_RDWR;
-  };
-  if (writable(held->data_fd()) && writable(held->crc_fd())) return held;
-  auto reopen = [&](int fd) -> Result<UniqueFd> {
-    UniqueFd again(::open(fmt::format("/proc/self/fd/{}", fd).c_str(), O_RDWR | O_CLOEXEC));
-    if (!again.valid()) {
-      return Status::FromErrno(
-          errno,
-          fmt::format("chunk {}: open the passthrough readers' file for writing", held->chunk()));
-    }
-    return again;
-  };
-  ASSIGN_OR_RETURN(UniqueFd data, reopen(held->data_fd()));
-  ASSIGN_OR_RETURN(UniqueFd crc, reopen(held->crc_fd()));
-  auto file =
-      std::make_shared<ChunkFile>(held->chunk(), std::move(data), std::move(crc), /*direct=*/false);
-  RETURN_IF_ERROR(file->ReadHeader());
-  return file;
-}
 
 }  // namespace
 
@@ -111,7 +84,14 @@ Status CommitTruncate::CommitLocked(InodeState& st, HandleId handle, bool durabl
     }
   }
   req.durable = durable;
-  RETURN_IF_ERROR(replicas_.NameLocalFiles(st, req.written));
+  if (Status named = replicas_.NameLocalFiles(st, req.written); !named.ok()) {
+    if (named.code() != StatusCode::kStale) return named;
+    // Lost as writes meta refuses (below): dropped, reported once (EIO).
+    Status lost(StatusCode::kIoError, named.message());
+    LOG_WARN("inode {}: {}; its writes are lost", st.ino, named.message());
+    DropRefused(st, versions, generation, lost);
+    return lost;
+  }
   Result<Attr> answer = meta_.Commit(req);
   if (answer.status().code() == StatusCode::kStale) {
     LOG_WARN("inode {}: meta refused a commit, its writes are lost: {}", st.ino,
@@ -158,7 +138,7 @@ Result<Attr> CommitTruncate::Truncate(InodeId ino, InodeState* st, uint64_t size
     RETURN_IF_ERROR(CommitLocked(*st, HandleId(), false));
     held = Passthrough::Held(*st);
     if (held) {
-      ASSIGN_OR_RETURN(held, Writable(std::move(held)));
+      ASSIGN_OR_RETURN(held, Passthrough::Writable(std::move(held)));
     }
   }
   ASSIGN_OR_RETURN(Attr before, open_.GetAttr(ino));
@@ -264,7 +244,11 @@ Result<Attr> CommitTruncate::Truncate(InodeId ino, InodeState* st, uint64_t size
   uint64_t keep = 0;
   if (size > before.size && !versions.written.empty()) keep = boundary_index + 1;
   if (held) keep = std::max<uint64_t>(keep, 1);
-  if (st != nullptr) RETURN_IF_ERROR(replicas_.NameLocalFiles(*st, versions.written));
+  if (st != nullptr) {
+    Status named = replicas_.NameLocalFiles(*st, versions.written);
+    if (named.code() == StatusCode::kStale) return Status(StatusCode::kIoError, named.message());
+    RETURN_IF_ERROR(named);
+  }
   ASSIGN_OR_RETURN(Attr attr, meta_.Truncate(ino, size, keep));
   if (!versions.written.empty()) RETURN_IF_ERROR(meta_.Commit(versions).status());
   if (st != nullptr) {

@@ -129,7 +129,7 @@ Result<size_t> FileImpl::WriteAt(uint64_t offset, std::span<const std::byte> dat
     {
       std::lock_guard lock(state_->mu);
       const uint64_t base = CommittedVersion(chunk.info);
-      auto [it, inserted] = state_->dirty_versions.emplace(id, base + 1);
+      auto [it, inserted] = state_->dirty_versions.try_emplace(id, base + 1);
       version = it->second;
       if (inserted) state_->landed_writes[id] = 0;
     }
@@ -137,32 +137,35 @@ Result<size_t> FileImpl::WriteAt(uint64_t offset, std::span<const std::byte> dat
                                             version, direct);
     {
       std::lock_guard lock(state_->mu);
-      auto [dirty, redirtied] = state_->dirty_versions.emplace(id, version);
       if (wrote.ok()) {
         // Dirty again if a commit settled the version while this write was
         // on its way (InodeState::landed_writes); a newer version's writes
         // count for themselves.
+        auto [dirty, redirtied] = state_->dirty_versions.try_emplace(id, version);
         if (redirtied) state_->landed_writes[id] = 0;
         if (dirty->second == version) state_->landed_writes[id]++;
         state_->size = std::max(state_->size, pos + piece);
         state_->write_generation++;
         state_->last_write = WallNow();
-      } else if (redirtied) {
-        state_->dirty_versions.erase(dirty);  // settled meanwhile: stays so
-      } else if (auto landed = state_->landed_writes.find(id);
-                 dirty->second == version && landed != state_->landed_writes.end() &&
-                 landed->second == 0) {
+      } else if (auto dirty = state_->dirty_versions.find(id);
+                 dirty != state_->dirty_versions.end() && dirty->second == version) {
         // Nothing landed for this version: nothing to commit (a write still
-        // on its way makes it dirty again when it lands).
-        state_->landed_writes.erase(landed);
-        state_->dirty_versions.erase(dirty);
+        // on its way makes it dirty again when it lands). Settled meanwhile
+        // (no dirty entry): stays so.
+        auto landed = state_->landed_writes.find(id);
+        if (landed != state_->landed_writes.end() && landed->second == 0) {
+          state_->landed_writes.erase(landed);
+          state_->dirty_versions.erase(dirty);
+        }
       }
     }
     if (wrote.code() == StatusCode::kStale && !again) {
-      // The chunk's file is gone from its node, and the layout refreshed by
-      // ReplicaIo::Write no longer has the chunk (another client truncated
+      // The chunk's file is gone from its node (another client truncated
       // the file): the piece goes to the chunk meta has, or allocates, now.
+      // (ReplicaIo::Write refreshed the layout unless this session had
+      // written the chunk since its commit.)
       again = true;
+      RETURN_IF_ERROR(client_.layouts().Refresh(*state_, index, 1));
       continue;
     }
     RETURN_IF_ERROR(wrote);
@@ -245,7 +248,9 @@ Status FileImpl::LeavePassthrough() {
       st = now.status();
     }
     if (rel.file && st.ok() && *length > state_->chunk_size) {
-      st = rel.file->Truncate(state_->chunk_size, 0);
+      // (A reader may be the last: its descriptors are read-only.)
+      auto writable = Passthrough::Writable(rel.file);
+      st = writable.ok() ? (*writable)->Truncate(state_->chunk_size, 0) : writable.status();
     }
     Passthrough::Forget(*state_, /*writer_only=*/false);
   }

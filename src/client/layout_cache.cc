@@ -38,8 +38,12 @@ void Replace(CachedChunk& old, CachedChunk fresh) {
 void LayoutCache::Merge(InodeState& st, const std::vector<CachedChunk>& layout, uint64_t first, uint64_t count) {
   std::lock_guard lock(st.mu);
   for (CachedChunk fresh : layout) {
-    auto [it, inserted] = st.layout.emplace(fresh.info.index, fresh);
-    if (!inserted) Replace(it->second, std::move(fresh));
+    auto it = st.layout.find(fresh.info.index);
+    if (it != st.layout.end()) {
+      Replace(it->second, std::move(fresh));
+    } else {
+      st.layout.emplace(fresh.info.index, std::move(fresh));
+    }
   }
   if (first <= st.layout_known_below) st.layout_known_below = std::max(st.layout_known_below, first + count);
 }
@@ -105,13 +109,15 @@ Result<CachedChunk> LayoutCache::Allocate(InodeState& st, uint64_t index, bool s
   ASSIGN_OR_RETURN(std::vector<CachedChunk> allocated, meta_.Allocate(st.ino, indices));
   std::lock_guard lock(st.mu);
   for (const CachedChunk& fresh : allocated) {
-    auto [it, inserted] = st.layout.emplace(fresh.info.index, fresh);
     // The same chunk: replicas and versions we had, the new rights; another
     // (meta's changed since we fetched it, e.g. truncated by another client
     // and allocated again): meta's, whose capability is for it.
-    if (!inserted && SameChunk(it->second, fresh)) {
+    auto it = st.layout.find(fresh.info.index);
+    if (it == st.layout.end()) {
+      st.layout.emplace(fresh.info.index, fresh);
+    } else if (SameChunk(it->second, fresh)) {
       it->second.cap = fresh.cap;
-    } else if (!inserted) {
+    } else {
       Replace(it->second, fresh);
     }
   }

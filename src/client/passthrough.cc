@@ -1,8 +1,9 @@
+#include "client/passthrough.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 
-#include <fmt/format.h>
-
-#include "client/passthrough.h"
 #include "common/logging.h"
 
 namespace t0fs::client {
@@ -196,7 +197,10 @@ Status Passthrough::Hold(InodeState& st, const std::shared_ptr<ChunkFile>& file,
   std::lock_guard lock(st.mu);
   LOG_DEBUG("inode {}: {} joins passthrough ({} open, {} writers before)", st.ino, write ? "writer" : "reader",
             st.passthrough.opens, st.passthrough.writers);
-  if (st.passthrough.opens++ == 0) st.passthrough.file = file;
+  // The held file is a writer's once one holds it: a reader that got in
+  // first (two opens racing past Held) holds read-only descriptors, and the
+  // notes and rebuilds of the kernel's writes need ones that can write.
+  if (st.passthrough.opens++ == 0 || first_writer) st.passthrough.file = file;
   if (write && st.passthrough.writers++ == 0) {
     st.passthrough.seen_size = starts_empty ? 0 : -1;
     st.passthrough.seen_ctime = starts_empty ? CtimeOf(empty) : Timespec{};
@@ -284,6 +288,29 @@ Result<bool> Passthrough::ChangedSinceSeen(InodeState& st, ChunkFile& file) {
 void Passthrough::Count(uint64_t overflow_bytes, bool rebuilt) {
   stats_.passthrough_overflow_bytes += overflow_bytes;
   if (rebuilt) stats_.passthrough_rebuilds++;
+}
+
+Result<std::shared_ptr<ChunkFile>> Passthrough::Writable(std::shared_ptr<ChunkFile> held) {
+  auto writable = [](int fd) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    return flags >= 0 && (flags & O_ACCMODE) == O_RDWR;
+  };
+  if (writable(held->data_fd()) && writable(held->crc_fd())) return held;
+  auto reopen = [&](int fd) -> Result<UniqueFd> {
+    UniqueFd again(::open(fmt::format("/proc/self/fd/{}", fd).c_str(), O_RDWR | O_CLOEXEC));
+    if (!again.valid()) {
+      return Status::FromErrno(
+          errno,
+          fmt::format("chunk {}: open the passthrough readers' file for writing", held->chunk()));
+    }
+    return again;
+  };
+  ASSIGN_OR_RETURN(UniqueFd data, reopen(held->data_fd()));
+  ASSIGN_OR_RETURN(UniqueFd crc, reopen(held->crc_fd()));
+  auto file =
+      std::make_shared<ChunkFile>(held->chunk(), std::move(data), std::move(crc), /*direct=*/false);
+  RETURN_IF_ERROR(file->ReadHeader());
+  return file;
 }
 
 }  // namespace t0fs::client

@@ -60,6 +60,10 @@ class Passthrough {
   // writer's open): the kernel may have written it after what NoteWrites
   // saw, which needs no writer to look.
   static Result<bool> ChangedSinceSeen(InodeState& st, ChunkFile& file);
+  // The held file with descriptors that can write: passthrough readers hold
+  // it read-only, so its data and checksum files are opened again (the same
+  // inodes, through /proc: named or not) for a truncation.
+  static Result<std::shared_ptr<ChunkFile>> Writable(std::shared_ptr<ChunkFile> held);
   // Records `overflow_bytes` more bytes moved out of a passthrough chunk; a rebuild.
   void Count(uint64_t overflow_bytes, bool rebuilt);
 

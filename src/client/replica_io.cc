@@ -145,14 +145,25 @@ Status ReplicaIo::NameLocalFiles(InodeState& st, std::span<const WrittenChunk> w
         }
       }
       if (local == nullptr) {
-        return Status(StatusCode::kIoError, fmt::format("inode {}: chunk {} written here left this node's "
-                                                        "layout before it got a name", st.ino, u.file->chunk()));
+        return Status(StatusCode::kStale,
+                      fmt::format("inode {}: chunk {} written here left this node's "
+                                  "layout before it got a name",
+                                  st.ino, u.file->chunk()));
       }
       Status named = data_.AdoptLocal(*local, chunk->cap, *u.file);
       if (named.code() == StatusCode::kDataCapabilityExpired && !refreshed) {
         refreshed = true;
         RETURN_IF_ERROR(layouts_.Refresh(st, u.index, 1));
         continue;
+      }
+      if (named.code() == StatusCode::kStale) {
+        // The node removed the chunk: meta dropped it (another client
+        // truncated it away) after this layout was fetched.
+        return Status(
+            StatusCode::kStale,
+            fmt::format("inode {}: chunk {} written here was removed from this node before "
+                        "it got a name (truncated away by another client)",
+                        st.ino, u.file->chunk()));
       }
       RETURN_IF_ERROR(named);
       break;

@@ -133,7 +133,8 @@ class ReplicaIo {
                                                bool for_write, bool direct, bool retry, bool lazy = false);
   // Names this inode's unnamed local files of the chunks in `written`
   // (AdoptLocal): called before their versions are committed, so that every
-  // committed version has files with names behind it.
+  // committed version has files with names behind it. kStale: a chunk
+  // left this node (its writes are lost: another client truncated it away).
   Status NameLocalFiles(InodeState& st, std::span<const WrittenChunk> written);
   // A new file's chunk 0 whose files this client prepared (ChunkPool): the
   // local replica's files from now on, as a lazy open's would be.

@@ -14,6 +14,7 @@
 #include "common/buffer.h"
 #include "common/io_backend.h"
 #include "common/logging.h"
+#include "ec/cells.h"
 
 namespace t0fs::data {
 namespace {
@@ -137,6 +138,7 @@ Result<std::shared_ptr<ChunkFile>> ChunkStore::Get(VolumeId volume, ChunkId chun
     // A writer of a chunk kept unnamed (a lazy OpenLocal) names it first,
     // so that it and the local client share the files.
     std::lock_guard naming(unnamed_mu_);
+    RETURN_IF_ERROR(RefuseRemovedLocked(volume, chunk));
     RETURN_IF_ERROR(NameLocked(chunk));
     ASSIGN_OR_RETURN(file, OpenFile(dir, chunk, create, &created));
   } else {
@@ -276,9 +278,23 @@ Result<ChunkStat> ChunkStore::Stat(VolumeId volume, ChunkId chunk) {
 
 Status ChunkStore::Remove(VolumeId volume, ChunkId chunk) {
   ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
-  {
-    std::lock_guard naming(unnamed_mu_);
-    ForgetUnnamedLocked(chunk);  // the files go with their last descriptor
+  // Held to the end: a creator checks removed_ and creates under it.
+  std::lock_guard naming(unnamed_mu_);
+  ForgetUnnamedLocked(chunk);  // the files go with their last descriptor
+  const auto now = std::chrono::steady_clock::now();
+  // (An erasure-coded cell's id is written again at each version it is
+  // encoded at, by the data node meta tells to: not remembered.)
+  if (!ec::IsCellId(chunk)) {
+    removed_[chunk] = Removed{volume, now};
+    removed_order_.emplace_back(now, chunk);
+  }
+  while (!removed_order_.empty() && (removed_order_.size() > kRemovedCapacity ||
+                                     now - removed_order_.front().first > kRemovedMemory)) {
+    auto [when, old] = removed_order_.front();
+    removed_order_.pop_front();
+    if (auto it = removed_.find(old); it != removed_.end() && it->second.when == when) {
+      removed_.erase(it);
+    }
   }
   {
     std::lock_guard lock(mu_);
@@ -301,6 +317,18 @@ Status ChunkStore::Remove(VolumeId volume, ChunkId chunk) {
     if (state.chunks > 0) --state.chunks;
   }
   return Status::Ok();
+}
+
+Status ChunkStore::RefuseRemovedLocked(VolumeId volume, ChunkId chunk) {
+  auto it = removed_.find(chunk);
+  if (it == removed_.end() || it->second.volume != volume ||
+      std::chrono::steady_clock::now() - it->second.when > kRemovedMemory) {
+    return Status::Ok();
+  }
+  return Status(StatusCode::kStale,
+                fmt::format("chunk {} was removed from this node: the writer's layout is older "
+                            "than meta's",
+                            chunk));
 }
 
 Result<LocalFds> ChunkStore::OpenLocal(VolumeId volume, ChunkId chunk, bool create, bool writable,
@@ -410,6 +438,8 @@ Status ChunkStore::CommitTemp(VolumeId volume, ChunkId chunk) {
     std::lock_guard lock(mu_);
     ++volumes_[volume].chunks;
   }
+  std::lock_guard naming(unnamed_mu_);
+  removed_.erase(chunk);  // meta placed a replica here again
   return Status::Ok();
 }
 

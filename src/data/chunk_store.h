@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <list>
 #include <map>
 #include <memory>
@@ -81,8 +82,21 @@ class ChunkStore {
                uint64_t version, bool sync, uint64_t base_version = 0);
   Status Truncate(VolumeId volume, ChunkId chunk, uint64_t length, uint64_t version,
                   uint64_t base_version = 0);
-  // Removing a missing chunk succeeds (removal is idempotent).
+  // Removing a missing chunk succeeds (removal is idempotent). The chunk
+  // is remembered as removed for `kRemovedMemory` (at most
+  // `kRemovedCapacity` chunks, the oldest forgotten first): meta removes a
+  // chunk when it left every layout (or this node's replica was dropped),
+  // and a writer whose cached layout still has it at version 0 must not
+  // create it again as a file in no layout (an orphan) — Write, Truncate
+  // and OpenLocal with create at version 0, and Adopt, are kStale for it.
+  // A copy placed by CommitTemp (meta put a replica here again) ends that.
+  // Erasure-coded cells (ec/cells.h) are not remembered: meta has them
+  // written again at each version.
   Status Remove(VolumeId volume, ChunkId chunk);
+  // Longer than meta's default capability lifetime (10 min): a write with
+  // a capability older than that is refused anyway.
+  static constexpr std::chrono::minutes kRemovedMemory{15};
+  static constexpr size_t kRemovedCapacity = size_t{1} << 20;
   Status Sync(VolumeId volume, ChunkId chunk);
   Result<ChunkStat> Stat(VolumeId volume, ChunkId chunk);
   // Fresh descriptors (new open file descriptions) for a local client.
@@ -174,6 +188,9 @@ class ChunkStore {
   Status NameLocked(ChunkId chunk);
   // Lets go of the chunk's unnamed files, if any (caller holds unnamed_mu_).
   void ForgetUnnamedLocked(ChunkId chunk);
+  // kStale if Remove removed the chunk from `volume` lately (caller holds
+  // unnamed_mu_).
+  Status RefuseRemovedLocked(VolumeId volume, ChunkId chunk);
   // Links `data_fd` and `crc_fd` as the chunk's files and counts the chunk.
   Status Link(VolumeId volume, const std::string& dir, ChunkId chunk, int data_fd, int crc_fd);
 
@@ -197,6 +214,16 @@ class ChunkStore {
   std::chrono::steady_clock::time_point
       last_unnamed_;  // the latest unnamed chunk's opening (or reuse)
   uint64_t reused_ = 0;
+  // Chunks removed lately (Remove), with when; oldest first in the queue
+  // (an entry whose time differs from the map's is a forgotten one).
+  // Guarded by unnamed_mu_, which Remove holds while it unlinks and a
+  // creator while it checks and creates: no create slips in between.
+  struct Removed {
+    VolumeId volume;
+    std::chrono::steady_clock::time_point when;
+  };
+  std::unordered_map<ChunkId, Removed> removed_;
+  std::deque<std::pair<std::chrono::steady_clock::time_point, ChunkId>> removed_order_;
   mutable std::mutex mu_;  // guards volumes_, cache_, lru_; never held across disk I/O
   std::unordered_map<VolumeId, VolumeState> volumes_;
   using Lru = std::list<ChunkId>;

@@ -249,6 +249,48 @@ TEST_F(ChunkStoreTest, RemoveDropsAnUnnamedChunk) {
             StatusCode::kDataNoChunk);
 }
 
+// A removed chunk left every layout (or this node's replica was dropped):
+// a writer whose cached layout still has it at version 0 must not create
+// it again as a file no layout names. A copy meta places here ends that;
+// an erasure-coded cell is written again at each version.
+TEST_F(ChunkStoreTest, ARemovedChunkIsNotCreatedAgainByAStaleWriter) {
+  std::vector<std::byte> data(100, std::byte{7});
+  auto held = store_.OpenLocal(VolumeId(3), ChunkId(60), true, true, false, /*lazy=*/true);
+  ASSERT_TRUE(held.ok() && held->unnamed);
+  ASSERT_TRUE(store_.Write(VolumeId(3), ChunkId(61), 0, data, 1, false).ok());
+  ASSERT_TRUE(store_.Remove(VolumeId(3), ChunkId(60)).ok());
+  ASSERT_TRUE(store_.Remove(VolumeId(3), ChunkId(61)).ok());
+  for (ChunkId id : {ChunkId(60), ChunkId(61)}) {
+    EXPECT_EQ(store_.Write(VolumeId(3), id, 0, data, 1, false).code(), StatusCode::kStale)
+        << id.value();
+    EXPECT_EQ(store_.Truncate(VolumeId(3), id, 10, 1).code(), StatusCode::kStale) << id.value();
+    EXPECT_EQ(store_.OpenLocal(VolumeId(3), id, true, true, false, true).status().code(),
+              StatusCode::kStale)
+        << id.value();
+    EXPECT_EQ(store_.OpenLocal(VolumeId(3), id, true, true, false).status().code(),
+              StatusCode::kStale)
+        << id.value();
+  }
+  // The unnamed files handed out before the removal get no name.
+  EXPECT_EQ(store_.Adopt(VolumeId(3), ChunkId(60), held->data.get(), held->crc.get()).code(),
+            StatusCode::kStale);
+  EXPECT_FALSE(Named(dir_, ChunkId(60)));
+  EXPECT_FALSE(Named(dir_, ChunkId(61)));
+  EXPECT_EQ(store_.ChunkCount(VolumeId(3)), 0u);
+  // Meta places a replica here again: a copy, then writes as any chunk.
+  auto temp = store_.CreateTemp(VolumeId(3), ChunkId(61));
+  ASSERT_TRUE(temp.ok());
+  ASSERT_TRUE((*temp)->Write(0, data, 1).ok());
+  temp->reset();
+  ASSERT_TRUE(store_.CommitTemp(VolumeId(3), ChunkId(61)).ok());
+  EXPECT_TRUE(store_.Write(VolumeId(3), ChunkId(61), 0, data, 2, false, 1).ok());
+  // A cell of an erasure-coded chunk is written again at its next version.
+  const ChunkId cell(ChunkId(62).value() | uint64_t{2} << 56);
+  ASSERT_TRUE(store_.Write(VolumeId(3), cell, 0, data, 3, false).ok());
+  ASSERT_TRUE(store_.Remove(VolumeId(3), cell).ok());
+  EXPECT_TRUE(store_.Write(VolumeId(3), cell, 0, data, 4, false).ok());
+}
+
 TEST_F(ChunkStoreTest, PastItsCapacityTheOldestIsDroppedWhenEmptyAndUnheldElseNamed) {
   ChunkStore store(4, /*unnamed_capacity=*/2);
   store.AddVolume(VolumeId(3), dir_);
@@ -323,7 +365,13 @@ TEST_F(ChunkStoreTest, ReuseGivesEmptyUnnamedFilesToANewChunk) {
       store_.Reuse(VolumeId(3), ChunkId(80), ChunkId(90), before.data_fd(), before.crc_fd()).ok());
   EXPECT_EQ(store_.ReusedCount(), 1u);
   EXPECT_EQ(store_.UnnamedCount(), 1u);
-  // The old id's garbage removal finds nothing of it.
+  // The old id has no files: a writer of it gets new (blank) ones.
+  auto fresh = store_.OpenLocal(VolumeId(3), ChunkId(80), true, true, false, true);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_NE(InodeOf(fresh->data.get()), data_ino);
+  EXPECT_EQ(fresh->stat.length, 0u);
+  EXPECT_EQ(store_.UnnamedCount(), 2u);
+  // The old id's garbage removal drops those, not the reused ones.
   ASSERT_TRUE(store_.Remove(VolumeId(3), ChunkId(80)).ok());
   EXPECT_EQ(store_.UnnamedCount(), 1u);
   // The new id's files are those, headed as a new chunk 90.
@@ -346,11 +394,6 @@ TEST_F(ChunkStoreTest, ReuseGivesEmptyUnnamedFilesToANewChunk) {
   ASSERT_TRUE(n.ok()) << n.status().ToString();
   EXPECT_EQ(*n, 5000u);
   EXPECT_EQ(std::memcmp(buf.data(), data.data(), data.size()), 0);
-  // The old id has no files: a writer of it gets new (blank) ones.
-  auto fresh = store_.OpenLocal(VolumeId(3), ChunkId(80), true, true, false, true);
-  ASSERT_TRUE(fresh.ok());
-  EXPECT_NE(InodeOf(fresh->data.get()), data_ino);
-  EXPECT_EQ(fresh->stat.length, 0u);
 }
 
 TEST_F(ChunkStoreTest, ReuseRefusesFilesThatMayBeSomeoneElsesAndChangesNothing) {

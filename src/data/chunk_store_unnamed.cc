@@ -46,6 +46,7 @@ Result<std::optional<LocalFds>> ChunkStore::OpenUnnamed(VolumeId volume, const s
   std::lock_guard naming(unnamed_mu_);
   auto it = unnamed_.find(chunk);
   if (it == unnamed_.end()) {
+    RETURN_IF_ERROR(RefuseRemovedLocked(volume, chunk));
     {
       std::lock_guard lock(mu_);
       if (cache_.count(chunk) != 0) return std::optional<LocalFds>();  // it has files
@@ -147,6 +148,7 @@ Status ChunkStore::Link(VolumeId volume, const std::string& dir, ChunkId chunk, 
 Status ChunkStore::Adopt(VolumeId volume, ChunkId chunk, int data_fd, int crc_fd) {
   ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
   std::lock_guard naming(unnamed_mu_);
+  RETURN_IF_ERROR(RefuseRemovedLocked(volume, chunk));
   RETURN_IF_ERROR(Link(volume, dir, chunk, data_fd, crc_fd));
   ForgetUnnamedLocked(chunk);
   return Status::Ok();
