@@ -7,6 +7,7 @@
 #include <deque>
 #include <thread>
 
+#include "common/cancel.h"
 #include "common/logging.h"
 #include "rpc/convert.h"
 #include "rpc/proto/data.pb.h"
@@ -139,6 +140,10 @@ Status DataClient::Attempt(rpc::Channel* ch, const std::function<std::string()>&
     const bool again = now < meta_.RetryDeadline(since) &&
                        (retry || (tries < 2 && st.code() != StatusCode::kRpcTimeout));
     if (!again) return st.WithContext(describe());
+    if (CancelRequested()) {
+      LOG_INFO("{}: {} (not retried: the caller was interrupted)", describe(), st.ToString());
+      return st.WithContext(describe());
+    }
     if (retry && !warned) {
       LOG_WARN("{}: {} (retrying for up to {}{})", describe(), st.ToString(),
                FormatDuration(options_.retry_timeout),

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "common/cancel.h"
 #include "common/logging.h"
 #include "rpc/proto/meta.pb.h"
 #include "rpc/server.h"
@@ -291,6 +292,11 @@ Status MetaClient::Retry(rpc::Method method, const std::function<Status()>& atte
                                 retry_limit_ns_.load() == 0;  // (not while stopping)
     if (!again || (!another_server && std::chrono::steady_clock::now() >= RetryDeadline(since))) {
       if (warned && st.ok()) LOG_INFO("meta {} is reachable again", options_.meta);
+      return st;
+    }
+    if (CancelRequested()) {
+      LOG_INFO("meta {}: {} ({} not retried: the caller was interrupted)", options_.meta,
+               st.ToString(), rpc::MethodName(method));
       return st;
     }
     if (!warned) {

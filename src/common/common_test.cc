@@ -1,6 +1,8 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -8,6 +10,7 @@
 #include <string>
 
 #include "common/buffer.h"
+#include "common/cancel.h"
 #include "common/config.h"
 #include "common/crc32c.h"
 #include "common/fd.h"
@@ -55,6 +58,57 @@ TEST(Status, ResultCarriesValueOrError) {
   Result<int> bad = Status(StatusCode::kIoError, "disk");
   EXPECT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kIoError);
+}
+
+// A retry loop asks whether the request its thread serves was cancelled:
+// its interrupt flag set, its caller being killed, or (for reads) gone.
+TEST(Cancel, AFlagACallerBeingKilledOrGone) {
+  EXPECT_FALSE(CancelRequested());  // no request served: nothing cancels
+  std::atomic<bool> interrupted{false};
+  const auto self = static_cast<uint32_t>(::gettid());
+  EXPECT_EQ(CallerStateOf(self), CallerState::kAlive);
+  {
+    CancelScope scope(&interrupted, self);
+    EXPECT_FALSE(CancelRequested());
+    interrupted = true;
+    EXPECT_TRUE(CancelRequested());
+    {
+      CancelScope inner(nullptr, 0);  // another request's scope inside
+      EXPECT_FALSE(CancelRequested());
+    }
+    EXPECT_TRUE(CancelRequested());
+  }
+  EXPECT_FALSE(CancelRequested());
+  // A child stopped, then killed.
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  ASSERT_EQ(::kill(child, SIGSTOP), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, WUNTRACED), child);
+  ASSERT_EQ(::kill(child, SIGKILL), 0);
+  const auto tid = static_cast<uint32_t>(child);
+  // Being killed (SIGKILL pending) until it runs its exit, then a zombie:
+  // not alive either way, once the kernel has moved past dequeuing it.
+  CallerState killed = CallerStateOf(tid);
+  for (int i = 0; i < 500 && killed == CallerState::kAlive; ++i) {
+    ::usleep(10000);
+    killed = CallerStateOf(tid);
+  }
+  EXPECT_NE(killed, CallerState::kAlive);
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_EQ(CallerStateOf(tid), CallerState::kGone);
+  {
+    CancelScope read(nullptr, tid, /*when_gone=*/true);
+    EXPECT_TRUE(CancelRequested());
+  }
+  {
+    CancelScope write(nullptr, tid, /*when_gone=*/false);
+    EXPECT_FALSE(CancelRequested());
+  }
 }
 
 TEST(Config, ParsesSizesAndDurations) {

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "common/cancel.h"
 #include "common/logging.h"
 #include "common/secret.h"
 #include "rpc/proto/common.pb.h"
@@ -25,12 +26,21 @@
 namespace t0fs::rpc {
 namespace {
 
-Status SetTimeouts(int fd, Duration timeout) {
-  timeval tv{};
-  tv.tv_sec = timeout.value.count() / 1000;
-  tv.tv_usec = (timeout.value.count() % 1000) * 1000;
-  if (::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
-      ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0) {
+// A reply is waited for in slices this long: between them the wait ends
+// early when the request the calling thread serves was cancelled
+// (common/cancel.h: its caller is being killed, or was interrupted).
+constexpr std::chrono::milliseconds kWaitSlice{1000};
+
+Status SetTimeouts(int fd, Duration send, Duration receive) {
+  auto tv = [](Duration d) {
+    timeval t{};
+    t.tv_sec = d.value.count() / 1000;
+    t.tv_usec = (d.value.count() % 1000) * 1000;
+    return t;
+  };
+  const timeval rcv = tv(receive), snd = tv(send);
+  if (::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rcv, sizeof rcv) != 0 ||
+      ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd, sizeof snd) != 0) {
     return Status::FromErrno(errno, "setsockopt timeout");
   }
   return Status::Ok();
@@ -106,13 +116,17 @@ Result<std::unique_ptr<Connection>> Connection::Open(const Endpoint& ep, const C
   // once, and one that is stopped or hung (its kernel still accepts into
   // the listen backlog) must not cost each new connection the whole i/o
   // timeout (a minute per request through a mount whose data node hangs).
-  RETURN_IF_ERROR(
-      SetTimeouts(fd.get(), std::min(options.connect_timeout, options.io_timeout,
-                                     [](Duration a, Duration b) { return a.value < b.value; })));
+  const Duration handshake = std::min(options.connect_timeout, options.io_timeout,
+                                      [](Duration a, Duration b) { return a.value < b.value; });
   std::unique_ptr<Connection> conn(new Connection(std::move(fd), options));
+  conn->receive_total_ = handshake.value;
+  conn->receive_slice_ = std::min<std::chrono::milliseconds>(handshake.value, kWaitSlice);
+  RETURN_IF_ERROR(SetTimeouts(conn->fd_.get(), handshake, Duration{conn->receive_slice_}));
   Status st = conn->Handshake();
   if (!st.ok()) return st.WithContext(ep.ToString());
-  RETURN_IF_ERROR(SetTimeouts(conn->fd_.get(), options.io_timeout));
+  conn->receive_total_ = options.io_timeout.value;
+  conn->receive_slice_ = std::min<std::chrono::milliseconds>(options.io_timeout.value, kWaitSlice);
+  RETURN_IF_ERROR(SetTimeouts(conn->fd_.get(), options.io_timeout, Duration{conn->receive_slice_}));
   return conn;
 }
 
@@ -190,13 +204,32 @@ Status Connection::SendFrame(const FrameHeader& h, std::string_view header,
   return Status::Ok();
 }
 
+Status Connection::KeepWaiting(std::chrono::steady_clock::time_point* deadline) {
+  const auto now = std::chrono::steady_clock::now();
+  // (The first slice ran out: the deadline counts from the wait's start.)
+  if (*deadline == std::chrono::steady_clock::time_point{}) {
+    *deadline = now - receive_slice_ + receive_total_;
+  }
+  if (now >= *deadline)
+    return Fail(Status(StatusCode::kRpcTimeout, "no reply within the i/o timeout"));
+  if (CancelRequested()) {
+    return Fail(Status(StatusCode::kRpcTimeout,
+                       "the wait for a reply was given up: its caller was interrupted"));
+  }
+  return Status::Ok();
+}
+
 Status Connection::ReceiveExact(std::byte* buf, size_t len) {
   size_t done = ahead_.Take(buf, len);
+  std::chrono::steady_clock::time_point deadline{};  // set when a slice first runs out
   while (done < len) {
     ssize_t n = ::recv(fd_.get(), buf + done, len - done, 0);
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (errno == EAGAIN) return Fail(Status(StatusCode::kRpcTimeout, "no reply within the i/o timeout"));
+      if (errno == EAGAIN) {
+        RETURN_IF_ERROR(KeepWaiting(&deadline));
+        continue;
+      }
       return Fail(Status(StatusCode::kRpcClosed, fmt::format("receive: {}", std::strerror(errno))));
     }
     if (n == 0) return Fail(Status(StatusCode::kRpcClosed, "connection closed by the server"));
@@ -210,6 +243,7 @@ Result<FrameHeader> Connection::ReceiveHead(std::vector<UniqueFd>* fds) {
   // follows a reply: one request at a time is in flight.) The first recvmsg
   // may carry descriptors (SCM_RIGHTS arrive with the first byte).
   FdControl control;
+  std::chrono::steady_clock::time_point deadline{};  // set when a slice first runs out
   while (ahead_.size() < kFrameHeaderSize) {
     std::span<std::byte> room = ahead_.Room();
     iovec iov{room.data(), room.size()};
@@ -221,7 +255,10 @@ Result<FrameHeader> Connection::ReceiveHead(std::vector<UniqueFd>* fds) {
     ssize_t n = ::recvmsg(fd_.get(), &msg, MSG_CMSG_CLOEXEC);
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (errno == EAGAIN) return Fail(Status(StatusCode::kRpcTimeout, "no reply within the i/o timeout"));
+      if (errno == EAGAIN) {
+        RETURN_IF_ERROR(KeepWaiting(&deadline));
+        continue;
+      }
       return Fail(Status(StatusCode::kRpcClosed, fmt::format("receive: {}", std::strerror(errno))));
     }
     if (n == 0) return Fail(Status(StatusCode::kRpcClosed, "connection closed by the server"));
@@ -458,9 +495,12 @@ Status Channel::HedgedCall(const CallArgs& args) {
     }
     std::array<pollfd, 2> fds{};  // (flying holds two at most)
     for (size_t i = 0; i < flying.size(); ++i) fds[i] = pollfd{flying[i]->fd(), POLLIN, 0};
-    const int n = ::poll(fds.data(), flying.size(),
-                         PollMs((hedged ? deadline : std::min(deadline, hedge_at)) - now));
+    const int n =
+        ::poll(fds.data(), flying.size(),
+               PollMs(std::min<std::chrono::steady_clock::duration>(
+                   (hedged ? deadline : std::min(deadline, hedge_at)) - now, kWaitSlice)));
     if (n < 0 && errno != EINTR) return Status::FromErrno(errno, "poll for a reply");
+    if (n == 0 && CancelRequested()) break;  // (given up as a timeout)
     if (n <= 0) continue;
     for (size_t i = 0; i < flying.size(); ++i) {
       if (fds[i].revents == 0) continue;

@@ -140,6 +140,11 @@ class Connection {
                    std::span<const int> fds = {});
   Result<FrameHeader> ReceiveHead(std::vector<UniqueFd>* fds);
   Status ReceiveExact(std::byte* buf, size_t len);
+  // A receive slice (receive_slice_) ran out: ok to wait on, or the wait
+  // (receive_total_ since it began: `deadline`, set on the first call)
+  // is over, or the calling thread's request was cancelled
+  // (common/cancel.h): kRpcTimeout, the connection broken.
+  Status KeepWaiting(std::chrono::steady_clock::time_point* deadline);
   Status Fail(Status st);
 
   UniqueFd fd_;
@@ -149,6 +154,10 @@ class Connection {
   Method pending_method_ = Method::kHello;
   bool broken_ = false;
   size_t route_ = 0;
+  // The socket's receive timeout, and the longest wait for a reply: the
+  // connect timeout for the handshake, then the i/o timeout; both waited
+  // in slices of kWaitSlice at most (channel.cc).
+  std::chrono::milliseconds receive_slice_{0}, receive_total_{0};
   ReadAhead ahead_;  // of the reply being received
 };
 

@@ -9,10 +9,9 @@
 // atomics (store own id, then load the other's), so at least one of them sees
 // the other and the interrupt is not lost.
 //
-// What an interrupt does is the handlers' business (docs/fuse.md): a request
-// interrupted before its handler starts is answered EINTR; long handlers poll
-// Request::interrupted() between Client calls; a Client call in progress is
-// not cancelled.
+// What an interrupt does (docs/fuse.md): the request is served all the
+// same; long handlers poll Request::interrupted() between Client calls; a
+// Client call stops waiting for an unreachable service (common/cancel.h).
 //
 // Thread safety: Begin/End/interrupted(slot) only from the slot's worker;
 // Interrupt() from any thread.

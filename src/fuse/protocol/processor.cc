@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <exception>
 
+#include "common/cancel.h"
 #include "common/logging.h"
 #include "fuse/fuse_metrics.h"
 
@@ -59,6 +60,12 @@ void RequestProcessor::Process(std::span<const std::byte> bytes, int reply_fd,
   // close(2) or a regular file's read(2) must never fail with EINTR. Only
   // handlers with a meaningful partial result (COPY_FILE_RANGE) look at the
   // flag (docs/fuse.md, INTERRUPT).
+  // (Calls that retry an unreachable node stop at an interrupt, and the
+  // request gets the error the retry timeout would have brought: common/cancel.h.)
+  // A read no one waits for any more (its caller gone: e.g. readahead of a
+  // killed process) is cancelled too; a write never (it is the data).
+  CancelScope cancel(tracked ? req.interrupted_flag : nullptr, req.header.pid,
+                     /*when_gone=*/opcode == uint32_t(abi::Opcode::kRead));
   try {
     handler_.Handle(req, reply);
   } catch (const std::exception& e) {
