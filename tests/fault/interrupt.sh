@@ -8,7 +8,7 @@
 # The second mount (no local data node: every byte over TCP) retries for
 # 10 minutes here (and waits 1 minute for a reply); each caller gets
 # SIGTERM 2 s after it started and must be gone well before that (within
-# 45 s). Before the change, the O_DIRECT reader lived out the whole retry
+# 45 s). (A write is given up only for a caller being killed.) Before the change, the O_DIRECT reader lived out the whole retry
 # timeout (and a buffered reader's readahead held the mount's workers), a
 # create sent to a stopped meta the whole reply timeout.
 source "$(dirname "$0")/../lib/cluster.sh"
@@ -48,6 +48,8 @@ kill -STOP "$DATA_PID"
 killed_in "an O_DIRECT read from a stopped data node" \
   dd if="$SECOND_MNT/f" of=/dev/null bs=1M iflag=direct status=none
 killed_in "a buffered read from a stopped data node" cat "$SECOND_MNT/f"
+killed_in "an O_DIRECT write to a stopped data node" \
+  dd if=/dev/zero of="$SECOND_MNT/w" bs=1M count=4 oflag=direct status=none
 grep -q "not retried: the caller was interrupted" "$CLUSTER_DIR/mount2.log" ||
   fail "the mount did not log the reads it stopped retrying"
 kill -CONT "$DATA_PID"
