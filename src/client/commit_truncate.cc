@@ -14,6 +14,15 @@ namespace {
 
 constexpr uint64_t kNoLandings = ~uint64_t{0};  // a dirty chunk without InodeState::landed_writes
 
+// NameLocalFiles' answer for a commit or a truncation: unnamed local files
+// whose chunk left this node before they got a name (kStale) lost their
+// writes, reported as EIO (`lost` set).
+Status NamedOrLost(const Status& named, bool* lost) {
+  *lost = named.code() == StatusCode::kStale;
+  if (*lost) return Status(StatusCode::kIoError, named.message());
+  return named;
+}
+
 }  // namespace
 
 Status CommitTruncate::Commit(InodeState& st, HandleId handle, bool durable, uint64_t* seen) {
@@ -84,13 +93,13 @@ Status CommitTruncate::CommitLocked(InodeState& st, HandleId handle, bool durabl
     }
   }
   req.durable = durable;
-  if (Status named = replicas_.NameLocalFiles(st, req.written); !named.ok()) {
-    if (named.code() != StatusCode::kStale) return named;
+  bool lost = false;
+  if (Status named = NamedOrLost(replicas_.NameLocalFiles(st, req.written), &lost); !named.ok()) {
+    if (!lost) return named;
     // Lost as writes meta refuses (below): dropped, reported once (EIO).
-    Status lost(StatusCode::kIoError, named.message());
     LOG_WARN("inode {}: {}; its writes are lost", st.ino, named.message());
-    DropRefused(st, versions, generation, lost);
-    return lost;
+    DropRefused(st, versions, generation, named);
+    return named;
   }
   Result<Attr> answer = meta_.Commit(req);
   if (answer.status().code() == StatusCode::kStale) {
@@ -245,9 +254,8 @@ Result<Attr> CommitTruncate::Truncate(InodeId ino, InodeState* st, uint64_t size
   if (size > before.size && !versions.written.empty()) keep = boundary_index + 1;
   if (held) keep = std::max<uint64_t>(keep, 1);
   if (st != nullptr) {
-    Status named = replicas_.NameLocalFiles(*st, versions.written);
-    if (named.code() == StatusCode::kStale) return Status(StatusCode::kIoError, named.message());
-    RETURN_IF_ERROR(named);
+    bool lost = false;
+    RETURN_IF_ERROR(NamedOrLost(replicas_.NameLocalFiles(*st, versions.written), &lost));
   }
   ASSIGN_OR_RETURN(Attr attr, meta_.Truncate(ino, size, keep));
   if (!versions.written.empty()) RETURN_IF_ERROR(meta_.Commit(versions).status());

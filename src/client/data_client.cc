@@ -325,17 +325,24 @@ std::vector<Status> DataClient::Fanout(
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     polled.clear();
     for (size_t idx : pending) polled.push_back(pollfd{calls[idx].conn->fd(), POLLIN, 0});
+    // Waited in slices of at most kCancelSlice: a caller being killed
+    // (common/cancel.h) is not held for the rest of the reply timeout.
+    const auto slice = std::min<std::chrono::milliseconds>(left, kCancelSlice);
     const int n = left.count() <= 0
                       ? 0
-                      : ::poll(polled.data(), polled.size(), static_cast<int>(left.count() + 1));
+                      : ::poll(polled.data(), polled.size(), static_cast<int>(slice.count() + 1));
     if (n < 0 && errno == EINTR) continue;
+    const bool cancelled = n == 0 && CancelRequested();
+    if (n == 0 && !cancelled && Clock::now() < deadline) continue;
     if (n <= 0) {
       const Status late =
-          n < 0  ? Status::FromErrno(errno, "wait for replies")
-          : took ? Status(StatusCode::kRpcTimeout,
-                          fmt::format("no reply within {} after another replica took it",
-                                      FormatDuration(Duration{kStragglerWait})))
-                 : Status(StatusCode::kRpcTimeout, "no reply within the i/o timeout");
+          n < 0       ? Status::FromErrno(errno, "wait for replies")
+          : cancelled ? Status(StatusCode::kRpcTimeout,
+                               "the wait for replies was given up: its caller was interrupted")
+          : took      ? Status(StatusCode::kRpcTimeout,
+                               fmt::format("no reply within {} after another replica took it",
+                                           FormatDuration(Duration{kStragglerWait})))
+                      : Status(StatusCode::kRpcTimeout, "no reply within the i/o timeout");
       for (size_t idx : pending) {
         calls[idx].conn->Abandon();
         calls[idx].status = late.WithContext(fmt::format("{} chunk {} on node {}",

@@ -160,10 +160,11 @@ Result<size_t> FileImpl::WriteAt(uint64_t offset, std::span<const std::byte> dat
       }
     }
     if (wrote.code() == StatusCode::kStale && !again) {
-      // The chunk's file is gone from its node (another client truncated
-      // the file): the piece goes to the chunk meta has, or allocates, now.
-      // (ReplicaIo::Write refreshed the layout unless this session had
-      // written the chunk since its commit.)
+      // The nodes have no file at the layout's version: the layout predates
+      // an offload or a drop, or another client truncated the chunk away.
+      // The piece goes where meta's layout says now (the same chunk at its
+      // new version, or the chunk meta allocates), once; the version is
+      // taken from that layout.
       again = true;
       RETURN_IF_ERROR(client_.layouts().Refresh(*state_, index, 1));
       continue;

@@ -116,12 +116,11 @@ class ReplicaIo {
   // leave the session's write set (and are reported stale at commit).
   // When none took it, see "Staged-back writes" above. When none took it
   // because their nodes have no file at the layout's version (kStale: the
-  // layout predates an offload or a drop, or the nodes lost the files), the
-  // layout is asked for again and the write follows it, once.
+  // layout predates an offload or a drop, or the nodes lost the files, or
+  // meta dropped the chunk), the caller asks for the layout again and writes
+  // once more (FileImpl::WriteAt).
   Status Write(InodeState& st, const CachedChunk& chunk, uint64_t offset_in_chunk,
-               std::span<const std::byte> data, uint64_t version, bool direct) {
-    return Write(st, chunk, offset_in_chunk, data, version, direct, /*fresh_layout=*/false);
-  }
+               std::span<const std::byte> data, uint64_t version, bool direct);
   // fsync of every replica written since the last Sync.
   Status Sync(InodeState& st);
 
@@ -165,9 +164,6 @@ class ReplicaIo {
   bool AskRecallOnRead(const CachedChunk& chunk);
   static constexpr std::chrono::seconds kRecallAskEvery{5};
   static constexpr size_t kMaxRecallAsks = 4096;
-  // Write; `fresh_layout`: `chunk` was just fetched because of a kStale.
-  Status Write(InodeState& st, const CachedChunk& chunk, uint64_t offset_in_chunk,
-               std::span<const std::byte> data, uint64_t version, bool direct, bool fresh_layout);
   // The healthy replicas of `chunk` this session writes (all, or those in
   // written_nodes); `session_wrote` (if given): written_nodes restricts them.
   std::vector<ReplicaInfo> WriteTargets(InodeState& st, const CachedChunk& chunk,

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 
 namespace t0fs {
@@ -39,6 +40,9 @@ class CancelScope {
 // Whether the request the current thread serves was cancelled (reads the
 // caller's /proc status: for retry loops, not for every request).
 bool CancelRequested();
+// How long a wait that may be cancelled (a reply, a poll for several
+// replies) sleeps at most between two looks at CancelRequested.
+inline constexpr std::chrono::milliseconds kCancelSlice{1000};
 
 enum class CallerState { kAlive, kBeingKilled, kGone };
 // Thread `tid`: alive, being killed (SIGKILL pending), or gone (no such

@@ -26,11 +26,6 @@
 namespace t0fs::rpc {
 namespace {
 
-// A reply is waited for in slices this long: between them the wait ends
-// early when the request the calling thread serves was cancelled
-// (common/cancel.h: its caller is being killed, or was interrupted).
-constexpr std::chrono::milliseconds kWaitSlice{1000};
-
 Status SetTimeouts(int fd, Duration send, Duration receive) {
   auto tv = [](Duration d) {
     timeval t{};
@@ -120,12 +115,13 @@ Result<std::unique_ptr<Connection>> Connection::Open(const Endpoint& ep, const C
                                       [](Duration a, Duration b) { return a.value < b.value; });
   std::unique_ptr<Connection> conn(new Connection(std::move(fd), options));
   conn->receive_total_ = handshake.value;
-  conn->receive_slice_ = std::min<std::chrono::milliseconds>(handshake.value, kWaitSlice);
+  conn->receive_slice_ = std::min<std::chrono::milliseconds>(handshake.value, kCancelSlice);
   RETURN_IF_ERROR(SetTimeouts(conn->fd_.get(), handshake, Duration{conn->receive_slice_}));
   Status st = conn->Handshake();
   if (!st.ok()) return st.WithContext(ep.ToString());
   conn->receive_total_ = options.io_timeout.value;
-  conn->receive_slice_ = std::min<std::chrono::milliseconds>(options.io_timeout.value, kWaitSlice);
+  conn->receive_slice_ =
+      std::min<std::chrono::milliseconds>(options.io_timeout.value, kCancelSlice);
   RETURN_IF_ERROR(SetTimeouts(conn->fd_.get(), options.io_timeout, Duration{conn->receive_slice_}));
   return conn;
 }
@@ -210,8 +206,9 @@ Status Connection::KeepWaiting(std::chrono::steady_clock::time_point* deadline) 
   if (*deadline == std::chrono::steady_clock::time_point{}) {
     *deadline = now - receive_slice_ + receive_total_;
   }
-  if (now >= *deadline)
+  if (now >= *deadline) {
     return Fail(Status(StatusCode::kRpcTimeout, "no reply within the i/o timeout"));
+  }
   if (CancelRequested()) {
     return Fail(Status(StatusCode::kRpcTimeout,
                        "the wait for a reply was given up: its caller was interrupted"));
@@ -498,7 +495,7 @@ Status Channel::HedgedCall(const CallArgs& args) {
     const int n =
         ::poll(fds.data(), flying.size(),
                PollMs(std::min<std::chrono::steady_clock::duration>(
-                   (hedged ? deadline : std::min(deadline, hedge_at)) - now, kWaitSlice)));
+                   (hedged ? deadline : std::min(deadline, hedge_at)) - now, kCancelSlice)));
     if (n < 0 && errno != EINTR) return Status::FromErrno(errno, "poll for a reply");
     if (n == 0 && CancelRequested()) break;  // (given up as a timeout)
     if (n <= 0) continue;

@@ -156,7 +156,7 @@ class Connection {
   size_t route_ = 0;
   // The socket's receive timeout, and the longest wait for a reply: the
   // connect timeout for the handshake, then the i/o timeout; both waited
-  // in slices of kWaitSlice at most (channel.cc).
+  // in slices of kCancelSlice at most (common/cancel.h).
   std::chrono::milliseconds receive_slice_{0}, receive_total_{0};
   ReadAhead ahead_;  // of the reply being received
 };

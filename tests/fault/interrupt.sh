@@ -22,28 +22,6 @@ head -c 8M /dev/urandom >"$MNT/f"
 sync "$MNT/f"
 wait_until 20 "the file on the second mount" test -s "$SECOND_MNT/f"
 
-# killed_in DESCRIPTION COMMAND...: runs COMMAND in the background (its own
-# process group: a non-interactive shell would start it with SIGINT
-# ignored), sends SIGTERM after 2 s, and fails unless it ends within 45 s.
-killed_in() {
-  local what=$1 pid start
-  shift
-  start=$SECONDS
-  setsid "$@" &
-  pid=$!
-  sleep 2
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 450); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    fail "$what: still waiting for the mount 45 s after SIGTERM (it retries for 10 minutes)"
-  fi
-  wait "$pid" 2>/dev/null || true
-  log "$what: ended $((SECONDS - start)) s after it started"
-}
-
 kill -STOP "$DATA_PID"
 killed_in "an O_DIRECT read from a stopped data node" \
   dd if="$SECOND_MNT/f" of=/dev/null bs=1M iflag=direct status=none
