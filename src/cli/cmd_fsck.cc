@@ -1,7 +1,9 @@
 // `t0fs fsck`: namespace, layout and redundancy check of a running cluster
 // (AdminClient::Fsck in t0fs/admin.h says what it checks and what counts as
 // a problem). Exit 0 when clean, 1 on problems or data below its objective,
-// 2 when the cluster cannot be asked.
+// 2 when the cluster cannot be asked. With --remove-orphans, the chunk files
+// found in no layout are queued for removal by their nodes
+// (AdminClient::QueueOrphans); the check's answer still lists them.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -62,7 +64,12 @@ void RegisterFsck(CLI::App& app, int* exit_code) {
       "data below its objective)");
   auto opts = std::make_shared<AdminOptions>();
   opts->Register(cmd, true, "2m");  // a check of a large namespace takes long
-  cmd->callback([opts, exit_code] {
+  auto remove_orphans = std::make_shared<bool>(false);
+  cmd->add_flag("--remove-orphans", *remove_orphans,
+                "Have the chunk files found in no layout (orphans: of data deleted or truncated "
+                "away while their node was not told) removed by their nodes, at their next "
+                "heartbeat; a file of a chunk that lives on other nodes is left");
+  cmd->callback([opts, remove_orphans, exit_code] {
     ExitOnStopSignal();
     auto target = ConnectAdmin(*opts);
     if (!target.ok()) {
@@ -73,6 +80,23 @@ void RegisterFsck(CLI::App& app, int* exit_code) {
     if (!report.ok()) {
       *exit_code = Fail("fsck", report.status()) + 1;
       return;
+    }
+    if (*remove_orphans && !report->orphans.empty()) {
+      uint64_t found = 0, queued = 0;
+      for (const auto& [node, files] : report->orphans) {
+        found += files.size();
+        auto taken = target->admin->QueueOrphans(node, files);
+        if (!taken.ok()) {
+          *exit_code = Fail("fsck --remove-orphans", taken.status()) + 1;
+          return;
+        }
+        queued += *taken;
+      }
+      report->notes.push_back(fmt::format(
+          "{} of {} orphan chunk file(s) queued for removal: their nodes remove them at their "
+          "next heartbeat (run fsck again to see them gone){}",
+          queued, found,
+          queued == found ? "" : "; the others belong to chunks meta still has, or are queued"));
     }
     Print(*report, opts->json);
     *exit_code = report->clean() ? 0 : 1;

@@ -122,6 +122,24 @@ class RpcAdminClient final : public AdminClient {
     return refs;
   }
 
+  Result<uint64_t> QueueOrphans(NodeId node, const std::vector<StoredChunk>& files) override {
+    uint64_t queued = 0;
+    for (size_t at = 0; at < files.size(); at += kChunkPage) {
+      pb::QueueOrphansReq req;
+      req.set_node(node.value());
+      for (size_t i = at; i < std::min(files.size(), at + kChunkPage); ++i) {
+        pb::OrphanFile* f = req.add_files();
+        f->set_chunk(files[i].chunk.value());
+        f->set_volume(files[i].volume.value());
+        f->set_version(files[i].version);
+      }
+      pb::QueueOrphansRsp rsp;
+      RETURN_IF_ERROR(CallMeta<rpc::Method::kQueueOrphans>(req, &rsp));
+      queued += rsp.queued();
+    }
+    return queued;
+  }
+
   Result<std::vector<StoredChunk>> StoredChunks(const std::string& address,
                                                 VolumeId volume) override {
     ASSIGN_OR_RETURN(rpc::Channel * node, NodeChannel(address));

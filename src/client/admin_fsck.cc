@@ -122,6 +122,7 @@ void CompareFiles(const MetaReplicas& meta, const NodeFiles& nodes, FsckReport* 
       report->problems.push_back(
           fmt::format("orphan: chunk file {} on node {} ({} bytes) is in no layout", key.first,
                       key.second, file.length));
+      report->orphans[NodeId(key.second)].push_back(file);
     }
   }
 }

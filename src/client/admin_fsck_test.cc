@@ -64,6 +64,9 @@ class FakeAdmin final : public AdminClient {
     if (it == files.end()) return Status(StatusCode::kRpcTimeout, "no answer");
     return it->second;
   }
+  Result<uint64_t> QueueOrphans(NodeId, const std::vector<StoredChunk>&) override {
+    return Unused();
+  }
 
  private:
   static Status Unused() { return Status(StatusCode::kInternal, "not used by fsck"); }
@@ -106,6 +109,11 @@ TEST(Fsck, MissingStaleAndOrphanFilesAreProblems) {
                                   "stale: chunk 12 on node 1 is at version 2, meta says 3",
                                   "orphan: chunk file 13 on node 1 (8 bytes) is in no layout",
                               }));
+  // The orphans also by node, for `fsck --remove-orphans`.
+  ASSERT_EQ(report->orphans.size(), 1u);
+  ASSERT_EQ(report->orphans.at(NodeId(1)).size(), 1u);
+  EXPECT_EQ(report->orphans.at(NodeId(1))[0].chunk.value(), 13u);
+  EXPECT_EQ(report->orphans.at(NodeId(1))[0].version, 1u);
 }
 
 TEST(Fsck, NodesThatCannotBeListedAreWarningsNotProblems) {

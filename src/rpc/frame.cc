@@ -100,6 +100,7 @@ std::string_view MethodName(Method m) {
     case Method::kObjective: return "Objective";
     case Method::kReportReplica: return "ReportReplica";
     case Method::kNodeAdmin: return "NodeAdmin";
+    case Method::kQueueOrphans: return "QueueOrphans";
     case Method::kChunkRead: return "ChunkRead";
     case Method::kChunkWrite: return "ChunkWrite";
     case Method::kChunkTruncate: return "ChunkTruncate";

@@ -60,6 +60,8 @@ class ObjectiveReq;
 class ObjectiveRsp;
 class ReportReplicaReq;
 class NodeAdminReq;
+class QueueOrphansReq;
+class QueueOrphansRsp;
 class ChunkReadReq;
 class ObjectReadReq;
 class ChunkReadRsp;
@@ -121,6 +123,7 @@ enum class Method : uint16_t {
   kObjective = 63,
   kReportReplica = 64,
   kNodeAdmin = 65,
+  kQueueOrphans = 66,
 
   // data
   kChunkRead = 100,
@@ -184,6 +187,7 @@ template <> struct MethodTypes<Method::kChunkList>     : Messages<pb::ChunkListR
 template <> struct MethodTypes<Method::kObjective>     : Messages<pb::ObjectiveReq, pb::ObjectiveRsp> {};
 template <> struct MethodTypes<Method::kReportReplica> : Messages<pb::ReportReplicaReq, pb::Empty> {};
 template <> struct MethodTypes<Method::kNodeAdmin>     : Messages<pb::NodeAdminReq, pb::Empty> {};
+template <> struct MethodTypes<Method::kQueueOrphans>  : Messages<pb::QueueOrphansReq, pb::QueueOrphansRsp> {};
 template <> struct MethodTypes<Method::kChunkRead>     : Messages<pb::ChunkReadReq, pb::ChunkReadRsp> {};      // reply: bytes
 template <> struct MethodTypes<Method::kChunkWrite>    : Messages<pb::ChunkWriteReq, pb::ChunkEmptyRsp> {};    // request: bytes
 template <> struct MethodTypes<Method::kChunkTruncate> : Messages<pb::ChunkTruncateReq, pb::ChunkEmptyRsp> {};

@@ -182,6 +182,20 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
         rsp.set_eof(eof);
         return Status::Ok();
       }));
+
+  h.push_back(Handle<Method::kQueueOrphans>(
+      [this](const pb::QueueOrphansReq& req, pb::QueueOrphansRsp& rsp, Call& call) -> Status {
+        std::vector<OrphanFile> files;
+        files.reserve(req.files_size());
+        for (const pb::OrphanFile& f : req.files()) {
+          files.push_back(OrphanFile{ChunkId(f.chunk()), VolumeId(f.volume()), f.version()});
+        }
+        ASSIGN_OR_RETURN(size_t queued, store_->QueueOrphans(NodeId(req.node()), files));
+        LOG_INFO("{} of {} orphan chunk file(s) on node {} queued for removal by {}", queued,
+                 files.size(), req.node(), call.peer);
+        rsp.set_queued(queued);
+        return Status::Ok();
+      }));
 }
 
 }  // namespace t0fs::meta

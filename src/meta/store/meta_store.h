@@ -223,6 +223,13 @@ struct GarbageChunk {
   uint64_t version = 0;  // the replica's (kObjectTierNode: the object's)
 };
 
+// A chunk file a node holds that no layout names (`t0fs fsck`'s orphan).
+struct OrphanFile {
+  ChunkId chunk;  // or an erasure-coded cell's id
+  VolumeId volume;
+  uint64_t version = 0;
+};
+
 struct RenameFlags {
   static constexpr uint32_t kNoReplace = 1;  // RENAME_NOREPLACE
   static constexpr uint32_t kExchange = 2;   // RENAME_EXCHANGE
@@ -434,6 +441,17 @@ class MetaStore {
   virtual Result<std::vector<NodeRecord>> ListNodes() = 0;
   virtual Result<std::vector<GarbageChunk>> TakeGarbage(NodeId node, size_t max) = 0;
   virtual Status AckGarbage(const std::vector<uint64_t>& ids) = 0;
+  // Orphans fsck found on `node` go to its garbage queue (the node removes
+  // them at a heartbeat), each only while meta has no row of its chunk (for
+  // a cell: of the cell's chunk) and no garbage row of it on that node.
+  // Chunk ids are never given out twice, so a chunk without a row never
+  // gets files again: its file is removed however late. (A file of a chunk
+  // that lives on, on other nodes, is left: repair may place the chunk on
+  // this node again meanwhile.) At most kMaxOrphansPerCall files; a volume
+  // not of `node` is kInvalidArgument and queues nothing. Returns how many
+  // were queued.
+  virtual Result<size_t> QueueOrphans(NodeId node, const std::vector<OrphanFile>& files) = 0;
+  static constexpr size_t kMaxOrphansPerCall = 10000;
 
   // ---- objectives ----
   virtual Result<Objective> GetObjective(InodeId ino) = 0;

@@ -96,6 +96,7 @@ class PosixStore final : public MetaStore {
   Result<std::vector<NodeRecord>> ListNodes() override;
   Result<std::vector<GarbageChunk>> TakeGarbage(NodeId node, size_t max) override;
   Status AckGarbage(const std::vector<uint64_t>& ids) override;
+  Result<size_t> QueueOrphans(NodeId node, const std::vector<OrphanFile>& files) override;
 
   Result<Objective> GetObjective(InodeId ino) override;
   Result<uint64_t> SetObjective(InodeId ino, const Objective& objective, bool recursive) override;

@@ -9,8 +9,10 @@
 
 #include <chrono>
 #include <random>
+#include <set>
 #include <thread>
 
+#include "ec/cells.h"
 #include "meta/store/sqlite/sqlite_db.h"
 #include "meta/store/store_test_util.h"
 
@@ -47,6 +49,52 @@ TEST_P(StoreTest, CheckIsCleanAfterARandomWorkload) {
   auto problems = CheckProblems();
   EXPECT_TRUE(problems.empty()) << Join(problems);
   EXPECT_EQ(Counts().open_handles, 0u);
+}
+
+// `t0fs fsck --remove-orphans`: a chunk file in no layout goes to its
+// node's garbage queue only while meta has no row of its chunk (ids are
+// never given out twice), once, and only for a volume of that node.
+TEST_P(StoreTest, OrphansWithoutAChunkRowAreQueuedForTheirNode) {
+  auto n1 = testing::RegisterTargets(*store_, 1, 1);
+  auto n2 = testing::RegisterTargets(*store_, 2, 1);
+  InodeId f = MkFile(kRootInode, "f");
+  auto layout = store_->Allocate(OpToken{}, f, {0}, {n1[0]});
+  ASSERT_OK(layout);
+  const ChunkId live = (*layout)[0].replicas[0].chunk;
+  const ChunkId gone(live.value() + 1000);  // never in a layout, as one truncated away
+  const ChunkId cell_of_live = ec::CellChunkId(live, 1);
+  const ChunkId cell_of_gone = ec::CellChunkId(gone, 0);
+  const uint64_t garbage_before = Counts().garbage_chunks;
+  auto queued = store_->QueueOrphans(
+      NodeId(1),
+      {OrphanFile{live, n1[0].volume, 1}, OrphanFile{gone, n1[0].volume, 3},
+       OrphanFile{cell_of_live, n1[0].volume, 1}, OrphanFile{cell_of_gone, n1[0].volume, 1}});
+  ASSERT_OK(queued);
+  EXPECT_EQ(*queued, 2u);  // the chunk meta has, and a cell of it, are left
+  auto taken = store_->TakeGarbage(NodeId(1), 10);
+  ASSERT_OK(taken);
+  std::set<ChunkId> removed;
+  for (const GarbageChunk& g : *taken) {
+    EXPECT_EQ(g.volume, n1[0].volume);
+    removed.insert(g.chunk);
+  }
+  EXPECT_EQ(removed, (std::set<ChunkId>{gone, cell_of_gone}));
+  EXPECT_EQ((*taken)[0].chunk == gone ? (*taken)[0].version : (*taken)[1].version, 3u);
+  // Already queued: not again.
+  auto again = store_->QueueOrphans(NodeId(1), {OrphanFile{gone, n1[0].volume, 3}});
+  ASSERT_OK(again);
+  EXPECT_EQ(*again, 0u);
+  // The same id on another node is that node's own orphan.
+  auto other = store_->QueueOrphans(NodeId(2), {OrphanFile{gone, n2[0].volume, 3}});
+  ASSERT_OK(other);
+  EXPECT_EQ(*other, 1u);
+  // A volume of another node: refused, nothing queued.
+  const ChunkId third(live.value() + 2000);
+  EXPECT_CODE(store_->QueueOrphans(NodeId(1), {OrphanFile{third, n1[0].volume, 1},
+                                               OrphanFile{third, n2[0].volume, 1}}),
+              kInvalidArgument);
+  EXPECT_EQ(Counts().garbage_chunks, garbage_before + 3);
+  EXPECT_TRUE(CheckProblems().empty()) << Join(CheckProblems());
 }
 
 TEST_P(StoreTest, ConcurrentWorkloadsStayConsistent) {

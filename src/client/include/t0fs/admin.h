@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -192,6 +193,8 @@ struct FsckReport {
   uint64_t chunk_files = 0;  // chunk files found on the nodes checked
   uint64_t nodes_checked = 0;
   uint64_t nodes_unchecked = 0;  // not up, or did not answer their listing (warnings say which)
+  // The chunk files in no layout (each also a problem line), by node.
+  std::map<NodeId, std::vector<StoredChunk>> orphans;
   bool clean() const { return problems.empty() && below_objective.empty(); }
 };
 constexpr size_t kMaxFsckLines = 20;
@@ -241,6 +244,10 @@ class AdminClient {
   // The chunk files on one volume of the data node at `address`.
   virtual Result<std::vector<StoredChunk>> StoredChunks(const std::string& address,
                                                         VolumeId volume) = 0;
+  // Has meta queue orphans of `node` (FsckReport::orphans) for removal by
+  // the node (meta/store/meta_store.h QueueOrphans says which it takes);
+  // how many were queued.
+  virtual Result<uint64_t> QueueOrphans(NodeId node, const std::vector<StoredChunk>& files) = 0;
   // The whole check: meta's, then the chunk files of every node that is up
   // or draining compared with meta's replicas (orphans, missing and stale
   // files), and chunks whose healthy replicas are enough only by counting

@@ -2,8 +2,10 @@
 // nodes drain.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
+#include "ec/cells.h"
 #include "meta/store/posix_store.h"
 #include "meta/store/store_util.h"
 
@@ -148,6 +150,38 @@ Status PosixStore::AckGarbage(const std::vector<uint64_t>& ids) {
     for (uint64_t id : ids) RETURN_IF_ERROR(txn.DeleteGarbage(id));
     return Status::Ok();
   });
+}
+
+Result<size_t> PosixStore::QueueOrphans(NodeId node, const std::vector<OrphanFile>& files) {
+  if (files.size() > kMaxOrphansPerCall) {
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("at most {} orphans per call", kMaxOrphansPerCall));
+  }
+  size_t queued = 0;
+  RETURN_IF_ERROR(Write([&](WriteTxn& txn) -> Status {
+    queued = 0;  // a retried transaction starts over
+    for (const OrphanFile& f : files) {
+      ASSIGN_OR_RETURN(std::optional<VolumeRecord> volume, txn.GetVolume(f.volume));
+      if (!volume || volume->node != node) {
+        return Status(StatusCode::kInvalidArgument,
+                      fmt::format("volume {} is not a volume of node {}", f.volume, node));
+      }
+      const ChunkId owner = ec::IsCellId(f.chunk) ? ec::ChunkOfCell(f.chunk) : f.chunk;
+      ASSIGN_OR_RETURN(std::optional<ChunkWithReplicas> live, txn.GetChunk(owner));
+      if (live) continue;
+      ASSIGN_OR_RETURN(std::vector<GarbageRow> pending, txn.ListGarbageOfChunk(f.chunk));
+      if (std::any_of(pending.begin(), pending.end(),
+                      [&](const GarbageRow& g) { return g.node == node; })) {
+        continue;
+      }
+      ASSIGN_OR_RETURN(uint64_t id, txn.NextId(Counter::kGarbage));
+      RETURN_IF_ERROR(
+          txn.PutGarbage(GarbageRow{id, f.chunk, InodeId(0), 0, node, f.volume, f.version}));
+      ++queued;
+    }
+    return Status::Ok();
+  }));
+  return queued;
 }
 
 }  // namespace t0fs::meta
