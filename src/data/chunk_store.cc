@@ -46,8 +46,41 @@ void ForEachChunkFile(const std::string& dir, F f) {
 void ChunkStore::AddVolume(VolumeId id, const std::string& dir) {
   uint64_t count = 0;
   ForEachChunkFile(dir, [&](ChunkId) { ++count; });
+  {
+    // The chunks it removed lately, before this process (their time here
+    // counted back from the wall clock's age of each).
+    auto log = std::make_unique<RemovedLog>(dir, kRemovedMemory, kRemovedCapacity);
+    const int64_t now_ms = WallMillisNow();
+    const auto now = std::chrono::steady_clock::now();
+    std::vector<RemovedLog::Removal> removals = log->Load(now_ms);
+    std::lock_guard naming(unnamed_mu_);
+    for (const RemovedLog::Removal& r : removals) {
+      const auto when = now - std::chrono::milliseconds(std::max<int64_t>(now_ms - r.wall_ms, 0));
+      removed_[r.chunk] = Removed{id, when};
+      removed_order_.emplace_back(when, r.chunk);
+    }
+    if (!removals.empty()) {
+      LOG_INFO(
+          "volume {}: {} chunk(s) removed in the last {} min are refused to writers with "
+          "older layouts",
+          dir, removals.size(), kRemovedMemory.count());
+    }
+    removed_logs_[id] = std::move(log);
+  }
   std::lock_guard lock(mu_);
   volumes_[id] = VolumeState{dir, count};
+}
+
+void ChunkStore::LogRemovalLocked(VolumeId volume, ChunkId chunk, bool placed) {
+  auto it = removed_logs_.find(volume);
+  if (it == removed_logs_.end()) return;
+  Status logged = it->second->Append(chunk, placed, WallMillisNow());
+  if (!logged.ok()) {
+    LOG_WARN(
+        "chunk {}: the volume's list of removed chunks was not updated ({}); a restart "
+        "forgets it",
+        chunk, logged.ToString());
+  }
 }
 
 Result<uint64_t> ChunkStore::CountStoredBytes(VolumeId volume) const {
@@ -287,6 +320,7 @@ Status ChunkStore::Remove(VolumeId volume, ChunkId chunk) {
   if (!ec::IsCellId(chunk)) {
     removed_[chunk] = Removed{volume, now};
     removed_order_.emplace_back(now, chunk);
+    LogRemovalLocked(volume, chunk, /*placed=*/false);
   }
   while (!removed_order_.empty() && (removed_order_.size() > kRemovedCapacity ||
                                      now - removed_order_.front().first > kRemovedMemory)) {
@@ -439,7 +473,9 @@ Status ChunkStore::CommitTemp(VolumeId volume, ChunkId chunk) {
     ++volumes_[volume].chunks;
   }
   std::lock_guard naming(unnamed_mu_);
-  removed_.erase(chunk);  // meta placed a replica here again
+  if (removed_.erase(chunk) != 0) {
+    LogRemovalLocked(volume, chunk, /*placed=*/true);  // meta placed a replica here again
+  }
   return Status::Ok();
 }
 

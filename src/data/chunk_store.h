@@ -22,6 +22,7 @@
 #include "common/chunk_file.h"
 #include "common/ids.h"
 #include "common/status.h"
+#include "data/removed_log.h"
 
 namespace t0fs::data {
 
@@ -91,7 +92,8 @@ class ChunkStore {
   // and OpenLocal with create at version 0, and Adopt, are kStale for it.
   // A copy placed by CommitTemp (meta put a replica here again) ends that.
   // Erasure-coded cells (ec/cells.h) are not remembered: meta has them
-  // written again at each version.
+  // written again at each version. The volume keeps the list too
+  // (RemovedLog), so a restarted node still refuses those writers.
   Status Remove(VolumeId volume, ChunkId chunk);
   // Longer than meta's default capability lifetime (10 min): a write with
   // a capability older than that is refused anyway.
@@ -224,6 +226,11 @@ class ChunkStore {
   };
   std::unordered_map<ChunkId, Removed> removed_;
   std::deque<std::pair<std::chrono::steady_clock::time_point, ChunkId>> removed_order_;
+  // The same on each volume (loaded by AddVolume); guarded by unnamed_mu_.
+  std::unordered_map<VolumeId, std::unique_ptr<RemovedLog>> removed_logs_;
+  // Records `chunk` removed from (or `placed` again on) `volume` in its
+  // RemovedLog; a failure is logged (the list in memory still holds).
+  void LogRemovalLocked(VolumeId volume, ChunkId chunk, bool placed);
   mutable std::mutex mu_;  // guards volumes_, cache_, lru_; never held across disk I/O
   std::unordered_map<VolumeId, VolumeState> volumes_;
   using Lru = std::list<ChunkId>;

@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "common/buffer.h"
 #include "data/volume.h"
@@ -289,6 +290,80 @@ TEST_F(ChunkStoreTest, ARemovedChunkIsNotCreatedAgainByAStaleWriter) {
   ASSERT_TRUE(store_.Write(VolumeId(3), cell, 0, data, 3, false).ok());
   ASSERT_TRUE(store_.Remove(VolumeId(3), cell).ok());
   EXPECT_TRUE(store_.Write(VolumeId(3), cell, 0, data, 4, false).ok());
+}
+
+// The list of removed chunks outlives the process: the volume keeps it
+// (RemovedLog), and a placement recorded there ends a chunk's refusal.
+TEST_F(ChunkStoreTest, ARestartedStoreStillRefusesRemovedChunks) {
+  std::vector<std::byte> data(100, std::byte{7});
+  for (uint64_t id : {70, 71}) {
+    ASSERT_TRUE(store_.Write(VolumeId(3), ChunkId(id), 0, data, 1, false).ok());
+    ASSERT_TRUE(store_.Remove(VolumeId(3), ChunkId(id)).ok());
+  }
+  auto temp = store_.CreateTemp(VolumeId(3), ChunkId(71));  // meta places 71 here again
+  ASSERT_TRUE(temp.ok());
+  ASSERT_TRUE((*temp)->Write(0, data, 2).ok());
+  temp->reset();
+  ASSERT_TRUE(store_.CommitTemp(VolumeId(3), ChunkId(71)).ok());
+  ASSERT_TRUE(store_.Remove(VolumeId(3), ChunkId(71)).ok());
+  temp = store_.CreateTemp(VolumeId(3), ChunkId(71));  // and again after a second removal
+  ASSERT_TRUE(temp.ok());
+  ASSERT_TRUE((*temp)->Write(0, data, 2).ok());
+  temp->reset();
+  ASSERT_TRUE(store_.CommitTemp(VolumeId(3), ChunkId(71)).ok());
+
+  ChunkStore restarted(4);
+  restarted.AddVolume(VolumeId(3), dir_);
+  EXPECT_EQ(restarted.Write(VolumeId(3), ChunkId(70), 0, data, 1, false).code(),
+            StatusCode::kStale);
+  EXPECT_EQ(restarted.OpenLocal(VolumeId(3), ChunkId(70), true, true, false, true).status().code(),
+            StatusCode::kStale);
+  EXPECT_TRUE(restarted.Write(VolumeId(3), ChunkId(71), 0, data, 3, false).ok());
+  EXPECT_TRUE(restarted.Write(VolumeId(3), ChunkId(72), 0, data, 1, false).ok());  // never removed
+}
+
+// The chunk ids of `log`'s removals at `now_ms`, oldest first.
+std::vector<uint64_t> LoadedIds(const RemovedLog& log, int64_t now_ms) {
+  std::vector<uint64_t> ids;
+  for (const RemovedLog::Removal& r : log.Load(now_ms)) ids.push_back(r.chunk.value());
+  return ids;
+}
+
+TEST(RemovedLog, KeepsTheLastMemoryAcrossRotationsAndSkipsATornRecord) {
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("t0fs-removed-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const int64_t minute = 60 * 1000;
+  {
+    RemovedLog log(dir, std::chrono::minutes(15), /*capacity=*/100);
+    ASSERT_TRUE(log.Append(ChunkId(1), false, 0).ok());
+    ASSERT_TRUE(log.Append(ChunkId(2), false, 10 * minute).ok());
+    ASSERT_TRUE(log.Append(ChunkId(3), false, 20 * minute).ok());  // rotates first
+    ASSERT_TRUE(log.Append(ChunkId(4), false, 21 * minute).ok());
+    ASSERT_TRUE(log.Append(ChunkId(4), true, 22 * minute).ok());  // placed again
+    ASSERT_TRUE(log.Append(ChunkId(5), false, 23 * minute).ok());
+  }
+  {
+    std::ofstream torn(dir + "/" + RemovedLog::kName, std::ios::binary | std::ios::app);
+    torn.write("\x01\x02\x03", 3);  // a crash mid-append
+  }
+  RemovedLog log(dir, std::chrono::minutes(15), 100);
+  EXPECT_EQ(LoadedIds(log, 24 * minute), (std::vector<uint64_t>{2, 3, 5}));  // 1 is 24 min old
+  EXPECT_EQ(LoadedIds(log, 30 * minute), (std::vector<uint64_t>{3, 5}));
+  // Appends after a torn record stay readable.
+  ASSERT_TRUE(log.Append(ChunkId(6), false, 30 * minute).ok());
+  EXPECT_EQ(LoadedIds(log, 30 * minute), (std::vector<uint64_t>{3, 5, 6}));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RemovedLog, PastItsCapacityTheOldestAreForgotten) {
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("t0fs-removed-cap-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  RemovedLog log(dir, std::chrono::minutes(15), /*capacity=*/2);
+  for (uint64_t id = 1; id <= 5; ++id) ASSERT_TRUE(log.Append(ChunkId(id), false, id).ok());
+  EXPECT_EQ(LoadedIds(log, 10), (std::vector<uint64_t>{3, 4, 5}));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(ChunkStoreTest, PastItsCapacityTheOldestIsDroppedWhenEmptyAndUnheldElseNamed) {
