@@ -497,7 +497,13 @@ Status Channel::HedgedCall(const CallArgs& args) {
                PollMs(std::min<std::chrono::steady_clock::duration>(
                    (hedged ? deadline : std::min(deadline, hedge_at)) - now, kCancelSlice)));
     if (n < 0 && errno != EINTR) return Status::FromErrno(errno, "poll for a reply");
-    if (n == 0 && CancelRequested()) break;  // (given up as a timeout)
+    if (n == 0 && CancelRequested()) {
+      // Given up as a timeout, but no server is blamed: nothing says it
+      // was slow (the caller went away).
+      for (auto& conn : flying) conn->Abandon();
+      return Status(StatusCode::kRpcTimeout,
+                    "the wait for a reply was given up: its caller was interrupted");
+    }
     if (n <= 0) continue;
     for (size_t i = 0; i < flying.size(); ++i) {
       if (fds[i].revents == 0) continue;

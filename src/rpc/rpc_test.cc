@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
-#include <mutex>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <thread>
 
+#include "common/cancel.h"
 #include "metrics/registry.h"
 #include "rpc/channel.h"
 #include "rpc/proto/data.pb.h"
@@ -235,19 +237,21 @@ TEST_F(RpcTest, SeveralEndpointsFailOverToTheNextServer) {
   EXPECT_EQ(ch.endpoint().ToString(), tcp_.ToString());
 }
 
-// A second server whose GetAttr answers ino+100 (replies say which server
-// answered). A hung one answers once released (or after 20 s: a test that
+// A second server whose GetAttr answers ino+`add` (replies say which
+// server answered). A hung one answers once released (or after 20 s: a test that
 // waits for it fails, rather than hangs).
 class OtherServer {
  public:
-  explicit OtherServer(metrics::Registry& registry, bool hung) : released_(!hung) {
+  explicit OtherServer(metrics::Registry& registry, bool hung, uint64_t add = 100)
+      : released_(!hung) {
     std::vector<std::pair<Method, Handler>> handlers;
-    handlers.push_back(Handle<Method::kGetAttr>([this](const pb::GetAttrReq& req, pb::AttrRsp& rsp, Call&) {
-      std::unique_lock lock(mu_);
-      cv_.wait_for(lock, std::chrono::seconds(20), [&] { return released_; });
-      rsp.mutable_attr()->set_ino(req.ino() + 100);
-      return Status::Ok();
-    }));
+    handlers.push_back(
+        Handle<Method::kGetAttr>([this, add](const pb::GetAttrReq& req, pb::AttrRsp& rsp, Call&) {
+          std::unique_lock lock(mu_);
+          cv_.wait_for(lock, std::chrono::seconds(20), [&] { return released_; });
+          rsp.mutable_attr()->set_ino(req.ino() + add);
+          return Status::Ok();
+        }));
     ServerOptions opts = TestServerOptions("other", 4);
     opts.metrics = &registry;
     server_ = std::make_unique<Server>(opts, std::move(handlers));
@@ -378,6 +382,48 @@ TEST_F(RpcTest, AHedgedCallTakesTheSlowServersAnswerWhenNoOtherAnswers) {
   release.join();
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(rsp.attr().ino(), 101u);
+}
+
+TEST_F(RpcTest, AHedgedCallOfACancelledRequestEndsWithoutBlamingItsServers) {
+  // Both servers hang for longer than any test: the caller's cancellation
+  // (common/cancel.h) ends the wait within a slice, as a timeout that says
+  // so, and neither server is left out as one that timed out.
+  OtherServer a(registry_, true);
+  OtherServer b(registry_, true, /*add=*/200);
+  ClientOptions o = Client();
+  o.io_timeout.value = std::chrono::hours(1);
+  o.spread = true;
+  o.hedge_after.value = std::chrono::milliseconds(50);
+  Channel ch(std::vector<Endpoint>{a.endpoint(), b.endpoint()}, o);
+  std::atomic<bool> cancelled{false};
+  std::thread interrupt([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    cancelled = true;
+  });
+  Status st;
+  {
+    CancelScope scope(&cancelled, /*caller_tid=*/0);
+    pb::GetAttrReq req;
+    req.set_ino(1);
+    pb::AttrRsp rsp;
+    st = ch.Call<Method::kGetAttr>(req, &rsp);
+  }
+  interrupt.join();
+  EXPECT_EQ(st.code(), StatusCode::kRpcTimeout) << st.ToString();
+  EXPECT_NE(st.message().find("its caller was interrupted"), std::string::npos) << st.ToString();
+  a.Release();
+  b.Release();
+  // Both still take calls at once (a server left out would be skipped).
+  std::pair<int, int> by_server{0, 0};
+  for (int i = 0; i < 4; ++i) {
+    pb::GetAttrReq req;
+    req.set_ino(1);
+    pb::AttrRsp rsp;
+    ASSERT_TRUE(ch.Call<Method::kGetAttr>(req, &rsp).ok());
+    (rsp.attr().ino() == 101 ? by_server.first : by_server.second)++;
+  }
+  EXPECT_GT(by_server.first, 0);
+  EXPECT_GT(by_server.second, 0);
 }
 
 // The method table (methods.h): a call compiles only with its method's
