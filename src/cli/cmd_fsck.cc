@@ -68,7 +68,7 @@ void RegisterFsck(CLI::App& app, int* exit_code) {
   cmd->add_flag("--remove-orphans", *remove_orphans,
                 "Have the chunk files found in no layout (orphans: of data deleted or truncated "
                 "away while their node was not told) removed by their nodes, at their next "
-                "heartbeat; a file of a chunk that lives on other nodes is left");
+                "heartbeat; an erasure-coded cell of a chunk that lives on is left");
   cmd->callback([opts, remove_orphans, exit_code] {
     ExitOnStopSignal();
     auto target = ConnectAdmin(*opts);
@@ -96,7 +96,9 @@ void RegisterFsck(CLI::App& app, int* exit_code) {
           "{} of {} orphan chunk file(s) queued for removal: their nodes remove them at their "
           "next heartbeat (run fsck again to see them gone){}",
           queued, found,
-          queued == found ? "" : "; the others belong to chunks meta still has, or are queued"));
+          queued == found ? ""
+                          : "; the others are cells of chunks that live on, placed again "
+                            "meanwhile, or queued already"));
     }
     Print(*report, opts->json);
     *exit_code = report->clean() ? 0 : 1;

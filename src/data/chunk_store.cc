@@ -75,11 +75,12 @@ void ChunkStore::LogRemovalLocked(VolumeId volume, ChunkId chunk, bool placed) {
   auto it = removed_logs_.find(volume);
   if (it == removed_logs_.end()) return;
   Status logged = it->second->Append(chunk, placed, WallMillisNow());
-  if (!logged.ok()) {
+  uint64_t held = 0;
+  if (!logged.ok() && removed_log_warnings_.Allow(&held)) {
     LOG_WARN(
         "chunk {}: the volume's list of removed chunks was not updated ({}); a restart "
-        "forgets it",
-        chunk, logged.ToString());
+        "forgets it{}",
+        chunk, logged.ToString(), LogLimit::HeldBackNote(held));
   }
 }
 

@@ -21,6 +21,7 @@
 
 #include "common/chunk_file.h"
 #include "common/ids.h"
+#include "common/logging.h"
 #include "common/status.h"
 #include "data/removed_log.h"
 
@@ -229,8 +230,10 @@ class ChunkStore {
   // The same on each volume (loaded by AddVolume); guarded by unnamed_mu_.
   std::unordered_map<VolumeId, std::unique_ptr<RemovedLog>> removed_logs_;
   // Records `chunk` removed from (or `placed` again on) `volume` in its
-  // RemovedLog; a failure is logged (the list in memory still holds).
+  // RemovedLog; a failure is logged (the list in memory still holds), a
+  // few per minute at most (a full volume fails every removal).
   void LogRemovalLocked(VolumeId volume, ChunkId chunk, bool placed);
+  LogLimit removed_log_warnings_{5, std::chrono::minutes(1)};
   mutable std::mutex mu_;  // guards volumes_, cache_, lru_; never held across disk I/O
   std::unordered_map<VolumeId, VolumeState> volumes_;
   using Lru = std::list<ChunkId>;

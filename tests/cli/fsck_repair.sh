@@ -96,31 +96,48 @@ admin objective set t0fs:/r4 replicas=3 >/dev/null 2>"$CLUSTER_DIR/err" || fail 
 [[ ! -s "$CLUSTER_DIR/err" ]] || fail "a warning with 3 nodes up: $(cat "$CLUSTER_DIR/err")"
 fsck_clean
 
-log "== an orphan (a chunk file in no layout) is removed with --remove-orphans"
-# Files under a chunk id meta never gave out: as a chunk truncated away
-# while its node was not told (a node restarted meanwhile). Copies of a
-# live chunk's files.
-src=$(find "$CLUSTER_DIR/vol1" -name '*.dat' | head -n 1)
-[[ -n "$src" ]] || fail "no chunk file on node 1"
+log "== orphans (chunk files in no layout) are removed with --remove-orphans"
+# Two kinds: files under a chunk id meta never gave out (as a chunk
+# truncated away while its node was not told, e.g. across a host crash),
+# and a live chunk's files on a node its layout does not name (as a writer
+# with an old layout leaves them). Both made by copying a live chunk's files.
+src="" elsewhere=""
+for f in $(find "$CLUSTER_DIR/vol1" -name '*.dat'); do
+  for n in 2 3; do
+    if [[ ! -e "$CLUSTER_DIR/vol$n/${f#"$CLUSTER_DIR/vol1/"}" ]]; then
+      src=$f elsewhere=$n
+      break 2
+    fi
+  done
+done
+[[ -n "$src" ]] || fail "no chunk of node 1 that another node lacks"
 orphan=$((0xfff000))
 odir="$(dirname "$(dirname "$src")")/$(printf '%02x' $((orphan & 0xff)))"
 mkdir -p "$odir"
 ofile="$odir/$(printf '%016x' "$orphan")"
 cp "$src" "$ofile.dat"
 cp "${src%.dat}.crc" "$ofile.crc"
+copy="$CLUSTER_DIR/vol$elsewhere/${src#"$CLUSTER_DIR/vol1/"}"
+mkdir -p "$(dirname "$copy")"
+cp "$src" "$copy"
+cp "${src%.dat}.crc" "${copy%.dat}.crc"
+live=$((16#$(basename "$src" .dat)))
 rc=0
 admin fsck >"$CLUSTER_DIR/fsck.out" 2>&1 || rc=$?
-((rc == 1)) || fail "fsck exit $rc with an orphan: $(cat "$CLUSTER_DIR/fsck.out")"
+((rc == 1)) || fail "fsck exit $rc with orphans: $(cat "$CLUSTER_DIR/fsck.out")"
 grep -q "^orphan: chunk file $orphan on node 1 " "$CLUSTER_DIR/fsck.out" ||
-  fail "no orphan line: $(cat "$CLUSTER_DIR/fsck.out")"
+  fail "no orphan line for the unknown id: $(cat "$CLUSTER_DIR/fsck.out")"
+grep -q "^orphan: chunk file $live on node $elsewhere " "$CLUSTER_DIR/fsck.out" ||
+  fail "no orphan line for the live chunk on node $elsewhere: $(cat "$CLUSTER_DIR/fsck.out")"
 rc=0
 admin fsck --remove-orphans >"$CLUSTER_DIR/fsck.out" 2>&1 || rc=$?
 cat "$CLUSTER_DIR/fsck.out" >&2
-((rc == 1)) || fail "fsck --remove-orphans exit $rc (the orphan was still there when it looked)"
-grep -q "^note: 1 of 1 orphan chunk file(s) queued for removal" "$CLUSTER_DIR/fsck.out" ||
-  fail "no note of the queued orphan"
-wait_until 30 "the orphan removed by node 1" test ! -e "$ofile.dat"
-[[ ! -e "$ofile.crc" ]] || fail "the orphan's checksum file is left"
-[[ -e "$src" ]] || fail "the live chunk's file went too"
+((rc == 1)) || fail "fsck --remove-orphans exit $rc (the orphans were still there when it looked)"
+grep -q "^note: 2 of 2 orphan chunk file(s) queued for removal" "$CLUSTER_DIR/fsck.out" ||
+  fail "no note of the queued orphans"
+wait_until 30 "the unknown id's files removed by node 1" test ! -e "$ofile.dat"
+wait_until 30 "the live chunk's copy removed by node $elsewhere" test ! -e "$copy"
+[[ ! -e "$ofile.crc" && ! -e "${copy%.dat}.crc" ]] || fail "an orphan's checksum file is left"
+[[ -e "$src" ]] || fail "the live chunk's own file went too"
 fsck_clean
 log "PASS fsck_repair"

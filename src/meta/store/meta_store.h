@@ -442,14 +442,16 @@ class MetaStore {
   virtual Result<std::vector<GarbageChunk>> TakeGarbage(NodeId node, size_t max) = 0;
   virtual Status AckGarbage(const std::vector<uint64_t>& ids) = 0;
   // Orphans fsck found on `node` go to its garbage queue (the node removes
-  // them at a heartbeat), each only while meta has no row of its chunk (for
-  // a cell: of the cell's chunk) and no garbage row of it on that node.
-  // Chunk ids are never given out twice, so a chunk without a row never
-  // gets files again: its file is removed however late. (A file of a chunk
-  // that lives on, on other nodes, is left: repair may place the chunk on
-  // this node again meanwhile.) At most kMaxOrphansPerCall files; a volume
-  // not of `node` is kInvalidArgument and queues nothing. Returns how many
-  // were queued.
+  // them at a heartbeat), each only while no garbage row of it on that
+  // node exists already and either meta has no row of its chunk (for a
+  // cell: of the cell's chunk) — chunk ids are never given out twice, so
+  // such a chunk never gets files again — or, for a chunk file, the chunk
+  // has no replica row on `node` that is not offloaded. The latter is as
+  // safe as a replaced replica's removal: a replica placed on that node
+  // again withdraws the removal (AddPendingReplica). Cells of a live chunk
+  // are never queued (an encode writes them before their stripe is
+  // recorded). At most kMaxOrphansPerCall files; a volume not of `node` is
+  // kInvalidArgument and queues nothing. Returns how many were queued.
   virtual Result<size_t> QueueOrphans(NodeId node, const std::vector<OrphanFile>& files) = 0;
   static constexpr size_t kMaxOrphansPerCall = 10000;
 

@@ -52,8 +52,9 @@ TEST_P(StoreTest, CheckIsCleanAfterARandomWorkload) {
 }
 
 // `t0fs fsck --remove-orphans`: a chunk file in no layout goes to its
-// node's garbage queue only while meta has no row of its chunk (ids are
-// never given out twice), once, and only for a volume of that node.
+// node's garbage queue while meta has no row of its chunk (ids are never
+// given out twice) or no replica of it on that node, once, and only for a
+// volume of that node; a cell only while its chunk has no row.
 TEST_P(StoreTest, OrphansWithoutAChunkRowAreQueuedForTheirNode) {
   auto n1 = testing::RegisterTargets(*store_, 1, 1);
   auto n2 = testing::RegisterTargets(*store_, 2, 1);
@@ -93,6 +94,17 @@ TEST_P(StoreTest, OrphansWithoutAChunkRowAreQueuedForTheirNode) {
   EXPECT_CODE(store_->QueueOrphans(NodeId(1), {OrphanFile{third, n1[0].volume, 1},
                                                OrphanFile{third, n2[0].volume, 1}}),
               kInvalidArgument);
+  // A file of the live chunk on a node its layout does not name (a stale
+  // writer made it again there): queued; a cell of it, not.
+  auto elsewhere = store_->QueueOrphans(
+      NodeId(2), {OrphanFile{live, n2[0].volume, 1}, OrphanFile{cell_of_live, n2[0].volume, 1}});
+  ASSERT_OK(elsewhere);
+  EXPECT_EQ(*elsewhere, 1u);
+  // Placed there again by repair: the removal is withdrawn.
+  ASSERT_OK(store_->AddPendingReplica(live, NodeId(2), n2[0].volume));
+  auto taken2 = store_->TakeGarbage(NodeId(2), 10);
+  ASSERT_OK(taken2);
+  for (const GarbageChunk& g : *taken2) EXPECT_NE(g.chunk, live);
   EXPECT_EQ(Counts().garbage_chunks, garbage_before + 3);
   EXPECT_TRUE(CheckProblems().empty()) << Join(CheckProblems());
 }

@@ -166,9 +166,20 @@ Result<size_t> PosixStore::QueueOrphans(NodeId node, const std::vector<OrphanFil
         return Status(StatusCode::kInvalidArgument,
                       fmt::format("volume {} is not a volume of node {}", f.volume, node));
       }
-      const ChunkId owner = ec::IsCellId(f.chunk) ? ec::ChunkOfCell(f.chunk) : f.chunk;
-      ASSIGN_OR_RETURN(std::optional<ChunkWithReplicas> live, txn.GetChunk(owner));
-      if (live) continue;
+      const bool cell = ec::IsCellId(f.chunk);
+      ASSIGN_OR_RETURN(std::optional<ChunkWithReplicas> live,
+                       txn.GetChunk(cell ? ec::ChunkOfCell(f.chunk) : f.chunk));
+      // A chunk that lives on: only a plain file on a node where no replica
+      // row (an offloaded one has no file) places it. (Cells of a live
+      // chunk are left: an encode writes them before their stripe is
+      // recorded.)
+      if (live && (cell || std::any_of(live->replicas.begin(), live->replicas.end(),
+                                       [&](const ReplicaRow& r) {
+                                         return r.node == node &&
+                                                r.state != ReplicaState::kOffloaded;
+                                       }))) {
+        continue;
+      }
       ASSIGN_OR_RETURN(std::vector<GarbageRow> pending, txn.ListGarbageOfChunk(f.chunk));
       if (std::any_of(pending.begin(), pending.end(),
                       [&](const GarbageRow& g) { return g.node == node; })) {
