@@ -164,8 +164,9 @@ class RpcAdminClient final : public AdminClient {
  private:
   // One request to meta. With several meta servers a transport failure is
   // tried once more on each of the others (the channel moves on by itself):
-  // every admin request may run twice without harm (reads, and objective
-  // and drain changes that set a state).
+  // every admin request may run twice without harm (reads, objective and
+  // drain changes that set a state, and QueueOrphans, which skips what is
+  // queued already).
   template <rpc::Method M>
   Status CallMeta(const rpc::RequestOf<M>& req, rpc::ReplyOf<M>* rsp) {
     Status st;

@@ -100,6 +100,7 @@ Status RemovedLog::Append(ChunkId chunk, bool placed, int64_t now_ms) {
   const ssize_t n = ::write(fd_.get(), &r, sizeof r);
   if (n != static_cast<ssize_t>(sizeof r)) {
     const int err = n < 0 ? errno : EIO;
+    fd_ = UniqueFd();  // opened again by the next append, which cuts a torn record first
     return Status::FromErrno(err, fmt::format("append to {}/{}", dir_, kName));
   }
   if (records_++ == 0) first_ms_ = now_ms;
