@@ -320,20 +320,12 @@ std::vector<Status> DataClient::Fanout(
   }
   std::vector<pollfd> polled;
   while (!pending.empty()) {
-    const auto deadline = std::min(straggler_deadline, io_deadline);
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     polled.clear();
     for (size_t idx : pending) polled.push_back(pollfd{calls[idx].conn->fd(), POLLIN, 0});
-    // Waited in slices of at most kCancelSlice: a caller being killed
-    // (common/cancel.h) is not held for the rest of the reply timeout.
-    const auto slice = std::min<std::chrono::milliseconds>(left, kCancelSlice);
-    const int n = left.count() <= 0
-                      ? 0
-                      : ::poll(polled.data(), polled.size(), static_cast<int>(slice.count() + 1));
-    if (n < 0 && errno == EINTR) continue;
-    const bool cancelled = n == 0 && CancelRequested();
-    if (n == 0 && !cancelled && Clock::now() < deadline) continue;
+    // A caller being killed (common/cancel.h) is not held for the rest of
+    // the reply timeout.
+    bool cancelled = false;
+    const int n = PollCancellable(polled, std::min(straggler_deadline, io_deadline), &cancelled);
     if (n <= 0) {
       const Status late =
           n < 0       ? Status::FromErrno(errno, "wait for replies")

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <string_view>
@@ -62,6 +63,24 @@ CallerState CallerStateOf(uint32_t tid) {
   if (ec != std::errc()) return CallerState::kAlive;
   return (pending & (uint64_t{1} << (SIGKILL - 1))) != 0 ? CallerState::kBeingKilled
                                                          : CallerState::kAlive;
+}
+
+int PollCancellable(std::span<pollfd> fds, std::chrono::steady_clock::time_point deadline,
+                    bool* cancelled) {
+  *cancelled = false;
+  for (;;) {
+    const auto left = deadline - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) return 0;
+    const auto slice = std::chrono::ceil<std::chrono::milliseconds>(
+        std::min<std::chrono::steady_clock::duration>(left, kCancelSlice));
+    const int n = ::poll(fds.data(), fds.size(), static_cast<int>(slice.count()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n != 0) return n;
+    if (std::chrono::steady_clock::now() < deadline && CancelRequested()) {
+      *cancelled = true;
+      return 0;
+    }
+  }
 }
 
 bool CancelRequested() {

@@ -16,9 +16,12 @@
 // Thread safety: the scope is the current thread's only.
 #pragma once
 
+#include <poll.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <span>
 
 namespace t0fs {
 
@@ -43,6 +46,13 @@ bool CancelRequested();
 // How long a wait that may be cancelled (a reply, a poll for several
 // replies) sleeps at most between two looks at CancelRequested.
 inline constexpr std::chrono::milliseconds kCancelSlice{1000};
+// poll(2) on `fds` until one of them has an event or `deadline` passes,
+// looking at CancelRequested between slices of kCancelSlice (not when the
+// deadline ends the wait). >0: events; 0: the deadline passed, or the
+// request was cancelled (`*cancelled` set); <0: an error (errno; EINTR is
+// waited through).
+int PollCancellable(std::span<pollfd> fds, std::chrono::steady_clock::time_point deadline,
+                    bool* cancelled);
 
 enum class CallerState { kAlive, kBeingKilled, kGone };
 // Thread `tid`: alive, being killed (SIGKILL pending), or gone (no such

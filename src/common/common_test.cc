@@ -1,10 +1,12 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -109,6 +111,29 @@ TEST(Cancel, AFlagACallerBeingKilledOrGone) {
     CancelScope write(nullptr, tid, /*when_gone=*/false);
     EXPECT_FALSE(CancelRequested());
   }
+}
+
+// A cancellable wait: an event, the deadline, or the request cancelled
+// (looked at between slices, not when the deadline ends the wait).
+TEST(Cancel, PollCancellableEndsOnAnEventTheDeadlineOrACancel) {
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);
+  UniqueFd r(p[0]), w(p[1]);
+  pollfd fds[1] = {{r.get(), POLLIN, 0}};
+  bool cancelled = true;
+  const auto soon = [] { return std::chrono::steady_clock::now() + std::chrono::milliseconds(20); };
+  EXPECT_EQ(PollCancellable(fds, soon(), &cancelled), 0);
+  EXPECT_FALSE(cancelled);
+  ASSERT_EQ(::write(w.get(), "x", 1), 1);
+  EXPECT_EQ(PollCancellable(fds, soon(), &cancelled), 1);
+  char c;
+  ASSERT_EQ(::read(r.get(), &c, 1), 1);
+  std::atomic<bool> interrupted{true};
+  CancelScope scope(&interrupted, 0);
+  EXPECT_EQ(
+      PollCancellable(fds, std::chrono::steady_clock::now() + std::chrono::hours(1), &cancelled),
+      0);
+  EXPECT_TRUE(cancelled);
 }
 
 TEST(Config, ParsesSizesAndDurations) {

@@ -429,15 +429,6 @@ std::optional<size_t> Channel::HedgeRoute(size_t route) {
   return NextLive(route);
 }
 
-namespace {
-
-int PollMs(std::chrono::steady_clock::duration left) {
-  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
-  return static_cast<int>(std::clamp<int64_t>(ms, 0, 1 << 30));
-}
-
-}  // namespace
-
 Status Channel::HedgedCall(const CallArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + options_.io_timeout.value;
@@ -492,12 +483,11 @@ Status Channel::HedgedCall(const CallArgs& args) {
     }
     std::array<pollfd, 2> fds{};  // (flying holds two at most)
     for (size_t i = 0; i < flying.size(); ++i) fds[i] = pollfd{flying[i]->fd(), POLLIN, 0};
-    const int n =
-        ::poll(fds.data(), flying.size(),
-               PollMs(std::min<std::chrono::steady_clock::duration>(
-                   (hedged ? deadline : std::min(deadline, hedge_at)) - now, kCancelSlice)));
-    if (n < 0 && errno != EINTR) return Status::FromErrno(errno, "poll for a reply");
-    if (n == 0 && CancelRequested()) {
+    bool cancelled = false;
+    const int n = PollCancellable(std::span(fds.data(), flying.size()),
+                                  hedged ? deadline : std::min(deadline, hedge_at), &cancelled);
+    if (n < 0) return Status::FromErrno(errno, "poll for a reply");
+    if (cancelled) {
       // Given up as a timeout, but no server is blamed: nothing says it
       // was slow (the caller went away).
       for (auto& conn : flying) conn->Abandon();
