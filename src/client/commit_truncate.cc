@@ -17,9 +17,11 @@ constexpr uint64_t kNoLandings = ~uint64_t{0};  // a dirty chunk without InodeSt
 // NameLocalFiles' answer for a commit or a truncation: unnamed local files
 // whose chunk left this node before they got a name (kStale) lost their
 // writes, reported as EIO (`lost` set).
-Status NamedOrLost(const Status& named, bool* lost) {
-  *lost = named.code() == StatusCode::kStale;
-  if (*lost) return Status(StatusCode::kIoError, named.message());
+// (`lost`, when given: set when the files are gone.)
+Status NamedOrLost(const Status& named, bool* lost = nullptr) {
+  const bool gone = named.code() == StatusCode::kStale;
+  if (lost != nullptr) *lost = gone;
+  if (gone) return Status(StatusCode::kIoError, named.message());
   return named;
 }
 
@@ -253,10 +255,8 @@ Result<Attr> CommitTruncate::Truncate(InodeId ino, InodeState* st, uint64_t size
   uint64_t keep = 0;
   if (size > before.size && !versions.written.empty()) keep = boundary_index + 1;
   if (held) keep = std::max<uint64_t>(keep, 1);
-  if (st != nullptr) {
-    bool lost = false;
-    RETURN_IF_ERROR(NamedOrLost(replicas_.NameLocalFiles(*st, versions.written), &lost));
-  }
+  // (Files gone: the truncate fails; its pieces were never dirty writes.)
+  if (st != nullptr) RETURN_IF_ERROR(NamedOrLost(replicas_.NameLocalFiles(*st, versions.written)));
   ASSIGN_OR_RETURN(Attr attr, meta_.Truncate(ino, size, keep));
   if (!versions.written.empty()) RETURN_IF_ERROR(meta_.Commit(versions).status());
   if (st != nullptr) {

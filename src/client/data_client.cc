@@ -329,8 +329,7 @@ std::vector<Status> DataClient::Fanout(
     if (n <= 0) {
       const Status late =
           n < 0       ? Status::FromErrno(errno, "wait for replies")
-          : cancelled ? Status(StatusCode::kRpcTimeout,
-                               "the wait for replies was given up: its caller was interrupted")
+          : cancelled ? CancelledWait("replies")
           : took      ? Status(StatusCode::kRpcTimeout,
                                fmt::format("no reply within {} after another replica took it",
                                            FormatDuration(Duration{kStragglerWait})))

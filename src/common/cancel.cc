@@ -65,6 +65,11 @@ CallerState CallerStateOf(uint32_t tid) {
                                                          : CallerState::kAlive;
 }
 
+Status CancelledWait(std::string_view what) {
+  return Status(StatusCode::kRpcTimeout,
+                fmt::format("the wait for {} was given up: its caller was interrupted", what));
+}
+
 int PollCancellable(std::span<pollfd> fds, std::chrono::steady_clock::time_point deadline,
                     bool* cancelled) {
   *cancelled = false;

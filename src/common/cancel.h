@@ -22,6 +22,9 @@
 #include <chrono>
 #include <cstdint>
 #include <span>
+#include <string_view>
+
+#include "common/status.h"
 
 namespace t0fs {
 
@@ -46,6 +49,10 @@ bool CancelRequested();
 // How long a wait that may be cancelled (a reply, a poll for several
 // replies) sleeps at most between two looks at CancelRequested.
 inline constexpr std::chrono::milliseconds kCancelSlice{1000};
+// The status of a wait given up because its request was cancelled: a
+// timeout (nothing was answered), whose message names `what` ("a reply",
+// "replies") and why. No server is to blame for it.
+Status CancelledWait(std::string_view what);
 // poll(2) on `fds` until one of them has an event or `deadline` passes,
 // looking at CancelRequested between slices of kCancelSlice (not when the
 // deadline ends the wait). >0: events; 0: the deadline passed, or the

@@ -210,8 +210,7 @@ Status Connection::KeepWaiting(std::chrono::steady_clock::time_point* deadline) 
     return Fail(Status(StatusCode::kRpcTimeout, "no reply within the i/o timeout"));
   }
   if (CancelRequested()) {
-    return Fail(Status(StatusCode::kRpcTimeout,
-                       "the wait for a reply was given up: its caller was interrupted"));
+    return Fail(CancelledWait("a reply"));
   }
   return Status::Ok();
 }
@@ -491,8 +490,7 @@ Status Channel::HedgedCall(const CallArgs& args) {
       // Given up as a timeout, but no server is blamed: nothing says it
       // was slow (the caller went away).
       for (auto& conn : flying) conn->Abandon();
-      return Status(StatusCode::kRpcTimeout,
-                    "the wait for a reply was given up: its caller was interrupted");
+      return CancelledWait("a reply");
     }
     if (n <= 0) continue;
     for (size_t i = 0; i < flying.size(); ++i) {
