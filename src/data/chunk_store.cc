@@ -71,6 +71,18 @@ void ChunkStore::AddVolume(VolumeId id, const std::string& dir) {
   volumes_[id] = VolumeState{dir, count};
 }
 
+void ChunkStore::NotePlacedLocked(ChunkId chunk) {
+  const auto now = std::chrono::steady_clock::now();
+  placed_[chunk] = now;
+  placed_order_.emplace_back(now, chunk);
+  while (!placed_order_.empty() && (placed_order_.size() > kRemovedCapacity ||
+                                    now - placed_order_.front().first > kPlacedMemory)) {
+    auto [when, old] = placed_order_.front();
+    placed_order_.pop_front();
+    if (auto it = placed_.find(old); it != placed_.end() && it->second == when) placed_.erase(it);
+  }
+}
+
 void ChunkStore::LogRemovalLocked(VolumeId volume, ChunkId chunk, bool placed) {
   auto it = removed_logs_.find(volume);
   if (it == removed_logs_.end()) return;
@@ -175,6 +187,7 @@ Result<std::shared_ptr<ChunkFile>> ChunkStore::Get(VolumeId volume, ChunkId chun
     RETURN_IF_ERROR(RefuseRemovedLocked(volume, chunk));
     RETURN_IF_ERROR(NameLocked(chunk));
     ASSIGN_OR_RETURN(file, OpenFile(dir, chunk, create, &created));
+    if (created) NotePlacedLocked(chunk);
   } else {
     ASSIGN_OR_RETURN(file, OpenFile(dir, chunk, create, &created));
   }
@@ -310,12 +323,26 @@ Result<ChunkStat> ChunkStore::Stat(VolumeId volume, ChunkId chunk) {
   return ChunkStat{length, file->version()};
 }
 
-Status ChunkStore::Remove(VolumeId volume, ChunkId chunk) {
+Status ChunkStore::Remove(VolumeId volume, ChunkId chunk,
+                          std::optional<std::chrono::steady_clock::time_point> queued_before) {
   ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
   // Held to the end: a creator checks removed_ and creates under it.
   std::lock_guard naming(unnamed_mu_);
-  ForgetUnnamedLocked(chunk);  // the files go with their last descriptor
   const auto now = std::chrono::steady_clock::now();
+  if (queued_before) {
+    auto placed = placed_.find(chunk);
+    if (now - *queued_before > kPlacedMemory) {
+      return Status(StatusCode::kTryAgain,
+                    fmt::format("the removal of chunk {} came too late to tell whether it was "
+                                "placed here since",
+                                chunk));
+    }
+    if (placed != placed_.end() && placed->second >= *queued_before) {
+      return Status(StatusCode::kTryAgain,
+                    fmt::format("chunk {} was placed here since its removal was queued", chunk));
+    }
+  }
+  ForgetUnnamedLocked(chunk);  // the files go with their last descriptor
   // (An erasure-coded cell's id is written again at each version it is
   // encoded at, by the data node meta tells to: not remembered.)
   if (!ec::IsCellId(chunk)) {
@@ -389,6 +416,14 @@ Result<LocalFds> ChunkStore::OpenLocal(VolumeId volume, ChunkId chunk, bool crea
   return LocalFds{std::move(data), std::move(crc), ChunkStat{length, file->version()}};
 }
 
+Result<std::vector<ChunkId>> ChunkStore::ChunkIds(VolumeId volume) {
+  ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
+  std::vector<ChunkId> ids;
+  ForEachChunkFile(dir, [&](ChunkId id) { ids.push_back(id); });
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
 Result<std::vector<ChunkListing>> ChunkStore::List(VolumeId volume, ChunkId after, size_t max,
                                                    bool* eof) {
   ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
@@ -451,6 +486,10 @@ Status ChunkStore::CommitTemp(VolumeId volume, ChunkId chunk) {
   ASSIGN_OR_RETURN(std::string dir, DirOf(volume));
   std::string data_path = ChunkDataPath(dir, chunk);
   std::string crc_path = ChunkCrcPath(dir, chunk);
+  // Held to the end: a removal (Remove) sees this copy placed, or comes
+  // after it is whole.
+  std::lock_guard naming(unnamed_mu_);
+  NotePlacedLocked(chunk);
   bool existed = ::access(data_path.c_str(), F_OK) == 0;
   {
     std::lock_guard lock(mu_);
@@ -473,7 +512,6 @@ Status ChunkStore::CommitTemp(VolumeId volume, ChunkId chunk) {
     std::lock_guard lock(mu_);
     ++volumes_[volume].chunks;
   }
-  std::lock_guard naming(unnamed_mu_);
   if (removed_.erase(chunk) != 0) {
     LogRemovalLocked(volume, chunk, /*placed=*/true);  // meta placed a replica here again
   }

@@ -95,11 +95,22 @@ class ChunkStore {
   // Erasure-coded cells (ec/cells.h) are not remembered: meta has them
   // written again at each version. The volume keeps the list too
   // (RemovedLog), so a restarted node still refuses those writers.
-  Status Remove(VolumeId volume, ChunkId chunk);
+  //
+  // `queued_before` (a removal meta queued, brought by a heartbeat reply:
+  // when that heartbeat was sent) defers the removal — kTryAgain, nothing
+  // removed — when the chunk's files were placed here since (a copy
+  // committed, a file created or named): meta may have withdrawn the
+  // removal and put the chunk here again while the reply was on its way.
+  // A removal still queued comes again with a later heartbeat.
+  Status Remove(VolumeId volume, ChunkId chunk,
+                std::optional<std::chrono::steady_clock::time_point> queued_before = std::nullopt);
   // Longer than meta's default capability lifetime (10 min): a write with
   // a capability older than that is refused anyway.
   static constexpr std::chrono::minutes kRemovedMemory{15};
   static constexpr size_t kRemovedCapacity = size_t{1} << 20;
+  // How long placements are remembered for `queued_before`: longer than any
+  // heartbeat call (an older `queued_before` defers the removal).
+  static constexpr std::chrono::minutes kPlacedMemory{5};
   Status Sync(VolumeId volume, ChunkId chunk);
   Result<ChunkStat> Stat(VolumeId volume, ChunkId chunk);
   // Fresh descriptors (new open file descriptions) for a local client.
@@ -147,6 +158,9 @@ class ChunkStore {
   size_t TrimUnnamed(std::chrono::steady_clock::duration min_age);
   size_t UnnamedCount() const;
   Result<std::vector<ChunkListing>> List(VolumeId volume, ChunkId after, size_t max, bool* eof);
+  // The ids of the chunks with named files on `volume`, in order (one
+  // listing of its directory; nothing opened).
+  Result<std::vector<ChunkId>> ChunkIds(VolumeId volume);
   uint64_t ChunkCount(VolumeId volume) const;
   // Bytes the chunk files of `volume` take on its file system (allocated
   // blocks of every .dat and .crc), counted now by walking its chunk
@@ -194,7 +208,8 @@ class ChunkStore {
   // kStale if Remove removed the chunk from `volume` lately (caller holds
   // unnamed_mu_).
   Status RefuseRemovedLocked(VolumeId volume, ChunkId chunk);
-  // Links `data_fd` and `crc_fd` as the chunk's files and counts the chunk.
+  // Links `data_fd` and `crc_fd` as the chunk's files and counts the chunk
+  // (caller holds unnamed_mu_).
   Status Link(VolumeId volume, const std::string& dir, ChunkId chunk, int data_fd, int crc_fd);
 
   const size_t capacity_;
@@ -229,6 +244,11 @@ class ChunkStore {
   std::deque<std::pair<std::chrono::steady_clock::time_point, ChunkId>> removed_order_;
   // The same on each volume (loaded by AddVolume); guarded by unnamed_mu_.
   std::unordered_map<VolumeId, std::unique_ptr<RemovedLog>> removed_logs_;
+  // Chunks whose files were placed lately (created, named, committed), with
+  // when; oldest first in the queue. Guarded by unnamed_mu_.
+  std::unordered_map<ChunkId, std::chrono::steady_clock::time_point> placed_;
+  std::deque<std::pair<std::chrono::steady_clock::time_point, ChunkId>> placed_order_;
+  void NotePlacedLocked(ChunkId chunk);
   // Records `chunk` removed from (or `placed` again on) `volume` in its
   // RemovedLog; a failure is logged (the list in memory still holds), a
   // few per minute at most (a full volume fails every removal).

@@ -9,23 +9,11 @@
 #include <fstream>
 
 #include "common/buffer.h"
+#include "data/chunk_store_fixture.h"
 #include "data/volume.h"
 
 namespace t0fs::data {
 namespace {
-
-class ChunkStoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("t0fs-store-" + std::to_string(::getpid()));
-    auto vol = Volume::Open(dir_);
-    ASSERT_TRUE(vol.ok()) << vol.status().ToString();
-    store_.AddVolume(VolumeId(3), dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
-  ChunkStore store_{4};  // tiny cache: exercises eviction
-};
 
 TEST_F(ChunkStoreTest, WriteReadStatRemove) {
   std::vector<std::byte> data(5000, std::byte{9});
@@ -141,14 +129,6 @@ TEST_F(ChunkStoreTest, LocalDescriptorsShareTheFormat) {
 
 // ---- lazy opens: a new chunk's files stay unnamed until adopted ----
 
-bool Named(const std::string& dir, ChunkId chunk) {
-  return std::filesystem::exists(ChunkDataPath(dir, chunk)) || std::filesystem::exists(ChunkCrcPath(dir, chunk));
-}
-
-ChunkFile ClientFile(ChunkId chunk, LocalFds fds) {
-  return ChunkFile(chunk, std::move(fds.data), std::move(fds.crc), false);
-}
-
 TEST_F(ChunkStoreTest, LazyOpenOfANewChunkNamesNothingUntilAdopted) {
   auto fds = store_.OpenLocal(VolumeId(3), ChunkId(40), true, true, false, /*lazy=*/true);
   ASSERT_TRUE(fds.ok()) << fds.status().ToString();
@@ -235,135 +215,6 @@ TEST_F(ChunkStoreTest, ACommittedVersionOfAnUnnamedChunkNamesIt) {
   ASSERT_TRUE(stat.ok()) << stat.status().ToString();
   EXPECT_EQ(stat->length, 100u);
   EXPECT_EQ(stat->version, 2u);
-}
-
-TEST_F(ChunkStoreTest, RemoveDropsAnUnnamedChunk) {
-  auto fds = store_.OpenLocal(VolumeId(3), ChunkId(42), true, true, false, true);
-  ASSERT_TRUE(fds.ok());
-  ASSERT_TRUE(store_.Remove(VolumeId(3), ChunkId(42)).ok());
-  EXPECT_EQ(store_.UnnamedCount(), 0u);
-  EXPECT_FALSE(Named(dir_, ChunkId(42)));
-  // A lazy open that is not a writer's, or direct, takes the named path.
-  EXPECT_FALSE(store_.OpenLocal(VolumeId(3), ChunkId(43), true, true, /*direct=*/true, true)->unnamed);
-  EXPECT_TRUE(Named(dir_, ChunkId(43)));
-  EXPECT_EQ(store_.OpenLocal(VolumeId(3), ChunkId(44), false, false, false, true).status().code(),
-            StatusCode::kDataNoChunk);
-}
-
-// A removed chunk left every layout (or this node's replica was dropped):
-// a writer whose cached layout still has it at version 0 must not create
-// it again as a file no layout names. A copy meta places here ends that;
-// an erasure-coded cell is written again at each version.
-TEST_F(ChunkStoreTest, ARemovedChunkIsNotCreatedAgainByAStaleWriter) {
-  std::vector<std::byte> data(100, std::byte{7});
-  auto held = store_.OpenLocal(VolumeId(3), ChunkId(60), true, true, false, /*lazy=*/true);
-  ASSERT_TRUE(held.ok() && held->unnamed);
-  ASSERT_TRUE(store_.Write(VolumeId(3), ChunkId(61), 0, data, 1, false).ok());
-  ASSERT_TRUE(store_.Remove(VolumeId(3), ChunkId(60)).ok());
-  ASSERT_TRUE(store_.Remove(VolumeId(3), ChunkId(61)).ok());
-  for (ChunkId id : {ChunkId(60), ChunkId(61)}) {
-    EXPECT_EQ(store_.Write(VolumeId(3), id, 0, data, 1, false).code(), StatusCode::kStale)
-        << id.value();
-    EXPECT_EQ(store_.Truncate(VolumeId(3), id, 10, 1).code(), StatusCode::kStale) << id.value();
-    EXPECT_EQ(store_.OpenLocal(VolumeId(3), id, true, true, false, true).status().code(),
-              StatusCode::kStale)
-        << id.value();
-    EXPECT_EQ(store_.OpenLocal(VolumeId(3), id, true, true, false).status().code(),
-              StatusCode::kStale)
-        << id.value();
-  }
-  // The unnamed files handed out before the removal get no name.
-  EXPECT_EQ(store_.Adopt(VolumeId(3), ChunkId(60), held->data.get(), held->crc.get()).code(),
-            StatusCode::kStale);
-  EXPECT_FALSE(Named(dir_, ChunkId(60)));
-  EXPECT_FALSE(Named(dir_, ChunkId(61)));
-  EXPECT_EQ(store_.ChunkCount(VolumeId(3)), 0u);
-  // Meta places a replica here again: a copy, then writes as any chunk.
-  auto temp = store_.CreateTemp(VolumeId(3), ChunkId(61));
-  ASSERT_TRUE(temp.ok());
-  ASSERT_TRUE((*temp)->Write(0, data, 1).ok());
-  temp->reset();
-  ASSERT_TRUE(store_.CommitTemp(VolumeId(3), ChunkId(61)).ok());
-  EXPECT_TRUE(store_.Write(VolumeId(3), ChunkId(61), 0, data, 2, false, 1).ok());
-  // A cell of an erasure-coded chunk is written again at its next version.
-  const ChunkId cell(ChunkId(62).value() | uint64_t{2} << 56);
-  ASSERT_TRUE(store_.Write(VolumeId(3), cell, 0, data, 3, false).ok());
-  ASSERT_TRUE(store_.Remove(VolumeId(3), cell).ok());
-  EXPECT_TRUE(store_.Write(VolumeId(3), cell, 0, data, 4, false).ok());
-}
-
-// The list of removed chunks outlives the process: the volume keeps it
-// (RemovedLog), and a placement recorded there ends a chunk's refusal.
-TEST_F(ChunkStoreTest, ARestartedStoreStillRefusesRemovedChunks) {
-  std::vector<std::byte> data(100, std::byte{7});
-  for (uint64_t id : {70, 71}) {
-    ASSERT_TRUE(store_.Write(VolumeId(3), ChunkId(id), 0, data, 1, false).ok());
-    ASSERT_TRUE(store_.Remove(VolumeId(3), ChunkId(id)).ok());
-  }
-  auto temp = store_.CreateTemp(VolumeId(3), ChunkId(71));  // meta places 71 here again
-  ASSERT_TRUE(temp.ok());
-  ASSERT_TRUE((*temp)->Write(0, data, 2).ok());
-  temp->reset();
-  ASSERT_TRUE(store_.CommitTemp(VolumeId(3), ChunkId(71)).ok());
-  ASSERT_TRUE(store_.Remove(VolumeId(3), ChunkId(71)).ok());
-  temp = store_.CreateTemp(VolumeId(3), ChunkId(71));  // and again after a second removal
-  ASSERT_TRUE(temp.ok());
-  ASSERT_TRUE((*temp)->Write(0, data, 2).ok());
-  temp->reset();
-  ASSERT_TRUE(store_.CommitTemp(VolumeId(3), ChunkId(71)).ok());
-
-  ChunkStore restarted(4);
-  restarted.AddVolume(VolumeId(3), dir_);
-  EXPECT_EQ(restarted.Write(VolumeId(3), ChunkId(70), 0, data, 1, false).code(),
-            StatusCode::kStale);
-  EXPECT_EQ(restarted.OpenLocal(VolumeId(3), ChunkId(70), true, true, false, true).status().code(),
-            StatusCode::kStale);
-  EXPECT_TRUE(restarted.Write(VolumeId(3), ChunkId(71), 0, data, 3, false).ok());
-  EXPECT_TRUE(restarted.Write(VolumeId(3), ChunkId(72), 0, data, 1, false).ok());  // never removed
-}
-
-// The chunk ids of `log`'s removals at `now_ms`, oldest first.
-std::vector<uint64_t> LoadedIds(const RemovedLog& log, int64_t now_ms) {
-  std::vector<uint64_t> ids;
-  for (const RemovedLog::Removal& r : log.Load(now_ms)) ids.push_back(r.chunk.value());
-  return ids;
-}
-
-TEST(RemovedLog, KeepsTheLastMemoryAcrossRotationsAndSkipsATornRecord) {
-  const std::string dir =
-      std::filesystem::temp_directory_path() / ("t0fs-removed-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const int64_t minute = 60 * 1000;
-  {
-    RemovedLog log(dir, std::chrono::minutes(15), /*capacity=*/100);
-    ASSERT_TRUE(log.Append(ChunkId(1), false, 0).ok());
-    ASSERT_TRUE(log.Append(ChunkId(2), false, 10 * minute).ok());
-    ASSERT_TRUE(log.Append(ChunkId(3), false, 20 * minute).ok());  // rotates first
-    ASSERT_TRUE(log.Append(ChunkId(4), false, 21 * minute).ok());
-    ASSERT_TRUE(log.Append(ChunkId(4), true, 22 * minute).ok());  // placed again
-    ASSERT_TRUE(log.Append(ChunkId(5), false, 23 * minute).ok());
-  }
-  {
-    std::ofstream torn(dir + "/" + RemovedLog::kName, std::ios::binary | std::ios::app);
-    torn.write("\x01\x02\x03", 3);  // a crash mid-append
-  }
-  RemovedLog log(dir, std::chrono::minutes(15), 100);
-  EXPECT_EQ(LoadedIds(log, 24 * minute), (std::vector<uint64_t>{2, 3, 5}));  // 1 is 24 min old
-  EXPECT_EQ(LoadedIds(log, 30 * minute), (std::vector<uint64_t>{3, 5}));
-  // Appends after a torn record stay readable.
-  ASSERT_TRUE(log.Append(ChunkId(6), false, 30 * minute).ok());
-  EXPECT_EQ(LoadedIds(log, 30 * minute), (std::vector<uint64_t>{3, 5, 6}));
-  std::filesystem::remove_all(dir);
-}
-
-TEST(RemovedLog, PastItsCapacityTheOldestAreForgotten) {
-  const std::string dir =
-      std::filesystem::temp_directory_path() / ("t0fs-removed-cap-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  RemovedLog log(dir, std::chrono::minutes(15), /*capacity=*/2);
-  for (uint64_t id = 1; id <= 5; ++id) ASSERT_TRUE(log.Append(ChunkId(id), false, id).ok());
-  EXPECT_EQ(LoadedIds(log, 10), (std::vector<uint64_t>{3, 4, 5}));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_F(ChunkStoreTest, PastItsCapacityTheOldestIsDroppedWhenEmptyAndUnheldElseNamed) {

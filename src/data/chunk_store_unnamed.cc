@@ -140,6 +140,7 @@ Status ChunkStore::Link(VolumeId volume, const std::string& dir, ChunkId chunk, 
   }
   RETURN_IF_ERROR(crc_named);
   RETURN_IF_ERROR(LinkAs(data_fd, data_path));
+  NotePlacedLocked(chunk);  // (Link runs under unnamed_mu_)
   std::lock_guard lock(mu_);
   ++volumes_[volume].chunks;
   return Status::Ok();

@@ -37,6 +37,9 @@ struct DataConfig {
   // disk bandwidth.
   ByteSize scrub_rate{16u << 20};
   Duration scrub_pause{std::chrono::hours(1)};
+  // How often this node offers meta its chunk files, so that meta has the
+  // ones no layout uses removed (orphans; `t0fs fsck` names them). 0 = off.
+  Duration orphan_sweep{std::chrono::hours(6)};
   // Tolerated clock difference with meta when checking capability expiry.
   Duration clock_skew{std::chrono::seconds(60)};
   std::string io_backend = "auto";  // auto | io_uring | psync
@@ -60,6 +63,8 @@ struct DataConfig {
     v("copy-rate", copy_rate, "bandwidth of repair copies per second (0: unthrottled)");
     v("scrub-rate", scrub_rate, "bytes per second the scrubber verifies (0: off)");
     v("scrub-pause", scrub_pause, "rest between two scrub passes");
+    v("orphan-sweep", orphan_sweep,
+      "interval of offering meta this node's chunk files, to remove those no layout uses (0: off)");
     v("clock-skew", clock_skew, "tolerated clock difference with meta for capability expiry");
     v("io-backend", io_backend, "disk I/O backend: auto, io_uring or psync");
     v("log-level", log_level, "trace, debug, info, warn or error");

@@ -12,6 +12,7 @@
 #include "common/secret.h"
 #include "data/chunk_handlers.h"
 #include "data/object_read.h"
+#include "data/orphan_sweep.h"
 #include "metrics/process_metrics.h"
 #include "rpc/proto/meta.pb.h"
 
@@ -127,6 +128,7 @@ Result<std::unique_ptr<DataService>> DataService::Start(const DataConfig& config
   LOG_INFO("serving chunks on {} and {} ({} volume(s))", s.advertise_, s.local_socket_, s.volumes_.size());
   s.heartbeat_ = std::thread([&s] { s.HeartbeatLoop(); });
   s.usage_ = std::thread([&s] { s.UsageLoop(); });
+  if (config.orphan_sweep.value.count() > 0) s.sweep_ = std::thread([&s] { s.SweepLoop(); });
   return svc;
 }
 
@@ -140,6 +142,7 @@ void DataService::Stop() {
   if (metrics_server_) metrics_server_->Stop();
   if (heartbeat_.joinable()) heartbeat_.join();
   if (usage_.joinable()) usage_.join();
+  if (sweep_.joinable()) sweep_.join();
   if (server_) server_->Stop();
   copier_.reset();
   scrubber_.reset();
@@ -233,6 +236,7 @@ Status DataService::Heartbeat() {
   req.set_metrics_address(metrics_address());
   req.set_awaiting_check(awaiting_check_);
   pb::HeartbeatRsp rsp;
+  const auto sent = std::chrono::steady_clock::now();  // the removals it brings were queued before
   Status st = meta_->Call<rpc::Method::kHeartbeat>(req, &rsp);
   if (!st.ok()) {
     // Not delivered: everything goes again with the next heartbeat.
@@ -255,9 +259,13 @@ Status DataService::Heartbeat() {
       continue;
     }
     if (cmd.kind() != pb::COMMAND_REMOVE) continue;  // unknown kinds are left for a newer node
-    Status removed = store_.Remove(VolumeId(cmd.volume()), ChunkId(cmd.chunk()));
+    Status removed = store_.Remove(VolumeId(cmd.volume()), ChunkId(cmd.chunk()), sent);
     if (removed.ok() || removed.code() == StatusCode::kDataNoVolume) {
       done.push_back(cmd.id());
+    } else if (removed.code() == StatusCode::kTryAgain) {
+      // Placed here again meanwhile: if meta still wants it gone, the
+      // removal comes again (not acknowledged).
+      LOG_INFO("remove chunk {} deferred: {}", cmd.chunk(), removed.ToString());
     } else {
       LOG_WARN("remove chunk {}: {}", cmd.chunk(), removed.ToString());
     }
@@ -309,6 +317,56 @@ void DataService::UsageLoop() {
                            : std::chrono::steady_clock::duration(std::chrono::seconds(1));
     std::unique_lock lock(mu_);
     if (cv_.wait_for(lock, pause, [&] { return stopping_; })) return;
+  }
+}
+
+void DataService::SweepLoop() {
+  // A node that was away or crashed is the likeliest to hold orphans.
+  std::chrono::milliseconds wait =
+      std::min<std::chrono::milliseconds>(config_.orphan_sweep.value, kFirstSweepAfter);
+  const auto stopping = [this] {
+    std::lock_guard lock(mu_);
+    return stopping_;
+  };
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      if (cv_.wait_for(lock, wait, [&] { return stopping_; })) return;
+    }
+    const NodeId me = node();
+    if (!registered_ || !me.valid()) {
+      wait =
+          std::min<std::chrono::milliseconds>(config_.orphan_sweep.value, std::chrono::seconds(10));
+      continue;
+    }
+    wait = config_.orphan_sweep.value;
+    const auto queue = [&](VolumeId volume, const std::vector<ChunkId>& files) -> Result<uint64_t> {
+      pb::QueueOrphansReq req;
+      req.set_node(me.value());
+      for (ChunkId chunk : files) {
+        pb::OrphanFile* f = req.add_files();
+        f->set_chunk(chunk.value());
+        f->set_volume(volume.value());
+      }
+      pb::QueueOrphansRsp rsp;
+      RETURN_IF_ERROR(meta_->Call<rpc::Method::kQueueOrphans>(req, &rsp));
+      return rsp.queued();
+    };
+    for (VolumeId volume : store_.Volumes()) {
+      auto swept = SweepVolume(store_, volume, kSweepPage, queue, stopping);
+      if (!swept.ok()) {
+        LOG_WARN("orphan sweep of volume {}: {}; again in {}", volume, swept.status().ToString(),
+                 FormatDuration(config_.orphan_sweep));
+      } else if (swept->queued > 0) {
+        LOG_INFO(
+            "orphan sweep of volume {}: {} of its {} chunk file(s) are in no layout: meta queued "
+            "them for removal",
+            volume, swept->queued, swept->offered);
+      } else {
+        LOG_DEBUG("orphan sweep of volume {}: its {} chunk file(s) all in use", volume,
+                  swept->offered);
+      }
+    }
   }
 }
 

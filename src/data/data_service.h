@@ -62,6 +62,11 @@ class DataService {
   // count's duration, whichever is longer (a walk of every file).
   void UsageLoop();
   static constexpr std::chrono::seconds kUsagePause{30};
+  // Offers meta the chunk files of each volume (orphan_sweep.h) every
+  // config_.orphan_sweep; the first time soon after the start.
+  void SweepLoop();
+  static constexpr std::chrono::minutes kFirstSweepAfter{2};
+  static constexpr size_t kSweepPage = 1000;
   Status Register();
   Status Heartbeat();
   // Checks replicas meta expects here (command kind 3): missing or older
@@ -95,6 +100,7 @@ class DataService {
   std::unordered_map<VolumeId, uint64_t> stored_;  // the last UsageLoop count per volume
   std::thread heartbeat_;
   std::thread usage_;
+  std::thread sweep_;
 };
 
 }  // namespace t0fs::data

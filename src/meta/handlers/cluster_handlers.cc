@@ -191,8 +191,11 @@ void MetaService::AddClusterHandlers(HandlerList& h) {
           files.push_back(OrphanFile{ChunkId(f.chunk()), VolumeId(f.volume()), f.version()});
         }
         ASSIGN_OR_RETURN(size_t queued, store_->QueueOrphans(NodeId(req.node()), files));
-        LOG_INFO("{} of {} orphan chunk file(s) on node {} queued for removal by {}", queued,
-                 files.size(), req.node(), call.peer);
+        // (A node's own sweep offers all its files: quiet when none is an orphan.)
+        if (queued > 0 || call.peer_role != "node") {
+          LOG_INFO("{} of {} orphan chunk file(s) on node {} queued for removal by {}", queued,
+                   files.size(), req.node(), call.peer);
+        }
         rsp.set_queued(queued);
         return Status::Ok();
       }));
