@@ -75,10 +75,11 @@ void ChunkStore::NotePlacedLocked(ChunkId chunk) {
   const auto now = std::chrono::steady_clock::now();
   placed_[chunk] = now;
   placed_order_.emplace_back(now, chunk);
-  while (!placed_order_.empty() && (placed_order_.size() > kRemovedCapacity ||
+  while (!placed_order_.empty() && (placed_order_.size() > kPlacedCapacity ||
                                     now - placed_order_.front().first > kPlacedMemory)) {
     auto [when, old] = placed_order_.front();
     placed_order_.pop_front();
+    if (now - when <= kPlacedMemory) placed_forgotten_ = std::max(placed_forgotten_, when);
     if (auto it = placed_.find(old); it != placed_.end() && it->second == when) placed_.erase(it);
   }
 }
@@ -331,7 +332,7 @@ Status ChunkStore::Remove(VolumeId volume, ChunkId chunk,
   const auto now = std::chrono::steady_clock::now();
   if (queued_before) {
     auto placed = placed_.find(chunk);
-    if (now - *queued_before > kPlacedMemory) {
+    if (now - *queued_before > kPlacedMemory || *queued_before <= placed_forgotten_) {
       return Status(StatusCode::kTryAgain,
                     fmt::format("the removal of chunk {} came too late to tell whether it was "
                                 "placed here since",

@@ -109,8 +109,11 @@ class ChunkStore {
   static constexpr std::chrono::minutes kRemovedMemory{15};
   static constexpr size_t kRemovedCapacity = size_t{1} << 20;
   // How long placements are remembered for `queued_before`: longer than any
-  // heartbeat call (an older `queued_before` defers the removal).
-  static constexpr std::chrono::minutes kPlacedMemory{5};
+  // heartbeat call (an older `queued_before` defers the removal), and how
+  // many at most (~70 bytes each; a placement forgotten for room defers
+  // removals queued before it likewise).
+  static constexpr std::chrono::minutes kPlacedMemory{2};
+  static constexpr size_t kPlacedCapacity = size_t{1} << 18;
   Status Sync(VolumeId volume, ChunkId chunk);
   Result<ChunkStat> Stat(VolumeId volume, ChunkId chunk);
   // Fresh descriptors (new open file descriptions) for a local client.
@@ -248,6 +251,7 @@ class ChunkStore {
   // when; oldest first in the queue. Guarded by unnamed_mu_.
   std::unordered_map<ChunkId, std::chrono::steady_clock::time_point> placed_;
   std::deque<std::pair<std::chrono::steady_clock::time_point, ChunkId>> placed_order_;
+  std::chrono::steady_clock::time_point placed_forgotten_;  // the latest forgotten for room
   void NotePlacedLocked(ChunkId chunk);
   // Records `chunk` removed from (or `placed` again on) `volume` in its
   // RemovedLog; a failure is logged (the list in memory still holds), a

@@ -25,6 +25,21 @@ ChunkTraffic AddChunkTrafficMetrics(metrics::Registry& registry) {
   return t;
 }
 
+RemovalCounters AddRemovalMetrics(metrics::Registry& registry) {
+  RemovalCounters c;
+  c.deferred = &registry
+                    .AddCounter("t0fs_data_removals_deferred_total",
+                                "Removals meta sent that this node left for a later heartbeat: "
+                                "the chunk was placed here again after they were queued.")
+                    .With({});
+  c.orphans_queued = &registry
+                          .AddCounter("t0fs_data_orphans_queued_total",
+                                      "Chunk files in no layout that this node's orphan sweep "
+                                      "had meta queue for removal.")
+                          .With({});
+  return c;
+}
+
 void AddVolumeMetrics(metrics::Registry& registry, const std::vector<Volume>& volumes, const ChunkStore& store,
                       std::function<uint64_t()> copied_bytes, std::function<uint64_t()> node) {
   registry.AddCallback(MetricType::kGauge, "t0fs_data_volume_chunks", "Chunk files per volume.", {"volume"},

@@ -35,6 +35,13 @@ struct ChunkTraffic {
 // t0fs_data_local_opens_total, and returns their children.
 ChunkTraffic AddChunkTrafficMetrics(metrics::Registry& registry);
 
+// Counters of removals and of the orphan sweep (DataService).
+struct RemovalCounters {
+  metrics::Counter* deferred = nullptr;        // removals left for a later heartbeat
+  metrics::Counter* orphans_queued = nullptr;  // files the sweep had meta queue
+};
+RemovalCounters AddRemovalMetrics(metrics::Registry& registry);
+
 // Registers the per-volume gauges (chunks, capacity, available) and the
 // copy and node families. `volumes`, `store` and whatever `copied_bytes` and
 // `node` read must outlive the registry's server.

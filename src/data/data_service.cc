@@ -85,6 +85,7 @@ Result<std::unique_ptr<DataService>> DataService::Start(const DataConfig& config
   // No endpoint, nothing to record (the traffic counters below stay: heartbeats carry them).
   opts.metrics = config.metrics.listen.empty() ? nullptr : s.registry_.get();
   s.traffic_ = AddChunkTrafficMetrics(*s.registry_);
+  s.removals_ = AddRemovalMetrics(*s.registry_);
   s.scrubber_ = std::make_unique<Scrubber>(s.store_, config.scrub_rate.bytes, config.scrub_pause);
   rpc::ClientOptions copts;
   copts.secret = s.secret_;
@@ -265,6 +266,7 @@ Status DataService::Heartbeat() {
     } else if (removed.code() == StatusCode::kTryAgain) {
       // Placed here again meanwhile: if meta still wants it gone, the
       // removal comes again (not acknowledged).
+      removals_.deferred->Inc();
       LOG_INFO("remove chunk {} deferred: {}", cmd.chunk(), removed.ToString());
     } else {
       LOG_WARN("remove chunk {}: {}", cmd.chunk(), removed.ToString());
@@ -358,6 +360,7 @@ void DataService::SweepLoop() {
         LOG_WARN("orphan sweep of volume {}: {}; again in {}", volume, swept.status().ToString(),
                  FormatDuration(config_.orphan_sweep));
       } else if (swept->queued > 0) {
+        removals_.orphans_queued->Inc(swept->queued);
         LOG_INFO(
             "orphan sweep of volume {}: {} of its {} chunk file(s) are in no layout: meta queued "
             "them for removal",

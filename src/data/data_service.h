@@ -76,6 +76,7 @@ class DataService {
   DataConfig config_;
   std::unique_ptr<metrics::Registry> registry_ = std::make_unique<metrics::Registry>();
   ChunkTraffic traffic_;  // children of registry_'s families
+  RemovalCounters removals_;
   std::string secret_;
   std::string local_socket_;
   std::string advertise_;
