@@ -84,6 +84,12 @@ void ChunkStore::NotePlacedLocked(ChunkId chunk) {
   }
 }
 
+void ChunkStore::NoteCellWritten(ChunkId chunk) {
+  if (!ec::IsCellId(chunk)) return;
+  std::lock_guard naming(unnamed_mu_);
+  NotePlacedLocked(chunk);
+}
+
 void ChunkStore::LogRemovalLocked(VolumeId volume, ChunkId chunk, bool placed) {
   auto it = removed_logs_.find(volume);
   if (it == removed_logs_.end()) return;
@@ -299,6 +305,7 @@ Result<std::shared_ptr<ChunkFile>> ChunkStore::GetForWrite(VolumeId volume, Chun
 Status ChunkStore::Write(VolumeId volume, ChunkId chunk, uint64_t offset,
                          std::span<const std::byte> data, uint64_t version, bool sync,
                          uint64_t base_version) {
+  NoteCellWritten(chunk);
   ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, GetForWrite(volume, chunk, base_version));
   RETURN_IF_ERROR(file->Write(offset, data, version));
   return sync ? file->Sync() : Status::Ok();
@@ -306,6 +313,7 @@ Status ChunkStore::Write(VolumeId volume, ChunkId chunk, uint64_t offset,
 
 Status ChunkStore::Truncate(VolumeId volume, ChunkId chunk, uint64_t length, uint64_t version,
                             uint64_t base_version) {
+  NoteCellWritten(chunk);
   ASSIGN_OR_RETURN(std::shared_ptr<ChunkFile> file, GetForWrite(volume, chunk, base_version));
   return file->Truncate(length, version);
 }

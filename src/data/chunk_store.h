@@ -253,6 +253,10 @@ class ChunkStore {
   std::deque<std::pair<std::chrono::steady_clock::time_point, ChunkId>> placed_order_;
   std::chrono::steady_clock::time_point placed_forgotten_;  // the latest forgotten for room
   void NotePlacedLocked(ChunkId chunk);
+  // An erasure-coded cell is written anew at each encode, maybe over files
+  // that are still there: every write of one counts as its placement
+  // (before it, so that a removal during the encode waits).
+  void NoteCellWritten(ChunkId chunk);
   // Records `chunk` removed from (or `placed` again on) `volume` in its
   // RemovedLog; a failure is logged (the list in memory still holds), a
   // few per minute at most (a full volume fails every removal).

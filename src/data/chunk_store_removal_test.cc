@@ -102,10 +102,12 @@ TEST_F(ChunkStoreTest, ARemovalQueuedBeforeTheChunkWasPlacedAgainIsDeferred) {
   ASSERT_TRUE(store_.Remove(VolumeId(3), ChunkId(90), Clock::now()).ok());
   EXPECT_FALSE(Named(dir_, ChunkId(90)));
 
-  // An erasure-coded cell written anew (created by Write) likewise.
+  // An erasure-coded cell written anew likewise, also over files still
+  // there (an encode at a new version).
   const ChunkId cell(ChunkId(91).value() | uint64_t{1} << 56);
-  const Clock::time_point cell_queued = Clock::now();
   ASSERT_TRUE(store_.Write(VolumeId(3), cell, 0, data, 3, false).ok());
+  const Clock::time_point cell_queued = Clock::now();
+  ASSERT_TRUE(store_.Write(VolumeId(3), cell, 0, data, 4, false).ok());
   EXPECT_EQ(store_.Remove(VolumeId(3), cell, cell_queued).code(), StatusCode::kTryAgain);
   EXPECT_TRUE(Named(dir_, cell));
   // A lazily opened chunk named later (Adopt) counts from its naming.
